@@ -1,0 +1,25 @@
+GO ?= go
+PKGS ?= ./...
+FUZZTIME ?= 10s
+
+.PHONY: build test race bench fuzz lint demo baselines
+
+build:
+	$(GO) build -o bin/forge ./cmd/forge
+
+test:
+	$(GO) test $(PKGS)
+
+race:
+	$(GO) test -race $(PKGS)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 $(PKGS)
+
+fuzz:
+	$(GO) test ./registry -run '^$$' -fuzz '^FuzzDecodeContract$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./registry -run '^$$' -fuzz '^FuzzDecodeArtifact$$' -fuzztime $(FUZZTIME)
+
+lint:
+	$(GO) vet $(PKGS)
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

@@ -1,0 +1,122 @@
+// Command forge is the command-line face of the forge: thin wrappers that turn flags into calls of
+// the forge packages and their results into text or JSON.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes shared by every command.
+const (
+	exitOK     = 0
+	exitFailed = 1
+	exitUsage  = 2
+)
+
+// app carries the global flags and the output streams to every command.
+type app struct {
+	storeFlag string
+	jsonOut   bool
+	stdout    io.Writer
+	stderr    io.Writer
+}
+
+// subcommands is filled by init functions in this package's files, one file per command group.
+var subcommands []func(*app) *cobra.Command
+
+func register(f func(*app) *cobra.Command) { subcommands = append(subcommands, f) }
+
+// usageError marks an error that is the caller's misuse of the command line (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// storeDir resolves the store root: --store, else $FORGE_STORE, else $XDG_STATE_HOME/forge, else
+// ~/.local/state/forge.
+func (a *app) storeDir() (string, error) {
+	if a.storeFlag != "" {
+		return a.storeFlag, nil
+	}
+	return defaultStoreDir(os.Getenv, os.UserHomeDir)
+}
+
+func defaultStoreDir(getenv func(string) string, home func() (string, error)) (string, error) {
+	if d := getenv("FORGE_STORE"); d != "" {
+		return d, nil
+	}
+	if d := getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "forge"), nil
+	}
+	h, err := home()
+	if err != nil {
+		return "", fmt.Errorf("cannot find a store: no --store, $FORGE_STORE, $XDG_STATE_HOME or home directory (%v); pass --store DIR", err)
+	}
+	return filepath.Join(h, ".local", "state", "forge"), nil
+}
+
+// printJSON writes v as indented JSON to stdout.
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "forge",
+		Short:         "Call methods that do not exist yet: generated, verified, sandboxed, persisted Go",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.PersistentFlags().StringVar(&a.storeFlag, "store", "", "store directory (default $FORGE_STORE, else $XDG_STATE_HOME/forge, else ~/.local/state/forge)")
+	root.PersistentFlags().BoolVar(&a.jsonOut, "json", false, "print machine-readable JSON")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	for _, f := range subcommands {
+		root.AddCommand(f(a))
+	}
+	return root
+}
+
+// run executes the command line and returns the process exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	a := &app{stdout: stdout, stderr: stderr}
+	root := newRootCmd(a)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "forge:", err)
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		return exitUsage
+	}
+	var ce codedError
+	if errors.As(err, &ce) {
+		return ce.code
+	}
+	return exitFailed
+}
+
+// codedError lets a command choose its exit code while still printing an error.
+type codedError struct {
+	code int
+	err  error
+}
+
+func (e codedError) Error() string { return e.err.Error() }
+func (e codedError) Unwrap() error { return e.err }
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
