@@ -1,0 +1,308 @@
+package registry
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"go/parser"
+	"go/token"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// ErrInvalidContract is returned for a role contract that cannot be used.
+var ErrInvalidContract = errors.New("invalid contract")
+
+// Contract is a role's contract: what its methods are for and how their code is checked, limited
+// and sandboxed. It is what the code generator is given and what contract_fingerprint hashes.
+type Contract struct {
+	Role          string            `json:"role"`
+	Purpose       string            `json:"purpose"`
+	Methods       map[string]string `json:"methods,omitempty"`     // method name -> declared Go signature
+	Deliverable   json.RawMessage   `json:"deliverable,omitempty"` // JSON Schema of results
+	Acceptance    *Acceptance       `json:"acceptance,omitempty"`
+	Capabilities  *Capabilities     `json:"capabilities,omitempty"`
+	Sandbox       string            `json:"sandbox,omitempty"` // "" (yaegi) | yaegi | wasm
+	Limits        *Limits           `json:"limits,omitempty"`
+	FailurePolicy *FailurePolicy    `json:"failure_policy,omitempty"`
+}
+
+// Acceptance is what generated code must pass before it may become current.
+type Acceptance struct {
+	Examples []Example `json:"examples,omitempty"`
+	Tests    string    `json:"tests,omitempty"` // Go test source using testing and testify
+}
+
+// Example is one acceptance example: calling the method with Args must return Expect.
+type Example struct {
+	Method string          `json:"method,omitempty"` // empty: applies to a role with one method
+	Args   json.RawMessage `json:"args"`
+	Expect json.RawMessage `json:"expect"`
+}
+
+// Capabilities are what a role's code may use from the host API; everything else is denied.
+type Capabilities struct {
+	HTTP *HTTPCapability `json:"http,omitempty"`
+	Log  bool            `json:"log,omitempty"`
+	Now  bool            `json:"now,omitempty"`
+	Rand bool            `json:"rand,omitempty"`
+	Call bool            `json:"call,omitempty"`
+}
+
+// HTTPCapability grants HTTP to the listed hosts only.
+type HTTPCapability struct {
+	Allow    []string `json:"allow"`
+	MaxBytes int64    `json:"max_bytes,omitempty"`
+	Timeout  string   `json:"timeout,omitempty"` // Go duration
+}
+
+// Limits bound one call of the role's methods. Sizes are written like "256MB" or "1MiB".
+type Limits struct {
+	Timeout   string `json:"timeout,omitempty"` // Go duration, e.g. "2s"
+	Memory    string `json:"memory,omitempty"`
+	Output    string `json:"output,omitempty"`
+	MaxDepth  int    `json:"max_depth,omitempty"`
+	Isolation string `json:"isolation,omitempty"` // "" | "process"
+}
+
+// FailurePolicy tunes repair for a role.
+type FailurePolicy struct {
+	MaxRepairsBeforeRegen int    `json:"max_repairs_before_regen,omitempty"`
+	OnError               string `json:"on_error,omitempty"` // "return_error" (default)
+}
+
+// DecodeContract parses and validates a contract written by a user: unknown fields are refused so
+// that a typo ("capabilites") does not silently drop a limit.
+func DecodeContract(data []byte) (Contract, error) {
+	var c Contract
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return Contract{}, fmt.Errorf("%w: %v", ErrInvalidContract, err)
+	}
+	if dec.More() {
+		return Contract{}, fmt.Errorf("%w: trailing data after the contract object", ErrInvalidContract)
+	}
+	if err := c.Validate(); err != nil {
+		return Contract{}, err
+	}
+	return c, nil
+}
+
+// Validate checks every field that later stages rely on and says what to fix.
+func (c *Contract) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: role %q: %s", ErrInvalidContract, c.Role, fmt.Sprintf(format, args...))
+	}
+	if err := ValidateName("role", c.Role); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidContract, err)
+	}
+	if strings.TrimSpace(c.Purpose) == "" {
+		return bad("purpose is empty: say in a sentence what the role's methods are for")
+	}
+	for m, sig := range c.Methods {
+		if err := ValidateName("method", m); err != nil {
+			return fmt.Errorf("%w: role %q: %w", ErrInvalidContract, c.Role, err)
+		}
+		if sig != "" {
+			if err := checkSignature(sig); err != nil {
+				return bad("method %s: signature %q: %v (write it as a Go declaration, e.g. \"func Upper(s string) string\")", m, sig, err)
+			}
+		}
+	}
+	if len(c.Deliverable) > 0 {
+		if _, err := CompileDeliverable(c.Deliverable); err != nil {
+			return bad("deliverable is not a usable JSON Schema: %v", err)
+		}
+	}
+	if a := c.Acceptance; a != nil {
+		for i, ex := range a.Examples {
+			if ex.Method != "" {
+				if _, ok := c.Methods[ex.Method]; !ok && len(c.Methods) > 0 {
+					return bad("acceptance example %d names method %q, which is not in methods", i+1, ex.Method)
+				}
+			}
+			if !json.Valid(ex.Args) || len(ex.Args) == 0 {
+				return bad("acceptance example %d: args must be a JSON object or array", i+1)
+			}
+			if !json.Valid(ex.Expect) || len(ex.Expect) == 0 {
+				return bad("acceptance example %d: expect must be JSON", i+1)
+			}
+		}
+		if a.Tests != "" {
+			if _, err := parser.ParseFile(token.NewFileSet(), "acceptance_test.go", a.Tests, parser.SkipObjectResolution); err != nil {
+				return bad("acceptance tests do not parse as a Go file: %v", err)
+			}
+		}
+	}
+	switch c.Sandbox {
+	case "", "yaegi", "wasm":
+	default:
+		return bad("sandbox %q is unknown: use \"yaegi\" or \"wasm\"", c.Sandbox)
+	}
+	if caps := c.Capabilities; caps != nil && caps.HTTP != nil {
+		for _, h := range caps.HTTP.Allow {
+			if h == "" || strings.ContainsAny(h, "/ ") {
+				return bad("capabilities.http.allow has %q: list host names (e.g. api.example.com or localhost:8080), not URLs", h)
+			}
+		}
+		if caps.HTTP.MaxBytes < 0 {
+			return bad("capabilities.http.max_bytes is negative")
+		}
+		if caps.HTTP.Timeout != "" {
+			if _, err := parsePositiveDuration(caps.HTTP.Timeout); err != nil {
+				return bad("capabilities.http.timeout: %v", err)
+			}
+		}
+	}
+	if l := c.Limits; l != nil {
+		if l.Timeout != "" {
+			if _, err := parsePositiveDuration(l.Timeout); err != nil {
+				return bad("limits.timeout: %v", err)
+			}
+		}
+		for field, v := range map[string]string{"memory": l.Memory, "output": l.Output} {
+			if v != "" {
+				if _, err := ParseSize(v); err != nil {
+					return bad("limits.%s: %v", field, err)
+				}
+			}
+		}
+		if l.MaxDepth < 0 {
+			return bad("limits.max_depth is negative")
+		}
+		switch l.Isolation {
+		case "", "process":
+		default:
+			return bad("limits.isolation %q is unknown: use \"process\" or leave it out", l.Isolation)
+		}
+	}
+	if fp := c.FailurePolicy; fp != nil && fp.MaxRepairsBeforeRegen < 0 {
+		return bad("failure_policy.max_repairs_before_regen is negative")
+	}
+	return nil
+}
+
+// CompileDeliverable compiles a deliverable JSON Schema.
+func CompileDeliverable(schema json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		return nil, err
+	}
+	comp := jsonschema.NewCompiler()
+	if err := comp.AddResource("deliverable.json", doc); err != nil {
+		return nil, err
+	}
+	return comp.Compile("deliverable.json")
+}
+
+func checkSignature(sig string) error {
+	src := "package p\n" + strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(sig), "{"))
+	if !strings.HasPrefix(strings.TrimSpace(sig), "func ") {
+		return errors.New("does not start with func")
+	}
+	_, err := parser.ParseFile(token.NewFileSet(), "sig.go", src, parser.SkipObjectResolution)
+	return err
+}
+
+func parsePositiveDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration (write e.g. 500ms or 2s)", s)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%q must be positive", s)
+	}
+	return d, nil
+}
+
+// ParseSize parses a byte size such as "256MB", "1MiB", "64k" or "1048576".
+func ParseSize(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("%q is not a size (write e.g. 256MB, 64KiB or 1048576)", s)
+	}
+	return n * mult, nil
+}
+
+// Fingerprint is the sha256 of the canonical JSON of the fields that change behaviour (everything
+// but timestamps), written "sha256:<hex>". Key order and whitespace in the deliverable schema or
+// examples do not change it.
+func (c *Contract) Fingerprint() string {
+	raw, err := json.Marshal(c)
+	if err != nil {
+		panic(fmt.Sprintf("registry: marshal contract: %v", err)) // every field is marshalable
+	}
+	canon, err := CanonicalJSON(raw)
+	if err != nil {
+		panic(fmt.Sprintf("registry: canonical contract: %v", err))
+	}
+	sum := sha256.Sum256(canon)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// CanonicalJSON re-encodes JSON with object keys sorted, no insignificant whitespace and numbers
+// kept exactly as written.
+func CanonicalJSON(data []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	writeCanonical(&buf, v)
+	return buf.Bytes(), nil
+}
+
+func writeCanonical(buf *bytes.Buffer, v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		buf.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			kb, _ := json.Marshal(k)
+			buf.Write(kb)
+			buf.WriteByte(':')
+			writeCanonical(buf, x[k])
+		}
+		buf.WriteByte('}')
+	case []any:
+		buf.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			writeCanonical(buf, e)
+		}
+		buf.WriteByte(']')
+	default:
+		b, _ := json.Marshal(x)
+		buf.Write(b)
+	}
+}

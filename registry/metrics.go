@@ -1,0 +1,299 @@
+package registry
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Outcome is the result of one call, as far as an artifact's health is concerned.
+type Outcome uint8
+
+// Outcomes. Extrinsic and caller failures are counted but never make an artifact unhealthy.
+const (
+	Success Outcome = iota
+	IntrinsicFailure
+	AdaptiveFailure
+	ExtrinsicFailure
+	CallerFailure
+)
+
+var outcomeLetters = [...]byte{Success: 's', IntrinsicFailure: 'i', AdaptiveFailure: 'a', ExtrinsicFailure: 'e', CallerFailure: 'c'}
+
+// OutcomeForClass maps a failure class name (intrinsic, adaptive, extrinsic, caller) to an Outcome;
+// "" means success.
+func OutcomeForClass(class string) (Outcome, error) {
+	switch class {
+	case "":
+		return Success, nil
+	case "intrinsic":
+		return IntrinsicFailure, nil
+	case "adaptive":
+		return AdaptiveFailure, nil
+	case "extrinsic":
+		return ExtrinsicFailure, nil
+	case "caller":
+		return CallerFailure, nil
+	}
+	return 0, fmt.Errorf("registry: unknown failure class %q", class)
+}
+
+// DurableAfter is how many successful calls with no health failure in the recent window promote
+// a candidate to durable.
+const DurableAfter = 3
+
+// DefaultFlushInterval is how often a Recorder merges buffered counters into the artifact files.
+const DefaultFlushInterval = time.Second
+
+// Recorder buffers per-call outcomes in memory and merges them into the artifact files under their
+// locks at most once per interval and on Close, so that the call path never waits on disk. A crash
+// loses at most the counters of the current window; never code or contracts.
+type Recorder struct {
+	store    *Store
+	interval time.Duration
+
+	mu      sync.RWMutex
+	pending map[Key]*pending
+
+	flushMu sync.Mutex // one flush at a time
+	stop    chan struct{}
+	done    chan struct{}
+	closed  sync.Once
+
+	// OnFlush, if set, is called after each flush with what it merged and what it could not.
+	OnFlush func(FlushReport)
+}
+
+type pending struct {
+	mu sync.Mutex
+	delta
+}
+
+// delta is what a flush window adds to one artifact.
+type delta struct {
+	c          Counters
+	calls      int64
+	recent     []byte // outcome letters, oldest first, at most RecentWindow
+	lastReason string
+	lastClass  string
+}
+
+// FlushReport tells what one flush merged (calls per artifact) and what it dropped and why.
+type FlushReport struct {
+	Merged  map[Key]int64
+	Dropped map[Key]error
+}
+
+// NewRecorder starts a recorder that flushes into s every interval (DefaultFlushInterval if 0).
+func NewRecorder(s *Store, interval time.Duration) *Recorder {
+	if interval <= 0 {
+		interval = DefaultFlushInterval
+	}
+	r := &Recorder{store: s, interval: interval, pending: make(map[Key]*pending),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	go r.loop()
+	return r
+}
+
+func (r *Recorder) loop() {
+	defer close(r.done)
+	t := time.NewTicker(r.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			r.Flush()
+		case <-r.stop:
+			return
+		}
+	}
+}
+
+// Record adds one call's outcome. It takes no system call and, once role.method has been seen,
+// allocates nothing. reason is kept as last_failure_reason for failures.
+func (r *Recorder) Record(role, method string, o Outcome, d time.Duration, reason string) {
+	k := Key{role, method}
+	r.mu.RLock()
+	p := r.pending[k]
+	r.mu.RUnlock()
+	if p == nil {
+		r.mu.Lock()
+		if p = r.pending[k]; p == nil {
+			p = &pending{delta: delta{recent: make([]byte, 0, RecentWindow)}}
+			r.pending[k] = p
+		}
+		r.mu.Unlock()
+	}
+	p.mu.Lock()
+	p.calls++
+	p.c.TotalDurationNanos += int64(d)
+	if int64(d) > p.c.MaxDurationNanos {
+		p.c.MaxDurationNanos = int64(d)
+	}
+	switch o {
+	case Success:
+		p.c.SuccessCount++
+	default:
+		p.c.FailureCount++
+		switch o {
+		case IntrinsicFailure:
+			p.c.IntrinsicFailureCount++
+			p.lastClass = "intrinsic"
+		case AdaptiveFailure:
+			p.c.AdaptiveFailureCount++
+			p.lastClass = "adaptive"
+		case ExtrinsicFailure:
+			p.c.ExtrinsicFailureCount++
+			p.lastClass = "extrinsic"
+		case CallerFailure:
+			p.c.CallerFailureCount++
+			p.lastClass = "caller"
+		}
+		p.lastReason = reason
+	}
+	if len(p.recent) == RecentWindow {
+		copy(p.recent, p.recent[1:])
+		p.recent = p.recent[:RecentWindow-1]
+	}
+	p.recent = append(p.recent, outcomeLetters[o])
+	p.mu.Unlock()
+}
+
+// take removes and returns the buffered deltas.
+func (r *Recorder) take() map[Key]delta {
+	out := make(map[Key]delta)
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for k, p := range r.pending {
+		p.mu.Lock()
+		if p.calls > 0 {
+			out[k] = delta{c: p.c, calls: p.calls, recent: append([]byte(nil), p.recent...), lastReason: p.lastReason, lastClass: p.lastClass}
+			p.c, p.calls, p.recent, p.lastReason, p.lastClass = Counters{}, 0, p.recent[:0], "", ""
+		}
+		p.mu.Unlock()
+	}
+	return out
+}
+
+// giveBack returns deltas that could not be written to the buffer, to be tried again next flush.
+func (r *Recorder) giveBack(k Key, d delta) {
+	r.mu.Lock()
+	p := r.pending[k]
+	if p == nil {
+		p = &pending{delta: delta{recent: make([]byte, 0, RecentWindow)}}
+		r.pending[k] = p
+	}
+	r.mu.Unlock()
+	p.mu.Lock()
+	p.calls += d.calls
+	addCounters(&p.c, d.c)
+	if p.lastClass == "" {
+		p.lastClass, p.lastReason = d.lastClass, d.lastReason
+	}
+	p.recent = mergeRecent(d.recent, p.recent)
+	p.mu.Unlock()
+}
+
+func addCounters(dst *Counters, d Counters) {
+	dst.SuccessCount += d.SuccessCount
+	dst.FailureCount += d.FailureCount
+	dst.IntrinsicFailureCount += d.IntrinsicFailureCount
+	dst.AdaptiveFailureCount += d.AdaptiveFailureCount
+	dst.ExtrinsicFailureCount += d.ExtrinsicFailureCount
+	dst.CallerFailureCount += d.CallerFailureCount
+	dst.TotalDurationNanos += d.TotalDurationNanos
+	if d.MaxDurationNanos > dst.MaxDurationNanos {
+		dst.MaxDurationNanos = d.MaxDurationNanos
+	}
+}
+
+func mergeRecent(older, newer []byte) []byte {
+	all := append(append([]byte(nil), older...), newer...)
+	if len(all) > RecentWindow {
+		all = all[len(all)-RecentWindow:]
+	}
+	return all
+}
+
+// Flush merges every buffered delta into its artifact file now, each under the artifact's lock,
+// and records role usage in the registry. Deltas for an artifact that no longer exists are
+// dropped; deltas that hit a write error are kept for the next flush.
+func (r *Recorder) Flush() FlushReport {
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	deltas := r.take()
+	rep := FlushReport{Merged: map[Key]int64{}, Dropped: map[Key]error{}}
+	if len(deltas) == 0 {
+		return rep
+	}
+	now := time.Now().UTC()
+	roleCalls := map[string]int64{}
+	for k, d := range deltas {
+		_, err := r.store.Update(k.Role, k.Method, func(a *Artifact, exists bool) error {
+			if !exists {
+				return ErrNotFound
+			}
+			d.applyTo(a, now)
+			return nil
+		})
+		switch {
+		case err == nil:
+			rep.Merged[k] = d.calls
+			roleCalls[k.Role] += d.calls
+		case errors.Is(err, ErrNotFound):
+			rep.Dropped[k] = fmt.Errorf("registry: %d call outcome(s) for %s dropped: the artifact is gone", d.calls, k)
+		default:
+			r.giveBack(k, d)
+			rep.Dropped[k] = fmt.Errorf("registry: %d call outcome(s) for %s kept for the next flush: %w", d.calls, k, err)
+		}
+	}
+	if len(roleCalls) > 0 {
+		_ = r.store.updateRegistry(func(rf *registryFile) error {
+			for role, n := range roleCalls {
+				if rr := rf.Roles[role]; rr != nil {
+					rr.UsageCount += n
+					t := now
+					rr.LastUsedAt = &t
+				}
+			}
+			return nil
+		})
+	}
+	if r.OnFlush != nil {
+		r.OnFlush(rep)
+	}
+	return rep
+}
+
+// applyTo merges the delta into a, recomputes the recent failure rate and promotes a proven
+// candidate to durable.
+func (d delta) applyTo(a *Artifact, now time.Time) {
+	addCounters(&a.Counters, d.c)
+	a.Recent = string(mergeRecent([]byte(a.Recent), d.recent))
+	health := 0
+	for i := 0; i < len(a.Recent); i++ {
+		if a.Recent[i] == 'i' || a.Recent[i] == 'a' {
+			health++
+		}
+	}
+	a.RecentFailureRate = 0
+	if len(a.Recent) > 0 {
+		a.RecentFailureRate = float64(health) / float64(len(a.Recent))
+	}
+	if d.lastClass != "" {
+		a.LastFailureClass, a.LastFailureReason = d.lastClass, d.lastReason
+	}
+	t := now
+	a.LastUsedAt = &t
+	if a.Lifecycle == Candidate && health == 0 && a.SuccessCount >= DurableAfter {
+		a.Lifecycle = Durable
+	}
+}
+
+// Close stops the background flusher and flushes what is buffered.
+func (r *Recorder) Close() FlushReport {
+	r.closed.Do(func() { close(r.stop) })
+	<-r.done
+	return r.Flush()
+}

@@ -1,0 +1,26 @@
+package registry
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+)
+
+// ErrInvalidName is returned for a role or method name that could not safely be a file name.
+var ErrInvalidName = errors.New("invalid name")
+
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+// ValidateName checks a role or method name. Names become path elements, so only lower-case ASCII
+// letters, digits and underscores are accepted, starting with a letter, at most 64 bytes: no path
+// separators, dots, spaces or look-alike unicode can reach the file system.
+func ValidateName(kind, name string) error {
+	if nameRE.MatchString(name) {
+		return nil
+	}
+	why := "use lower-case letters, digits and _, starting with a letter, at most 64 characters (e.g. text_tools)"
+	if name == "" {
+		why = "it is empty; " + why
+	}
+	return fmt.Errorf("%w: %s name %q: %s", ErrInvalidName, kind, name, why)
+}

@@ -1,0 +1,406 @@
+package registry
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ErrNotFound is returned for a role or artifact the store does not have.
+var ErrNotFound = errors.New("not found")
+
+// Key names one method artifact.
+type Key struct{ Role, Method string }
+
+func (k Key) String() string { return k.Role + "." + k.Method }
+
+// RoleRecord is a role's contract as stored in registry.json, with its times.
+type RoleRecord struct {
+	Contract
+	Fingerprint string     `json:"contract_fingerprint"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+	LastUsedAt  *time.Time `json:"last_used_at,omitempty"`
+	UsageCount  int64      `json:"usage_count"`
+}
+
+type registryFile struct {
+	SchemaVersion int                    `json:"schema_version"`
+	Roles         map[string]*RoleRecord `json:"roles"`
+}
+
+// Store is one store root on disk. It is safe for concurrent use by goroutines and processes.
+// Artifacts and roles it returns are shared snapshots: callers must not modify them.
+type Store struct {
+	root string
+
+	mu        sync.RWMutex
+	roles     map[string]*RoleRecord
+	artifacts map[Key]*Artifact
+
+	// OnQuarantine, if set, is told about every file the store moves to quarantine.
+	OnQuarantine func(QuarantineReport)
+}
+
+// QuarantineReport says which damaged file was moved where, and why.
+type QuarantineReport struct {
+	Path    string `json:"path"`
+	MovedTo string `json:"moved_to"`
+	Reason  string `json:"reason"`
+}
+
+// Open opens (creating if needed) the store at root and reads its role registry. A corrupt
+// registry.json is quarantined and reported, and the store opens empty.
+func Open(root string) (*Store, error) {
+	if root == "" {
+		return nil, errors.New("registry: empty store path: pass --store DIR or set $FORGE_STORE")
+	}
+	for _, d := range []string{root, filepath.Join(root, "tools"), filepath.Join(root, "quarantine")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("registry: create store %s: %w (check the path and its permissions)", root, err)
+		}
+	}
+	s := &Store{root: root, artifacts: make(map[Key]*Artifact)}
+	if _, err := s.loadRoles(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Root is the store's directory.
+func (s *Store) Root() string { return s.root }
+
+func (s *Store) registryPath() string { return filepath.Join(s.root, "registry.json") }
+func (s *Store) registryLock() string { return filepath.Join(s.root, "registry.lock") }
+
+// ArtifactPath is where role.method's artifact is stored.
+func (s *Store) ArtifactPath(role, method string) string {
+	return filepath.Join(s.root, "tools", role, method+".json")
+}
+
+func (s *Store) artifactLock(role, method string) string {
+	return filepath.Join(s.root, "tools", role, method+".lock")
+}
+
+func decodeRegistry(data []byte) (*registryFile, error) {
+	var rf registryFile
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&rf); err != nil {
+		return nil, fmt.Errorf("%w: does not parse: %v", ErrCorrupt, err)
+	}
+	if rf.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("%w: schema_version %d, this forge reads %d", ErrIncompatible, rf.SchemaVersion, SchemaVersion)
+	}
+	for name, r := range rf.Roles {
+		if r == nil || r.Role != name {
+			return nil, fmt.Errorf("%w: role entry %q does not name itself", ErrCorrupt, name)
+		}
+		if err := ValidateName("role", name); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+	}
+	if rf.Roles == nil {
+		rf.Roles = map[string]*RoleRecord{}
+	}
+	return &rf, nil
+}
+
+// readRegistry reads registry.json without a lock. A missing file is an empty registry.
+func (s *Store) readRegistry() (*registryFile, error) {
+	data, err := os.ReadFile(s.registryPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return &registryFile{SchemaVersion: SchemaVersion, Roles: map[string]*RoleRecord{}}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("registry: read %s: %w", s.registryPath(), err)
+	}
+	return decodeRegistry(data)
+}
+
+// loadRoles refreshes the in-memory roles from disk, quarantining a corrupt registry.json.
+func (s *Store) loadRoles() (map[string]*RoleRecord, error) {
+	rf, err := s.readRegistry()
+	if errors.Is(err, ErrCorrupt) {
+		err = withLock(s.registryLock(), func() error {
+			rf, err = s.readRegistry() // under the lock: a writer may have just replaced it
+			if errors.Is(err, ErrCorrupt) {
+				s.quarantine(s.registryPath(), err)
+				rf, err = &registryFile{SchemaVersion: SchemaVersion, Roles: map[string]*RoleRecord{}}, nil
+			}
+			return err
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("registry: %s: %w", s.registryPath(), err)
+	}
+	s.mu.Lock()
+	s.roles = rf.Roles
+	s.mu.Unlock()
+	return rf.Roles, nil
+}
+
+func (s *Store) quarantine(path string, why error) {
+	dst, err := s.quarantineFile(path)
+	rep := QuarantineReport{Path: path, MovedTo: dst, Reason: why.Error()}
+	if err != nil {
+		rep.Reason += fmt.Sprintf(" (moving it failed: %v)", err)
+	}
+	if s.OnQuarantine != nil {
+		s.OnQuarantine(rep)
+	}
+}
+
+// updateRegistry is the locked read-modify-write of registry.json.
+func (s *Store) updateRegistry(fn func(rf *registryFile) error) error {
+	return withLock(s.registryLock(), func() error {
+		rf, err := s.readRegistry()
+		if errors.Is(err, ErrCorrupt) {
+			s.quarantine(s.registryPath(), err)
+			rf, err = &registryFile{SchemaVersion: SchemaVersion, Roles: map[string]*RoleRecord{}}, nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(rf); err != nil {
+			return err
+		}
+		data, err := json.MarshalIndent(rf, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(s.registryPath(), append(data, '\n')); err != nil {
+			return fmt.Errorf("registry: write %s: %w", s.registryPath(), err)
+		}
+		s.mu.Lock()
+		s.roles = rf.Roles
+		s.mu.Unlock()
+		return nil
+	})
+}
+
+// PutRole validates c and adds it to the registry, or replaces the contract of an existing role
+// (keeping its creation and usage times). It returns the stored record.
+func (s *Store) PutRole(c Contract, now time.Time) (RoleRecord, error) {
+	if err := c.Validate(); err != nil {
+		return RoleRecord{}, err
+	}
+	var out RoleRecord
+	err := s.updateRegistry(func(rf *registryFile) error {
+		r := rf.Roles[c.Role]
+		if r == nil {
+			r = &RoleRecord{CreatedAt: now.UTC()}
+			rf.Roles[c.Role] = r
+		}
+		r.Contract = c
+		r.Fingerprint = c.Fingerprint()
+		r.UpdatedAt = now.UTC()
+		out = *r
+		return nil
+	})
+	return out, err
+}
+
+// Role returns a role's record, from memory, or from disk if this process has not seen it yet (a
+// role added by another process).
+func (s *Store) Role(name string) (*RoleRecord, error) {
+	if err := ValidateName("role", name); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	r := s.roles[name]
+	s.mu.RUnlock()
+	if r != nil {
+		return r, nil
+	}
+	roles, err := s.loadRoles()
+	if err != nil {
+		return nil, err
+	}
+	if r := roles[name]; r != nil {
+		return r, nil
+	}
+	return nil, fmt.Errorf("registry: role %q: %w; add it with `forge role add -f contract.json` (or --role %s --purpose ...)", name, ErrNotFound, name)
+}
+
+// Roles returns every role, sorted by name, read fresh from disk.
+func (s *Store) Roles() ([]*RoleRecord, error) {
+	roles, err := s.loadRoles()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*RoleRecord, 0, len(roles))
+	for _, r := range roles {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Role < out[j].Role })
+	return out, nil
+}
+
+// Lookup returns the artifact this process last loaded or wrote for role.method, from memory only.
+// It is the warm path: no system call, no allocation.
+func (s *Store) Lookup(role, method string) (*Artifact, bool) {
+	s.mu.RLock()
+	a, ok := s.artifacts[Key{role, method}]
+	s.mu.RUnlock()
+	return a, ok
+}
+
+// Forget drops role.method from the in-memory cache so the next Load reads the disk.
+func (s *Store) Forget(role, method string) {
+	s.mu.Lock()
+	delete(s.artifacts, Key{role, method})
+	s.mu.Unlock()
+}
+
+// Load reads role.method's artifact from disk and caches it. A missing artifact is ErrNotFound; a
+// damaged one is quarantined and reported as ErrCorrupt (the caller may then regenerate); one with
+// another schema version is left in place and reported as ErrIncompatible.
+func (s *Store) Load(role, method string) (*Artifact, error) {
+	if err := validateKey(role, method); err != nil {
+		return nil, err
+	}
+	a, err := s.readArtifact(role, method)
+	if errors.Is(err, ErrCorrupt) {
+		// Confirm under the lock, then quarantine: a writer may have replaced the file meanwhile.
+		err = withLock(s.artifactLock(role, method), func() error {
+			var lerr error
+			a, lerr = s.readArtifact(role, method)
+			if errors.Is(lerr, ErrCorrupt) {
+				s.quarantine(s.ArtifactPath(role, method), lerr)
+			}
+			return lerr
+		})
+	}
+	if err != nil {
+		return a, err
+	}
+	s.mu.Lock()
+	s.artifacts[Key{role, method}] = a
+	s.mu.Unlock()
+	return a, nil
+}
+
+func validateKey(role, method string) error {
+	if err := ValidateName("role", role); err != nil {
+		return err
+	}
+	return ValidateName("method", method)
+}
+
+func (s *Store) readArtifact(role, method string) (*Artifact, error) {
+	path := s.ArtifactPath(role, method)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("registry: artifact %s.%s: %w", role, method, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("registry: read %s: %w", path, err)
+	}
+	a, err := DecodeArtifact(data)
+	if err == nil && (a.Role != role || a.Method != method) {
+		err = fmt.Errorf("%w: file names %s.%s", ErrCorrupt, a.Role, a.Method)
+	}
+	if err != nil {
+		return a, fmt.Errorf("registry: artifact %s.%s (%s): %w", role, method, path, err)
+	}
+	return a, nil
+}
+
+// Update is the locked read-modify-write of one artifact: fn gets the current artifact read fresh
+// from disk (a new, empty one with exists=false if there is none, or if the stored one was damaged
+// and has just been quarantined) and changes it in place; the result is written durably and cached.
+// If fn returns an error nothing is written.
+func (s *Store) Update(role, method string, fn func(a *Artifact, exists bool) error) (*Artifact, error) {
+	if err := validateKey(role, method); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(s.root, "tools", role), 0o755); err != nil {
+		return nil, fmt.Errorf("registry: %w", err)
+	}
+	var out *Artifact
+	err := withLock(s.artifactLock(role, method), func() error {
+		a, err := s.readArtifact(role, method)
+		exists := true
+		switch {
+		case errors.Is(err, ErrNotFound):
+			a, exists, err = nil, false, nil
+		case errors.Is(err, ErrCorrupt):
+			s.quarantine(s.ArtifactPath(role, method), err)
+			a, exists, err = nil, false, nil
+		}
+		if err != nil {
+			return err
+		}
+		if a == nil {
+			a = &Artifact{SchemaVersion: SchemaVersion, Role: role, Method: method, Lifecycle: Candidate,
+				RuntimeVersion: RuntimeVersion, CodeChecksum: Checksum("")}
+		}
+		if err := fn(a, exists); err != nil {
+			return err
+		}
+		if a.Role != role || a.Method != method {
+			return fmt.Errorf("registry: update %s.%s: the update renamed the artifact", role, method)
+		}
+		if a.CodeChecksum != Checksum(a.Code) {
+			return fmt.Errorf("registry: update %s.%s: code changed without Promote (checksum mismatch)", role, method)
+		}
+		data, err := a.Encode()
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(s.ArtifactPath(role, method), data); err != nil {
+			return fmt.Errorf("registry: write %s: %w", s.ArtifactPath(role, method), err)
+		}
+		out = a
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.artifacts[Key{role, method}] = out
+	s.mu.Unlock()
+	return out, nil
+}
+
+// List returns the keys of every stored artifact, sorted, from directory names only (no file is
+// read: loading is lazy, per artifact).
+func (s *Store) List() ([]Key, error) {
+	toolsDir := filepath.Join(s.root, "tools")
+	roles, err := os.ReadDir(toolsDir)
+	if err != nil {
+		return nil, fmt.Errorf("registry: list %s: %w", toolsDir, err)
+	}
+	var keys []Key
+	for _, r := range roles {
+		if !r.IsDir() || ValidateName("role", r.Name()) != nil {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(toolsDir, r.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("registry: list %s: %w", r.Name(), err)
+		}
+		for _, f := range files {
+			m, ok := strings.CutSuffix(f.Name(), ".json")
+			if !ok || f.IsDir() || ValidateName("method", m) != nil {
+				continue
+			}
+			keys = append(keys, Key{r.Name(), m})
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].Role != keys[j].Role {
+			return keys[i].Role < keys[j].Role
+		}
+		return keys[i].Method < keys[j].Method
+	})
+	return keys, nil
+}
