@@ -1,0 +1,341 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// HTTPRequest is an HTTP request made through the host API.
+type HTTPRequest struct {
+	Method string            `json:"method"`
+	URL    string            `json:"url"`
+	Header map[string]string `json:"header,omitempty"`
+	Body   string            `json:"body,omitempty"`
+}
+
+// HTTPResponse is what the host API returns for an HTTP request: the body is already read (and capped).
+type HTTPResponse struct {
+	Status int               `json:"status"`
+	Header map[string]string `json:"header,omitempty"`
+	Body   string            `json:"body"`
+}
+
+// Host is the one implementation of the host API policy (forge/host) that every backend exposes to
+// guest code: it grants only what Capabilities allow, caps sizes and times, and records the evidence
+// the classifier needs (host call in flight, upstream read, host failures, policy violations).
+// One Host serves one Run; its methods are safe for concurrent use.
+type Host struct {
+	ctx    context.Context
+	caps   Capabilities
+	limits Limits
+	call   CallFunc
+
+	inFlight  atomic.Int32
+	calls     atomic.Int32
+	upstream  atomic.Bool
+	mu        sync.Mutex
+	logs      []string
+	logBytes  int
+	violation *Error
+	failure   *Error
+}
+
+// defaultTransport is shared by every Host so connections are reused; redirects are re-checked
+// against the allowlist by the Host that made the request (see Host.HTTP).
+var defaultTransport = &http.Transport{
+	Proxy:                 nil,
+	DialContext:           (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+	MaxIdleConnsPerHost:   8,
+	IdleConnTimeout:       30 * time.Second,
+	TLSHandshakeTimeout:   5 * time.Second,
+	ResponseHeaderTimeout: 30 * time.Second,
+}
+
+// NewHost returns the host API for one call: ctx bounds every host call, in.Caps says what is
+// granted, in.Limits caps logs, in.Call serves delegation.
+func NewHost(ctx context.Context, in Input) *Host {
+	h := &Host{ctx: ctx, caps: in.Caps, limits: in.Limits.WithDefaults(), call: in.Call}
+	return h
+}
+
+// InFlight reports whether a host call is running right now; backends sample it when a deadline hits.
+func (h *Host) InFlight() bool { return h.inFlight.Load() > 0 }
+
+// Calls is the number of host calls made so far.
+func (h *Host) Calls() int { return int(h.calls.Load()) }
+
+// UpstreamRead reports whether guest code has received upstream data (an HTTP body or a Call result).
+func (h *Host) UpstreamRead() bool { return h.upstream.Load() }
+
+// Logs returns the log lines recorded so far.
+func (h *Host) Logs() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.logs...)
+}
+
+// Violation returns the first policy violation the guest attempted, or nil.
+func (h *Host) Violation() *Error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.violation
+}
+
+func (h *Host) deny(format string, args ...any) *Error {
+	e := &Error{Kind: KindPolicy, Message: fmt.Sprintf(format, args...)}
+	h.mu.Lock()
+	if h.violation == nil {
+		h.violation = e
+	}
+	h.mu.Unlock()
+	return e
+}
+
+func (h *Host) fail(e *Error) *Error {
+	h.mu.Lock()
+	if h.failure == nil {
+		h.failure = e
+	}
+	h.mu.Unlock()
+	return e
+}
+
+func (h *Host) begin() func() {
+	h.calls.Add(1)
+	h.inFlight.Add(1)
+	return func() { h.inFlight.Add(-1) }
+}
+
+// Log records one log line (Capabilities.Log); lines past Limits.OutputBytes in total are dropped.
+func (h *Host) Log(msg string) error {
+	if !h.caps.Log {
+		return h.deny("host.Log not granted: the role has no log capability")
+	}
+	h.AppendLog(msg)
+	return nil
+}
+
+// AppendLog records output the guest printed (stdout); it is kept only when Log is granted.
+func (h *Host) AppendLog(msg string) {
+	if !h.caps.Log {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.logBytes > h.limits.OutputBytes {
+		return
+	}
+	h.logBytes += len(msg)
+	if h.logBytes > h.limits.OutputBytes {
+		msg = "[log truncated: output cap reached]"
+	}
+	h.logs = append(h.logs, msg)
+}
+
+// Now returns the wall clock (Capabilities.Now).
+func (h *Host) Now() (time.Time, error) {
+	if !h.caps.Now {
+		return time.Time{}, h.deny("host.Now not granted: the role has no now capability; take the time as an argument")
+	}
+	h.calls.Add(1)
+	return time.Now(), nil
+}
+
+// Rand returns a pseudo-random float64 in [0, 1) (Capabilities.Rand).
+func (h *Host) Rand() (float64, error) {
+	if !h.caps.Rand {
+		return 0, h.deny("host.Rand not granted: the role has no rand capability")
+	}
+	h.calls.Add(1)
+	return rand.Float64(), nil
+}
+
+// RandIntn returns a pseudo-random int in [0, n) (Capabilities.Rand).
+func (h *Host) RandIntn(n int) (int, error) {
+	if !h.caps.Rand {
+		return 0, h.deny("host.Rand not granted: the role has no rand capability")
+	}
+	if n <= 0 {
+		return 0, fmt.Errorf("host.RandIntn: n must be > 0, got %d", n)
+	}
+	h.calls.Add(1)
+	return rand.IntN(n), nil
+}
+
+// HostAllowed reports whether host (with optional :port) matches the allowlist: exact names,
+// "*.example.com" for subdomains, "host:port" to pin a port.
+func HostAllowed(allow []string, u *url.URL) bool {
+	hostname := strings.ToLower(u.Hostname())
+	hostport := strings.ToLower(u.Host)
+	for _, a := range allow {
+		a = strings.ToLower(strings.TrimSpace(a))
+		switch {
+		case a == "":
+		case a == hostport || a == hostname:
+			return true
+		case strings.HasPrefix(a, "*.") && strings.HasSuffix(hostname, a[1:]):
+			return true
+		}
+	}
+	return false
+}
+
+// HTTP performs req if the host is allowed (Capabilities.HTTP); any other host is a policy error.
+// Non-2xx statuses come back as a response and an error carrying the status.
+func (h *Host) HTTP(req HTTPRequest) (HTTPResponse, error) {
+	if h.caps.HTTP == nil {
+		return HTTPResponse{}, h.deny("host.HTTP not granted: the role has no http capability (request to %s)", req.URL)
+	}
+	u, err := url.Parse(req.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return HTTPResponse{}, fmt.Errorf("host.HTTP: bad url %q: want http(s)://host/path", req.URL)
+	}
+	if !HostAllowed(h.caps.HTTP.Allow, u) {
+		return HTTPResponse{}, h.deny("host.HTTP to %s denied: allowed hosts are %v", u.Host, h.caps.HTTP.Allow)
+	}
+	method := strings.ToUpper(req.Method)
+	if method == "" {
+		method = http.MethodGet
+	}
+	timeout := h.caps.HTTP.Timeout
+	if timeout <= 0 {
+		timeout = DefaultHTTPTimeout
+	}
+	maxBytes := h.caps.HTTP.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultHTTPBytes
+	}
+	done := h.begin()
+	defer done()
+	ctx, cancel := context.WithTimeout(h.ctx, timeout)
+	defer cancel()
+	hreq, err := http.NewRequestWithContext(ctx, method, u.String(), strings.NewReader(req.Body))
+	if err != nil {
+		return HTTPResponse{}, fmt.Errorf("host.HTTP: %w", err)
+	}
+	for k, v := range req.Header {
+		hreq.Header.Set(k, v)
+	}
+	client := &http.Client{Transport: defaultTransport, CheckRedirect: func(r *http.Request, via []*http.Request) error {
+		if len(via) >= 5 {
+			return errors.New("too many redirects")
+		}
+		if !HostAllowed(h.caps.HTTP.Allow, r.URL) {
+			return h.deny("host.HTTP redirect to %s denied: allowed hosts are %v", r.URL.Host, h.caps.HTTP.Allow)
+		}
+		return nil
+	}}
+	resp, err := client.Do(hreq)
+	if err != nil {
+		if v := h.Violation(); v != nil {
+			return HTTPResponse{}, v
+		}
+		return HTTPResponse{}, h.fail(&Error{Kind: KindHost, Message: fmt.Sprintf("http %s %s: %v", method, u.Host, err), Err: err})
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
+	if err != nil {
+		return HTTPResponse{}, h.fail(&Error{Kind: KindHost, Message: fmt.Sprintf("http %s %s: read body: %v", method, u.Host, err), HTTPStatus: resp.StatusCode, Err: err})
+	}
+	if int64(len(body)) > maxBytes {
+		return HTTPResponse{}, h.fail(&Error{Kind: KindHost, Message: fmt.Sprintf("http %s %s: response larger than %d bytes", method, u.Host, maxBytes), HTTPStatus: resp.StatusCode})
+	}
+	out := HTTPResponse{Status: resp.StatusCode, Body: string(body), Header: map[string]string{}}
+	for k := range resp.Header {
+		out.Header[k] = resp.Header.Get(k)
+	}
+	h.upstream.Store(true)
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return out, h.fail(&Error{Kind: KindHost, Message: fmt.Sprintf("http %s %s: status %d", method, u.Host, resp.StatusCode), HTTPStatus: resp.StatusCode})
+	}
+	return out, nil
+}
+
+// Get fetches url and returns its body (see HTTP).
+func (h *Host) Get(rawURL string) (string, error) {
+	resp, err := h.HTTP(HTTPRequest{Method: http.MethodGet, URL: rawURL})
+	return resp.Body, err
+}
+
+// Call delegates role.method to the forge (Capabilities.Call), at most Limits.MaxCallHops deep.
+func (h *Host) Call(role, method string, args json.RawMessage) (json.RawMessage, error) {
+	if !h.caps.Call || h.call == nil {
+		return nil, h.deny("host.Call(%s, %s) not granted: the role has no call capability", role, method)
+	}
+	depth := CallDepth(h.ctx) + 1
+	if depth > h.limits.MaxCallHops {
+		return nil, h.deny("host.Call(%s, %s): delegation depth %d exceeds %d", role, method, depth, h.limits.MaxCallHops)
+	}
+	done := h.begin()
+	defer done()
+	out, err := h.call(WithCallDepth(h.ctx, depth), role, method, args)
+	if err != nil {
+		var se *Error
+		if errors.As(err, &se) && se.Kind == KindPolicy {
+			return nil, err
+		}
+		return nil, h.fail(&Error{Kind: KindHost, Message: fmt.Sprintf("call %s.%s: %v", role, method, err), Err: err})
+	}
+	h.upstream.Store(true)
+	return out, nil
+}
+
+// Finish merges the host's evidence into a run's outcome: a policy violation wins over everything
+// (the code tried something forbidden, even if it recovered), an error after a failed host call is
+// that host failure, a JSON decode error after upstream data was read is KindDecode, and every
+// error learns whether upstream data had been read. out (if not nil) gets logs and counters.
+func (h *Host) Finish(out *Output, err error) error {
+	if out != nil {
+		out.Logs = h.Logs()
+		out.HostCalls = h.Calls()
+		out.UpstreamRead = h.UpstreamRead()
+	}
+	if v := h.Violation(); v != nil {
+		c := *v
+		c.UpstreamRead = h.UpstreamRead()
+		return &c
+	}
+	if err == nil {
+		return nil
+	}
+	e := AsError(err)
+	c := *e
+	c.UpstreamRead = h.UpstreamRead()
+	if c.Kind == KindReturned || c.Kind == KindPanic {
+		h.mu.Lock()
+		f := h.failure
+		h.mu.Unlock()
+		var syn *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case f != nil:
+			hf := *f
+			hf.UpstreamRead = c.UpstreamRead
+			hf.Message = hf.Message + " (then: " + c.Message + ")"
+			return &hf
+		case c.UpstreamRead && (errors.As(c.Err, &syn) || errors.As(c.Err, &typ) || looksLikeDecode(c.Message)):
+			c.Kind = KindDecode
+		}
+	}
+	return &c
+}
+
+func looksLikeDecode(msg string) bool {
+	for _, s := range []string{"invalid character", "cannot unmarshal", "unexpected end of JSON", "parsing time", "strconv.Parse"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
