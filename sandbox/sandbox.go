@@ -172,7 +172,7 @@ type Limits struct {
 	Timeout     time.Duration `json:"timeout,omitempty"`
 	MemoryBytes int64         `json:"memory_bytes,omitempty"`
 	OutputBytes int           `json:"output_bytes,omitempty"`
-	MaxDepth    int           `json:"max_depth,omitempty"`      // interpreted call depth
+	MaxDepth    int           `json:"max_depth,omitempty"`     // interpreted call depth
 	MaxCallHops int           `json:"max_call_hops,omitempty"` // host Call delegation depth
 	Isolation   string        `json:"isolation,omitempty"`
 }
