@@ -1,0 +1,15 @@
+// Package provider is Forge's code generators: one small interface, Provider, and four
+// implementations chosen by a spec string with Open:
+//
+//	replay:PATH        a JSON Lines cassette of recorded answers (tests, demos, baselines)
+//	openai[:MODEL]     OpenAI-compatible chat completions (OpenAI, Ollama, vLLM, llama.cpp)
+//	anthropic[:MODEL]  the Anthropic Messages API
+//	command:PROG ARGS  an external program: prompt on stdin, answer on stdout
+//
+// Every answer is healed (Heal) into one Go file in package artifact, whatever the model
+// wrapped it in. Every failure is an *Error whose Kind (unavailable, rate_limited, bad_answer,
+// auth, config) is extrinsic: it never counts against an artifact's health.
+//
+// The shared types are defined in provider/internal/gen and re-exported here as aliases, so
+// that this package can import its implementations (for Open) while they use the same types.
+package provider

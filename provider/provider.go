@@ -1,0 +1,63 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/artifactforge/forge/provider/internal/gen"
+)
+
+// Provider writes artifact code. Forge holds one per process and calls it from many
+// goroutines, so implementations are safe for concurrent use.
+type Provider interface {
+	// Generate answers one request. On failure the error is an *Error; when the model answered
+	// but no code could be healed out of it, the Answer (Raw, Usage) is returned alongside a
+	// BadAnswer error so the caller can feed the answer back and count its tokens.
+	Generate(ctx context.Context, req Request) (Answer, error)
+	// Name is the provider's kind ("openai", "anthropic", "command", "replay") for events.
+	Name() string
+}
+
+// Request is one question to a generator; see gen.Request for the fields.
+type Request = gen.Request
+
+// Answer is a generator's healed reply.
+type Answer = gen.Answer
+
+// Usage is the tokens a provider reported.
+type Usage = gen.Usage
+
+// Kind is the request kind: Generate or Repair.
+type Kind = gen.Kind
+
+// The request kinds.
+const (
+	Generate = gen.Generate
+	Repair   = gen.Repair
+)
+
+// Error is every provider failure; branch on it with errors.As.
+type Error = gen.Error
+
+// ErrorKind classifies a provider failure; every kind is extrinsic.
+type ErrorKind = gen.ErrorKind
+
+// The provider failure kinds.
+const (
+	Unavailable   = gen.Unavailable
+	RateLimited   = gen.RateLimited
+	BadAnswer     = gen.BadAnswer
+	Auth          = gen.Auth
+	Misconfigured = gen.Misconfigured
+)
+
+// ErrNoCode is wrapped by Heal's error (and by BadAnswer errors) when an answer holds no Go code.
+var ErrNoCode = gen.ErrNoCode
+
+// KindOf returns the kind of the provider *Error in err's chain, or "" for other errors, so a
+// classifier can tell provider failures (always extrinsic) from everything else.
+func KindOf(err error) ErrorKind { return gen.KindOf(err) }
+
+// Heal extracts one Go file in package artifact from a model's raw answer: the best fenced
+// block, a tool call's {"code": ...} argument, or unfenced text that parses as Go. The error
+// wraps ErrNoCode when there is none.
+func Heal(raw string) (string, error) { return gen.Heal(raw) }
