@@ -88,8 +88,8 @@ func TestHeal(t *testing.T) {
 			want: upper,
 		},
 		{
-			name: "unclosed fence cut off by the token limit is still returned",
-			raw:  "```go\npackage artifact\n\nfunc Add(a, b int) int {\n\treturn a + b\n}\n\nfunc Sub(a, b int) int {\n\treturn a -",
+			name:     "unclosed fence cut off by the token limit is still returned",
+			raw:      "```go\npackage artifact\n\nfunc Add(a, b int) int {\n\treturn a + b\n}\n\nfunc Sub(a, b int) int {\n\treturn a -",
 			contains: []string{"package artifact", "func Sub(a, b int) int {"},
 		},
 		{
