@@ -404,3 +404,26 @@ func (s *Store) List() ([]Key, error) {
 	})
 	return keys, nil
 }
+
+// LoadAll loads the given artifacts into memory with a few parallel readers. Damaged files are
+// quarantined and skipped (reported through OnQuarantine); it fails only on I/O errors.
+func (s *Store) LoadAll(keys []Key) error {
+	const readers = 4
+	var wg sync.WaitGroup
+	errs := make([]error, readers)
+	for w := 0; w < readers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < len(keys); i += readers {
+				_, err := s.Load(keys[i].Role, keys[i].Method)
+				if err != nil && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrIncompatible) {
+					errs[w] = err
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
