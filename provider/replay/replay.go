@@ -1,0 +1,213 @@
+// Package replay answers generation requests from a cassette of recorded answers, so tests,
+// demos and baselines run the whole forge lifecycle with no model and no network.
+//
+// A cassette is JSON Lines, one answer per line, keyed by role, method, kind and attempt:
+//
+//	{"role":"text","method":"upper","kind":"generate","attempt":1,"code":"package artifact\n..."}
+//	{"role":"text","method":"upper","kind":"repair","attempt":1,"raw":"Fixed:\n```go\n...\n```"}
+//	{"role":"text","method":"lower","kind":"generate","attempt":1,"error":"rate_limited","retry_after_ms":2000}
+//
+// "code" is used verbatim; "raw" is a whole model answer that goes through provider.Heal like a
+// live one; "error" (unavailable, rate_limited, bad_answer, auth, config) simulates a provider
+// failure. Optional "model" and "usage" ({"input_tokens":…,"output_tokens":…,"cached_tokens":…})
+// are reported in the Answer. Blank lines and lines starting with # are skipped.
+//
+// The n-th request of a kind for a role+method gets the line with attempt n. When the request
+// carries Attempt > 0 that number is used as is (so the caller decides, across processes and
+// restarts); when it is 0 the cassette counts requests itself, per role+method+kind,
+// concurrency-safe.
+package replay
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/artifactforge/forge/provider/internal/gen"
+)
+
+// Name is the provider's name in specs, errors and events.
+const Name = "replay"
+
+// Line is one recorded answer as it appears in the cassette.
+type Line struct {
+	Role         string        `json:"role"`
+	Method       string        `json:"method"`
+	Kind         gen.Kind      `json:"kind"`
+	Attempt      int           `json:"attempt"`
+	Code         string        `json:"code,omitempty"`
+	Raw          string        `json:"raw,omitempty"`
+	Error        gen.ErrorKind `json:"error,omitempty"`
+	Message      string        `json:"message,omitempty"`
+	RetryAfterMS int           `json:"retry_after_ms,omitempty"`
+	Model        string        `json:"model,omitempty"`
+	Usage        *gen.Usage    `json:"usage,omitempty"`
+
+	n int // line number in the cassette
+}
+
+type key struct {
+	role, method string
+	kind         gen.Kind
+}
+
+type slot struct {
+	key
+	attempt int
+}
+
+// Cassette is a replay provider. It is safe for concurrent use.
+type Cassette struct {
+	source  string // path or name, for messages
+	answers map[slot]Line
+
+	mu     sync.Mutex
+	counts map[key]int
+}
+
+// Open reads the cassette at path.
+func Open(path string) (*Cassette, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &gen.Error{Kind: gen.Misconfigured, Provider: Name, Message: "cannot read cassette (use --provider replay:PATH with a JSON Lines file)", Err: err}
+	}
+	return New(path, data)
+}
+
+// New parses a cassette held in memory (the demo embeds one in the binary); source names it
+// in messages. Malformed lines are reported with their line number.
+func New(source string, data []byte) (*Cassette, error) {
+	c := &Cassette{source: source, answers: map[slot]Line{}, counts: map[key]int{}}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		l, err := parseLine([]byte(text))
+		if err != nil {
+			return nil, c.lineError(n, err)
+		}
+		l.n = n
+		s := slot{key{l.Role, l.Method, l.Kind}, l.Attempt}
+		if prev, dup := c.answers[s]; dup {
+			return nil, c.lineError(n, fmt.Errorf("duplicate answer for %s attempt %d (first on line %d)", s.name(), l.Attempt, prev.n))
+		}
+		c.answers[s] = l
+	}
+	if err := sc.Err(); err != nil {
+		return nil, c.lineError(n+1, err)
+	}
+	return c, nil
+}
+
+func parseLine(text []byte) (Line, error) {
+	var l Line
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&l); err != nil {
+		return l, fmt.Errorf("not a JSON answer object: %w", err)
+	}
+	if dec.More() {
+		return l, fmt.Errorf("more than one JSON value on the line")
+	}
+	switch {
+	case l.Role == "" || l.Method == "":
+		return l, fmt.Errorf(`"role" and "method" are required`)
+	case !l.Kind.Valid():
+		return l, fmt.Errorf(`"kind" must be "generate" or "repair", not %q`, l.Kind)
+	case l.Attempt < 1:
+		return l, fmt.Errorf(`"attempt" must be 1 or more, not %d`, l.Attempt)
+	case l.Error != "" && !l.Error.Valid():
+		return l, fmt.Errorf(`"error" must be one of unavailable, rate_limited, bad_answer, auth, config, not %q`, l.Error)
+	case l.RetryAfterMS < 0:
+		return l, fmt.Errorf(`"retry_after_ms" must not be negative`)
+	}
+	set := 0
+	for _, s := range []bool{l.Code != "", l.Raw != "", l.Error != ""} {
+		if s {
+			set++
+		}
+	}
+	if set != 1 {
+		return l, fmt.Errorf(`exactly one of "code", "raw" or "error" is required`)
+	}
+	return l, nil
+}
+
+func (c *Cassette) lineError(n int, err error) error {
+	return &gen.Error{Kind: gen.Misconfigured, Provider: Name, Message: fmt.Sprintf("cassette %s:%d", c.source, n), Err: err}
+}
+
+func (s slot) name() string {
+	return fmt.Sprintf("%s.%s %s", s.role, s.method, s.kind)
+}
+
+// Name reports "replay".
+func (c *Cassette) Name() string { return Name }
+
+// Len is the number of recorded answers.
+func (c *Cassette) Len() int { return len(c.answers) }
+
+// Reset forgets the request counts, so the cassette replays from attempt 1 again.
+func (c *Cassette) Reset() {
+	c.mu.Lock()
+	clear(c.counts)
+	c.mu.Unlock()
+}
+
+// Generate returns the recorded answer for the request's role, method, kind and attempt.
+func (c *Cassette) Generate(ctx context.Context, req gen.Request) (gen.Answer, error) {
+	if err := ctx.Err(); err != nil {
+		return gen.Answer{}, gen.TransportError(Name, err)
+	}
+	k := key{req.Role, req.Method, req.Kind}
+	attempt := req.Attempt
+	if attempt <= 0 {
+		c.mu.Lock()
+		c.counts[k]++
+		attempt = c.counts[k]
+		c.mu.Unlock()
+	}
+	s := slot{k, attempt}
+	l, ok := c.answers[s]
+	if !ok {
+		return gen.Answer{}, &gen.Error{Kind: gen.Misconfigured, Provider: Name,
+			Message: fmt.Sprintf("no cassette answer for %s attempt %d in %s", s.name(), attempt, c.source)}
+	}
+	ans := gen.Answer{Model: l.Model, Raw: l.Raw}
+	if ans.Model == "" {
+		ans.Model = Name
+	}
+	if l.Usage != nil {
+		ans.Usage = *l.Usage
+	}
+	where := fmt.Sprintf("%s:%d", c.source, l.n)
+	switch {
+	case l.Error != "":
+		msg := l.Message
+		if msg == "" {
+			msg = "simulated failure"
+		}
+		return ans, &gen.Error{Kind: l.Error, Provider: Name, RetryAfter: time.Duration(l.RetryAfterMS) * time.Millisecond,
+			Message: fmt.Sprintf("%s (%s)", msg, where)}
+	case l.Raw != "":
+		code, err := gen.Heal(l.Raw)
+		if err != nil {
+			return ans, &gen.Error{Kind: gen.BadAnswer, Provider: Name, Message: where, Err: err}
+		}
+		ans.Code = code
+	default:
+		ans.Code, ans.Raw = l.Code, l.Code
+	}
+	return ans, nil
+}
