@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// forge runs the CLI in-process and returns its exit code, stdout and stderr.
+func forge(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestDefaultStoreDir(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	home := func() (string, error) { return "/home/u", nil }
+	d, _ := defaultStoreDir(env(map[string]string{"FORGE_STORE": "/s", "XDG_STATE_HOME": "/x"}), home)
+	assert.Equal(t, "/s", d)
+	d, _ = defaultStoreDir(env(map[string]string{"XDG_STATE_HOME": "/x"}), home)
+	assert.Equal(t, "/x/forge", d)
+	d, _ = defaultStoreDir(env(nil), home)
+	assert.Equal(t, "/home/u/.local/state/forge", d)
+	_, err := defaultStoreDir(env(nil), func() (string, error) { return "", os.ErrNotExist })
+	assert.ErrorContains(t, err, "--store")
+}
+
+func TestStoreCommands(t *testing.T) {
+	store := t.TempDir()
+	contract := filepath.Join(t.TempDir(), "c.json")
+	require.NoError(t, os.WriteFile(contract, []byte(`{"role":"text","purpose":"string tools","methods":{"upper":"func Upper(s string) string"}}`), 0o644))
+
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		outHas string
+		errHas string
+	}{
+		{"add from file", []string{"role", "add", "-f", contract}, 0, "role text saved", ""},
+		{"add minimal", []string{"role", "add", "--role", "math", "--purpose", "numbers"}, 0, "role math saved", ""},
+		{"add bad name", []string{"role", "add", "--role", "../evil", "--purpose", "x"}, 1, "", "lower-case letters"},
+		{"add nothing", []string{"role", "add"}, 2, "", "give -f contract.json"},
+		{"add bad file", []string{"role", "add", "-f", "/nonexistent.json"}, 1, "", "read /nonexistent.json"},
+		{"ls", []string{"role", "ls"}, 0, "text", ""},
+		{"show", []string{"role", "show", "text"}, 0, `"purpose": "string tools"`, ""},
+		{"show missing", []string{"role", "show", "nope"}, 1, "", "forge role add"},
+		{"show wrong arity", []string{"role", "show"}, 2, "", "want 1 argument"},
+		{"artifact show missing", []string{"show", "text", "upper"}, 1, "", "first `forge call text upper`"},
+		{"history missing", []string{"history", "text", "upper"}, 1, "", "not found"},
+		{"ls empty", []string{"ls"}, 0, "no artifacts", ""},
+		{"doctor clean", []string{"doctor"}, 0, "0 damaged", ""},
+		{"unknown command", []string{"frobnicate"}, 2, "", "unknown command"},
+		{"unknown flag", []string{"ls", "--frob"}, 2, "", "unknown flag"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := forge(t, append([]string{"--store", store}, tc.args...)...)
+			assert.Equal(t, tc.code, code, "stdout: %s\nstderr: %s", out, errOut)
+			assert.Contains(t, out, tc.outHas)
+			assert.Contains(t, errOut, tc.errHas)
+		})
+	}
+
+	code, out, _ := forge(t, "--store", store, "--json", "role", "ls")
+	require.Equal(t, 0, code)
+	var roles []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &roles))
+	assert.Len(t, roles, 2)
+}
+
+func TestDoctorExitsOneOnDamage(t *testing.T) {
+	store := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(store, "tools", "text"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(store, "tools", "text", "upper.json"), []byte("{broken"), 0o644))
+	code, out, errOut := forge(t, "--store", store, "doctor")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "quarantined")
+	assert.Contains(t, errOut, "1 damaged")
+	code, _, _ = forge(t, "--store", store, "doctor")
+	assert.Equal(t, 0, code, "damage was quarantined; the store is clean now")
+	q, _ := os.ReadDir(filepath.Join(store, "quarantine"))
+	assert.Len(t, q, 1, "nothing stored is lost: the damaged file is kept")
+}
