@@ -1,0 +1,95 @@
+// Package providertest is a scripted HTTP server for testing providers against their APIs'
+// real wire format: each request gets the next canned reply and is recorded for assertions.
+package providertest
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+)
+
+// Reply is one canned HTTP response.
+type Reply struct {
+	Status int               // 200 when 0
+	Header map[string]string // Content-Type defaults to application/json
+	Body   string
+	Hang   bool // never answer; wait until the client gives up
+}
+
+// Request is what the server received.
+type Request struct {
+	Method, Path string
+	Header       http.Header
+	Body         []byte
+}
+
+// JSON decodes the request body into a generic value for assertions.
+func (r Request) JSON(t testing.TB) map[string]any {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(r.Body, &v); err != nil {
+		t.Fatalf("request body is not JSON: %v\n%s", err, r.Body)
+	}
+	return v
+}
+
+// Server answers with Replies in order; a request beyond them fails the test.
+type Server struct {
+	*httptest.Server
+	t       testing.TB
+	mu      sync.Mutex
+	replies []Reply
+	reqs    []Request
+}
+
+// New starts a server closed at the end of the test.
+func New(t testing.TB, replies ...Reply) *Server {
+	s := &Server{t: t, replies: replies}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	n := len(s.reqs)
+	s.reqs = append(s.reqs, Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+	var rep Reply
+	ok := n < len(s.replies)
+	if ok {
+		rep = s.replies[n]
+	}
+	s.mu.Unlock()
+	if !ok {
+		s.t.Errorf("providertest: unexpected request %d to %s", n+1, r.URL.Path)
+		http.Error(w, "unexpected request", http.StatusTeapot)
+		return
+	}
+	if rep.Hang {
+		<-r.Context().Done()
+		return
+	}
+	if _, set := rep.Header["Content-Type"]; !set {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	for k, v := range rep.Header {
+		w.Header().Set(k, v)
+	}
+	status := rep.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, rep.Body)
+}
+
+// Requests returns what the server received so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.reqs...)
+}
