@@ -29,37 +29,46 @@ func ExportedName(method string) string {
 	return b.String()
 }
 
-// ParseFile parses src.Code as one Go file. A file without a package clause gets `package artifact`;
-// the returned offset is the number of lines added in front, so callers can map lines back.
-func ParseFile(fset *token.FileSet, code string) (*ast.File, int, error) {
+// ParseFile parses code as one Go file. A file without a package clause gets "package artifact;"
+// in front, on the same line so that line numbers do not move; the returned string is the code
+// actually parsed.
+func ParseFile(fset *token.FileSet, code string) (*ast.File, string, error) {
 	f, err := parser.ParseFile(fset, "artifact.go", code, parser.ParseComments|parser.SkipObjectResolution)
 	if err == nil {
-		return f, 0, nil
+		return f, code, nil
 	}
 	if strings.Contains(err.Error(), "expected 'package'") {
-		f, err2 := parser.ParseFile(fset, "artifact.go", "package "+PackageName+"\n"+code, parser.ParseComments|parser.SkipObjectResolution)
-		if err2 == nil {
-			return f, 1, nil
+		code = "package " + PackageName + ";" + code
+		f, err = parser.ParseFile(fset, "artifact.go", code, parser.ParseComments|parser.SkipObjectResolution)
+		if err == nil {
+			return f, code, nil
 		}
-		return nil, 1, compileError(err2, 1)
 	}
-	return nil, 0, compileError(err, 0)
+	return nil, code, CompileError(err)
 }
 
-// compileError turns a go/parser error list into a KindCompile *Error pointing at the first line.
-func compileError(err error, lineOffset int) *Error {
+// CompileError turns a go/parser or interpreter error ("file.go:LINE:COL: msg") into a KindCompile
+// *Error pointing at its line.
+func CompileError(err error) *Error {
 	e := &Error{Kind: KindCompile, Message: err.Error(), Err: err}
-	var line int
-	if msg := err.Error(); strings.HasPrefix(msg, "artifact.go:") {
-		rest := strings.TrimPrefix(msg, "artifact.go:")
-		if i := strings.IndexByte(rest, ':'); i > 0 {
-			line, _ = strconv.Atoi(rest[:i])
-		}
-	}
-	if line > lineOffset {
-		e.Line = line - lineOffset
-	}
+	e.Line = lineOf(err.Error())
 	return e
+}
+
+// lineOf finds the first "name.go:LINE:" or leading "LINE:COL:" position in msg.
+func lineOf(msg string) int {
+	if i := strings.Index(msg, ".go:"); i >= 0 {
+		msg = msg[i+4:]
+	}
+	j := 0
+	for j < len(msg) && msg[j] >= '0' && msg[j] <= '9' {
+		j++
+	}
+	if j == 0 || j >= len(msg) || msg[j] != ':' {
+		return 0
+	}
+	n, _ := strconv.Atoi(msg[:j])
+	return n
 }
 
 // ParseSignature finds src's function (src.Func, or the only exported function) with go/ast and

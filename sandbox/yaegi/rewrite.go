@@ -1,0 +1,461 @@
+package yaegi
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The rewrites below edit the source text at byte offsets and never add or remove a newline, so
+// that every line an error names is the line the model wrote. Helpers and the call stub go after
+// the last line.
+
+type edit struct {
+	pos, end int // byte offsets; pos == end inserts
+	text     string
+}
+
+type rewriter struct {
+	fset  *token.FileSet
+	file  *ast.File
+	src   string
+	base  int // file base offset in fset
+	info  *types.Info
+	edits []edit
+	// declared holds every name the file declares anywhere, so builtins shadowed by the code are
+	// left alone.
+	declared  map[string]bool
+	imports   map[string]string // local name -> path
+	typeNames map[string]bool
+	needSort  bool
+	n         int
+}
+
+func (r *rewriter) off(p token.Pos) int { return int(p) - r.base }
+
+func (r *rewriter) add(pos, end int, text string) {
+	r.edits = append(r.edits, edit{pos: pos, end: end, text: text})
+}
+
+func (r *rewriter) text(n ast.Node) string { return r.src[r.off(n.Pos()):r.off(n.End())] }
+
+func (r *rewriter) tmp() string {
+	r.n++
+	return "forge__v" + strconv.Itoa(r.n)
+}
+
+// typeString prints t as it must be written inside the file (package names, not paths).
+func (r *rewriter) typeString(t types.Type) string {
+	return types.TypeString(t, func(p *types.Package) string {
+		if p == nil || p.Path() == "artifact" {
+			return ""
+		}
+		return p.Name()
+	})
+}
+
+func (r *rewriter) typeOf(e ast.Expr) types.Type {
+	if r.info == nil {
+		return nil
+	}
+	tv, ok := r.info.Types[e]
+	if !ok || tv.Type == nil {
+		return nil
+	}
+	if b, ok := tv.Type.(*types.Basic); ok && b.Kind() == types.Invalid {
+		return nil
+	}
+	return tv.Type
+}
+
+// fakeImporter gives every import an empty, complete package: the type checker then knows the
+// file's own types and builtins, which is all the rewrites need, without reading anything from disk.
+type fakeImporter struct{}
+
+func (fakeImporter) Import(path string) (*types.Package, error) {
+	name := path[strings.LastIndex(path, "/")+1:]
+	if strings.HasPrefix(name, "v") && len(name) > 1 && name[1] >= '0' && name[1] <= '9' {
+		p := strings.TrimSuffix(path, "/"+name)
+		name = p[strings.LastIndex(p, "/")+1:]
+	}
+	pkg := types.NewPackage(path, name)
+	pkg.MarkComplete()
+	return pkg, nil
+}
+
+func typeCheck(fset *token.FileSet, files []*ast.File) *types.Info {
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+	conf := types.Config{Importer: fakeImporter{}, Error: func(error) {}}
+	_, _ = conf.Check("artifact", fset, files, info)
+	return info
+}
+
+func newRewriter(fset *token.FileSet, f *ast.File, src string, info *types.Info) *rewriter {
+	r := &rewriter{fset: fset, file: f, src: src, base: fset.File(f.Pos()).Base(), info: info,
+		declared: map[string]bool{}, imports: map[string]string{}, typeNames: map[string]bool{}}
+	for _, is := range f.Imports {
+		path, _ := strconv.Unquote(is.Path.Value)
+		name := path[strings.LastIndex(path, "/")+1:]
+		if is.Name != nil {
+			name = is.Name.Name
+		}
+		r.imports[name] = path
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			if n.Recv == nil {
+				r.declared[n.Name.Name] = true
+			}
+		case *ast.TypeSpec:
+			r.declared[n.Name.Name] = true
+			r.typeNames[n.Name.Name] = true
+		case *ast.ValueSpec:
+			for _, id := range n.Names {
+				r.declared[id.Name] = true
+			}
+		case *ast.Field:
+			for _, id := range n.Names {
+				r.declared[id.Name] = true
+			}
+		case *ast.AssignStmt:
+			if n.Tok == token.DEFINE {
+				for _, l := range n.Lhs {
+					if id, ok := l.(*ast.Ident); ok {
+						r.declared[id.Name] = true
+					}
+				}
+			}
+		}
+		return true
+	})
+	return r
+}
+
+// packageMain renames the package to main (the interpreter compiles call stubs in main's scope)
+// and adds the sandbox's imports on the package line.
+func (r *rewriter) packageMain(extraImports string) {
+	r.add(r.off(r.file.Name.Pos()), r.off(r.file.Name.End()), "main; import forge__slot \"forge/slot\""+extraImports)
+}
+
+var builtinNames = map[string]bool{"append": true, "cap": true, "clear": true, "close": true, "complex": true, "copy": true,
+	"delete": true, "imag": true, "len": true, "make": true, "max": true, "min": true, "new": true, "panic": true,
+	"print": true, "println": true, "real": true, "recover": true,
+	"bool": true, "byte": true, "rune": true, "int": true, "int8": true, "int16": true, "int32": true, "int64": true,
+	"uint": true, "uint8": true, "uint16": true, "uint32": true, "uint64": true, "uintptr": true, "float32": true,
+	"float64": true, "string": true, "error": true, "any": true, "complex64": true, "complex128": true}
+
+// mayRecurse reports whether body can call back into guest code: a call through anything but a
+// builtin, a conversion or an imported package's function. Leaf functions skip the depth guard,
+// which keeps small hot functions fast.
+func (r *rewriter) mayRecurse(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if found {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			found = true
+		case *ast.CallExpr:
+			switch fn := n.Fun.(type) {
+			case *ast.Ident:
+				if !(builtinNames[fn.Name] && !r.declared[fn.Name]) && !r.typeNames[fn.Name] {
+					found = true
+				}
+			case *ast.SelectorExpr:
+				if x, ok := fn.X.(*ast.Ident); !ok || r.imports[x.Name] == "" || r.declared[x.Name] {
+					found = true
+				} else if r.imports[x.Name] == HostPackage || genericPackages[r.imports[x.Name]] || r.imports[x.Name] == "sort" {
+					// host.Call re-enters the forge; slices/sort take guest callbacks.
+					found = true
+				}
+			case *ast.ParenExpr, *ast.ArrayType, *ast.MapType, *ast.ChanType, *ast.FuncType, *ast.InterfaceType, *ast.StarExpr:
+			default:
+				found = true
+			}
+		}
+		return true
+	})
+	return found
+}
+
+const depthEnter = " forge__depth++; if forge__depth > forge__maxDepth { forge__slot.DepthExceeded() }; "
+
+// guardDepth counts call depth in every function that may recurse: increment on entry, decrement
+// on each return (results are evaluated first, into typed temporaries) and at the end of a
+// function without results. A defer would be simpler but costs yaegi about 3x on recursive code.
+// Past the limit the host stops the interpreter (no panic unwinding through thousands of frames).
+func (r *rewriter) guardDepth() {
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		var body *ast.BlockStmt
+		var ft *ast.FuncType
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			body, ft = n.Body, n.Type
+		case *ast.FuncLit:
+			body, ft = n.Body, n.Type
+		}
+		if body == nil || !r.mayRecurse(body) {
+			return true
+		}
+		r.add(r.off(body.Lbrace)+1, r.off(body.Lbrace)+1, depthEnter)
+		var results []string
+		named := false
+		if ft.Results != nil {
+			for _, f := range ft.Results.List {
+				k := len(f.Names)
+				if k == 0 {
+					k = 1
+				} else {
+					named = true
+				}
+				for range k {
+					results = append(results, r.text(f.Type))
+				}
+			}
+		}
+		ast.Inspect(body, func(m ast.Node) bool {
+			switch m := m.(type) {
+			case *ast.FuncLit:
+				return false // guarded on its own
+			case *ast.ReturnStmt:
+				r.guardReturn(m, results, named)
+			}
+			return true
+		})
+		if len(results) == 0 {
+			r.add(r.off(body.Rbrace), r.off(body.Rbrace), "; forge__depth-- ")
+		}
+		return true
+	})
+}
+
+func (r *rewriter) guardReturn(m *ast.ReturnStmt, results []string, named bool) {
+	start, end := r.off(m.Pos()), r.off(m.End())
+	if len(m.Results) == 0 || len(results) == 0 {
+		r.add(start, start, "forge__depth--; ")
+		return
+	}
+	var decl, names []string
+	for i, t := range results {
+		name := "forge__r" + strconv.Itoa(i)
+		decl = append(decl, fmt.Sprintf("var %s %s", name, t))
+		names = append(names, name)
+	}
+	list := strings.Join(names, ", ")
+	_ = named
+	r.add(start, start+len("return"), "{ "+strings.Join(decl, "; ")+"; "+list+" =")
+	r.add(end, end, "; forge__depth--; return "+list+" }")
+}
+
+// gaps rewrites what yaegi v0.16.1 lacks: min/max/clear builtins, range over an integer,
+// per-iteration loop variables captured by closures, and slices.Sort & co.
+func (r *rewriter) gaps() {
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			r.rewriteCall(n)
+		case *ast.RangeStmt:
+			r.rewriteRange(n)
+		case *ast.ForStmt:
+			r.rewriteFor(n)
+		}
+		return true
+	})
+}
+
+func (r *rewriter) rewriteCall(c *ast.CallExpr) {
+	switch fn := c.Fun.(type) {
+	case *ast.Ident:
+		if r.declared[fn.Name] {
+			return
+		}
+		switch fn.Name {
+		case "min", "max":
+			t := r.typeOf(c)
+			if t == nil || len(c.Args) == 0 {
+				return
+			}
+			ts := r.typeString(t)
+			op := "<"
+			if fn.Name == "max" {
+				op = ">"
+			}
+			r.add(r.off(fn.Pos()), r.off(fn.End()), fmt.Sprintf("func(x %s, ys ...%s) %s { for _, y := range ys { if y %s x { x = y } }; return x }", ts, ts, ts, op))
+		case "clear":
+			if len(c.Args) != 1 {
+				return
+			}
+			t := r.typeOf(c.Args[0])
+			if t == nil {
+				return
+			}
+			ts := r.typeString(t)
+			switch t.Underlying().(type) {
+			case *types.Map:
+				r.add(r.off(fn.Pos()), r.off(fn.End()), fmt.Sprintf("func(m %s) { for k := range m { delete(m, k) } }", ts))
+			case *types.Slice:
+				r.add(r.off(fn.Pos()), r.off(fn.End()), fmt.Sprintf("func(s %s) { for i := range s { var z %s; s[i] = z } }", ts, r.typeString(t.Underlying().(*types.Slice).Elem())))
+			}
+		}
+	case *ast.SelectorExpr:
+		x, ok := fn.X.(*ast.Ident)
+		if !ok || r.imports[x.Name] != "slices" || r.declared[x.Name] || len(c.Args) == 0 {
+			return
+		}
+		t := r.typeOf(c.Args[0])
+		if t == nil {
+			return
+		}
+		sl, ok := t.Underlying().(*types.Slice)
+		if !ok {
+			return
+		}
+		ts, es := r.typeString(t), r.typeString(sl.Elem())
+		var repl string
+		switch fn.Sel.Name {
+		case "Sort":
+			repl = fmt.Sprintf("func(s %s) { forge__sort.Slice(s, func(i, j int) bool { return s[i] < s[j] }) }", ts)
+		case "SortFunc":
+			repl = fmt.Sprintf("func(s %s, cmp func(a, b %s) int) { forge__sort.Slice(s, func(i, j int) bool { return cmp(s[i], s[j]) < 0 }) }", ts, es)
+		case "SortStableFunc":
+			repl = fmt.Sprintf("func(s %s, cmp func(a, b %s) int) { forge__sort.SliceStable(s, func(i, j int) bool { return cmp(s[i], s[j]) < 0 }) }", ts, es)
+		case "IsSorted":
+			repl = fmt.Sprintf("func(s %s) bool { for i := 1; i < len(s); i++ { if s[i] < s[i-1] { return false } }; return true }", ts)
+		case "Min", "Max":
+			op := "<"
+			if fn.Sel.Name == "Max" {
+				op = ">"
+			}
+			repl = fmt.Sprintf("func(s %s) %s { if len(s) == 0 { panic(\"slices.%s: empty list\") }; m := s[0]; for _, v := range s[1:] { if v %s m { m = v } }; return m }", ts, es, fn.Sel.Name, op)
+		case "BinarySearch":
+			repl = fmt.Sprintf("func(s %s, t %s) (int, bool) { i := forge__sort.Search(len(s), func(i int) bool { return s[i] >= t }); return i, i < len(s) && s[i] == t }", ts, es)
+		default:
+			return
+		}
+		if strings.HasPrefix(repl, "func(s") && strings.Contains(repl, "forge__sort.") {
+			r.needSort = true
+		}
+		r.add(r.off(fn.Pos()), r.off(fn.End()), repl)
+	}
+}
+
+func isInteger(t types.Type) bool {
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Info()&types.IsInteger != 0
+}
+
+func (r *rewriter) rewriteRange(rs *ast.RangeStmt) {
+	if t := r.typeOf(rs.X); t != nil && isInteger(t) && rs.Value == nil && rs.Tok != token.ASSIGN {
+		key := "_"
+		if rs.Key != nil {
+			key = r.text(rs.Key)
+		}
+		if key == "_" {
+			key = r.tmp()
+		}
+		n := r.tmp()
+		x := r.text(rs.X)
+		r.add(r.off(rs.For), r.off(rs.Body.Lbrace), fmt.Sprintf("for %s, %s := (%s)*0, (%s); %s < %s; %s++ ", key, n, x, x, key, n, key))
+	}
+	if rs.Tok == token.DEFINE {
+		var names []string
+		for _, e := range []ast.Expr{rs.Key, rs.Value} {
+			if id, ok := e.(*ast.Ident); ok && id.Name != "_" {
+				names = append(names, id.Name)
+			}
+		}
+		r.copyLoopVars(rs.Body, names, false)
+	}
+}
+
+func (r *rewriter) rewriteFor(fs *ast.ForStmt) {
+	as, ok := fs.Init.(*ast.AssignStmt)
+	if !ok || as.Tok != token.DEFINE {
+		return
+	}
+	var names []string
+	for _, e := range as.Lhs {
+		if id, ok := e.(*ast.Ident); ok && id.Name != "_" {
+			names = append(names, id.Name)
+		}
+	}
+	r.copyLoopVars(fs.Body, names, true)
+}
+
+// copyLoopVars gives a loop body its own copy of the loop variables (Go 1.22 semantics) when a
+// closure in it captures one. In a three-clause loop a variable the body assigns is left alone:
+// the copy would hide the assignment from the loop's post statement.
+func (r *rewriter) copyLoopVars(body *ast.BlockStmt, names []string, threeClause bool) {
+	if len(names) == 0 {
+		return
+	}
+	captured := map[string]bool{}
+	assigned := map[string]bool{}
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			ast.Inspect(n.Body, func(m ast.Node) bool {
+				if id, ok := m.(*ast.Ident); ok {
+					captured[id.Name] = true
+				}
+				return true
+			})
+			return false
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				if id, ok := l.(*ast.Ident); ok {
+					assigned[id.Name] = true
+				}
+			}
+		case *ast.IncDecStmt:
+			if id, ok := n.X.(*ast.Ident); ok {
+				assigned[id.Name] = true
+			}
+		case *ast.UnaryExpr:
+			if id, ok := n.X.(*ast.Ident); ok && n.Op == token.AND {
+				captured[id.Name] = true
+			}
+		}
+		return true
+	})
+	var copies []string
+	for _, name := range names {
+		if captured[name] && !(threeClause && assigned[name]) {
+			copies = append(copies, name)
+		}
+	}
+	if len(copies) == 0 {
+		return
+	}
+	sort.Strings(copies)
+	list := strings.Join(copies, ", ")
+	r.add(r.off(body.Lbrace)+1, r.off(body.Lbrace)+1, fmt.Sprintf(" %s := %s; ", list, list))
+}
+
+// apply returns the source with every edit applied and tail appended.
+func (r *rewriter) apply(tail string) string {
+	sort.SliceStable(r.edits, func(i, j int) bool { return r.edits[i].pos < r.edits[j].pos })
+	var b strings.Builder
+	last := 0
+	for _, e := range r.edits {
+		if e.pos < last {
+			continue // overlapping edit (nested rewrite): keep the outer one
+		}
+		b.WriteString(r.src[last:e.pos])
+		b.WriteString(e.text)
+		last = e.end
+	}
+	b.WriteString(r.src[last:])
+	b.WriteString("\n")
+	b.WriteString(tail)
+	return b.String()
+}
+
+// globals is the tail every rewritten file shares (only the first file of a package declares it).
+const globals = "var forge__depth int\nvar forge__maxDepth = 10000\n"
