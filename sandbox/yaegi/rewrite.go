@@ -99,11 +99,7 @@ func newRewriter(fset *token.FileSet, f *ast.File, src string, info *types.Info)
 		declared: map[string]bool{}, imports: map[string]string{}, typeNames: map[string]bool{}}
 	for _, is := range f.Imports {
 		path, _ := strconv.Unquote(is.Path.Value)
-		name := path[strings.LastIndex(path, "/")+1:]
-		if is.Name != nil {
-			name = is.Name.Name
-		}
-		r.imports[name] = path
+		r.imports[importName(is)] = path
 	}
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
@@ -134,6 +130,21 @@ func newRewriter(fset *token.FileSet, f *ast.File, src string, info *types.Info)
 		return true
 	})
 	return r
+}
+
+// importName is the name an import spec binds.
+func importName(is *ast.ImportSpec) string {
+	if is.Name != nil {
+		return is.Name.Name
+	}
+	path, _ := strconv.Unquote(is.Path.Value)
+	return path[strings.LastIndex(path, "/")+1:]
+}
+
+// blank removes a node's text, keeping its newlines.
+func (r *rewriter) blank(n ast.Node) {
+	t := r.text(n)
+	r.add(r.off(n.Pos()), r.off(n.End()), strings.Repeat("\n", strings.Count(t, "\n")))
 }
 
 // packageMain renames the package to main (the interpreter compiles call stubs in main's scope)

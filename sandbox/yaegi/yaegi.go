@@ -42,7 +42,7 @@ type Sandbox struct {
 
 var (
 	_ sandbox.Sandbox = (*Sandbox)(nil)
-	// _ sandbox.Tester  = (*Sandbox)(nil)
+	_ sandbox.Tester  = (*Sandbox)(nil)
 )
 
 // New returns a yaegi sandbox.
