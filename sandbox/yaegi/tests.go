@@ -209,4 +209,3 @@ func (ti *testInstance) run(ctx context.Context, name string, in sandbox.Input) 
 	sl.host = nil
 	return res, keep
 }
-

@@ -83,7 +83,11 @@ func (t *T) Helper() {}
 func (t *T) Parallel() {}
 
 // Log records a log line.
-func (t *T) Log(args ...any) { t.mu.Lock(); t.logs = append(t.logs, strings.TrimSpace(fmt.Sprintln(args...))); t.mu.Unlock() }
+func (t *T) Log(args ...any) {
+	t.mu.Lock()
+	t.logs = append(t.logs, strings.TrimSpace(fmt.Sprintln(args...)))
+	t.mu.Unlock()
+}
 
 // Logf records a log line.
 func (t *T) Logf(format string, args ...any) {
