@@ -529,3 +529,6 @@ func (s *Sandbox) Close() error {
 }
 
 var _ io.Writer = hostWriter{}
+
+// Name is the backend's name in contracts and the corpus ("yaegi").
+func (s *Sandbox) Name() string { return "yaegi" }

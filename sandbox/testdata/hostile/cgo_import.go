@@ -1,0 +1,7 @@
+// args: []
+// kind: policy
+package artifact
+
+import "C"
+
+func Nothing() int { return 0 }

@@ -1,0 +1,6 @@
+// args: [0]
+// timeout: 5s
+// kind: depth
+package artifact
+
+func Deep(n int) int { return Deep(n+1) + 1 }

@@ -1,0 +1,7 @@
+// args: []
+// kind: policy
+package artifact
+
+func main() {}
+
+func F() int { return 1 }

@@ -1,0 +1,13 @@
+// args: []
+// kind: policy
+// contains: go statement
+package artifact
+
+func Bomb() int {
+	for {
+		go func() {
+			for {
+			}
+		}()
+	}
+}

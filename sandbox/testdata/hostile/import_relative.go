@@ -1,0 +1,7 @@
+// args: []
+// kind: policy
+package artifact
+
+import "./local"
+
+func Do() int { return local.X }

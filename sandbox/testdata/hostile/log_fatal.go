@@ -1,0 +1,10 @@
+// args: []
+// kind: policy
+package artifact
+
+import "log"
+
+func Die() int {
+	log.Fatal("bye")
+	return 0
+}

@@ -1,0 +1,7 @@
+// args: []
+// kind: policy
+package artifact
+
+import "math/rand"
+
+func Roll() int { return rand.Intn(6) }

@@ -1,0 +1,5 @@
+// args: []
+// kind: compile
+package artifact
+
+func hidden() int { return 1 }

@@ -1,0 +1,7 @@
+// args: []
+// kind: policy
+package artifact
+
+import o "os"
+
+func Env() []string { return o.Environ() }

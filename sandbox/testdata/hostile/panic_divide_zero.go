@@ -1,0 +1,5 @@
+// args: [0]
+// kind: panic
+package artifact
+
+func Div(x int) int { return 10 / x }

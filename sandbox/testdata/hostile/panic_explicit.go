@@ -1,0 +1,6 @@
+// args: []
+// kind: panic
+// contains: boom
+package artifact
+
+func Boom() int { panic("boom") }

@@ -1,0 +1,5 @@
+// args: [[1, 2]]
+// kind: panic
+package artifact
+
+func Third(xs []int) int { return xs[2] }

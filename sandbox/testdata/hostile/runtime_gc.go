@@ -1,0 +1,7 @@
+// args: []
+// kind: policy
+package artifact
+
+import "runtime"
+
+func Procs() int { return runtime.NumGoroutine() }

@@ -1,0 +1,8 @@
+// args: []
+// timeout: 300ms
+// kind: deadline
+package artifact
+
+func Block() int {
+	select {}
+}

@@ -1,0 +1,7 @@
+// args: []
+// kind: compile
+package artifact
+
+func Broken( int {
+	return 1
+}

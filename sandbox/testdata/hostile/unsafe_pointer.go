@@ -1,0 +1,10 @@
+// args: []
+// kind: policy
+package artifact
+
+import "unsafe"
+
+func Peek() uintptr {
+	x := 1
+	return uintptr(unsafe.Pointer(&x))
+}

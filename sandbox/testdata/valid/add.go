@@ -1,0 +1,5 @@
+// args: [1, 2]
+// want: 3
+package artifact
+
+func Add(a, b int) int { return a + b }

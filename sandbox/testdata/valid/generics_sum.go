@@ -1,0 +1,15 @@
+// args: [[1.5, 2.5]]
+// want: 4
+package artifact
+
+type number interface{ int | float64 }
+
+func sum[T number](xs []T) T {
+	var s T
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+func Sum(xs []float64) float64 { return sum(xs) }

@@ -1,0 +1,3 @@
+// args: [2]
+// want: 4
+func Square(x int) int { return x * x }

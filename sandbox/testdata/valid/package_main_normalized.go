@@ -1,0 +1,5 @@
+// args: ["x"]
+// want: "x!"
+package main
+
+func Bang(s string) string { return s + "!" }
