@@ -59,6 +59,7 @@ const (
 	KindHost        Kind = "host"        // a host call (HTTP, delegation) failed
 	KindDecode      Kind = "decode"      // fetched upstream content could not be decoded
 	KindResult      Kind = "result"      // results could not be encoded
+	KindReturned    Kind = "returned"    // the function returned a non-nil error of its own
 	KindInternal    Kind = "internal"    // the sandbox or the forge itself failed
 	KindDeliverable Kind = "deliverable" // the result violates the role's deliverable schema
 	KindProvider    Kind = "provider"    // the code generator failed
@@ -177,6 +178,11 @@ func classifyKind(f Failure) Result {
 		return Result{Intrinsic, RuleDeliverable}
 	case KindProvider:
 		return classifyProvider(f.ProviderError)
+	case KindReturned:
+		if f.UpstreamRead {
+			return Result{Adaptive, RuleReturnedAfterUpstream}
+		}
+		return Result{Intrinsic, RuleReturned}
 	case KindInternal:
 		return Result{Extrinsic, RuleInternal}
 	}

@@ -20,6 +20,7 @@ const (
 	RuleOutputCap       Rule = "output_cap"       // output size cap
 	RuleResultEncode    Rule = "result_encode"    // results cannot be JSON-encoded
 	RuleDeliverable     Rule = "deliverable"      // deliverable violated, no upstream data read
+	RuleReturned        Rule = "returned_error"   // the code returned an error of its own, no upstream data read
 )
 
 // Extrinsic rules: the world outside the artifact failed; never counted against it.
@@ -53,7 +54,8 @@ const (
 	RuleHostResponse             Rule = "host_http_response" // a status below 400 yet the host call failed (size cap, redirect)
 	RuleDecodeUpstream           Rule = "decode_upstream"    // fetched content does not decode
 	RuleDeliverableAfterUpstream Rule = "deliverable_after_upstream"
-	RuleStaleContract            Rule = "stale_contract" // intrinsic evidence on code proven against an older contract
+	RuleStaleContract            Rule = "stale_contract"          // intrinsic evidence on code proven against an older contract
+	RuleReturnedAfterUpstream    Rule = "returned_after_upstream" // the code returned an error after reading upstream data
 )
 
 type ruleInfo struct {
@@ -74,6 +76,7 @@ var rules = map[Rule]ruleInfo{
 	RuleOutputCap:       {Intrinsic, false},
 	RuleResultEncode:    {Intrinsic, false},
 	RuleDeliverable:     {Intrinsic, false},
+	RuleReturned:        {Intrinsic, false},
 
 	RuleDeadlineHostInFlight: {Extrinsic, true},
 	RuleHostDNS:              {Extrinsic, true},
@@ -102,6 +105,7 @@ var rules = map[Rule]ruleInfo{
 	RuleDecodeUpstream:           {Adaptive, false},
 	RuleDeliverableAfterUpstream: {Adaptive, false},
 	RuleStaleContract:            {Adaptive, false},
+	RuleReturnedAfterUpstream:    {Adaptive, false},
 }
 
 func (r Rule) info() ruleInfo { return rules[r] }

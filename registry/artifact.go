@@ -126,6 +126,7 @@ func (a *Artifact) Promote(code, trigger, model, promptVersion string, now time.
 	a.RuntimeVersion = RuntimeVersion
 	a.SchemaVersion = SchemaVersion
 	a.ForceRegenerate = false
+	a.Recent, a.RecentFailureRate = "", 0 // the recent window judges the current code only
 	if a.CreatedAt.IsZero() {
 		a.CreatedAt = now
 	}

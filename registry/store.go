@@ -427,3 +427,17 @@ func (s *Store) LoadAll(keys []Key) error {
 	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// WithGenerationLock runs fn holding role.method's generation lock (tools/<role>/<method>.gen.lock),
+// a second cross-process lock apart from the write lock: it is held for a whole generation
+// (provider call, verification, Update), so concurrent processes that find the same method missing
+// produce it once; Update, which takes the write lock, may be called inside fn.
+func (s *Store) WithGenerationLock(role, method string, fn func() error) error {
+	if err := validateKey(role, method); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(s.root, "tools", role), 0o755); err != nil {
+		return fmt.Errorf("registry: %w", err)
+	}
+	return withLock(filepath.Join(s.root, "tools", role, method+".gen.lock"), fn)
+}
