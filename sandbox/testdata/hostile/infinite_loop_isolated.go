@@ -1,0 +1,11 @@
+// args: []
+// isolation: process
+// backends: yaegi
+// timeout: 300ms
+// kind: deadline
+package artifact
+
+func Spin() int {
+	for {
+	}
+}
