@@ -174,3 +174,14 @@ func strconvQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// BenchmarkHeal measures healing a typical answer: prose, a usage snippet and the file.
+func BenchmarkHeal(b *testing.B) {
+	raw := "Here is the implementation.\n\n```go\n" + upper + "```\n\nUsage:\n```go\nfmt.Println(Upper(\"hi\"))\n```\n"
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := provider.Heal(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

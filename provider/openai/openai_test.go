@@ -317,3 +317,13 @@ func (r redirect) RoundTrip(req *http.Request) (*http.Response, error) {
 	target.Header = req.Header.Clone()
 	return http.DefaultTransport.RoundTrip(target)
 }
+
+func TestProcessEnvironmentDoesNotLeakIn(t *testing.T) {
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
+	t.Setenv("OPENAI_API_KEY", "sk-from-process-env")
+	srv := providertest.New(t, providertest.Reply{Body: completion(textMessage("```go\n"+code+"```"), "stop")})
+	p := newProvider(t, srv, func(c *openai.Config) { c.APIKey = "" })
+	_, err := p.Generate(context.Background(), req)
+	require.NoError(t, err, "the configured base URL wins over the process environment")
+	assert.Equal(t, "Bearer unused", srv.Requests()[0].Header.Get("Authorization"), "only the env func given to Open counts")
+}
