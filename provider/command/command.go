@@ -45,7 +45,7 @@ type Config struct {
 	Program string
 	Args    []string
 	Timeout time.Duration // per run; gen.DefaultTimeout when 0
-	Model   string        // reported in answers and passed as FORGE_MODEL; Program's base name when empty
+	Model   string        // passed as FORGE_MODEL and reported in answers (Program's base name when empty)
 	Env     []string      // extra KEY=VALUE entries on top of this process's environment
 }
 
@@ -82,9 +82,6 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = gen.DefaultTimeout
 	}
-	if cfg.Model == "" {
-		cfg.Model = filepath.Base(cfg.Program)
-	}
 	return &Provider{cfg: cfg, path: path}, nil
 }
 
@@ -106,7 +103,8 @@ func Input(req gen.Request) []byte {
 }
 
 // Generate runs the program with Input(req) on stdin and FORGE_REQUEST_KIND, FORGE_ROLE,
-// FORGE_METHOD, FORGE_ATTEMPT, FORGE_MODEL and FORGE_MAX_TOKENS in its environment, and heals
+// FORGE_METHOD, FORGE_ATTEMPT (plus FORGE_MODEL and FORGE_MAX_TOKENS when the request or the
+// configuration sets them) in its environment, and heals
 // its stdout. A non-zero exit or a timeout is Unavailable with the tail of stderr.
 func (p *Provider) Generate(ctx context.Context, req gen.Request) (gen.Answer, error) {
 	if err := ctx.Err(); err != nil {
@@ -127,9 +125,13 @@ func (p *Provider) Generate(ctx context.Context, req gen.Request) (gen.Answer, e
 		"FORGE_ROLE="+req.Role,
 		"FORGE_METHOD="+req.Method,
 		"FORGE_ATTEMPT="+strconv.Itoa(req.Attempt),
-		"FORGE_MODEL="+model,
-		"FORGE_MAX_TOKENS="+strconv.Itoa(req.MaxTokens),
 	)
+	if model != "" {
+		cmd.Env = append(cmd.Env, "FORGE_MODEL="+model)
+	}
+	if req.MaxTokens > 0 {
+		cmd.Env = append(cmd.Env, "FORGE_MAX_TOKENS="+strconv.Itoa(req.MaxTokens))
+	}
 	var stdout limitedBuffer
 	stdout.max = maxStdout
 	var stderr tailBuffer
@@ -139,6 +141,9 @@ func (p *Provider) Generate(ctx context.Context, req gen.Request) (gen.Answer, e
 
 	err := cmd.Run()
 	ans := gen.Answer{Raw: stdout.String(), Model: model}
+	if ans.Model == "" {
+		ans.Model = filepath.Base(p.cfg.Program)
+	}
 	switch {
 	case ctx.Err() != nil:
 		return ans, &gen.Error{Kind: gen.Unavailable, Provider: Name, Message: p.describe("interrupted", &stderr), Err: ctx.Err()}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -154,4 +155,21 @@ func TestFromSpec(t *testing.T) {
 	assert.Equal(t, provider.Misconfigured, provider.KindOf(err))
 	_, err = command.FromSpec("llm", func(k string) string { return map[string]string{"FORGE_PROVIDER_TIMEOUT": "soon"}[k] })
 	assert.ErrorContains(t, err, `FORGE_PROVIDER_TIMEOUT="soon" is not a positive duration`)
+}
+
+func TestCommandWithoutModel(t *testing.T) {
+	t.Setenv("FORGE_MODEL", "")
+	p, err := command.New(command.Config{Program: os.Args[0], Args: []string{"-forge-helper", "answer"}})
+	require.NoError(t, err)
+	r := upperReq
+	a, err := p.Generate(context.Background(), r)
+	require.NoError(t, err)
+	assert.Contains(t, a.Code, "attempt=2 model=\n", "no FORGE_MODEL invented for the program")
+	assert.Equal(t, filepath.Base(os.Args[0]), a.Model)
+
+	r.Model = "per-request"
+	a, err = p.Generate(context.Background(), r)
+	require.NoError(t, err)
+	assert.Contains(t, a.Code, "model=per-request\n")
+	assert.Equal(t, "per-request", a.Model)
 }

@@ -1,14 +1,18 @@
-// Package providertest is a scripted HTTP server for testing providers against their APIs'
-// real wire format: each request gets the next canned reply and is recorded for assertions.
+// Package providertest helps test providers and their callers: Server is a scripted HTTP
+// server for testing providers against their APIs' real wire format (each request gets the
+// next canned reply and is recorded), and Func turns a function into a Provider.
 package providertest
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
+
+	"github.com/artifactforge/forge/provider"
 )
 
 // Reply is one canned HTTP response.
@@ -93,3 +97,15 @@ func (s *Server) Requests() []Request {
 	defer s.mu.Unlock()
 	return append([]Request(nil), s.reqs...)
 }
+
+// Func is a Provider made of a function, for tests of code that uses a provider: count calls,
+// script answers, simulate failures.
+type Func func(ctx context.Context, req provider.Request) (provider.Answer, error)
+
+// Generate calls f.
+func (f Func) Generate(ctx context.Context, req provider.Request) (provider.Answer, error) {
+	return f(ctx, req)
+}
+
+// Name reports "func".
+func (Func) Name() string { return "func" }
