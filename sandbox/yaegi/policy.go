@@ -99,7 +99,7 @@ func checkPolicy(fset *token.FileSet, f *ast.File, test bool) error {
 	for _, is := range f.Imports {
 		path, _ := strconv.Unquote(is.Path.Value)
 		ok := symbols.Allowed[path] || genericPackages[path] || path == HostPackage
-		if test && (path == "testing" || path == "github.com/stretchr/testify/assert" || path == "github.com/stretchr/testify/require") {
+		if _, testOnly := symbols.Allowed[path]; test && (testOnly || path == "testing") {
 			ok = true
 		}
 		if !ok {

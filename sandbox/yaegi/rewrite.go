@@ -147,6 +147,38 @@ func (r *rewriter) blank(n ast.Node) {
 	r.add(r.off(n.Pos()), r.off(n.End()), strings.Repeat("\n", strings.Count(t, "\n")))
 }
 
+// stdImports maps the names models use without importing them onto allowlisted packages.
+var stdImports = map[string]string{
+	"strings": "strings", "strconv": "strconv", "math": "math", "sort": "sort", "unicode": "unicode",
+	"utf8": "unicode/utf8", "bytes": "bytes", "fmt": "fmt", "regexp": "regexp", "errors": "errors",
+	"json": "encoding/json", "time": "time", "big": "math/big", "bits": "math/bits", "hex": "encoding/hex",
+	"base64": "encoding/base64", "sha256": "crypto/sha256", "md5": "crypto/md5", "slices": "slices",
+	"maps": "maps", "heap": "container/heap", "list": "container/list", "cmplx": "math/cmplx",
+}
+
+// autoImports adds the import of an allowlisted package the code uses but forgot to import (a
+// common slip in generated code: it compiles once the import is there). The import goes on the
+// package line so no line moves; it returns the extra import text.
+func (r *rewriter) autoImports() string {
+	var extra []string
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		x, ok := sel.X.(*ast.Ident)
+		if !ok || r.declared[x.Name] || r.imports[x.Name] != "" {
+			return true
+		}
+		if path, known := stdImports[x.Name]; known {
+			r.imports[x.Name] = path
+			extra = append(extra, fmt.Sprintf("; import %q", path))
+		}
+		return true
+	})
+	return strings.Join(extra, "")
+}
+
 // packageMain renames the package to main (the interpreter compiles call stubs in main's scope)
 // and adds the sandbox's imports on the package line.
 func (r *rewriter) packageMain(extraImports string) {

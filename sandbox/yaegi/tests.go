@@ -48,9 +48,6 @@ func prepareTests(src sandbox.Source, testCode string) (*testSuite, error) {
 			names = append(names, fd.Name.Name)
 		}
 	}
-	if len(names) == 0 {
-		return nil, &sandbox.Error{Kind: sandbox.KindCompile, Message: "tests: no func TestXxx(t *testing.T) found"}
-	}
 	// Type-check both files as one package for the rewrites (package names aligned in the AST only).
 	fn, tn := f.Name.Name, tf.Name.Name
 	f.Name.Name, tf.Name.Name = sandbox.PackageName, sandbox.PackageName
@@ -60,7 +57,7 @@ func prepareTests(src sandbox.Source, testCode string) (*testSuite, error) {
 	ra := newRewriter(fset, f, parsed, info)
 	ra.guardDepth()
 	ra.gaps()
-	extra := ""
+	extra := ra.autoImports()
 	if ra.needSort {
 		extra = "; import forge__sort \"sort\""
 	}
@@ -69,6 +66,12 @@ func prepareTests(src sandbox.Source, testCode string) (*testSuite, error) {
 	rt := newRewriter(fset, tf, tparsed, info)
 	rt.guardDepth()
 	rt.gaps()
+	for name, path := range ra.imports {
+		if rt.imports[name] == "" && !rt.declared[name] {
+			rt.imports[name] = path // visible to the test file too: yaegi scopes imports by package
+		}
+	}
+	autoTest := rt.autoImports()
 	// yaegi scopes imports by package, not by file: the test file must not import again what the
 	// artifact file imported (same path and name), nor the sandbox's own packages.
 	for _, is := range tf.Imports {
@@ -76,7 +79,7 @@ func prepareTests(src sandbox.Source, testCode string) (*testSuite, error) {
 			rt.blank(is)
 		}
 	}
-	extra = "; import forge__testing \"testing\""
+	extra = "; import forge__testing \"testing\"" + autoTest
 	if rt.needSort && !ra.needSort {
 		extra += "; import forge__sort \"sort\""
 	}
@@ -155,6 +158,13 @@ func (s *Sandbox) Test(ctx context.Context, src sandbox.Source, testCode string,
 		return nil, err
 	}
 	var ti *testInstance
+	if len(ts.names) == 0 {
+		// No tests: still prove that the artifact and the test file compile and load.
+		if _, err := ts.load(ctx, in); err != nil {
+			return nil, err
+		}
+		return []sandbox.TestResult{}, nil
+	}
 	results := make([]sandbox.TestResult, 0, len(ts.names))
 	for _, name := range ts.names {
 		if ti == nil {

@@ -211,7 +211,7 @@ func prepare(src sandbox.Source) (code string, sig sandbox.Signature, err error)
 	r := newRewriter(fset, f, parsed, info)
 	r.guardDepth()
 	r.gaps()
-	extra := ""
+	extra := r.autoImports()
 	if r.needSort {
 		extra = "; import forge__sort \"sort\""
 	}

@@ -41,6 +41,7 @@ var Allowed = map[string]bool{
 	"unicode":                             true,
 	"unicode/utf16":                       true,
 	"unicode/utf8":                        true,
+	"math/rand":                           false,
 	"github.com/stretchr/testify/assert":  false,
 	"github.com/stretchr/testify/require": false,
 }
