@@ -17,13 +17,24 @@ type Provider interface {
 	Name() string
 }
 
-// Request is one question to a generator; see gen.Request for the fields.
+// Request is one question to a generator:
+//
+//	Kind      Generate or Repair
+//	Role      the role, e.g. "text"
+//	Method    the method, e.g. "upper"
+//	Attempt   1-based number among this Kind's requests for Role+Method; 0 lets replay count
+//	System    the stable part of the prompt (artifact rules, host API, sandbox gaps), cacheable
+//	Prompt    contract and signature; for a repair also the failing code and the error
+//	Model     overrides the provider's configured model when set
+//	MaxTokens overrides the configured answer size when > 0
 type Request = gen.Request
 
-// Answer is a generator's healed reply.
+// Answer is a generator's reply: Code (healed: one Go file, package artifact), Raw (what the
+// model produced, for events and feedback), Model (as reported by the provider) and Usage.
 type Answer = gen.Answer
 
-// Usage is the tokens a provider reported.
+// Usage is the tokens a provider reported: InputTokens counts every prompt token, cached or
+// not; CachedTokens is the part read from the provider's prompt cache; OutputTokens the answer.
 type Usage = gen.Usage
 
 // Kind is the request kind: Generate or Repair.
@@ -35,7 +46,10 @@ const (
 	Repair   = gen.Repair
 )
 
-// Error is every provider failure; branch on it with errors.As.
+// Error is every provider failure; branch on it with errors.As. Fields: Kind, Provider (its
+// name), Status (HTTP status, if any), RetryAfter (what the provider asked to wait, if it
+// said), Message (what to do about it) and Err (the cause). Retriable() is true for
+// unavailable, rate_limited and bad_answer.
 type Error = gen.Error
 
 // ErrorKind classifies a provider failure; every kind is extrinsic.

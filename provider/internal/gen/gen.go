@@ -31,11 +31,6 @@ type Request struct {
 	MaxTokens int    // overrides the provider's configured answer size when > 0
 }
 
-// Key names the request in errors and cassettes: "text.upper generate attempt 2".
-func (r Request) Key() string {
-	return r.Role + "." + r.Method + " " + string(r.Kind)
-}
-
 // Usage is what the provider reported it consumed. InputTokens counts every prompt token,
 // cached or not; CachedTokens is the part served from the provider's prompt cache.
 type Usage struct {

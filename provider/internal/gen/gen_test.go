@@ -149,3 +149,8 @@ func TestErrorMessage(t *testing.T) {
 	assert.False(t, Auth.Retriable())
 	assert.False(t, Misconfigured.Retriable())
 }
+
+func TestUsageAdd(t *testing.T) {
+	got := Usage{InputTokens: 10, OutputTokens: 2, CachedTokens: 8}.Add(Usage{InputTokens: 5, OutputTokens: 1})
+	assert.Equal(t, Usage{InputTokens: 15, OutputTokens: 3, CachedTokens: 8}, got)
+}
