@@ -60,6 +60,7 @@ const (
 	KindDecode      Kind = "decode"      // fetched upstream content could not be decoded
 	KindResult      Kind = "result"      // results could not be encoded
 	KindReturned    Kind = "returned"    // the function returned a non-nil error of its own
+	KindAcceptance  Kind = "acceptance"  // an acceptance example or test of the contract failed
 	KindInternal    Kind = "internal"    // the sandbox or the forge itself failed
 	KindDeliverable Kind = "deliverable" // the result violates the role's deliverable schema
 	KindProvider    Kind = "provider"    // the code generator failed
@@ -178,6 +179,8 @@ func classifyKind(f Failure) Result {
 		return Result{Intrinsic, RuleDeliverable}
 	case KindProvider:
 		return classifyProvider(f.ProviderError)
+	case KindAcceptance:
+		return Result{Intrinsic, RuleAcceptance}
 	case KindReturned:
 		if f.UpstreamRead {
 			return Result{Adaptive, RuleReturnedAfterUpstream}

@@ -72,6 +72,7 @@ func TestClassifyNamedCases(t *testing.T) {
 		{"provider other", Failure{Kind: KindProvider}, Result{Extrinsic, RuleProvider}},
 		{"provider stale stays extrinsic", Failure{Kind: KindProvider, ProviderError: ProviderUnavailable, StaleContract: true}, Result{Extrinsic, RuleProviderUnavailable}},
 		{"internal is never the artifact's fault", Failure{Kind: KindInternal}, Result{Extrinsic, RuleInternal}},
+		{"acceptance failure is the code's", Failure{Kind: KindAcceptance}, Result{Intrinsic, RuleAcceptance}},
 		{"returned error is the code's own", Failure{Kind: KindReturned}, Result{Intrinsic, RuleReturned}},
 		{"returned error after upstream read", Failure{Kind: KindReturned, UpstreamRead: true}, Result{Adaptive, RuleReturnedAfterUpstream}},
 		{"unknown kind", Failure{Kind: "cosmic_ray"}, Result{Extrinsic, RuleUnknownKind}},
@@ -111,7 +112,7 @@ func TestRetriable(t *testing.T) {
 // all of them, and that every rule of the table can fire.
 func TestClassifyMatrix(t *testing.T) {
 	kinds := []Kind{KindCompile, KindPolicy, KindPanic, KindDeadline, KindDepth, KindMemory, KindOutput,
-		KindArgs, KindHost, KindDecode, KindResult, KindReturned, KindInternal, KindDeliverable, KindProvider, "", "bogus"}
+		KindArgs, KindHost, KindDecode, KindResult, KindReturned, KindAcceptance, KindInternal, KindDeliverable, KindProvider, "", "bogus"}
 	statuses := []int{0, 100, 200, 301, 400, 401, 403, 404, 407, 408, 410, 418, 422, 429, 500, 503, 599, 600}
 	networks := []Network{"", NetDNS, NetRefused, NetReset, NetTLS, NetTimeout, "weird"}
 	providers := []ProviderError{"", ProviderUnavailable, ProviderRateLimited, ProviderBadAnswer, ProviderAuth, ProviderConfig, "weird"}

@@ -21,6 +21,7 @@ const (
 	RuleResultEncode    Rule = "result_encode"    // results cannot be JSON-encoded
 	RuleDeliverable     Rule = "deliverable"      // deliverable violated, no upstream data read
 	RuleReturned        Rule = "returned_error"   // the code returned an error of its own, no upstream data read
+	RuleAcceptance      Rule = "acceptance"       // a contract acceptance example or test failed
 )
 
 // Extrinsic rules: the world outside the artifact failed; never counted against it.
@@ -77,6 +78,7 @@ var rules = map[Rule]ruleInfo{
 	RuleResultEncode:    {Intrinsic, false},
 	RuleDeliverable:     {Intrinsic, false},
 	RuleReturned:        {Intrinsic, false},
+	RuleAcceptance:      {Intrinsic, false},
 
 	RuleDeadlineHostInFlight: {Extrinsic, true},
 	RuleHostDNS:              {Extrinsic, true},

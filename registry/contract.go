@@ -38,6 +38,8 @@ type Contract struct {
 type Acceptance struct {
 	Examples []Example `json:"examples,omitempty"`
 	Tests    string    `json:"tests,omitempty"` // Go test source using testing and testify
+	// MethodTests are Go test sources per method, for roles whose methods are tested apart.
+	MethodTests map[string]string `json:"method_tests,omitempty"`
 }
 
 // Example is one acceptance example: calling the method with Args must return Expect.
@@ -134,6 +136,14 @@ func (c *Contract) Validate() error {
 			}
 			if !json.Valid(ex.Expect) || len(ex.Expect) == 0 {
 				return bad("acceptance example %d: expect must be JSON", i+1)
+			}
+		}
+		for m, src := range a.MethodTests {
+			if err := ValidateName("method", m); err != nil {
+				return fmt.Errorf("%w: role %q: acceptance.method_tests: %w", ErrInvalidContract, c.Role, err)
+			}
+			if _, err := parser.ParseFile(token.NewFileSet(), "acceptance_test.go", src, parser.SkipObjectResolution); err != nil {
+				return bad("acceptance tests of %s do not parse as a Go file: %v", m, err)
 			}
 		}
 		if a.Tests != "" {

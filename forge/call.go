@@ -1,0 +1,609 @@
+package forge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/artifactforge/forge/classifier"
+	"github.com/artifactforge/forge/provider"
+	"github.com/artifactforge/forge/registry"
+	"github.com/artifactforge/forge/repair"
+	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/selector"
+)
+
+type callInfoKey struct{}
+
+// callInfo links a delegated call (host Call) to the call that made it.
+type callInfo struct {
+	trace, call ID
+}
+
+// call is the state of one Call as it moves through selection, execution and generation.
+type call struct {
+	f      *Forge
+	rt     *roleRuntime
+	role   string
+	method string
+	args   json.RawMessage
+	ev     Event
+	meta   Meta
+	art    *registry.Artifact // the artifact the call ended with, if any
+	start  time.Time
+}
+
+// Call runs role.method with args (a JSON object by parameter name, or an array by position).
+// A healthy persisted artifact runs with no provider call; otherwise the code is generated,
+// repaired or regenerated first. The Outcome says what happened; Call never panics.
+func (f *Forge) Call(ctx context.Context, role, method string, args json.RawMessage) Outcome {
+	c := &call{f: f, role: role, method: method, args: args, start: time.Now()}
+	c.ev.Role, c.ev.Method, c.ev.CallID = role, method, newID()
+	if parent, ok := ctx.Value(callInfoKey{}).(callInfo); ok {
+		c.ev.TraceID, c.ev.ParentCallID = parent.trace, parent.call
+	} else {
+		c.ev.TraceID = c.ev.CallID
+	}
+	c.ev.Depth = sandbox.CallDepth(ctx)
+	o := c.run(ctx)
+	return c.finish(o)
+}
+
+func (c *call) run(ctx context.Context) Outcome {
+	f := c.f
+	rt, err := f.roleRuntime(c.role)
+	if err != nil {
+		typ := "unknown_role"
+		if !errors.Is(err, registry.ErrNotFound) && !errors.Is(err, registry.ErrInvalidName) {
+			typ = "store"
+		}
+		return c.fail(&failure{typ: typ, result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()})
+	}
+	c.rt = rt
+	if err := registry.ValidateName("method", c.method); err != nil {
+		return c.fail(&failure{typ: "unknown_method", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()})
+	}
+	if len(rt.rec.Methods) > 0 {
+		if _, ok := rt.rec.Methods[c.method]; !ok {
+			return c.fail(&failure{typ: "unknown_method", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs},
+				msg: fmt.Sprintf("role %s declares no method %s (it declares %s); add it to the contract with `forge role add`", c.role, c.method, methodList(rt.rec.Methods))})
+		}
+	}
+
+	art, ok := f.store.Lookup(c.role, c.method)
+	var loadErr error
+	if !ok {
+		art, loadErr = f.store.Load(c.role, c.method)
+	}
+	in := selector.Input{
+		Switches: f.opts.Switches,
+		Role:     c.role,
+		Current: selector.Current{SchemaVersion: registry.SchemaVersion, RuntimeVersion: registry.RuntimeVersion,
+			ContractFingerprint: rt.rec.Fingerprint, PromptVersion: PromptVersion},
+	}
+	switch {
+	case loadErr == nil:
+		in.Artifact = selectorArtifact(art)
+		in.RepairsLeft = rt.budget.Remaining(art.RepairCountSinceRegen)
+		c.art = art
+	case errors.Is(loadErr, registry.ErrNotFound):
+		in.Artifact.Missing = true
+	case errors.Is(loadErr, registry.ErrIncompatible) && art != nil:
+		in.Artifact = selectorArtifact(art)
+		c.art = art
+	case errors.Is(loadErr, registry.ErrCorrupt), errors.Is(loadErr, registry.ErrIncompatible):
+		in.Artifact.Corrupt = true
+	default:
+		return c.fail(&failure{typ: "store", result: classifier.Classify(classifier.Failure{Kind: classifier.KindInternal}), msg: loadErr.Error()})
+	}
+	c.ev.ArtifactHit = loadErr == nil
+
+	d := selector.Decide(in)
+	c.ev.Action, c.ev.Reason = string(d.Action), string(d.Reason)
+	c.meta.Decision = c.ev.Action + ":" + c.ev.Reason
+	switch d.Action {
+	case selector.Execute:
+		return c.executePersisted(ctx, art)
+	case selector.Refuse:
+		return c.fail(&failure{typ: "refused", result: classifier.Result{Class: classifier.Extrinsic, Rule: classifier.Rule(d.Reason)},
+			msg: d.Hint(c.role, c.method)})
+	}
+	last := classifier.Class("")
+	if art != nil {
+		last = classifier.Class(art.LastFailureClass)
+	}
+	trig, _ := repair.TriggerFor(d, last)
+	var failed *repair.Attempt
+	if d.Action == selector.Repair {
+		failed = &repair.Attempt{Code: art.Code, Result: classifier.Result{Class: trig.Class}}
+		if d.Reason == selector.ReasonStaleContract {
+			failed.Result.Rule = classifier.RuleStaleContract
+			failed.Error = "the role's contract changed since this code was verified; make the code fit the contract as it is now"
+		} else {
+			failed.Error = fmt.Sprintf("the code is degraded by recent failures; last: %s: %s", art.LastFailureClass, art.LastFailureReason)
+		}
+		c.meta.RepairAttempted = true
+	}
+	return c.produce(ctx, art, trig, failed)
+}
+
+func methodList(m map[string]string) string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	return strings.Join(sortStrings(names), ", ")
+}
+
+// input is the sandbox input for args under the role's grants and limits.
+func (c *call) input(args json.RawMessage) sandbox.Input {
+	in := sandbox.Input{Args: args, Caps: c.rt.caps, Limits: c.rt.limits}
+	if c.rt.caps.Call {
+		in.Call = c.f.delegate
+	}
+	return in
+}
+
+// runCtx carries this call's ids to delegated calls, when the role may delegate.
+func (c *call) runCtx(ctx context.Context) context.Context {
+	if !c.rt.caps.Call {
+		return ctx
+	}
+	return context.WithValue(ctx, callInfoKey{}, callInfo{trace: c.ev.TraceID, call: c.ev.CallID})
+}
+
+// delegate serves host Call: a nested forge call whose failure becomes the host call's error.
+func (f *Forge) delegate(ctx context.Context, role, method string, args json.RawMessage) (json.RawMessage, error) {
+	o := f.Call(ctx, role, method, args)
+	if !o.OK {
+		return nil, o.Err
+	}
+	return o.Value, nil
+}
+
+// program returns the compiled program of an artifact snapshot, compiling it once.
+func (f *Forge) program(ctx context.Context, rt *roleRuntime, art *registry.Artifact) (*compiled, error) {
+	key := registry.Key{Role: art.Role, Method: art.Method}
+	f.mu.RLock()
+	p := f.programs[key]
+	f.mu.RUnlock()
+	if p != nil && p.art == art {
+		return p, nil
+	}
+	sb, err := f.sandbox(rt.backend)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := sb.Compile(ctx, sandbox.Source{Code: art.Code, Func: art.Method})
+	if err != nil {
+		return nil, err
+	}
+	p = &compiled{art: art, prog: prog, sb: sb}
+	f.mu.Lock()
+	f.programs[key] = p
+	f.mu.Unlock()
+	return p, nil
+}
+
+// executePersisted runs the stored code; an intrinsic or adaptive failure leads to repair or
+// regeneration within the budget, others are returned as they are.
+func (c *call) executePersisted(ctx context.Context, art *registry.Artifact) Outcome {
+	c.meta.ProgramSource, c.meta.ArtifactGen = SourcePersisted, art.Generation
+	p, err := c.f.program(ctx, c.rt, art)
+	var out sandbox.Output
+	if err == nil {
+		out, err = p.sb.Run(c.runCtx(ctx), p.prog, c.input(c.args))
+		c.ev.SandboxNS = int64(out.Duration)
+		c.meta.Logs = out.Logs
+		if err == nil {
+			err = checkDeliverable(c.rt.deliverable, out)
+		}
+	}
+	if err == nil {
+		c.record(registry.Success, "")
+		return Outcome{OK: true, Value: out.Value}
+	}
+	fl := classifyErr(err, false)
+	c.recordFailure(fl)
+	plan := repair.AfterFailure(repair.Failed{Class: fl.result.Class, Lifecycle: selector.Lifecycle(art.Lifecycle),
+		RepairCount: art.RepairCountSinceRegen, Budget: c.rt.budget, RepairOff: c.f.opts.Switches.RepairOff})
+	if plan.Step == repair.StepNone {
+		return c.fail(fl)
+	}
+	c.meta.RepairAttempted = plan.Step == repair.StepRepair
+	return c.produce(ctx, art, plan.Trigger, &repair.Attempt{Code: art.Code, Error: fl.msg, Result: fl.result})
+}
+
+// produced is what one generation (shared by concurrent callers) yields.
+type produced struct {
+	art   *registry.Artifact
+	prog  *compiled
+	out   sandbox.Output // the leader's run with its own args
+	fail  *failure       // set when no code could be produced, or the leader's run failed
+	trig  repair.Trigger
+	saved bool // persisted as the current generation
+}
+
+// produce writes new code for the call (generate, repair or regenerate), shared by concurrent
+// callers of the same role.method in this process (single flight) and across processes (the
+// generation lock), then answers the call with it.
+func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair.Trigger, failed *repair.Attempt) Outcome {
+	f := c.f
+	leader := false
+	v, _, _ := f.flight.Do(c.role+"."+c.method, func() (any, error) {
+		leader = true
+		var res *produced
+		err := f.store.WithGenerationLock(c.role, c.method, func() error {
+			if cur := c.producedMeanwhile(base); cur != nil {
+				res = &produced{art: cur}
+				leader = false // somebody else produced it: run it like any follower
+				return nil
+			}
+			res = c.generate(ctx, base, trig, failed)
+			return nil
+		})
+		if err != nil {
+			res = &produced{fail: classifyErr(err, false)}
+		}
+		return res, nil
+	})
+	res := v.(*produced)
+	if res.fail != nil && res.art == nil {
+		return c.fail(res.fail)
+	}
+	c.art = res.art
+	if !leader {
+		// Another caller produced the code: run it with this call's args.
+		c.ev.ArtifactHit = true
+		return c.executePersisted(ctx, res.art)
+	}
+	c.meta.ArtifactGen = res.art.Generation
+	c.meta.ProgramSource = sourceOf(res.trig)
+	c.ev.GenerationTrigger = res.trig.String()
+	if c.meta.RepairAttempted {
+		c.meta.RepairSucceeded = res.saved
+	}
+	if res.fail != nil {
+		c.recordFailure(res.fail)
+		return c.fail(res.fail)
+	}
+	c.record(registry.Success, "")
+	c.meta.Logs = res.out.Logs
+	return Outcome{OK: true, Value: res.out.Value}
+}
+
+// producedMeanwhile returns the artifact another goroutine or process produced while this call
+// waited for the generation lock, if it is now fit to execute.
+func (c *call) producedMeanwhile(base *registry.Artifact) *registry.Artifact {
+	cur, err := c.f.store.Load(c.role, c.method)
+	if err != nil || (base != nil && cur.Generation == base.Generation) {
+		return nil
+	}
+	d := selector.Decide(selector.Input{Switches: c.f.opts.Switches, Role: c.role, Artifact: selectorArtifact(cur),
+		Current: selector.Current{SchemaVersion: registry.SchemaVersion, RuntimeVersion: registry.RuntimeVersion,
+			ContractFingerprint: c.rt.rec.Fingerprint, PromptVersion: PromptVersion},
+		RepairsLeft: c.rt.budget.Remaining(cur.RepairCountSinceRegen)})
+	if d.Action != selector.Execute {
+		return nil
+	}
+	return cur
+}
+
+func sourceOf(t repair.Trigger) string {
+	switch t.Kind {
+	case repair.TriggerRepair:
+		return SourceRepaired
+	case repair.TriggerRegenerate, repair.TriggerOperator:
+		return SourceRegenerated
+	}
+	return SourceGenerated
+}
+
+// generate asks the provider for code until an answer passes the gate and the call's own run,
+// within the call's provider-call budget, and persists it.
+func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repair.Trigger, failed *repair.Attempt) *produced {
+	f := c.f
+	res := &produced{trig: trig}
+	prov, err := f.providerOrErr()
+	if err != nil {
+		res.fail = classifyErr(err, false)
+		return res
+	}
+	sig := c.rt.declared(c.method)
+	var req repair.Request
+	if failed != nil && trig.Kind == repair.TriggerRepair {
+		req = repair.NewRepair(c.role, c.method, c.rt.contract, sig, *failed)
+	} else {
+		replaced := repair.Attempt{}
+		if failed != nil {
+			replaced = *failed
+		}
+		req = repair.NewRegeneration(c.role, c.method, c.rt.contract, sig, trig, replaced)
+	}
+	if req.Signature == "" {
+		req.Signature = "export func " + sandbox.ExportedName(c.method) + "(...) with parameters and results that fit the contract"
+	}
+	kind := provider.Generate
+	if req.IsRepair() {
+		kind = provider.Repair
+	}
+	var last *failure
+	for c.meta.ProviderCalls < f.opts.MaxProviderCalls {
+		if ctx.Err() != nil {
+			break
+		}
+		ans, err := prov.Generate(ctx, provider.Request{Kind: kind, Role: c.role, Method: c.method, System: systemPrompt, Prompt: req.Prompt()})
+		c.meta.ProviderCalls++
+		c.meta.Tokens.InputTokens += ans.Usage.InputTokens
+		c.meta.Tokens.OutputTokens += ans.Usage.OutputTokens
+		c.meta.Tokens.CachedTokens += ans.Usage.CachedTokens
+		if err != nil {
+			fl := classifyErr(err, false)
+			if provider.KindOf(err) == provider.BadAnswer {
+				last = fl
+				req = req.WithEarlier(repair.Attempt{Code: ans.Raw, Error: fl.msg, Result: classifier.Result{Class: classifier.Intrinsic, Rule: classifier.RuleCompile}})
+				continue
+			}
+			res.fail = fl
+			return res
+		}
+		prog, out, fl := c.verify(ctx, ans.Code)
+		if fl != nil && (fl.result.Class == classifier.Intrinsic || fl.result.Class == classifier.Adaptive) {
+			last = fl
+			req = req.WithEarlier(repair.Attempt{Code: ans.Code, Error: fl.msg, Result: fl.result})
+			continue
+		}
+		// The code passed the gate; a caller or extrinsic failure of this call's own run is not
+		// the code's fault, so it is kept and the failure returned.
+		res.prog, res.out, res.fail = prog, out, fl
+		if f.opts.Switches.GenerateOnly {
+			res.art = &registry.Artifact{Role: c.role, Method: c.method, Code: ans.Code, Generation: 0}
+			return res
+		}
+		art, err := c.persist(ans, prog, trig)
+		if err != nil {
+			res.fail = classifyErr(err, false)
+			return res
+		}
+		res.art, res.saved = art, true
+		return res
+	}
+	if last == nil {
+		last = &failure{typ: "deadline", result: classifier.Classify(classifier.Failure{Kind: classifier.KindDeadline}), msg: "the call's context ended before an answer was verified"}
+	}
+	res.fail = &failure{typ: "gate", result: last.result,
+		msg: fmt.Sprintf("no generated code passed verification after %d provider call(s); last failure: %s", c.meta.ProviderCalls, last.msg)}
+	if base != nil && base.Lifecycle != registry.Blessed && base.Lifecycle != registry.Quarantined && !f.opts.Switches.GenerateOnly {
+		// The persisted code failed and could not be fixed in this call: mark it degraded so the
+		// next call tries again (repair first while the budget lasts).
+		if a, err := f.update(c.role, c.method, func(a *registry.Artifact) error {
+			if a.Generation == base.Generation {
+				a.Lifecycle = registry.Degraded
+			}
+			return nil
+		}); err == nil {
+			res.art = a
+		}
+	}
+	return res
+}
+
+// verify is the gate: policy and compile in the target sandbox, the declared signature, the
+// contract's acceptance examples and tests, then the call's own args and the deliverable schema.
+func (c *call) verify(ctx context.Context, code string) (*compiled, sandbox.Output, *failure) {
+	sb, err := c.f.sandbox(c.rt.backend)
+	if err != nil {
+		return nil, sandbox.Output{}, classifyErr(err, false)
+	}
+	src := sandbox.Source{Code: code, Func: c.method}
+	prog, err := sb.Compile(ctx, src)
+	if err != nil {
+		return nil, sandbox.Output{}, classifyErr(err, false)
+	}
+	if fl := checkDeclared(c.rt.declared(c.method), prog.Signature()); fl != nil {
+		return nil, sandbox.Output{}, fl
+	}
+	p := &compiled{prog: prog, sb: sb}
+	if acc := c.rt.rec.Acceptance; acc != nil {
+		for i, ex := range acc.Examples {
+			if ex.Method != "" && ex.Method != c.method {
+				continue
+			}
+			out, err := sb.Run(ctx, prog, c.input(ex.Args))
+			if err != nil {
+				fl := classifyErr(err, false)
+				if fl.result.Class == classifier.Caller {
+					fl = acceptanceFailure(fmt.Sprintf("acceptance example %d: args %s do not fit the code's signature: %s", i+1, ex.Args, fl.msg))
+				} else {
+					fl.msg = fmt.Sprintf("acceptance example %d (args %s): %s", i+1, ex.Args, fl.msg)
+				}
+				return nil, out, fl
+			}
+			if !jsonEqual(out.Value, ex.Expect) {
+				return nil, out, acceptanceFailure(fmt.Sprintf("acceptance example %d: args %s: want %s, got %s", i+1, ex.Args, ex.Expect, out.Value))
+			}
+		}
+		if tests := testsFor(acc, c.method, prog.Signature().Func); tests != "" {
+			tester, ok := sb.(sandbox.Tester)
+			if !ok {
+				return nil, sandbox.Output{}, &failure{typ: "internal", result: classifier.Classify(classifier.Failure{Kind: classifier.KindInternal}),
+					msg: fmt.Sprintf("sandbox %s cannot run acceptance tests", c.rt.backend)}
+			}
+			results, err := tester.Test(ctx, src, tests, c.input(nil))
+			if err != nil {
+				return nil, sandbox.Output{}, classifyErr(err, false)
+			}
+			var failed []string
+			for _, r := range results {
+				if !r.Passed {
+					failed = append(failed, r.Name+": "+r.Message)
+				}
+			}
+			if len(failed) > 0 {
+				return nil, sandbox.Output{}, acceptanceFailure(fmt.Sprintf("%d of %d acceptance test(s) failed: %s", len(failed), len(results), strings.Join(failed, "; ")))
+			}
+		}
+	}
+	if c.args == nil {
+		return p, sandbox.Output{}, nil
+	}
+	out, err := sb.Run(c.runCtx(ctx), prog, c.input(c.args))
+	c.ev.SandboxNS = int64(out.Duration)
+	if err == nil {
+		err = checkDeliverable(c.rt.deliverable, out)
+	}
+	if err != nil {
+		return p, out, classifyErr(err, false)
+	}
+	return p, out, nil
+}
+
+func acceptanceFailure(msg string) *failure {
+	return &failure{typ: "acceptance", result: classifier.Classify(classifier.Failure{Kind: classifier.KindAcceptance}), msg: msg}
+}
+
+// testsFor picks the acceptance test source for a method: its own, else the role's tests when
+// they call the method's function.
+func testsFor(acc *registry.Acceptance, method, fn string) string {
+	if t := acc.MethodTests[method]; t != "" {
+		return t
+	}
+	if acc.Tests != "" && strings.Contains(acc.Tests, fn+"(") {
+		return acc.Tests
+	}
+	return ""
+}
+
+// checkDeclared compares the code's signature with the contract's declared one, if any.
+func checkDeclared(declared string, got sandbox.Signature) *failure {
+	if declared == "" {
+		return nil
+	}
+	want, err := sandbox.ParseSignature(sandbox.Source{Code: "package artifact\n" + strings.TrimSuffix(strings.TrimSpace(declared), "{") + " { panic(0) }"})
+	if err != nil {
+		return nil // the contract's declaration is checked when the role is added
+	}
+	if declOf(want) != declOf(got) {
+		return &failure{typ: "compile", result: classifier.Classify(classifier.Failure{Kind: classifier.KindCompile}),
+			msg: fmt.Sprintf("signature mismatch: the contract declares %s, the code has %s", declOf(want), declOf(got))}
+	}
+	return nil
+}
+
+// declOf renders a signature as a Go declaration, "func Upper(s string) string".
+func declOf(s sandbox.Signature) string {
+	var b strings.Builder
+	b.WriteString("func ")
+	b.WriteString(s.Func)
+	b.WriteByte('(')
+	for i, p := range s.Params {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(p.Name)
+		b.WriteByte(' ')
+		if s.Variadic && i == len(s.Params)-1 {
+			b.WriteString("...")
+			b.WriteString(strings.TrimPrefix(p.Type, "[]"))
+		} else {
+			b.WriteString(p.Type)
+		}
+	}
+	b.WriteByte(')')
+	switch s.Shape {
+	case sandbox.ResultValue:
+		b.WriteString(" " + s.Result)
+	case sandbox.ResultValueError:
+		b.WriteString(" (" + s.Result + ", error)")
+	case sandbox.ResultError:
+		b.WriteString(" error")
+	}
+	return b.String()
+}
+
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// persist makes verified code the current generation.
+func (c *call) persist(ans provider.Answer, p *compiled, trig repair.Trigger) (*registry.Artifact, error) {
+	now := c.f.now().UTC()
+	sig := p.prog.Signature()
+	art, err := c.f.store.Update(c.role, c.method, func(a *registry.Artifact, _ bool) error {
+		a.Promote(ans.Code, trig.String(), ans.Model, PromptVersion, now)
+		a.Lifecycle = registry.Candidate
+		a.ContractFingerprint = c.rt.rec.Fingerprint
+		a.Signature = registry.Signature{Func: sig.Func, Decl: declOf(sig), ParamsSchema: sig.ParamsSchema}
+		a.RepairCountSinceRegen = repair.NextRepairCount(trig, a.RepairCountSinceRegen)
+		if trig.Kind == repair.TriggerRepair {
+			a.LastRepairedAt = &now
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.art = art
+	c.f.mu.Lock()
+	c.f.programs[registry.Key{Role: c.role, Method: c.method}] = p
+	c.f.mu.Unlock()
+	return art, nil
+}
+
+func (c *call) record(o registry.Outcome, reason string) {
+	if c.art == nil || c.art.Generation == 0 {
+		return
+	}
+	c.f.rec.Record(c.role, c.method, o, time.Since(c.start), reason)
+}
+
+func (c *call) recordFailure(fl *failure) {
+	o, err := registry.OutcomeForClass(string(fl.result.Class))
+	if err != nil {
+		o = registry.ExtrinsicFailure
+	}
+	c.record(o, fl.msg)
+}
+
+func (c *call) fail(fl *failure) Outcome {
+	c.ev.FailureType, c.ev.FailureClass, c.ev.FailureRule = fl.typ, string(fl.result.Class), string(fl.result.Rule)
+	return Outcome{Err: fl.toError()}
+}
+
+// finish completes the Outcome's meta and emits the call's event.
+func (c *call) finish(o Outcome) Outcome {
+	d := time.Since(c.start)
+	c.meta.Duration = d
+	o.Meta = c.meta
+	e := &c.ev
+	e.OK = o.OK
+	e.ProgramSource, e.ArtifactGen = c.meta.ProgramSource, c.meta.ArtifactGen
+	e.RepairAttempted, e.RepairSucceeded = c.meta.RepairAttempted, c.meta.RepairSucceeded
+	e.ProviderCalls, e.Tokens, e.DurationNS = c.meta.ProviderCalls, c.meta.Tokens, int64(d)
+	if a := c.art; a != nil {
+		e.PromptVersion, e.ContractFingerprint = a.PromptVersion, a.ContractFingerprint
+		e.SuccessCount, e.FailureCount = a.SuccessCount, a.FailureCount
+		e.IntrinsicFailureCount, e.AdaptiveFailureCount, e.ExtrinsicFailureCount = a.IntrinsicFailureCount, a.AdaptiveFailureCount, a.ExtrinsicFailureCount
+		if e.GenerationTrigger == "" && len(a.History) > 0 {
+			e.GenerationTrigger = a.History[0].Trigger
+		}
+	}
+	if c.f.events != nil || c.f.opts.EventSink != nil {
+		e.Time = c.f.now().UTC()
+		if c.f.events != nil {
+			c.f.events.emit(*e)
+		}
+		if c.f.opts.EventSink != nil {
+			c.f.opts.EventSink(*e)
+		}
+	}
+	return o
+}

@@ -1,0 +1,215 @@
+package forge
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/artifactforge/forge/classifier"
+	"github.com/artifactforge/forge/provider"
+	"github.com/artifactforge/forge/registry"
+	"github.com/artifactforge/forge/repair"
+	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/selector"
+)
+
+// roleRuntime is what the call path needs of a role, derived once per stored contract.
+type roleRuntime struct {
+	rec         *registry.RoleRecord
+	caps        sandbox.Capabilities
+	limits      sandbox.Limits
+	backend     string
+	deliverable *jsonschema.Schema
+	budget      repair.Budget
+	contract    string // canonical JSON, for prompts
+}
+
+func newRoleRuntime(rec *registry.RoleRecord, defaultBudget repair.Budget) (*roleRuntime, error) {
+	c := rec.Contract
+	rt := &roleRuntime{rec: rec, backend: c.Sandbox, budget: defaultBudget}
+	if rt.backend == "" {
+		rt.backend = "yaegi"
+	}
+	if caps := c.Capabilities; caps != nil {
+		rt.caps = sandbox.Capabilities{Log: caps.Log, Now: caps.Now, Rand: caps.Rand, Call: caps.Call}
+		if h := caps.HTTP; h != nil {
+			rt.caps.HTTP = &sandbox.HTTPCap{Allow: h.Allow, MaxBytes: h.MaxBytes}
+			if h.Timeout != "" {
+				d, err := time.ParseDuration(h.Timeout)
+				if err != nil {
+					return nil, fmt.Errorf("role %s: capabilities.http.timeout: %w", c.Role, err)
+				}
+				rt.caps.HTTP.Timeout = d
+			}
+		}
+	}
+	if l := c.Limits; l != nil {
+		rt.limits.MaxDepth, rt.limits.Isolation = l.MaxDepth, l.Isolation
+		var err error
+		if l.Timeout != "" {
+			if rt.limits.Timeout, err = time.ParseDuration(l.Timeout); err != nil {
+				return nil, fmt.Errorf("role %s: limits.timeout: %w", c.Role, err)
+			}
+		}
+		if l.Memory != "" {
+			if rt.limits.MemoryBytes, err = registry.ParseSize(l.Memory); err != nil {
+				return nil, fmt.Errorf("role %s: limits.memory: %w", c.Role, err)
+			}
+		}
+		if l.Output != "" {
+			n, err := registry.ParseSize(l.Output)
+			if err != nil {
+				return nil, fmt.Errorf("role %s: limits.output: %w", c.Role, err)
+			}
+			rt.limits.OutputBytes = int(n)
+		}
+	}
+	rt.limits = rt.limits.WithDefaults()
+	if len(c.Deliverable) > 0 {
+		s, err := registry.CompileDeliverable(c.Deliverable)
+		if err != nil {
+			return nil, fmt.Errorf("role %s: deliverable: %w", c.Role, err)
+		}
+		rt.deliverable = s
+	}
+	if fp := c.FailurePolicy; fp != nil && fp.MaxRepairsBeforeRegen > 0 {
+		b, err := repair.NewBudget(fp.MaxRepairsBeforeRegen)
+		if err != nil {
+			return nil, err
+		}
+		rt.budget = b
+	}
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	canon, err := registry.CanonicalJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	rt.contract = string(canon)
+	return rt, nil
+}
+
+// declared returns the declared Go signature of method, or "".
+func (rt *roleRuntime) declared(method string) string { return rt.rec.Methods[method] }
+
+// failure is a classified failure of one step of a call.
+type failure struct {
+	typ    string
+	result classifier.Result
+	msg    string
+}
+
+func (f *failure) toError() *Error {
+	return &Error{Type: f.typ, Class: string(f.result.Class), Rule: string(f.result.Rule), Message: f.msg, Retriable: f.result.Retriable()}
+}
+
+// classifyErr turns an error of the sandbox, the provider or the forge into a classified failure.
+func classifyErr(err error, stale bool) *failure {
+	if err == nil {
+		return nil
+	}
+	var se *sandbox.Error
+	if errors.As(err, &se) {
+		f := classifier.Failure{Kind: classifier.Kind(se.Kind), HostCallInFlight: se.HostCallInFlight,
+			HTTPStatus: se.HTTPStatus, UpstreamRead: se.UpstreamRead, StaleContract: stale, Network: networkOf(se)}
+		return &failure{typ: string(se.Kind), result: classifier.Classify(f), msg: se.Error()}
+	}
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		f := classifier.Failure{Kind: classifier.KindProvider, ProviderError: providerErrorOf(pe.Kind)}
+		return &failure{typ: "provider", result: classifier.Classify(f), msg: pe.Error()}
+	}
+	var df *deliverableError
+	if errors.As(err, &df) {
+		f := classifier.Failure{Kind: classifier.KindDeliverable, UpstreamRead: df.upstream, StaleContract: stale}
+		return &failure{typ: "deliverable", result: classifier.Classify(f), msg: df.Error()}
+	}
+	return &failure{typ: "internal", result: classifier.Classify(classifier.Failure{Kind: classifier.KindInternal}), msg: err.Error()}
+}
+
+func providerErrorOf(k provider.ErrorKind) classifier.ProviderError {
+	switch k {
+	case provider.Unavailable:
+		return classifier.ProviderUnavailable
+	case provider.RateLimited:
+		return classifier.ProviderRateLimited
+	case provider.BadAnswer:
+		return classifier.ProviderBadAnswer
+	case provider.Auth:
+		return classifier.ProviderAuth
+	case provider.Misconfigured:
+		return classifier.ProviderConfig
+	}
+	return classifier.ProviderError(k)
+}
+
+// networkOf reads the network error kind a host failure carries, if the sandbox set one.
+func networkOf(se *sandbox.Error) classifier.Network {
+	var ne interface{ NetworkKind() string }
+	if errors.As(se, &ne) {
+		return classifier.Network(ne.NetworkKind())
+	}
+	return ""
+}
+
+// deliverableError is a result that violates the role's deliverable schema.
+type deliverableError struct {
+	upstream bool
+	err      error
+}
+
+func (e *deliverableError) Error() string {
+	return "result violates the role's deliverable schema: " + e.err.Error()
+}
+
+func checkDeliverable(s *jsonschema.Schema, out sandbox.Output) error {
+	if s == nil {
+		return nil
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(out.Value))
+	if err == nil {
+		err = s.Validate(v)
+	}
+	if err != nil {
+		return &deliverableError{upstream: out.UpstreamRead, err: err}
+	}
+	return nil
+}
+
+// selectorArtifact is the selector's plain-data view of a stored artifact.
+func selectorArtifact(a *registry.Artifact) selector.Artifact {
+	var h selector.Health
+	for i := 0; i < len(a.Recent); i++ {
+		switch a.Recent[i] {
+		case 's':
+			h.Successes++
+		case 'i':
+			h.IntrinsicFailures++
+		case 'a':
+			h.AdaptiveFailures++
+		case 'e':
+			h.ExtrinsicFailures++
+		}
+	}
+	return selector.Artifact{
+		SchemaVersion:       a.SchemaVersion,
+		RuntimeVersion:      a.RuntimeVersion,
+		Lifecycle:           selector.Lifecycle(a.Lifecycle),
+		ForcedRegeneration:  a.ForceRegenerate,
+		ContractFingerprint: a.ContractFingerprint,
+		PromptVersion:       a.PromptVersion,
+		Health:              h,
+	}
+}
+
+func sortStrings(s []string) []string {
+	sort.Strings(s)
+	return s
+}

@@ -1,0 +1,209 @@
+package forge
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/artifactforge/forge/provider"
+)
+
+// ID is a trace or call id, written as 16 hex digits. Kept as a number so that the warm path
+// formats nothing.
+type ID uint64
+
+func newID() ID { return ID(rand.Uint64() | 1) }
+
+// MarshalText renders the id as 16 hex digits ("" for none).
+func (id ID) MarshalText() ([]byte, error) {
+	if id == 0 {
+		return []byte{}, nil
+	}
+	return fmt.Appendf(nil, "%016x", uint64(id)), nil
+}
+
+// UnmarshalText parses 16 hex digits.
+func (id *ID) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*id = 0
+		return nil
+	}
+	n, err := strconv.ParseUint(string(b), 16, 64)
+	*id = ID(n)
+	return err
+}
+
+// Event is one line of events/forge.jsonl: one per call, with everything needed to explain how it
+// was served (DESIGN.md, Observability).
+type Event struct {
+	Time         time.Time `json:"time"`
+	TraceID      ID        `json:"trace_id"`
+	CallID       ID        `json:"call_id"`
+	ParentCallID ID        `json:"parent_call_id,omitempty"`
+	Depth        int       `json:"depth"`
+	Role         string    `json:"role"`
+	Method       string    `json:"method"`
+	OK           bool      `json:"ok"`
+
+	Action              string `json:"action"`
+	Reason              string `json:"reason"`
+	ProgramSource       string `json:"program_source,omitempty"`
+	ArtifactHit         bool   `json:"artifact_hit"`
+	ArtifactGen         int    `json:"artifact_gen,omitempty"`
+	GenerationTrigger   string `json:"artifact_generation_trigger,omitempty"`
+	PromptVersion       string `json:"prompt_version,omitempty"`
+	ContractFingerprint string `json:"contract_fingerprint,omitempty"`
+
+	SuccessCount          int64 `json:"artifact_success_count"`
+	FailureCount          int64 `json:"artifact_failure_count"`
+	IntrinsicFailureCount int64 `json:"artifact_intrinsic_failure_count"`
+	AdaptiveFailureCount  int64 `json:"artifact_adaptive_failure_count"`
+	ExtrinsicFailureCount int64 `json:"artifact_extrinsic_failure_count"`
+
+	FailureType     string `json:"failure_type,omitempty"`
+	FailureClass    string `json:"failure_class,omitempty"`
+	FailureRule     string `json:"failure_rule,omitempty"`
+	RepairAttempted bool   `json:"repair_attempted"`
+	RepairSucceeded bool   `json:"repair_succeeded"`
+
+	ProviderCalls int            `json:"provider_calls"`
+	Tokens        provider.Usage `json:"tokens"`
+	DurationNS    int64          `json:"duration_ns"`
+	SandboxNS     int64          `json:"sandbox_ns"`
+}
+
+// Event log rotation: forge.jsonl is renamed to forge.jsonl.1 (.1 to .2, ...) past this size.
+const (
+	eventLogMaxBytes = 16 << 20
+	eventLogKeep     = 3
+	eventQueue       = 8192
+)
+
+// eventLog writes events from a queue in the background so that a call never waits on disk. When
+// the queue is full, events are dropped and counted rather than slowing calls down.
+type eventLog struct {
+	path    string
+	queue   chan Event
+	done    chan struct{}
+	dropped atomic.Int64
+	closeMu sync.Once
+	syncReq chan chan struct{}
+}
+
+func openEventLog(dir string) (*eventLog, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("forge: events: %w", err)
+	}
+	l := &eventLog{path: filepath.Join(dir, "forge.jsonl"), queue: make(chan Event, eventQueue),
+		done: make(chan struct{}), syncReq: make(chan chan struct{})}
+	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("forge: events: %w", err)
+	}
+	go l.run(f)
+	return l, nil
+}
+
+func (l *eventLog) emit(e Event) {
+	select {
+	case l.queue <- e:
+	default:
+		l.dropped.Add(1)
+	}
+}
+
+func (l *eventLog) run(f *os.File) {
+	defer close(l.done)
+	w := bufio.NewWriterSize(f, 64<<10)
+	enc := json.NewEncoder(w)
+	size := int64(0)
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
+	}
+	write := func(e Event) {
+		before := w.Buffered()
+		if err := enc.Encode(e); err != nil {
+			return
+		}
+		size += int64(w.Buffered() - before)
+		if size > eventLogMaxBytes {
+			w.Flush()
+			f.Close()
+			l.rotate()
+			nf, err := os.OpenFile(l.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY|os.O_TRUNC, 0o644)
+			if err != nil {
+				return
+			}
+			f, size = nf, 0
+			w.Reset(f)
+		}
+	}
+	for {
+		select {
+		case e, ok := <-l.queue:
+			if !ok {
+				w.Flush()
+				f.Close()
+				return
+			}
+			write(e)
+			if len(l.queue) == 0 {
+				w.Flush()
+			}
+		case ack := <-l.syncReq:
+			for len(l.queue) > 0 {
+				write(<-l.queue)
+			}
+			w.Flush()
+			close(ack)
+		}
+	}
+}
+
+func (l *eventLog) rotate() {
+	for i := eventLogKeep - 1; i >= 1; i-- {
+		os.Rename(fmt.Sprintf("%s.%d", l.path, i), fmt.Sprintf("%s.%d", l.path, i+1))
+	}
+	os.Rename(l.path, l.path+".1")
+}
+
+// sync waits until every event queued so far is written.
+func (l *eventLog) sync() {
+	ack := make(chan struct{})
+	select {
+	case l.syncReq <- ack:
+		<-ack
+	case <-l.done:
+	}
+}
+
+func (l *eventLog) close() {
+	l.closeMu.Do(func() { close(l.queue) })
+	<-l.done
+}
+
+// readEvents reads a store's current event log.
+func readEvents(store string) ([]Event, error) {
+	data, err := os.ReadFile(filepath.Join(store, "events", "forge.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	var out []Event
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for dec.More() {
+		var e Event
+		if err := dec.Decode(&e); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}

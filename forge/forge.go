@@ -1,0 +1,259 @@
+package forge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/artifactforge/forge/classifier"
+	"github.com/artifactforge/forge/repair"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/artifactforge/forge/provider"
+	"github.com/artifactforge/forge/registry"
+	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/yaegi"
+)
+
+// Forge serves calls of role methods from one store. It is safe for concurrent use. Close it to
+// flush buffered metrics and events.
+type Forge struct {
+	opts   Options
+	store  *registry.Store
+	rec    *registry.Recorder
+	events *eventLog
+	now    func() time.Time
+
+	flight singleflight.Group
+
+	mu        sync.RWMutex
+	roles     map[string]*roleRuntime
+	programs  map[registry.Key]*compiled
+	sandboxes map[string]sandbox.Sandbox
+}
+
+// compiled is an artifact snapshot and its compiled program.
+type compiled struct {
+	art  *registry.Artifact
+	prog sandbox.Program
+	sb   sandbox.Sandbox
+}
+
+// Open opens the store and starts the metrics recorder and the event log.
+func Open(opts Options) (*Forge, error) {
+	s, err := registry.Open(opts.Store)
+	if err != nil {
+		return nil, err
+	}
+	if opts.MaxProviderCalls <= 0 {
+		opts.MaxProviderCalls = DefaultMaxProviderCalls
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	f := &Forge{opts: opts, store: s, now: opts.Now,
+		roles: map[string]*roleRuntime{}, programs: map[registry.Key]*compiled{}, sandboxes: map[string]sandbox.Sandbox{}}
+	if !opts.NoEvents {
+		if f.events, err = openEventLog(filepath.Join(s.Root(), "events")); err != nil {
+			return nil, err
+		}
+	}
+	f.rec = registry.NewRecorder(s, opts.FlushInterval)
+	return f, nil
+}
+
+// Store is the underlying store, for read-only inspection.
+func (f *Forge) Store() *registry.Store { return f.store }
+
+// Close flushes buffered metrics and events and releases the sandboxes. Calls must have returned.
+func (f *Forge) Close() error {
+	f.rec.Close()
+	if f.events != nil {
+		f.events.close()
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var errs []error
+	for _, sb := range f.sandboxes {
+		errs = append(errs, sb.Close())
+	}
+	f.sandboxes = map[string]sandbox.Sandbox{}
+	return errors.Join(errs...)
+}
+
+// Flush writes buffered metrics and queued events now.
+func (f *Forge) Flush() {
+	f.rec.Flush()
+	if f.events != nil {
+		f.events.sync()
+	}
+}
+
+// AddRole validates and stores a role contract (replacing the contract of an existing role).
+func (f *Forge) AddRole(c registry.Contract) error {
+	_, err := f.store.PutRole(c, f.now())
+	return err
+}
+
+// roleRuntime returns the derived runtime view of a role, rebuilt when its stored record changes.
+func (f *Forge) roleRuntime(role string) (*roleRuntime, error) {
+	rec, err := f.store.Role(role)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.RLock()
+	rt := f.roles[role]
+	f.mu.RUnlock()
+	if rt != nil && rt.rec == rec {
+		return rt, nil
+	}
+	rt, err = newRoleRuntime(rec, f.opts.Budget)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.roles[role] = rt
+	f.mu.Unlock()
+	return rt, nil
+}
+
+// sandbox returns the backend named name, built on first use.
+func (f *Forge) sandbox(name string) (sandbox.Sandbox, error) {
+	f.mu.RLock()
+	sb := f.sandboxes[name]
+	f.mu.RUnlock()
+	if sb != nil {
+		return sb, nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if sb = f.sandboxes[name]; sb != nil {
+		return sb, nil
+	}
+	var err error
+	if f.opts.Sandboxes != nil {
+		sb, err = f.opts.Sandboxes(name)
+	} else {
+		sb, err = DefaultSandbox(name, f.store.Root())
+	}
+	if err != nil {
+		return nil, err
+	}
+	f.sandboxes[name] = sb
+	return sb, nil
+}
+
+// DefaultSandbox builds the built-in backend name ("yaegi" or "wasm") for a store: the wasm
+// backend caches its modules under the store's cache/.
+func DefaultSandbox(name, storeRoot string) (sandbox.Sandbox, error) {
+	switch name {
+	case "", "yaegi":
+		return yaegi.New(yaegi.Options{}), nil
+	}
+	return nil, fmt.Errorf("forge: unknown sandbox %q: use yaegi or wasm", name)
+}
+
+// MarkRegenerate makes the next call of role.method regenerate its code (`forge regen --next-call`).
+func (f *Forge) MarkRegenerate(role, method string) error {
+	_, err := f.update(role, method, func(a *registry.Artifact) error {
+		a.ForceRegenerate = true
+		return nil
+	})
+	return err
+}
+
+// Bless pins role.method's current generation: it is always executed and never replaced
+// automatically. resetMetrics starts its counters afresh.
+func (f *Forge) Bless(role, method string, resetMetrics bool) error {
+	_, err := f.update(role, method, func(a *registry.Artifact) error {
+		if a.Lifecycle == registry.Quarantined {
+			return fmt.Errorf("forge: %s.%s is quarantined: roll it back or regenerate it before blessing", role, method)
+		}
+		a.Lifecycle = registry.Blessed
+		if resetMetrics {
+			a.Counters = registry.Counters{}
+			a.LastFailureClass, a.LastFailureReason = "", ""
+		}
+		return nil
+	})
+	return err
+}
+
+// Quarantine refuses role.method's artifact until an operator rolls it back or regenerates it.
+func (f *Forge) Quarantine(role, method string) error {
+	_, err := f.update(role, method, func(a *registry.Artifact) error {
+		a.Lifecycle = registry.Quarantined
+		return nil
+	})
+	return err
+}
+
+// Rollback makes generation gen (0: the one before the current) current again, from the kept
+// history, without the code generator.
+func (f *Forge) Rollback(role, method string, gen int) (*registry.Artifact, error) {
+	return f.update(role, method, func(a *registry.Artifact) error { return a.Rollback(gen, f.now()) })
+}
+
+// Archive marks role.method archived (reversible: a call or Rollback revives it).
+func (f *Forge) Archive(role, method string) error {
+	_, err := f.update(role, method, func(a *registry.Artifact) error {
+		a.Lifecycle = registry.Archived
+		return nil
+	})
+	return err
+}
+
+// update is a locked read-modify-write of an existing artifact; the cached program is dropped.
+func (f *Forge) update(role, method string, fn func(a *registry.Artifact) error) (*registry.Artifact, error) {
+	a, err := f.store.Update(role, method, func(a *registry.Artifact, exists bool) error {
+		if !exists {
+			return fmt.Errorf("forge: %s.%s: %w; it is created by the first `forge call %s %s`", role, method, registry.ErrNotFound, role, method)
+		}
+		return fn(a)
+	})
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	delete(f.programs, registry.Key{Role: role, Method: method})
+	f.mu.Unlock()
+	return a, nil
+}
+
+// providerOrErr returns the configured provider or the error that says how to configure one.
+func (f *Forge) providerOrErr() (provider.Provider, error) {
+	if f.opts.Provider != nil {
+		return f.opts.Provider, nil
+	}
+	return provider.Open("", func(string) string { return "" })
+}
+
+// Regenerate writes role.method's code again from its contract now, with the provider
+// (`forge regen`), verifies it and makes it current; the old code stays in the history. The
+// Outcome has no value: no call args were given.
+func (f *Forge) Regenerate(ctx context.Context, role, method string) Outcome {
+	c := &call{f: f, role: role, method: method, start: time.Now()}
+	c.ev.Role, c.ev.Method, c.ev.CallID = role, method, newID()
+	c.ev.TraceID = c.ev.CallID
+	c.ev.Action, c.ev.Reason = "regenerate", "operator"
+	c.meta.Decision = "regenerate:operator"
+	rt, err := f.roleRuntime(role)
+	if err != nil {
+		return c.finish(c.fail(&failure{typ: "unknown_role", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()}))
+	}
+	c.rt = rt
+	base, err := f.store.Load(role, method)
+	if err != nil && !errors.Is(err, registry.ErrNotFound) && !errors.Is(err, registry.ErrCorrupt) {
+		return c.finish(c.fail(classifyErr(err, false)))
+	}
+	var replaced *repair.Attempt
+	if base != nil {
+		replaced = &repair.Attempt{Code: base.Code, Error: "an operator asked for new code"}
+	} else {
+		base = nil
+	}
+	return c.finish(c.produce(ctx, base, repair.ByOperator(repair.VerbRegen, ""), replaced))
+}

@@ -1,0 +1,41 @@
+package forge
+
+import (
+	"time"
+
+	"github.com/artifactforge/forge/provider"
+	"github.com/artifactforge/forge/repair"
+	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/selector"
+)
+
+// DefaultMaxProviderCalls bounds the provider calls a single Call may make (generation, gate
+// feedback, repair and regeneration together).
+const DefaultMaxProviderCalls = 3
+
+// Options configure a Forge. The zero value of every field but Store is a safe default.
+type Options struct {
+	// Store is the store directory (see registry.Open).
+	Store string
+	// Provider writes code. Nil means none is configured: persisted artifacts still run, and
+	// generation fails with an error saying how to configure one.
+	Provider provider.Provider
+	// Sandboxes builds the backend for a contract's "sandbox" field ("yaegi" or "wasm"); nil uses
+	// the built-in backends. Each backend is built once, on first use.
+	Sandboxes func(name string) (sandbox.Sandbox, error)
+	// Switches are the kill switches and canary list.
+	Switches selector.Switches
+	// MaxProviderCalls per Call (default DefaultMaxProviderCalls).
+	MaxProviderCalls int
+	// Budget is the default repair budget (repair.DefaultMaxRepairsBeforeRegen); a contract's
+	// failure_policy.max_repairs_before_regen overrides it.
+	Budget repair.Budget
+	// FlushInterval of the metrics recorder (default 1s).
+	FlushInterval time.Duration
+	// NoEvents turns the events/forge.jsonl log off.
+	NoEvents bool
+	// EventSink, if set, receives every event as well (tests, SSE).
+	EventSink func(Event)
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
