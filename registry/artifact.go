@@ -145,6 +145,10 @@ var ErrNoGeneration = errors.New("generation not in history")
 // operator:rollback. gen 0 means the generation before the current one.
 func (a *Artifact) Rollback(gen int, now time.Time) error {
 	if gen == 0 {
+		if a.Generation <= 1 {
+			return fmt.Errorf("registry: %s.%s: %w: it has no generation before gen-%d; regenerate with `forge regen %s %s`",
+				a.Role, a.Method, ErrNoGeneration, a.Generation, a.Role, a.Method)
+		}
 		gen = a.Generation - 1
 	}
 	id := GenerationID(gen)

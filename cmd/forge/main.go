@@ -22,10 +22,11 @@ const (
 
 // app carries the global flags and the output streams to every command.
 type app struct {
-	storeFlag string
-	jsonOut   bool
-	stdout    io.Writer
-	stderr    io.Writer
+	storeFlag    string
+	providerFlag string
+	jsonOut      bool
+	stdout       io.Writer
+	stderr       io.Writer
 }
 
 // subcommands is filled by init functions in this package's files, one file per command group.
@@ -82,6 +83,7 @@ func newRootCmd(a *app) *cobra.Command {
 	root.SetErr(a.stderr)
 	root.PersistentFlags().StringVar(&a.storeFlag, "store", "", "store directory (default $FORGE_STORE, else $XDG_STATE_HOME/forge, else ~/.local/state/forge)")
 	root.PersistentFlags().BoolVar(&a.jsonOut, "json", false, "print machine-readable JSON")
+	root.PersistentFlags().StringVar(&a.providerFlag, "provider", "", "code generator: replay:PATH, openai[:MODEL], anthropic[:MODEL] or command:PROG ARGS (default $FORGE_PROVIDER)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	for _, f := range subcommands {
 		root.AddCommand(f(a))

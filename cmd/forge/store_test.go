@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// forge runs the CLI in-process and returns its exit code, stdout and stderr.
-func forge(t *testing.T, args ...string) (int, string, string) {
+// runCLI runs the CLI in-process and returns its exit code, stdout and stderr.
+func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := run(args, &out, &errb)
@@ -61,14 +61,14 @@ func TestStoreCommands(t *testing.T) {
 		{"unknown flag", []string{"ls", "--frob"}, 2, "", "unknown flag"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, errOut := forge(t, append([]string{"--store", store}, tc.args...)...)
+			code, out, errOut := runCLI(t, append([]string{"--store", store}, tc.args...)...)
 			assert.Equal(t, tc.code, code, "stdout: %s\nstderr: %s", out, errOut)
 			assert.Contains(t, out, tc.outHas)
 			assert.Contains(t, errOut, tc.errHas)
 		})
 	}
 
-	code, out, _ := forge(t, "--store", store, "--json", "role", "ls")
+	code, out, _ := runCLI(t, "--store", store, "--json", "role", "ls")
 	require.Equal(t, 0, code)
 	var roles []map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &roles))
@@ -79,11 +79,11 @@ func TestDoctorExitsOneOnDamage(t *testing.T) {
 	store := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(store, "tools", "text"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(store, "tools", "text", "upper.json"), []byte("{broken"), 0o644))
-	code, out, errOut := forge(t, "--store", store, "doctor")
+	code, out, errOut := runCLI(t, "--store", store, "doctor")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, "quarantined")
 	assert.Contains(t, errOut, "1 damaged")
-	code, _, _ = forge(t, "--store", store, "doctor")
+	code, _, _ = runCLI(t, "--store", store, "doctor")
 	assert.Equal(t, 0, code, "damage was quarantined; the store is clean now")
 	q, _ := os.ReadDir(filepath.Join(store, "quarantine"))
 	assert.Len(t, q, 1, "nothing stored is lost: the damaged file is kept")

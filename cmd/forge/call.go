@@ -1,0 +1,388 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/artifactforge/forge/forge"
+	"github.com/artifactforge/forge/provider"
+	"github.com/artifactforge/forge/registry"
+)
+
+func init() {
+	register(newCallCmd)
+	register(newRegenCmd)
+	register(newBlessCmd)
+	register(newQuarantineCmd)
+	register(newRollbackCmd)
+	register(newStaleCmd)
+	register(newPruneCmd)
+}
+
+// openForge opens the forge on the store with the configured provider. No provider configured is
+// not an error here: persisted artifacts still run, and generation says how to configure one.
+func (a *app) openForge() (*forge.Forge, error) {
+	dir, err := a.storeDir()
+	if err != nil {
+		return nil, err
+	}
+	var p provider.Provider
+	if a.providerFlag != "" || os.Getenv(provider.EnvProvider) != "" {
+		if p, err = provider.Open(a.providerFlag, os.Getenv); err != nil {
+			return nil, err
+		}
+	}
+	return forge.Open(forge.Options{Store: dir, Provider: p})
+}
+
+// callArgs builds the JSON args object from --args and name=value pairs; a value that is valid
+// JSON is taken as JSON (n=3, ok=true, xs=[1,2]), anything else as a string (s=hello).
+func callArgs(argsFlag string, pairs []string) (json.RawMessage, error) {
+	if len(pairs) == 0 {
+		if argsFlag == "" {
+			return nil, nil
+		}
+		if !json.Valid([]byte(argsFlag)) {
+			return nil, usagef("--args is not valid JSON: %s", argsFlag)
+		}
+		return json.RawMessage(argsFlag), nil
+	}
+	obj := map[string]json.RawMessage{}
+	if argsFlag != "" {
+		if err := json.Unmarshal([]byte(argsFlag), &obj); err != nil {
+			return nil, usagef("--args must be a JSON object to combine with name=value pairs: %v", err)
+		}
+	}
+	for _, p := range pairs {
+		name, value, ok := strings.Cut(p, "=")
+		if !ok || name == "" {
+			return nil, usagef("argument %q is not name=value", p)
+		}
+		if json.Valid([]byte(value)) {
+			obj[name] = json.RawMessage(value)
+		} else {
+			b, _ := json.Marshal(value)
+			obj[name] = b
+		}
+	}
+	b, err := json.Marshal(obj)
+	return b, err
+}
+
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt)
+}
+
+func newCallCmd(a *app) *cobra.Command {
+	var argsFlag string
+	cmd := &cobra.Command{
+		Use:   "call ROLE METHOD [name=value ...]",
+		Short: "Call role.method: run its persisted artifact, or generate, verify and persist it first",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return usagef("call: want ROLE METHOD [name=value ...]; usage: %s", cmd.UseLine())
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			in, err := callArgs(argsFlag, args[2:])
+			if err != nil {
+				return err
+			}
+			f, err := a.openForge()
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			ctx, cancel := signalContext()
+			defer cancel()
+			o := f.Call(ctx, args[0], args[1], in)
+			if a.jsonOut {
+				if err := a.printJSON(o); err != nil {
+					return err
+				}
+			} else if o.OK {
+				fmt.Fprintln(a.stdout, string(o.Value))
+			}
+			if !o.OK {
+				if o.Err.Type == "refused" {
+					return codedError{exitFailed, errors.New(o.Err.Message)}
+				}
+				if o.Err.Class == "caller" {
+					return codedError{exitFailed, fmt.Errorf("%s (%s/%s)", o.Err.Message, o.Err.Class, o.Err.Type)}
+				}
+				return codedError{exitFailed, fmt.Errorf("%s failure (rule %s, %s): %s", o.Err.Class, o.Err.Rule, o.Err.Type, o.Err.Message)}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&argsFlag, "args", "", `JSON args: an object by parameter name ({"s":"go"}) or an array by position`)
+	return cmd
+}
+
+func newRegenCmd(a *app) *cobra.Command {
+	var nextCall bool
+	cmd := &cobra.Command{
+		Use:   "regen ROLE METHOD",
+		Short: "Regenerate an artifact's code now with the provider (or, with --next-call, on its next call)",
+		Args:  exactArgs(2),
+		RunE: func(_ *cobra.Command, args []string) error {
+			f, err := a.openForge()
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if nextCall {
+				if err := f.MarkRegenerate(args[0], args[1]); err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdout, "%s.%s will be regenerated on its next call\n", args[0], args[1])
+				return nil
+			}
+			ctx, cancel := signalContext()
+			defer cancel()
+			o := f.Regenerate(ctx, args[0], args[1])
+			if a.jsonOut {
+				if err := a.printJSON(o); err != nil {
+					return err
+				}
+			}
+			if !o.OK {
+				return fmt.Errorf("regenerate %s.%s: %s failure (rule %s): %s", args[0], args[1], o.Err.Class, o.Err.Rule, o.Err.Message)
+			}
+			if !a.jsonOut {
+				fmt.Fprintf(a.stdout, "%s.%s regenerated: generation %d (%d provider call(s), %s)\n", args[0], args[1], o.Meta.ArtifactGen, o.Meta.ProviderCalls, o.Meta.Duration.Round(time.Millisecond))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&nextCall, "next-call", false, "only mark it: the next call regenerates")
+	return cmd
+}
+
+func newBlessCmd(a *app) *cobra.Command {
+	var reset bool
+	cmd := &cobra.Command{
+		Use:   "bless ROLE METHOD",
+		Short: "Pin an artifact: always executed, never replaced automatically",
+		Args:  exactArgs(2),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return a.operator(args, func(f *forge.Forge) error { return f.Bless(args[0], args[1], reset) }, "blessed")
+		},
+	}
+	cmd.Flags().BoolVar(&reset, "reset-metrics", false, "start its success and failure counters afresh")
+	return cmd
+}
+
+func newQuarantineCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "quarantine ROLE METHOD",
+		Short: "Refuse calls of an artifact until it is rolled back or regenerated",
+		Args:  exactArgs(2),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return a.operator(args, func(f *forge.Forge) error { return f.Quarantine(args[0], args[1]) }, "quarantined")
+		},
+	}
+}
+
+func newRollbackCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "rollback ROLE METHOD [GEN]",
+		Short: "Make an earlier kept generation current again (default: the one before the current)",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 2 || len(args) > 3 {
+				return usagef("rollback: want ROLE METHOD [GEN]; usage: %s", cmd.UseLine())
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			gen := 0
+			if len(args) == 3 {
+				n, err := strconv.Atoi(strings.TrimPrefix(args[2], "gen-"))
+				if err != nil || n <= 0 {
+					return usagef("rollback: GEN %q is not a generation number (e.g. 2 or gen-2; see `forge history %s %s`)", args[2], args[0], args[1])
+				}
+				gen = n
+			}
+			var art *registry.Artifact
+			err := a.operator(args, func(f *forge.Forge) error {
+				var err error
+				art, err = f.Rollback(args[0], args[1], gen)
+				return err
+			}, "")
+			if err == nil && !a.jsonOut {
+				fmt.Fprintf(a.stdout, "%s.%s rolled back: generation %d is %s\n", args[0], args[1], art.Generation, art.History[0].Trigger)
+			}
+			return err
+		},
+	}
+}
+
+// operator runs an operator verb on an existing artifact and prints what it did.
+func (a *app) operator(args []string, fn func(*forge.Forge) error, done string) error {
+	f, err := a.openForge()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := fn(f); err != nil {
+		return err
+	}
+	if done != "" && !a.jsonOut {
+		fmt.Fprintf(a.stdout, "%s.%s %s\n", args[0], args[1], done)
+	}
+	if a.jsonOut {
+		art, err := f.Store().Load(args[0], args[1])
+		if err != nil {
+			return err
+		}
+		return a.printJSON(art)
+	}
+	return nil
+}
+
+// staleRow is one artifact that no longer fits its role.
+type staleRow struct {
+	Role   string `json:"role"`
+	Method string `json:"method"`
+	Why    string `json:"why"`
+}
+
+func newStaleCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "stale",
+		Short: "List artifacts verified against an older contract, an unknown role, or another runtime",
+		Args:  exactArgs(0),
+		RunE: func(*cobra.Command, []string) error {
+			s, err := a.openStore()
+			if err != nil {
+				return err
+			}
+			keys, err := s.List()
+			if err != nil {
+				return err
+			}
+			rows := []staleRow{}
+			for _, k := range keys {
+				art, err := s.Load(k.Role, k.Method)
+				if err != nil {
+					if !errors.Is(err, registry.ErrNotFound) {
+						rows = append(rows, staleRow{k.Role, k.Method, err.Error()})
+					}
+					continue
+				}
+				role, err := s.Role(k.Role)
+				switch {
+				case err != nil:
+					rows = append(rows, staleRow{k.Role, k.Method, "its role is not in the registry"})
+				case role.Fingerprint != art.ContractFingerprint:
+					rows = append(rows, staleRow{k.Role, k.Method, "the contract changed since it was verified (its next call repairs it)"})
+				case !registry.RuntimeCompatible(art.RuntimeVersion, registry.RuntimeVersion):
+					rows = append(rows, staleRow{k.Role, k.Method, fmt.Sprintf("runtime %s, this forge is %s", art.RuntimeVersion, registry.RuntimeVersion)})
+				}
+			}
+			if a.jsonOut {
+				return a.printJSON(rows)
+			}
+			if len(rows) == 0 {
+				fmt.Fprintln(a.stdout, "no stale artifacts")
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "ROLE\tMETHOD\tWHY")
+			for _, r := range rows {
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Role, r.Method, r.Why)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+// parseAge parses a retention age: a Go duration or a number of days ("30d").
+func parseAge(s string) (time.Duration, error) {
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(d)
+		if err == nil && n > 0 {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	} else if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return d, nil
+	}
+	return 0, usagef("--older-than %q is not an age (write e.g. 30d or 12h)", s)
+}
+
+func newPruneCmd(a *app) *cobra.Command {
+	var olderThan string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "prune [--older-than 30d] [--dry-run=false]",
+		Short: "Archive artifacts unused for a while (reversible; a dry run unless --dry-run=false)",
+		Args:  exactArgs(0),
+		RunE: func(*cobra.Command, []string) error {
+			age, err := parseAge(olderThan)
+			if err != nil {
+				return err
+			}
+			f, err := a.openForge()
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			s := f.Store()
+			keys, err := s.List()
+			if err != nil {
+				return err
+			}
+			cutoff := time.Now().Add(-age)
+			var pruned []registry.Key
+			for _, k := range keys {
+				art, err := s.Load(k.Role, k.Method)
+				if err != nil || art.Lifecycle == registry.Blessed || art.Lifecycle == registry.Archived {
+					continue // blessed artifacts are pinned; damaged ones are doctor's matter
+				}
+				last := art.CreatedAt
+				if art.LastUsedAt != nil {
+					last = *art.LastUsedAt
+				}
+				if last.After(cutoff) {
+					continue
+				}
+				if !dryRun {
+					if err := f.Archive(k.Role, k.Method); err != nil {
+						return err
+					}
+				}
+				pruned = append(pruned, k)
+			}
+			if a.jsonOut {
+				return a.printJSON(map[string]any{"dry_run": dryRun, "archived": pruned})
+			}
+			verb := "archived"
+			if dryRun {
+				verb = "would archive"
+			}
+			for _, k := range pruned {
+				fmt.Fprintf(a.stdout, "%s %s\n", verb, k)
+			}
+			fmt.Fprintf(a.stdout, "%s %d artifact(s) unused for %s", verb, len(pruned), olderThan)
+			if dryRun && len(pruned) > 0 {
+				fmt.Fprint(a.stdout, "; run with --dry-run=false to archive them (a later call or `forge rollback` revives them)")
+			}
+			fmt.Fprintln(a.stdout)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&olderThan, "older-than", "30d", "archive artifacts not used for this long")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", true, "only list what would be archived")
+	return cmd
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const upperCassette = `{"role":"text","method":"upper","kind":"generate","attempt":1,"code":"package artifact\n\nimport \"strings\"\n\nfunc Upper(s string) string { return strings.ToUpper(s) }\n"}
+{"role":"text","method":"upper","kind":"generate","attempt":2,"code":"package artifact\n\nimport \"strings\"\n\n// Upper shouts.\nfunc Upper(s string) string { return strings.ToUpper(s) }\n"}
+`
+
+func TestCallArgs(t *testing.T) {
+	for _, tc := range []struct {
+		flag  string
+		pairs []string
+		want  string
+		err   string
+	}{
+		{"", nil, "", ""},
+		{`["a"]`, nil, `["a"]`, ""},
+		{`{"n":1}`, []string{"s=hi"}, `{"n":1,"s":"hi"}`, ""},
+		{"", []string{"n=3", "ok=true", "xs=[1,2]", "s=hello world", "e="}, `{"e":"","n":3,"ok":true,"s":"hello world","xs":[1,2]}`, ""},
+		{"{bad", nil, "", "not valid JSON"},
+		{"[1]", []string{"a=1"}, "", "must be a JSON object"},
+		{"", []string{"novalue"}, "", "not name=value"},
+	} {
+		got, err := callArgs(tc.flag, tc.pairs)
+		if tc.err != "" {
+			assert.ErrorContains(t, err, tc.err)
+			continue
+		}
+		require.NoError(t, err)
+		if tc.want == "" {
+			assert.Nil(t, got)
+		} else {
+			assert.JSONEq(t, tc.want, string(got))
+		}
+	}
+}
+
+func TestParseAge(t *testing.T) {
+	d, err := parseAge("30d")
+	require.NoError(t, err)
+	assert.Equal(t, 30*24*time.Hour, d)
+	d, err = parseAge("90m")
+	require.NoError(t, err)
+	assert.Equal(t, 90*time.Minute, d)
+	for _, bad := range []string{"", "d", "-3d", "soon", "0s"} {
+		_, err := parseAge(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+func TestCallLifecycleCommands(t *testing.T) {
+	t.Setenv("FORGE_PROVIDER", "")
+	store := t.TempDir()
+	cas := filepath.Join(t.TempDir(), "cassette.jsonl")
+	require.NoError(t, os.WriteFile(cas, []byte(upperCassette), 0o644))
+	s := func(args ...string) []string { return append([]string{"--store", store}, args...) }
+	p := "--provider=replay:" + cas
+
+	code, _, _ := runCLI(t, s("role", "add", "--role", "text", "--purpose", "string utilities")...)
+	require.Equal(t, 0, code)
+
+	code, _, errOut := runCLI(t, s("call", "text", "upper", "s=hi")...)
+	assert.Equal(t, 1, code, "no provider configured")
+	assert.Contains(t, errOut, "FORGE_PROVIDER")
+
+	code, out, errOut := runCLI(t, s("call", "text", "upper", "s=hi", p)...)
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "\"HI\"\n", out)
+
+	code, out, _ = runCLI(t, s("--json", "call", "text", "upper", "--args", `["yo"]`)...)
+	require.Equal(t, 0, code, "persisted code runs without a provider")
+	var o map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &o))
+	assert.Equal(t, "YO", o["value"])
+	assert.Equal(t, "persisted", o["meta"].(map[string]any)["program_source"])
+
+	code, _, errOut = runCLI(t, s("call", "text", "upper", "wrong=1")...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "caller")
+
+	code, _, _ = runCLI(t, s("call", "text")...)
+	assert.Equal(t, 2, code)
+
+	code, out, errOut = runCLI(t, s("regen", "text", "upper", p)...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "generation 2")
+
+	code, out, _ = runCLI(t, s("history", "text", "upper")...)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "operator:regen")
+
+	code, out, _ = runCLI(t, s("rollback", "text", "upper", "gen-1")...)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "operator:rollback:gen-1")
+
+	code, _, _ = runCLI(t, s("rollback", "text", "upper", "x")...)
+	assert.Equal(t, 2, code)
+
+	code, _, _ = runCLI(t, s("quarantine", "text", "upper")...)
+	require.Equal(t, 0, code)
+	code, _, errOut = runCLI(t, s("call", "text", "upper", "s=a")...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "forge rollback text upper")
+
+	code, _, _ = runCLI(t, s("rollback", "text", "upper")...)
+	require.Equal(t, 0, code)
+	code, out, _ = runCLI(t, s("bless", "text", "upper", "--reset-metrics")...)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "blessed")
+
+	code, out, _ = runCLI(t, s("regen", "text", "upper", "--next-call")...)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "next call")
+
+	code, out, _ = runCLI(t, s("stale")...)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "no stale")
+	code, _, _ = runCLI(t, s("role", "add", "--role", "text", "--purpose", "changed purpose")...)
+	require.Equal(t, 0, code)
+	code, out, _ = runCLI(t, s("stale")...)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "contract changed")
+
+	code, out, _ = runCLI(t, s("prune", "--older-than", "1h")...)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "would archive 0")
+	code, _, _ = runCLI(t, s("prune", "--older-than", "soon")...)
+	assert.Equal(t, 2, code)
+}
