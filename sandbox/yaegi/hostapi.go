@@ -20,12 +20,7 @@ import (
 //	host.Call(role, method string, args any) (string, error)        // JSON result text
 //	host.CallInto(role, method string, args any, out any) error     // decoded into out
 func hostExports(s *slot) map[string]reflect.Value {
-	h := func() *sandbox.Host {
-		if s.host == nil {
-			panic(sandbox.Errorf(sandbox.KindInternal, "host API used outside a call"))
-		}
-		return s.host
-	}
+	h := s.getHost
 	call := func(role, method string, args any) (json.RawMessage, error) {
 		b, err := json.Marshal(args)
 		if err != nil {

@@ -19,6 +19,15 @@ type humanEvalProblem struct {
 	ExampleTest       string `json:"example_test"`
 }
 
+func allPassed(res []sandbox.TestResult) bool {
+	for _, r := range res {
+		if !r.Passed {
+			return false
+		}
+	}
+	return true
+}
+
 func loadHumanEval(t testing.TB) []humanEvalProblem {
 	f, err := os.Open("../testdata/humaneval/problems.jsonl")
 	if err != nil {
@@ -53,6 +62,13 @@ func TestHumanEval(t *testing.T) {
 		code := p.Prompt + p.CanonicalSolution
 		tests := p.TestSetup + "\n" + p.ExampleTest
 		res, err := sb.Test(context.Background(), sandbox.Source{Code: code}, tests, sandbox.Input{})
+		if p.TaskID == "Go/95" {
+			// The canonical solution depends on map iteration order (it stops after the second
+			// key), so it fails natively too for some orders: accept one pass in 20 runs.
+			for i := 0; i < 20 && (err != nil || !allPassed(res)); i++ {
+				res, err = sb.Test(context.Background(), sandbox.Source{Code: code}, tests, sandbox.Input{})
+			}
+		}
 		ok := err == nil
 		if ok && len(res) == 0 {
 			vacuous++ // an empty example_test: compiled and loaded, nothing to assert

@@ -32,6 +32,7 @@ type rewriter struct {
 	imports   map[string]string // local name -> path
 	typeNames map[string]bool
 	needSort  bool
+	guarded   bool // a depth guard was inserted
 	n         int
 }
 
@@ -246,6 +247,7 @@ func (r *rewriter) guardDepth() {
 		if body == nil || !r.mayRecurse(body) {
 			return true
 		}
+		r.guarded = true
 		r.add(r.off(body.Lbrace)+1, r.off(body.Lbrace)+1, depthEnter)
 		var results []string
 		named := false

@@ -114,7 +114,7 @@ type testInstance struct {
 func (ts *testSuite) load(ctx context.Context, in sandbox.Input) (*testInstance, error) {
 	s := &slot{MaxDepth: in.Limits.MaxDepth}
 	ti := &testInstance{slot: s, progs: map[string]*interp.Program{}}
-	it, err := newInterpreter(s, true)
+	it, err := newInterpreter(s, true, nil)
 	if err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: err.Error(), Err: err}
 	}
@@ -124,7 +124,7 @@ func (ts *testSuite) load(ctx context.Context, in sandbox.Input) (*testInstance,
 	ti.in = it
 	lctx, cancel := context.WithTimeout(ctx, in.Limits.Timeout)
 	defer cancel()
-	s.host = sandbox.NewHost(lctx, in)
+	s.ctx, s.in = lctx, in
 	for i, code := range []string{ts.artifact, ts.tests} {
 		prog, err := it.Compile(code)
 		if err != nil {
@@ -187,7 +187,7 @@ func (ti *testInstance) run(ctx context.Context, name string, in sandbox.Input) 
 	defer cancel()
 	sl := ti.slot
 	host := sandbox.NewHost(ctx, in)
-	sl.host, sl.depthHit, sl.panicPos, sl.MaxDepth = host, false, "", in.Limits.MaxDepth
+	sl.ctx, sl.in, sl.host, sl.depthHit, sl.panicPos, sl.MaxDepth = ctx, in, host, false, "", in.Limits.MaxDepth
 	sl.cancel, sl.done = cancel, make(chan struct{})
 	ti.cur = nil
 	_, xerr := ti.in.ExecuteWithContext(ctx, ti.progs[name])
@@ -216,6 +216,6 @@ func (ti *testInstance) run(ctx context.Context, name string, in sandbox.Input) 
 		res.Message = strings.TrimSpace(res.Message + "\n" + v.Error())
 	}
 	res.Logs = append(res.Logs, host.Logs()...)
-	sl.host = nil
+	sl.host, sl.ctx = nil, nil
 	return res, keep
 }

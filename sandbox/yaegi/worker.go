@@ -168,7 +168,7 @@ func ServeWorker(r io.Reader, w io.Writer) error {
 			}
 		}
 		ctx := sandbox.WithCallDepth(context.Background(), m.Depth)
-		out, err := p.run(ctx, m.Args, in)
+		out, err := p.run(ctx, nil, m.Args, in)
 		res.Value, res.Logs, res.HostCalls, res.UpstreamRead = out.Value, out.Logs, out.HostCalls, out.UpstreamRead
 		if err != nil {
 			res.Error = sandbox.AsError(err)

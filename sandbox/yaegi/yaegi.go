@@ -1,6 +1,7 @@
 package yaegi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -61,6 +62,9 @@ type Program struct {
 	sum  string
 	sig  sandbox.Signature
 	code string // rewritten source the interpreters run
+	ht   *hostTypes // nil: args are decoded inside the interpreter
+	// guarded is set when the rewrite added a depth guard (the guard needs a per-call channel).
+	guarded bool
 
 	pool    chan *instance
 	sem     chan struct{} // one token per live interpreter
@@ -91,11 +95,36 @@ type slot struct {
 	Err      error
 	MaxDepth int
 	depthHit bool
-	host     *sandbox.Host
+	ctx      context.Context // the current call's context
+	in       sandbox.Input   // the current call's input
+	host     *sandbox.Host   // created on the first host call (or eagerly by tests)
 	stdout   hostWriter
-	cancel   context.CancelFunc // stops the current call (depth guard)
-	done     chan struct{}      // closed when the current call has returned to the host
-	panicPos string             // first "line:col: panic" line yaegi reported in this call
+	cancel   func()        // stops the current call (depth guard)
+	done     chan struct{} // closed when the current call has returned to the host
+	panicPos string        // first "line:col: panic" line yaegi reported in this call
+}
+
+// getHost returns the current call's host API, creating it on first use so that calls that make
+// no host call pay nothing for it.
+func (s *slot) getHost() *sandbox.Host {
+	if s.host == nil {
+		if s.ctx == nil {
+			panic(sandbox.Errorf(sandbox.KindInternal, "host API used outside a call"))
+		}
+		s.host = sandbox.NewHost(s.ctx, s.in)
+	}
+	return s.host
+}
+
+// finish merges the host's evidence (if a host was used) into the call's outcome.
+func (s *slot) finish(out *sandbox.Output, err error) error {
+	if s.host != nil {
+		return s.host.Finish(out, err)
+	}
+	if err != nil {
+		return sandbox.AsError(err)
+	}
+	return nil
 }
 
 func (s *slot) decode(i int, p any) bool {
@@ -137,8 +166,8 @@ func (w panicWriter) Write(b []byte) (int, error) {
 type hostWriter struct{ s *slot }
 
 func (w hostWriter) Write(b []byte) (int, error) {
-	if h := w.s.host; h != nil {
-		h.AppendLog(strings.TrimRight(string(b), "\n"))
+	if w.s.in.Caps.Log && w.s.ctx != nil {
+		w.s.getHost().AppendLog(strings.TrimRight(string(b), "\n"))
 	}
 	return len(b), nil
 }
@@ -148,12 +177,16 @@ type instance struct {
 	in   *interp.Interpreter
 	slot *slot
 	call *interp.Program
+	tv   *typedVars // host-typed signatures only
+	cc   *callCtx
+	// argBuf is reused by every call's argument slicing.
+	argBuf []json.RawMessage
 }
 
 // emptyFS is the interpreter's source filesystem: no import is ever loaded from disk.
 var emptyFS = fstest.MapFS{}
 
-func newInterpreter(s *slot, test bool) (*interp.Interpreter, error) {
+func newInterpreter(s *slot, test bool, tv *typedVars) (*interp.Interpreter, error) {
 	s.stdout = hostWriter{s}
 	in := interp.New(interp.Options{
 		Stdin:                strings.NewReader(""),
@@ -174,14 +207,18 @@ func newInterpreter(s *slot, test bool) (*interp.Interpreter, error) {
 	if err := in.Use(syms); err != nil {
 		return nil, fmt.Errorf("load symbols: %w", err)
 	}
+	slotSyms := map[string]reflect.Value{
+		"Decode":        reflect.ValueOf(s.decode),
+		"DepthExceeded": reflect.ValueOf(s.depthExceeded),
+		"Out":           reflect.ValueOf(&s.Out).Elem(),
+		"Err":           reflect.ValueOf(&s.Err).Elem(),
+		"MaxDepth":      reflect.ValueOf(&s.MaxDepth).Elem(),
+	}
+	if tv != nil {
+		tv.exports(slotSyms)
+	}
 	if err := in.Use(interp.Exports{
-		"forge/slot/slot": {
-			"Decode":        reflect.ValueOf(s.decode),
-			"DepthExceeded": reflect.ValueOf(s.depthExceeded),
-			"Out":           reflect.ValueOf(&s.Out).Elem(),
-			"Err":           reflect.ValueOf(&s.Err).Elem(),
-			"MaxDepth":      reflect.ValueOf(&s.MaxDepth).Elem(),
-		},
+		"forge/slot/slot":     slotSyms,
 		HostPackage + "/host": hostExports(s),
 	}); err != nil {
 		return nil, fmt.Errorf("load host API: %w", err)
@@ -190,22 +227,22 @@ func newInterpreter(s *slot, test bool) (*interp.Interpreter, error) {
 }
 
 // prepare parses, gates and rewrites src; it is everything Compile does before the interpreter.
-func prepare(src sandbox.Source) (code string, sig sandbox.Signature, err error) {
+func prepare(src sandbox.Source) (code string, sig sandbox.Signature, ht *hostTypes, guarded bool, err error) {
 	fset := token.NewFileSet()
 	f, parsed, err := sandbox.ParseFile(fset, src.Code)
 	if err != nil {
-		return "", sig, err
+		return "", sig, nil, false, err
 	}
 	if err := checkPolicy(fset, f, false); err != nil {
-		return "", sig, err
+		return "", sig, nil, false, err
 	}
 	fd, err := sandbox.FindFunc(f, src.Func)
 	if err != nil {
-		return "", sig, err
+		return "", sig, nil, false, err
 	}
 	sig, err = sandbox.ParseSignature(sandbox.Source{Code: parsed, Func: fd.Name.Name})
 	if err != nil {
-		return "", sig, err
+		return "", sig, nil, false, err
 	}
 	info := typeCheck(fset, []*ast.File{f})
 	r := newRewriter(fset, f, parsed, info)
@@ -216,18 +253,28 @@ func prepare(src sandbox.Source) (code string, sig sandbox.Signature, err error)
 		extra = "; import forge__sort \"sort\""
 	}
 	r.packageMain(extra)
-	return r.apply(globals + callStub(sig)), sig, nil
+	ht = hostTypesOf(sig, r.declared)
+	return r.apply(globals + callStub(sig, ht != nil)), sig, ht, r.guarded, nil
 }
 
 // callStub is the function each call runs: decode args into the real parameter types (inside the
 // interpreter, so types declared in the file work), call, hand the results to the host.
-func callStub(sig sandbox.Signature) string {
+// With typed (host-decoded) args the stub reads the native variables *P0..*Pn and writes *R.
+func callStub(sig sandbox.Signature, typed bool) string {
 	var b strings.Builder
 	b.WriteString("func forge__call() {\n\tforge__depth = 0\n\tforge__maxDepth = forge__slot.MaxDepth\n")
 	args := make([]string, len(sig.Params))
 	for i, p := range sig.Params {
+		if typed {
+			args[i] = fmt.Sprintf("*forge__slot.P%d", i)
+			continue
+		}
 		fmt.Fprintf(&b, "\tvar a%d %s\n\tif !forge__slot.Decode(%d, &a%d) {\n\t\treturn\n\t}\n", i, p.Type, i, i)
 		args[i] = fmt.Sprintf("a%d", i)
+	}
+	out := "forge__slot.Out"
+	if typed {
+		out = "*forge__slot.R"
 	}
 	call := sig.Func + "(" + strings.Join(args, ", ")
 	if sig.Variadic {
@@ -238,14 +285,36 @@ func callStub(sig sandbox.Signature) string {
 	case sandbox.ResultNone:
 		fmt.Fprintf(&b, "\t%s\n", call)
 	case sandbox.ResultValue:
-		fmt.Fprintf(&b, "\tforge__slot.Out = %s\n", call)
+		fmt.Fprintf(&b, "\t%s = %s\n", out, call)
 	case sandbox.ResultError:
 		fmt.Fprintf(&b, "\tforge__slot.Err = %s\n", call)
 	case sandbox.ResultValueError:
-		fmt.Fprintf(&b, "\tr, err := %s\n\tforge__slot.Out = r\n\tforge__slot.Err = err\n", call)
+		fmt.Fprintf(&b, "\tr, err := %s\n\t%s = r\n\tforge__slot.Err = err\n", call, out)
 	}
 	b.WriteString("}\n")
 	return b.String()
+}
+
+// directCall is the one-statement call program for a host-typed, unguarded function.
+func directCall(sig sandbox.Signature) string {
+	args := make([]string, len(sig.Params))
+	for i := range sig.Params {
+		args[i] = fmt.Sprintf("*forge__slot.P%d", i)
+	}
+	call := sig.Func + "(" + strings.Join(args, ", ")
+	if sig.Variadic {
+		call += "..."
+	}
+	call += ")"
+	switch sig.Shape {
+	case sandbox.ResultValue:
+		return "*forge__slot.R = " + call
+	case sandbox.ResultError:
+		return "forge__slot.Err = " + call
+	case sandbox.ResultValueError:
+		return "*forge__slot.R, forge__slot.Err = " + call
+	}
+	return call
 }
 
 // Compile gates, rewrites and compiles src once; the first interpreter is built now so compile
@@ -254,11 +323,11 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 	if s.closed.Load() {
 		return nil, sandbox.Errorf(sandbox.KindInternal, "sandbox closed")
 	}
-	code, sig, err := prepare(src)
+	code, sig, ht, guarded, err := prepare(src)
 	if err != nil {
 		return nil, err
 	}
-	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code,
+	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code, ht: ht, guarded: guarded,
 		pool: make(chan *instance, s.opts.PoolSize), sem: make(chan struct{}, s.opts.PoolSize), workers: s.workers}
 	inst, err := p.newInstance(ctx)
 	if err != nil {
@@ -271,7 +340,11 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 
 func (p *Program) newInstance(ctx context.Context) (*instance, error) {
 	s := &slot{MaxDepth: sandbox.DefaultMaxDepth}
-	in, err := newInterpreter(s, false)
+	var tv *typedVars
+	if p.ht != nil {
+		tv = newTypedVars(p.ht)
+	}
+	in, err := newInterpreter(s, false, tv)
 	if err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: err.Error(), Err: err}
 	}
@@ -282,15 +355,22 @@ func (p *Program) newInstance(ctx context.Context) (*instance, error) {
 	// Load the file: globals and init functions run here, under the default deadline.
 	lctx, cancel := context.WithTimeout(ctx, sandbox.DefaultTimeout)
 	defer cancel()
-	s.host = sandbox.NewHost(lctx, sandbox.Input{})
-	if _, err := in.ExecuteWithContext(lctx, prog); err != nil {
+	s.ctx, s.in = lctx, sandbox.Input{}
+	_, err = in.ExecuteWithContext(lctx, prog)
+	s.ctx, s.host = nil, nil
+	if err != nil {
 		return nil, runError(err, s, lctx)
 	}
-	call, err := in.Compile("forge__call()")
+	stub := "forge__call()"
+	if p.ht != nil && !p.guarded {
+		// Nothing to reset: run the call itself as the program (one interpreted frame less).
+		stub = directCall(p.sig)
+	}
+	call, err := in.Compile(stub)
 	if err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "compile call stub: " + err.Error(), Err: err}
 	}
-	return &instance{in: in, slot: s, call: call}, nil
+	return &instance{in: in, slot: s, call: call, tv: tv, cc: newCallCtx()}, nil
 }
 
 // gapHints explains interpreter gaps the rewrites could not cover.
@@ -351,12 +431,14 @@ func runError(err error, s *slot, ctx context.Context) *sandbox.Error {
 // lineOf reads the line of a yaegi position ("3:24: ..." or "_.go:3:24: ...").
 func lineOf(pos string) int { return sandbox.CompileError(errors.New(pos)).Line }
 
-func (p *Program) get(ctx context.Context) (*instance, error) {
+func (p *Program) get(ctx context.Context, timeout time.Duration) (*instance, error) {
 	select {
 	case inst := <-p.pool:
 		return inst, nil
 	default:
 	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	select {
 	case p.sem <- struct{}{}:
 		inst, err := p.newInstance(ctx)
@@ -373,7 +455,7 @@ func (p *Program) get(ctx context.Context) (*instance, error) {
 }
 
 func (p *Program) put(inst *instance, ok bool) {
-	inst.slot.host = nil
+	inst.slot.host, inst.slot.ctx, inst.slot.in = nil, nil, sandbox.Input{}
 	inst.slot.args = nil
 	inst.slot.Out, inst.slot.Err, inst.slot.badErr = nil, nil, nil
 	if !ok {
@@ -393,45 +475,74 @@ func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Inpu
 	if in.Limits.Isolation == sandbox.IsolationProcess {
 		return s.workers.run(ctx, p, in)
 	}
-	args, err := OrderArgs(p.sig, in.Args)
-	if err != nil {
-		return sandbox.Output{}, err
+	if ctx.Err() != nil {
+		return sandbox.Output{}, &sandbox.Error{Kind: sandbox.KindDeadline, Message: "call cancelled before it started", Err: ctx.Err()}
 	}
-	return p.run(ctx, args, in)
+	return p.run(ctx, in.Args, nil, in)
 }
 
-func (p *Program) run(ctx context.Context, args []json.RawMessage, in sandbox.Input) (sandbox.Output, error) {
+// run calls the function with raw args (JSON object or array), or with args already ordered.
+func (p *Program) run(ctx context.Context, raw json.RawMessage, args []json.RawMessage, in sandbox.Input) (sandbox.Output, error) {
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, in.Limits.Timeout)
-	defer cancel()
-	inst, err := p.get(ctx)
+	inst, err := p.get(ctx, in.Limits.Timeout)
 	if err != nil {
 		return sandbox.Output{}, err
 	}
-	host := sandbox.NewHost(ctx, in)
+	if args == nil {
+		if args, err = orderArgs(p.sig, raw, inst.argBuf); err != nil {
+			p.put(inst, true)
+			return sandbox.Output{}, err
+		}
+		inst.argBuf = args[:0]
+	}
 	sl := inst.slot
-	sl.host, sl.args, sl.bad, sl.MaxDepth, sl.depthHit, sl.panicPos = host, args, -1, in.Limits.MaxDepth, false, ""
-	sl.cancel, sl.done = cancel, make(chan struct{})
-	_, xerr := inst.in.ExecuteWithContext(ctx, inst.call)
-	close(sl.done)
+	if inst.tv != nil {
+		for i, v := range inst.tv.args {
+			var raw json.RawMessage
+			if i < len(args) {
+				raw = args[i]
+			}
+			if err := decodeArg(raw, v, inst.tv.ptrs[i]); err != nil {
+				p.put(inst, true)
+				prm := p.sig.Params[i]
+				return sandbox.Output{}, &sandbox.Error{Kind: sandbox.KindArgs, Param: prm.Name, Message: fmt.Sprintf("want %s: %v", prm.Type, err), Err: err}
+			}
+		}
+	}
+	cc := inst.cc
+	cc.start(ctx, in.Limits.Timeout)
+	sl.ctx, sl.in, sl.args, sl.bad, sl.MaxDepth, sl.depthHit, sl.panicPos = cc, in, args, -1, in.Limits.MaxDepth, false, ""
+	sl.cancel, sl.done = cc.Cancel, nil
+	if p.guarded {
+		sl.done = make(chan struct{})
+	}
+	_, xerr := inst.in.ExecuteWithContext(cc, inst.call)
+	if sl.done != nil {
+		close(sl.done)
+	}
+	keep := cc.finish()
 	var out sandbox.Output
 	var rerr error
-	keep := true
 	switch {
 	case xerr != nil:
-		rerr = runError(xerr, sl, ctx)
+		rerr = runError(xerr, sl, cc)
 		keep = false
 	case sl.bad >= 0:
 		prm := p.sig.Params[sl.bad]
 		rerr = &sandbox.Error{Kind: sandbox.KindArgs, Param: prm.Name, Message: fmt.Sprintf("want %s: %v", prm.Type, sl.badErr), Err: sl.badErr}
 	case sl.depthHit:
-		rerr = &sandbox.Error{Kind: sandbox.KindDepth, Message: fmt.Sprintf("call depth exceeded %d (recovered by the code)", sl.MaxDepth)}
+		rerr = &sandbox.Error{Kind: sandbox.KindDepth, Message: fmt.Sprintf("call depth exceeded %d (recovered by the code)", sl.MaxDepth), Hint: depthHint}
 	case sl.Err != nil:
 		rerr = &sandbox.Error{Kind: sandbox.KindReturned, Message: sl.Err.Error(), Err: sl.Err}
+	case inst.tv != nil && inst.tv.res.IsValid():
+		out.Value, rerr = encodeTyped(inst.tv.res, in.Limits.OutputBytes)
 	default:
 		out.Value, rerr = encodeResult(p.sig, sl.Out, in.Limits.OutputBytes)
 	}
-	rerr = host.Finish(&out, rerr)
+	if !keep {
+		cc.timer.Stop() // the interpreter is discarded; its timer must not fire later
+	}
+	rerr = sl.finish(&out, rerr)
 	out.Duration = time.Since(start)
 	p.put(inst, keep)
 	if rerr != nil {
@@ -460,58 +571,134 @@ func encodeResult(sig sandbox.Signature, v any, maxBytes int) (json.RawMessage, 
 // OrderArgs maps JSON args (an object by parameter name, or an array by position) onto the
 // signature's parameters; a missing, unknown or extra argument is a KindArgs error naming it.
 func OrderArgs(sig sandbox.Signature, raw json.RawMessage) ([]json.RawMessage, error) {
-	raw = json.RawMessage(strings.TrimSpace(string(raw)))
+	return orderArgs(sig, raw, nil)
+}
+
+// orderArgs is OrderArgs appending to buf: it slices raw in place (no decoding, no copies), which
+// keeps the warm call path free of allocations for its arguments.
+func orderArgs(sig sandbox.Signature, raw json.RawMessage, buf []json.RawMessage) ([]json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
 	n := len(sig.Params)
-	if len(raw) == 0 || string(raw) == "null" {
+	if len(raw) == 0 || bytesString(raw) == "null" {
 		raw = json.RawMessage("{}")
+	}
+	if !json.Valid(raw) {
+		err := json.Unmarshal(raw, new(any))
+		return nil, &sandbox.Error{Kind: sandbox.KindArgs, Message: "args are not valid JSON: " + err.Error(), Err: err}
 	}
 	switch raw[0] {
 	case '[':
-		var list []json.RawMessage
-		if err := json.Unmarshal(raw, &list); err != nil {
-			return nil, &sandbox.Error{Kind: sandbox.KindArgs, Message: "args: " + err.Error(), Err: err}
+		list := buf[:0]
+		for i := skipSpace(raw, 1); raw[i] != ']'; {
+			end := skipValue(raw, i)
+			list = append(list, raw[i:end])
+			i = skipSpace(raw, end)
+			if raw[i] == ',' {
+				i = skipSpace(raw, i+1)
+			}
 		}
 		if sig.Variadic && len(list) >= n {
 			// F(a, xs ...int) called as [a, x1, x2] or [a, [x1, x2]].
 			rest := list[n-1:]
-			if len(rest) != 1 || len(rest[0]) == 0 || rest[0][0] != '[' {
+			if len(rest) != 1 || rest[0][0] != '[' {
 				b, _ := json.Marshal(rest)
 				list = append(list[:n-1:n-1], b)
 			}
 		}
 		if len(list) > n {
-			return nil, &sandbox.Error{Kind: sandbox.KindArgs, Message: fmt.Sprintf("got %d args, %s takes %d", len(list), sig.Func, n)}
+			return nil, &sandbox.Error{Kind: sandbox.KindArgs, Message: fmt.Sprintf("got %d args, %s takes %d %s", len(list), sig.Func, n, paramList(sig))}
 		}
 		if len(list) < n && !(sig.Variadic && len(list) == n-1) {
 			return nil, &sandbox.Error{Kind: sandbox.KindArgs, Param: sig.Params[len(list)].Name, Message: fmt.Sprintf("missing argument (got %d of %d)", len(list), n)}
 		}
 		return list, nil
 	case '{':
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &obj); err != nil {
-			return nil, &sandbox.Error{Kind: sandbox.KindArgs, Message: "args: " + err.Error(), Err: err}
+		list := buf[:0]
+		for range n {
+			list = append(list, nil)
 		}
-		list := make([]json.RawMessage, n)
-		for i, p := range sig.Params {
-			v, ok := obj[p.Name]
-			if !ok {
-				if sig.Variadic && i == n-1 {
-					continue
+		for i := skipSpace(raw, 1); raw[i] != '}'; {
+			kend := skipValue(raw, i)
+			key := raw[i+1 : kend-1]
+			if bytes.IndexByte(key, '\\') >= 0 {
+				var k string
+				_ = json.Unmarshal(raw[i:kend], &k)
+				key = []byte(k)
+			}
+			i = skipSpace(raw, kend)
+			i = skipSpace(raw, i+1) // ':'
+			vend := skipValue(raw, i)
+			idx := -1
+			for j, p := range sig.Params {
+				if p.Name == bytesString(key) {
+					idx = j
+					break
 				}
+			}
+			if idx < 0 {
+				return nil, &sandbox.Error{Kind: sandbox.KindArgs, Param: string(key), Message: fmt.Sprintf("unknown argument %s; %s takes %s", key, sig.Func, paramList(sig))}
+			}
+			list[idx] = raw[i:vend]
+			i = skipSpace(raw, vend)
+			if raw[i] == ',' {
+				i = skipSpace(raw, i+1)
+			}
+		}
+		for i, p := range sig.Params {
+			if list[i] == nil && !(sig.Variadic && i == n-1) {
 				return nil, &sandbox.Error{Kind: sandbox.KindArgs, Param: p.Name, Message: fmt.Sprintf("missing argument %s (%s)", p.Name, p.Type)}
 			}
-			list[i] = v
-			delete(obj, p.Name)
-		}
-		for k := range obj {
-			return nil, &sandbox.Error{Kind: sandbox.KindArgs, Param: k, Message: fmt.Sprintf("unknown argument %s; %s takes %s", k, sig.Func, paramList(sig))}
 		}
 		return list, nil
 	}
 	if n == 1 {
-		return []json.RawMessage{raw}, nil // a bare value for a one-parameter function
+		return append(buf[:0], raw), nil // a bare value for a one-parameter function
 	}
 	return nil, &sandbox.Error{Kind: sandbox.KindArgs, Message: "args must be a JSON object by parameter name or an array by position"}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the offset just past the JSON value at b[i]; b is known to be valid JSON.
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		for j := i + 1; j < len(b); j++ {
+			switch b[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+		return len(b)
+	case '[', '{':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = skipValue(b, j) - 1
+			case '[', '{':
+				depth++
+			case ']', '}':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != ']' && b[j] != '}' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	return j
 }
 
 func paramList(sig sandbox.Signature) string {
