@@ -61,7 +61,7 @@ type Program struct {
 	src  sandbox.Source
 	sum  string
 	sig  sandbox.Signature
-	code string // rewritten source the interpreters run
+	code string     // rewritten source the interpreters run
 	ht   *hostTypes // nil: args are decoded inside the interpreter
 	// guarded is set when the rewrite added a depth guard (the guard needs a per-call channel).
 	guarded bool
@@ -370,7 +370,9 @@ func (p *Program) newInstance(ctx context.Context) (*instance, error) {
 	if err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "compile call stub: " + err.Error(), Err: err}
 	}
-	return &instance{in: in, slot: s, call: call, tv: tv, cc: newCallCtx()}, nil
+	inst := &instance{in: in, slot: s, call: call, tv: tv, cc: newCallCtx()}
+	s.cancel = inst.cc.Cancel // bound once: a method value per call would allocate
+	return inst, nil
 }
 
 // gapHints explains interpreter gaps the rewrites could not cover.
@@ -512,7 +514,7 @@ func (p *Program) run(ctx context.Context, raw json.RawMessage, args []json.RawM
 	cc := inst.cc
 	cc.start(ctx, in.Limits.Timeout)
 	sl.ctx, sl.in, sl.args, sl.bad, sl.MaxDepth, sl.depthHit, sl.panicPos = cc, in, args, -1, in.Limits.MaxDepth, false, ""
-	sl.cancel, sl.done = cc.Cancel, nil
+	sl.done = nil
 	if p.guarded {
 		sl.done = make(chan struct{})
 	}
