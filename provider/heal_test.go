@@ -2,6 +2,7 @@ package provider_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -183,5 +184,38 @@ func BenchmarkHeal(b *testing.B) {
 		if _, err := provider.Heal(raw); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// FuzzHeal checks that no answer makes Heal panic, and that what it returns is always one
+// file with a package clause, or an ErrNoCode error.
+func FuzzHeal(f *testing.F) {
+	for _, s := range []string{
+		"```go\n" + upper + "```", toolArgs(upper), upper, "```\n```", "```go", "{\"code\": 1}",
+		"<think>```go\nx\n```</think>", "package main\nfunc", "~~~~\n~~~", "[{\"arguments\": \"{\\\"code\\\": \\\"func F() {}\\\"}\"}]",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		code, err := provider.Heal(raw)
+		if err != nil {
+			if !errors.Is(err, provider.ErrNoCode) {
+				t.Fatalf("error does not wrap ErrNoCode: %v", err)
+			}
+			return
+		}
+		if !strings.HasSuffix(code, "\n") || !strings.Contains(code, "package ") {
+			t.Fatalf("healed code without a package clause or final newline: %q", code)
+		}
+	})
+}
+
+// BenchmarkHealLongUnfenced is the worst case: a long answer with no fence and many closing
+// lines, where Heal must look for the code's end.
+func BenchmarkHealLongUnfenced(b *testing.B) {
+	raw := "func F() {\n" + strings.Repeat("}\n)\nnot go\n", 3000)
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = provider.Heal(raw)
 	}
 }

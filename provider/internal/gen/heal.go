@@ -198,6 +198,8 @@ func bestFencedBlock(s string) (string, bool) {
 	return best, bestRank > 0
 }
 
+const maxUnfencedTries = 8
+
 // unfenced accepts text without fences when it, or its part from the first package/import/func
 // line to the last closing brace, parses as Go.
 func unfenced(s string) (string, bool) {
@@ -207,7 +209,8 @@ func unfenced(s string) (string, bool) {
 	lines := strings.Split(s, "\n")
 	start := -1
 	for i, l := range lines {
-		if strings.HasPrefix(l, "package ") || strings.HasPrefix(l, "import ") || strings.HasPrefix(l, "func ") || strings.HasPrefix(l, "// ") && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "func ") {
+		if strings.HasPrefix(l, "package ") || strings.HasPrefix(l, "import ") || strings.HasPrefix(l, "func ") ||
+			(strings.HasPrefix(l, "// ") && i+1 < len(lines) && strings.HasPrefix(lines[i+1], "func ")) {
 			start = i
 			break
 		}
@@ -215,10 +218,14 @@ func unfenced(s string) (string, bool) {
 	if start < 0 {
 		return "", false
 	}
-	for end := len(lines); end > start; end-- {
+	// Trailing prose is short: try the last few closing lines only, so a long answer cannot make
+	// this quadratic.
+	tries := 0
+	for end := len(lines); end > start && tries < maxUnfencedTries; end-- {
 		if !strings.HasPrefix(lines[end-1], "}") && !strings.HasPrefix(lines[end-1], ")") {
 			continue
 		}
+		tries++
 		if code := normalizePackage(strings.Join(lines[start:end], "\n")); parsesAsGo(code) {
 			return code, true
 		}
