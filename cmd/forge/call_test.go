@@ -136,3 +136,22 @@ func TestCallLifecycleCommands(t *testing.T) {
 	code, _, _ = runCLI(t, s("prune", "--older-than", "soon")...)
 	assert.Equal(t, 2, code)
 }
+
+func TestOptionsFromEnv(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	o, err := optionsFromEnv(env(nil))
+	require.NoError(t, err)
+	assert.False(t, o.Switches.ReadPathOff || o.Switches.RepairOff || o.Switches.GenerateOnly)
+	o, err = optionsFromEnv(env(map[string]string{"FORGE_READ_PATH": "off", "FORGE_REPAIR": "OFF", "FORGE_GENERATE_ONLY": "1",
+		"FORGE_CANARY": "text, math", "FORGE_MAX_PROVIDER_CALLS": "5", "FORGE_MAX_REPAIRS_BEFORE_REGEN": "1"}))
+	require.NoError(t, err)
+	assert.True(t, o.Switches.ReadPathOff && o.Switches.RepairOff && o.Switches.GenerateOnly)
+	assert.Equal(t, []string{"text", "math"}, o.Switches.Canary)
+	assert.Equal(t, 5, o.MaxProviderCalls)
+	assert.Equal(t, 1, o.Budget.Max())
+	for k, v := range map[string]string{"FORGE_READ_PATH": "maybe", "FORGE_GENERATE_ONLY": "yes please", "FORGE_CANARY": "Bad/Role",
+		"FORGE_MAX_PROVIDER_CALLS": "0", "FORGE_MAX_REPAIRS_BEFORE_REGEN": "-1"} {
+		_, err := optionsFromEnv(env(map[string]string{k: v}))
+		assert.ErrorContains(t, err, k)
+	}
+}
