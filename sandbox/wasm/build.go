@@ -1,0 +1,251 @@
+package wasm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/artifactforge/forge/sandbox"
+)
+
+// ErrNoToolchain is returned (wrapped in a *sandbox.Error of KindInternal) when no Go toolchain that
+// can build wasip1 reactors (Go 1.24 or later) is on the machine.
+var ErrNoToolchain = errors.New("wasm: no Go toolchain")
+
+// toolchain is the Go command the build step runs.
+type toolchain struct {
+	gobin   string
+	version string // "go1.26.8"
+}
+
+var goVersionRE = regexp.MustCompile(`^go1\.(\d+)`)
+
+// findToolchain looks for the go command: explicit, $FORGE_GO, PATH, then the GOROOT this binary
+// was built with. It checks that the version supports //go:wasmexport (Go 1.24).
+func findToolchain(explicit string) (toolchain, error) {
+	var candidates []string
+	if explicit != "" {
+		candidates = append(candidates, explicit)
+	}
+	if env := os.Getenv("FORGE_GO"); env != "" {
+		candidates = append(candidates, env)
+	}
+	if p, err := exec.LookPath("go"); err == nil {
+		candidates = append(candidates, p)
+	}
+	if gr := os.Getenv("GOROOT"); gr != "" {
+		candidates = append(candidates, filepath.Join(gr, "bin", "go"))
+	}
+	//lint:ignore SA1019 the GOROOT the binary was built with is a useful last resort
+	if gr := runtime.GOROOT(); gr != "" {
+		candidates = append(candidates, filepath.Join(gr, "bin", "go"))
+	}
+	var tried []string
+	for _, c := range candidates {
+		out, err := exec.Command(c, "env", "GOVERSION").Output()
+		if err != nil {
+			tried = append(tried, fmt.Sprintf("%s (%v)", c, err))
+			continue
+		}
+		v := strings.TrimSpace(string(out))
+		m := goVersionRE.FindStringSubmatch(v)
+		if m == nil || atoi(m[1]) < 24 {
+			tried = append(tried, fmt.Sprintf("%s (%s: need go1.24 or later)", c, v))
+			continue
+		}
+		return toolchain{gobin: c, version: v}, nil
+	}
+	msg := "no Go toolchain (go1.24+) found to build wasm modules; install Go or set FORGE_GO to the go command"
+	if len(tried) > 0 {
+		msg += "; tried " + strings.Join(tried, ", ")
+	}
+	return toolchain{}, &sandbox.Error{Kind: sandbox.KindInternal, Message: msg, Hint: "or use the yaegi sandbox", Err: ErrNoToolchain}
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// testifyVersion is the testify the forge itself links (acceptance tests use the same one), or the
+// one go.mod pins when build info is unavailable.
+func testifyVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/stretchr/testify" {
+				if d.Replace != nil {
+					return d.Replace.Version
+				}
+				return d.Version
+			}
+		}
+	}
+	return "v1.12.1"
+}
+
+// builder turns generated guest modules into instrumented wasm binaries, cached on disk by content
+// key; concurrent builds of one key share a single go build.
+type builder struct {
+	dir   string // <cache>/wasm: <key>.wasm files
+	once  sync.Once
+	tc    toolchain
+	tcErr error
+	opt   string
+	group singleflight.Group
+}
+
+func newBuilder(cacheDir, gobin string) *builder {
+	return &builder{dir: filepath.Join(cacheDir, "modules"), opt: gobin}
+}
+
+func (b *builder) toolchain() (toolchain, error) {
+	b.once.Do(func() { b.tc, b.tcErr = findToolchain(b.opt) })
+	return b.tc, b.tcErr
+}
+
+// build returns the instrumented module for g, from the cache or by running go build.
+func (b *builder) build(ctx context.Context, g guestModule) ([]byte, error) {
+	tc, err := b.toolchain()
+	if err != nil {
+		return nil, err
+	}
+	key := g.key(tc.version)
+	path := filepath.Join(b.dir, key+".wasm")
+	if bin, err := os.ReadFile(path); err == nil {
+		return bin, nil
+	}
+	v, err, _ := b.group.Do(key, func() (any, error) {
+		if bin, err := os.ReadFile(path); err == nil {
+			return bin, nil
+		}
+		bin, err := b.goBuild(ctx, tc, g)
+		if err != nil {
+			return nil, err
+		}
+		if err := writeFileAtomic(path, bin); err != nil {
+			return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "cache module: " + err.Error(), Err: err}
+		}
+		return bin, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]byte), nil
+}
+
+// goBuild writes g to a temporary directory and builds it as a wasip1 reactor, then instruments it.
+func (b *builder) goBuild(ctx context.Context, tc toolchain, g guestModule) ([]byte, error) {
+	dir, err := os.MkdirTemp("", "forge-wasm-*")
+	if err != nil {
+		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "build dir: " + err.Error(), Err: err}
+	}
+	defer os.RemoveAll(dir)
+	for p, content := range g.files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "build dir: " + err.Error(), Err: err}
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "build dir: " + err.Error(), Err: err}
+		}
+	}
+	out := filepath.Join(dir, "module.wasm")
+	cmd := exec.CommandContext(ctx, tc.gobin, "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, ".")
+	cmd.Dir = dir
+	cmd.Env = buildEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Stdout = &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, &sandbox.Error{Kind: sandbox.KindDeadline, Message: "go build: " + ctx.Err().Error(), Err: ctx.Err()}
+		}
+		return nil, buildError(stderr.String(), err)
+	}
+	bin, err := os.ReadFile(out)
+	if err != nil {
+		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "read module: " + err.Error(), Err: err}
+	}
+	inst, err := instrumentFuel(bin)
+	if err != nil {
+		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: err.Error(), Err: err}
+	}
+	return inst, nil
+}
+
+// buildEnv is the go build environment: wasip1 reactor, no cgo, no workspace, no toolchain switch,
+// module cache and build cache of the user (so repeated builds take a fraction of a second).
+func buildEnv() []string {
+	env := make([]string, 0, len(os.Environ())+8)
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "GOOS", "GOARCH", "GOFLAGS", "GOWORK", "GOTOOLCHAIN", "CGO_ENABLED", "GOSUMDB", "GOWASM", "GOEXPERIMENT":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOWORK=off", "GOTOOLCHAIN=local",
+		"GOFLAGS=-mod=mod", "GOSUMDB=off")
+}
+
+// buildLineRE matches a go build diagnostic in one of the guest's files.
+var buildLineRE = regexp.MustCompile(`(?m)^\.?/?(artifact/[a-z_]+\.go|[a-z_/]+\.go):(\d+):(\d+): (.*)$`)
+
+// buildError turns go build output into a KindCompile error pointing at the artifact's line.
+func buildError(out string, err error) *sandbox.Error {
+	out = strings.TrimSpace(out)
+	var msgs []string
+	line, test := 0, false
+	for _, m := range buildLineRE.FindAllStringSubmatch(out, -1) {
+		file := m[1]
+		if file != "artifact/artifact.go" && file != "artifact/acceptance.go" {
+			continue
+		}
+		if line == 0 {
+			fmt.Sscan(m[2], &line)
+			test = file == "artifact/acceptance.go"
+		}
+		msgs = append(msgs, m[2]+":"+m[3]+": "+m[4])
+	}
+	if len(msgs) == 0 {
+		return &sandbox.Error{Kind: sandbox.KindInternal, Message: "go build failed: " + out, Err: err}
+	}
+	msg := strings.Join(msgs, "; ")
+	if test {
+		msg = "tests: " + msg
+	}
+	return &sandbox.Error{Kind: sandbox.KindCompile, Line: line, Message: msg, Err: err}
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}

@@ -1,0 +1,425 @@
+package wasm
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/artifactforge/forge/sandbox"
+)
+
+// guestVersion changes whenever the generated guest code changes, so cached modules built from an
+// older wrapper are never reused.
+const guestVersion = "forge-wasm-guest-3"
+
+// guestModule is the Go module the build step writes for one artifact: module "forge" with the
+// artifact in forge/artifact, the host shim in forge/host and the exports in package main.
+type guestModule struct {
+	files map[string]string // relative path -> content
+}
+
+// normalizePackage returns code with its package clause set to package artifact (a missing clause
+// is added on the first line, so line numbers do not move).
+func normalizePackage(code string) (string, *ast.File, *token.FileSet, error) {
+	fset := token.NewFileSet()
+	f, parsed, err := sandbox.ParseFile(fset, code)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if f.Name.Name == sandbox.PackageName {
+		return parsed, f, fset, nil
+	}
+	start := fset.Position(f.Name.Pos()).Offset
+	end := fset.Position(f.Name.End()).Offset
+	fset = token.NewFileSet()
+	f, parsed, err = sandbox.ParseFile(fset, parsed[:start]+sandbox.PackageName+parsed[end:])
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return parsed, f, fset, nil
+}
+
+// callGuest generates the module that serves calls of sig's function in code (already normalized
+// to package artifact).
+func callGuest(code string, sig sandbox.Signature) guestModule {
+	return guestModule{files: map[string]string{
+		"go.mod":                  "module forge\n\ngo 1.24\n",
+		"main.go":                 mainSource(false, nil),
+		"host/host.go":            hostShimSource,
+		"artifact/artifact.go":    code,
+		"artifact/forge__call.go": dispatcherSource(sig),
+	}}
+}
+
+// testGuest generates the module that runs the TestXxx functions of tests (normalized to package
+// artifact) against code, with the real testing package and testify.
+func testGuest(code, tests string, names []string, testifyVersion string) guestModule {
+	return guestModule{files: map[string]string{
+		"go.mod":                  "module forge\n\ngo 1.24\n\nrequire github.com/stretchr/testify " + testifyVersion + "\n",
+		"main.go":                 mainSource(true, names),
+		"host/host.go":            hostShimSource,
+		"artifact/artifact.go":    code,
+		"artifact/acceptance.go":  tests,
+		"artifact/forge__call.go": "package artifact\n",
+	}}
+}
+
+// key is the content hash that names the module in the build cache.
+func (g guestModule) key(goVersion string) string {
+	paths := make([]string, 0, len(g.files))
+	for p := range g.files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var b strings.Builder
+	b.WriteString(guestVersion + "\x00" + goVersion + "\x00")
+	for _, p := range paths {
+		fmt.Fprintf(&b, "%s\x00%d\x00%s\x00", p, len(g.files[p]), g.files[p])
+	}
+	return sandbox.Source{Code: b.String()}.Checksum()
+}
+
+// mainSource is package main: the reactor's exports. The host writes a call's framed args into the
+// input buffer (forge_setup returns where it is; forge_alloc grows it) and calls forge_call, which
+// returns the address and length of the tagged result ('v' + JSON value, or 'e' + JSON error).
+// forge_tick is the metering hook the instrumenter calls (see instrumentFuel); referencing it here
+// keeps the import in the binary.
+func mainSource(test bool, names []string) string {
+	var b strings.Builder
+	b.WriteString(`package main
+
+import (
+	"runtime/debug"
+	"unsafe"
+
+	"forge/artifact"
+`)
+	if test {
+		b.WriteString("\t\"os\"\n\t\"testing\"\n")
+	}
+	b.WriteString(`)
+
+var (
+	input  = make([]byte, 64<<10)
+	output []byte
+	never  bool
+)
+
+//go:wasmimport forge tick
+func tick()
+
+func pack(b []byte) uint64 {
+	return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b))))<<32 | uint64(len(b))
+}
+
+//go:wasmexport forge_setup
+func forgeSetup(maxStack uint64) uint64 {
+	if never {
+		tick()
+	}
+	if maxStack > 0 {
+		debug.SetMaxStack(int(maxStack))
+	}
+`)
+	if test {
+		b.WriteString("\ttesting.Init()\n")
+	}
+	b.WriteString(`	return pack(input[:cap(input)])
+}
+
+//go:wasmexport forge_alloc
+func forgeAlloc(n uint32) uint64 {
+	if int(n) > cap(input) {
+		input = make([]byte, n)
+	}
+	return pack(input[:cap(input)])
+}
+
+//go:wasmexport forge_call
+func forgeCall(n uint32) uint64 {
+	output = artifact.Forge__Call(input[:n])
+	return pack(output)
+}
+`)
+	if test {
+		b.WriteString("\nvar tests = map[string]func(*testing.T){\n")
+		for _, n := range names {
+			fmt.Fprintf(&b, "\t%q: artifact.%s,\n", n, n)
+		}
+		b.WriteString(`}
+
+// forge_test runs the test named in the input buffer with the real testing package; its report goes
+// to stdout, which the host captures. It returns 1 if the test passed.
+//
+//go:wasmexport forge_test
+func forgeTest(n uint32) uint32 {
+	name := string(input[:n])
+	ok := testing.RunTests(func(pat, str string) (bool, error) { return true, nil },
+		[]testing.InternalTest{{Name: name, F: tests[name]}})
+	os.Stdout.Sync()
+	if ok {
+		return 1
+	}
+	return 0
+}
+`)
+	}
+	b.WriteString("\nfunc main() {}\n")
+	return b.String()
+}
+
+// dispatcherSource generates artifact.Forge__Call for sig: it lives in package artifact so that
+// parameter types declared in the file (exported or not) need no qualification. Args arrive framed
+// (per parameter a little-endian uint32 length, then the JSON; length 0 means absent).
+func dispatcherSource(sig sandbox.Signature) string {
+	var b strings.Builder
+	b.WriteString(`package artifact
+
+import (
+	forge__json "encoding/json"
+	forge__fmt "fmt"
+	forge__runtime "runtime"
+	forge__strings "strings"
+)
+
+type forge__error struct {
+	Kind    string ` + "`json:\"kind\"`" + `
+	Message string ` + "`json:\"message\"`" + `
+	Hint    string ` + "`json:\"hint,omitempty\"`" + `
+	Param   string ` + "`json:\"param,omitempty\"`" + `
+	Line    int    ` + "`json:\"line,omitempty\"`" + `
+}
+
+func forge__fail(e forge__error) []byte {
+	out, _ := forge__json.Marshal(e)
+	return append([]byte{'e'}, out...)
+}
+
+func forge__ok(v any) []byte {
+	out, err := forge__json.Marshal(v)
+	if err != nil {
+		return forge__fail(forge__error{Kind: "result", Message: forge__fmt.Sprintf("encode ` + sig.Result + ` result: %v", err),
+			Hint: "return JSON-encodable values (no NaN/Inf, funcs, channels or cyclic pointers)"})
+	}
+	return append([]byte{'v'}, out...)
+}
+
+// forge__panicLine finds the artifact line a recovered panic came from.
+func forge__panicLine() int {
+	pcs := make([]uintptr, 32)
+	n := forge__runtime.Callers(3, pcs)
+	frames := forge__runtime.CallersFrames(pcs[:n])
+	for {
+		f, more := frames.Next()
+		if forge__strings.HasSuffix(f.File, "/artifact/artifact.go") {
+			return f.Line
+		}
+		if !more {
+			return 0
+		}
+	}
+}
+
+func forge__arg(in []byte) (arg, rest []byte) {
+	if len(in) < 4 {
+		return nil, nil
+	}
+	n := int(in[0]) | int(in[1])<<8 | int(in[2])<<16 | int(in[3])<<24
+	return in[4 : 4+n], in[4+n:]
+}
+
+func Forge__Call(in []byte) (out []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			out = forge__fail(forge__error{Kind: "panic", Message: forge__fmt.Sprint("panic: ", r), Line: forge__panicLine()})
+		}
+	}()
+	var raw []byte
+`)
+	args := make([]string, len(sig.Params))
+	for i, p := range sig.Params {
+		fmt.Fprintf(&b, "\tvar a%d %s\n\traw, in = forge__arg(in)\n", i, p.Type)
+		fmt.Fprintf(&b, "\tif len(raw) > 0 {\n\t\tif err := forge__json.Unmarshal(raw, &a%d); err != nil {\n", i)
+		fmt.Fprintf(&b, "\t\t\treturn forge__fail(forge__error{Kind: \"args\", Param: %s, Message: %s + err.Error()})\n\t\t}\n\t}\n",
+			strconv.Quote(p.Name), strconv.Quote("want "+p.Type+": "))
+		args[i] = fmt.Sprintf("a%d", i)
+	}
+	b.WriteString("\t_ = raw\n")
+	call := sig.Func + "(" + strings.Join(args, ", ")
+	if sig.Variadic {
+		call += "..."
+	}
+	call += ")"
+	switch sig.Shape {
+	case sandbox.ResultNone:
+		fmt.Fprintf(&b, "\t%s\n\treturn forge__ok(nil)\n", call)
+	case sandbox.ResultValue:
+		fmt.Fprintf(&b, "\treturn forge__ok(%s)\n", call)
+	case sandbox.ResultError:
+		fmt.Fprintf(&b, "\tif err := %s; err != nil {\n\t\treturn forge__fail(forge__error{Kind: \"returned\", Message: err.Error()})\n\t}\n\treturn forge__ok(nil)\n", call)
+	case sandbox.ResultValueError:
+		fmt.Fprintf(&b, "\tr, err := %s\n\tif err != nil {\n\t\treturn forge__fail(forge__error{Kind: \"returned\", Message: err.Error()})\n\t}\n\treturn forge__ok(r)\n", call)
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+// hostShimSource is forge/host inside the module: the same surface as the yaegi backend's, each
+// function a JSON request through guest memory to the host's forge.host import, which serves it
+// with sandbox.Host (one implementation of the policy, two transports).
+const hostShimSource = `// Package host is the forge host API as guest code sees it.
+package host
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+	"unsafe"
+)
+
+// Request is an HTTP request made through the host.
+type Request struct {
+	Method string            ` + "`json:\"method\"`" + `
+	URL    string            ` + "`json:\"url\"`" + `
+	Header map[string]string ` + "`json:\"header,omitempty\"`" + `
+	Body   string            ` + "`json:\"body,omitempty\"`" + `
+}
+
+// Response is what the host returns for an HTTP request.
+type Response struct {
+	Status int               ` + "`json:\"status\"`" + `
+	Header map[string]string ` + "`json:\"header,omitempty\"`" + `
+	Body   string            ` + "`json:\"body\"`" + `
+}
+
+//go:wasmimport forge host
+func hostCall(op uint32, ptr unsafe.Pointer, n uint32) uint32
+
+//go:wasmimport forge take
+func hostTake(ptr unsafe.Pointer)
+
+const (
+	opHTTP uint32 = iota + 1
+	opLog
+	opNow
+	opRand
+	opRandIntn
+	opCall
+)
+
+type reply struct {
+	Value json.RawMessage ` + "`json:\"v\"`" + `
+	Err   string          ` + "`json:\"e\"`" + `
+}
+
+func roundTrip(op uint32, req []byte) (json.RawMessage, error) {
+	var p unsafe.Pointer
+	if len(req) > 0 {
+		p = unsafe.Pointer(&req[0])
+	}
+	n := hostCall(op, p, uint32(len(req)))
+	buf := make([]byte, n)
+	if n > 0 {
+		hostTake(unsafe.Pointer(&buf[0]))
+	}
+	var r reply
+	if err := json.Unmarshal(buf, &r); err != nil {
+		return nil, fmt.Errorf("host: bad reply: %w", err)
+	}
+	if r.Err != "" {
+		return r.Value, errors.New(r.Err)
+	}
+	return r.Value, nil
+}
+
+// Do performs req if the role may reach its host.
+func Do(req Request) (Response, error) {
+	b, _ := json.Marshal(req)
+	v, err := roundTrip(opHTTP, b)
+	var resp Response
+	if len(v) > 0 {
+		_ = json.Unmarshal(v, &resp)
+	}
+	return resp, err
+}
+
+// Get fetches url and returns its body.
+func Get(url string) (string, error) {
+	resp, err := Do(Request{Method: "GET", URL: url})
+	return resp.Body, err
+}
+
+// Log records a log line.
+func Log(msg string) { _, _ = roundTrip(opLog, []byte(msg)) }
+
+// Logf records a formatted log line.
+func Logf(format string, args ...any) { Log(fmt.Sprintf(format, args...)) }
+
+// Now returns the wall clock.
+func Now() time.Time {
+	v, err := roundTrip(opNow, nil)
+	if err != nil {
+		return time.Time{}
+	}
+	var ns int64
+	_ = json.Unmarshal(v, &ns)
+	return time.Unix(0, ns).UTC()
+}
+
+// Rand returns a pseudo-random float64 in [0, 1).
+func Rand() float64 {
+	v, _ := roundTrip(opRand, nil)
+	var f float64
+	_ = json.Unmarshal(v, &f)
+	return f
+}
+
+// RandIntn returns a pseudo-random int in [0, n).
+func RandIntn(n int) int {
+	b, _ := json.Marshal(n)
+	v, err := roundTrip(opRandIntn, b)
+	if err != nil && n <= 0 {
+		panic(err.Error())
+	}
+	var i int
+	_ = json.Unmarshal(v, &i)
+	return i
+}
+
+type callReq struct {
+	Role   string          ` + "`json:\"role\"`" + `
+	Method string          ` + "`json:\"method\"`" + `
+	Args   json.RawMessage ` + "`json:\"args\"`" + `
+}
+
+func call(role, method string, args any) (json.RawMessage, error) {
+	a, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("host.Call %s.%s: encode args: %w", role, method, err)
+	}
+	b, _ := json.Marshal(callReq{Role: role, Method: method, Args: a})
+	return roundTrip(opCall, b)
+}
+
+// Call delegates role.method to the forge and returns its JSON result text.
+func Call(role, method string, args any) (string, error) {
+	v, err := call(role, method, args)
+	return string(v), err
+}
+
+// CallInto delegates role.method and decodes its result into out.
+func CallInto(role, method string, args any, out any) error {
+	v, err := call(role, method, args)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(v, out); err != nil {
+		return fmt.Errorf("host.CallInto %s.%s: decode result: %w", role, method, err)
+	}
+	return nil
+}
+`

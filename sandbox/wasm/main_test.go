@@ -1,0 +1,36 @@
+package wasm
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// testCacheDir is shared by every test and benchmark in the package (and across runs), so each
+// module is built and compiled once: $FORGE_WASM_TEST_CACHE, else os.UserCacheDir()/forge-test.
+var testCacheDir string
+
+// shared is the one Sandbox the tests use; the corpus runner gets it behind a Close that does
+// nothing.
+var shared *Sandbox
+
+func TestMain(m *testing.M) {
+	testCacheDir = os.Getenv("FORGE_WASM_TEST_CACHE")
+	if testCacheDir == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			d = os.TempDir()
+		}
+		testCacheDir = filepath.Join(d, "forge-test")
+	}
+	var err error
+	shared, err = New(Options{CacheDir: testCacheDir})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	shared.Close()
+	os.Exit(code)
+}

@@ -1,0 +1,563 @@
+package wasm
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/yaegi"
+)
+
+// Options configure a wasm Sandbox.
+type Options struct {
+	// CacheDir holds built modules (modules/) and wazero's compilation cache (compiled/). The forge
+	// passes its store's cache/ directory; default os.UserCacheDir()/forge.
+	CacheDir string
+	// GoBin is the go command that builds modules (default $FORGE_GO, then go on PATH, then GOROOT).
+	GoBin string
+	// PoolSize bounds the live instances per program and memory cap (default 2 x GOMAXPROCS);
+	// calls beyond it wait for a free instance.
+	PoolSize int
+}
+
+// Sandbox is the wasm backend: each artifact is built into a wasip1 reactor module with the Go
+// toolchain, compiled by wazero, and run in pooled instances with a memory cap, a deadline that
+// always stops the guest, no filesystem, environment or sockets, and the host API as imports.
+type Sandbox struct {
+	opts    Options
+	builder *builder
+	cache   wazero.CompilationCache
+
+	mu       sync.Mutex
+	engines  map[uint32]*engine // by memory cap in pages
+	programs map[string]*Program
+	closed   atomic.Bool
+}
+
+var (
+	_ sandbox.Sandbox = (*Sandbox)(nil)
+	_ sandbox.Tester  = (*Sandbox)(nil)
+)
+
+// New returns a wasm sandbox. Nothing is built or compiled until Compile.
+func New(opts Options) (*Sandbox, error) {
+	if opts.PoolSize <= 0 {
+		opts.PoolSize = 2 * runtime.GOMAXPROCS(0)
+	}
+	if opts.CacheDir == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			return nil, fmt.Errorf("wasm: no cache dir: %w (set Options.CacheDir)", err)
+		}
+		opts.CacheDir = filepath.Join(d, "forge")
+	}
+	opts.CacheDir = filepath.Join(opts.CacheDir, "wasm")
+	cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(opts.CacheDir, "compiled"))
+	if err != nil {
+		return nil, fmt.Errorf("wasm: compilation cache: %w", err)
+	}
+	return &Sandbox{
+		opts:     opts,
+		builder:  newBuilder(opts.CacheDir, opts.GoBin),
+		cache:    cache,
+		engines:  map[uint32]*engine{},
+		programs: map[string]*Program{},
+	}, nil
+}
+
+// Name is the backend's name in contracts and the corpus ("wasm").
+func (s *Sandbox) Name() string { return "wasm" }
+
+// Close closes every runtime (and with them all instances and compiled modules).
+func (s *Sandbox) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for _, e := range s.engines {
+		errs = append(errs, e.rt.Close(context.Background()))
+	}
+	s.engines = map[uint32]*engine{}
+	s.programs = map[string]*Program{}
+	errs = append(errs, s.cache.Close(context.Background()))
+	return errors.Join(errs...)
+}
+
+// engine is one wazero runtime: the memory cap is a runtime setting, so each cap gets its own.
+type engine struct {
+	rt       wazero.Runtime
+	pages    uint32
+	maxStack uint64 // Go stack cap inside the guest: deep recursion becomes a depth error, not OOM
+}
+
+const maxPages = 65536 // 4 GiB, the wasm32 limit
+
+func pagesFor(memoryBytes int64) uint32 {
+	p := (memoryBytes + 65535) / 65536
+	switch {
+	case p < 64: // the Go runtime needs a few MiB to start
+		return 64
+	case p > maxPages:
+		return maxPages
+	}
+	return uint32(p)
+}
+
+func (s *Sandbox) engine(ctx context.Context, pages uint32) (*engine, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: sandbox closed")
+	}
+	if e := s.engines[pages]; e != nil {
+		return e, nil
+	}
+	cfg := wazero.NewRuntimeConfig().
+		WithCompilationCache(s.cache).
+		WithMemoryLimitPages(pages).
+		WithMemoryCapacityFromMax(true).
+		WithCloseOnContextDone(false) // the instrumented tick stops runaway code (instrument.go)
+	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		rt.Close(ctx)
+		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "wasm: wasi: " + err.Error(), Err: err}
+	}
+	if err := instantiateHostModule(ctx, rt); err != nil {
+		rt.Close(ctx)
+		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "wasm: host module: " + err.Error(), Err: err}
+	}
+	maxStack := uint64(pages) * 65536 / 8
+	if maxStack > 64<<20 {
+		maxStack = 64 << 20
+	}
+	e := &engine{rt: rt, pages: pages, maxStack: maxStack}
+	s.engines[pages] = e
+	return e, nil
+}
+
+// Program is a built artifact module with its instance pools (one per memory cap).
+type Program struct {
+	src  sandbox.Source
+	sum  string
+	sig  sandbox.Signature
+	bin  []byte
+	sb   *Sandbox
+	test bool
+
+	mu    sync.Mutex
+	pools map[uint32]*pool
+}
+
+// Signature returns the function's signature.
+func (p *Program) Signature() sandbox.Signature { return p.sig }
+
+// Checksum returns the sha256 of the original code.
+func (p *Program) Checksum() string { return p.sum }
+
+// Source returns the original source.
+func (p *Program) Source() sandbox.Source { return p.src }
+
+// ModuleSize is the size of the built module in bytes (for reports).
+func (p *Program) ModuleSize() int { return len(p.bin) }
+
+// gate parses src, normalizes it to package artifact and runs the shared policy check.
+func gate(code string, test bool) (string, error) {
+	norm, f, fset, err := normalizePackage(code)
+	if err != nil {
+		return "", err
+	}
+	if err := yaegi.CheckPolicy(fset, f, test); err != nil {
+		return "", err
+	}
+	return norm, nil
+}
+
+// Compile gates src, builds its module (cached by code checksum; concurrent builds of one module
+// are shared), compiles it with wazero (cached on disk) and starts a first instance, so that
+// compile errors and panicking initializers surface here.
+func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Program, error) {
+	if s.closed.Load() {
+		return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: sandbox closed")
+	}
+	key := src.Checksum() + "\x00" + src.Func
+	s.mu.Lock()
+	p := s.programs[key]
+	s.mu.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	code, err := gate(src.Code, false)
+	if err != nil {
+		return nil, err
+	}
+	sig, err := sandbox.ParseSignature(sandbox.Source{Code: code, Func: src.Func})
+	if err != nil {
+		return nil, err
+	}
+	bin, err := s.builder.build(ctx, callGuest(code, sig))
+	if err != nil {
+		return nil, err
+	}
+	p = &Program{src: src, sum: src.Checksum(), sig: sig, bin: bin, sb: s, pools: map[uint32]*pool{}}
+	pl, err := p.pool(ctx, pagesFor(sandbox.DefaultMemoryBytes))
+	if err != nil {
+		return nil, err
+	}
+	inst, err := pl.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pl.put(inst, true)
+	s.mu.Lock()
+	if q := s.programs[key]; q != nil {
+		p = q
+	} else {
+		s.programs[key] = p
+	}
+	s.mu.Unlock()
+	return p, nil
+}
+
+func (p *Program) pool(ctx context.Context, pages uint32) (*pool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pl := p.pools[pages]; pl != nil {
+		return pl, nil
+	}
+	eng, err := p.sb.engine(ctx, pages)
+	if err != nil {
+		return nil, err
+	}
+	cm, err := eng.rt.CompileModule(ctx, p.bin)
+	if err != nil {
+		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "wasm: compile module: " + err.Error(), Err: err}
+	}
+	n := p.sb.opts.PoolSize
+	pl := &pool{eng: eng, cm: cm, idle: make(chan *instance, n), sem: make(chan struct{}, n), test: p.test}
+	p.pools[pages] = pl
+	return pl, nil
+}
+
+// Run calls the program's function with in.Args in an instance of its module.
+func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Input) (sandbox.Output, error) {
+	p, ok := prog.(*Program)
+	if !ok || p.sb != s {
+		return sandbox.Output{}, sandbox.Errorf(sandbox.KindInternal, "wasm: program of type %T is not from this wasm sandbox", prog)
+	}
+	in.Limits = in.Limits.WithDefaults()
+	args, err := yaegi.OrderArgs(p.sig, in.Args)
+	if err != nil {
+		return sandbox.Output{}, err
+	}
+	start := time.Now()
+	pl, err := p.pool(ctx, pagesFor(in.Limits.MemoryBytes))
+	if err != nil {
+		return sandbox.Output{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, in.Limits.Timeout)
+	defer cancel()
+	inst, err := pl.get(ctx)
+	if err != nil {
+		return sandbox.Output{}, err
+	}
+	host := sandbox.NewHost(ctx, in)
+	value, rerr := inst.call(ctx, host, args, in.Limits)
+	var out sandbox.Output
+	out.Value = value
+	rerr = host.Finish(&out, rerr)
+	out.Duration = time.Since(start)
+	pl.put(inst, inst.healthy())
+	if rerr != nil {
+		return sandbox.Output{Logs: out.Logs, Duration: out.Duration, HostCalls: out.HostCalls, UpstreamRead: out.UpstreamRead}, rerr
+	}
+	return out, nil
+}
+
+// pool holds idle instances of one compiled module; sem bounds the live ones.
+type pool struct {
+	eng  *engine
+	cm   wazero.CompiledModule
+	idle chan *instance
+	sem  chan struct{}
+	test bool
+}
+
+func (pl *pool) get(ctx context.Context) (*instance, error) {
+	select {
+	case inst := <-pl.idle:
+		return inst, nil
+	default:
+	}
+	select {
+	case inst := <-pl.idle:
+		return inst, nil
+	case pl.sem <- struct{}{}:
+		inst, err := newInstance(ctx, pl.eng, pl.cm, pl.test)
+		if err != nil {
+			<-pl.sem
+			return nil, err
+		}
+		return inst, nil
+	case <-ctx.Done():
+		return nil, &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded waiting for a free wasm instance", Err: ctx.Err()}
+	}
+}
+
+// put returns inst to the pool, or closes it when it trapped, exited or was stopped: its Go
+// runtime may be in any state.
+func (pl *pool) put(inst *instance, ok bool) {
+	inst.host = nil
+	if !ok {
+		inst.close()
+		<-pl.sem
+		return
+	}
+	pl.idle <- inst
+}
+
+// instance is one instantiated module, used by one goroutine at a time.
+type instance struct {
+	mod      api.Module
+	fnCall   api.Function
+	fnAlloc  api.Function
+	fnTest   api.Function
+	mem      api.Memory
+	inPtr    uint32
+	inCap    uint32
+	stack    []uint64 // reused for CallWithStack
+	host     *sandbox.Host
+	pending  []byte // host reply waiting for forge.take
+	stopped  bool   // the tick aborted the call (deadline)
+	inFlight bool   // the deadline hit while a host call was running
+	broken   bool
+	stderr   tailBuffer
+	capture  *strings.Builder // test output, when running tests
+}
+
+type instanceKey struct{}
+
+func instanceFrom(ctx context.Context) *instance {
+	inst, _ := ctx.Value(instanceKey{}).(*instance)
+	return inst
+}
+
+func newInstance(ctx context.Context, eng *engine, cm wazero.CompiledModule, test bool) (*instance, error) {
+	inst := &instance{stack: make([]uint64, 1)}
+	cfg := wazero.NewModuleConfig().
+		WithName("").
+		WithStartFunctions("_initialize").
+		WithStdout(stdoutWriter{inst}).
+		WithStderr(&inst.stderr)
+	ictx, cancel := context.WithTimeout(ctx, sandbox.DefaultTimeout)
+	defer cancel()
+	ictx = context.WithValue(ictx, instanceKey{}, inst)
+	ictx = withMemoryAllocator(ictx)
+	mod, err := eng.rt.InstantiateModule(ictx, cm, cfg)
+	if err != nil {
+		return nil, inst.classify(ictx, err, "initialize")
+	}
+	inst.mod = mod
+	inst.mem = mod.Memory()
+	inst.fnCall = mod.ExportedFunction("forge_call")
+	inst.fnAlloc = mod.ExportedFunction("forge_alloc")
+	inst.fnTest = mod.ExportedFunction("forge_test")
+	setup := mod.ExportedFunction("forge_setup")
+	if inst.fnCall == nil || inst.fnAlloc == nil || setup == nil || inst.mem == nil {
+		mod.Close(ctx)
+		return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: module lacks the forge exports")
+	}
+	res, err := setup.Call(ictx, eng.maxStack)
+	if err != nil {
+		mod.Close(ctx)
+		return nil, inst.classify(ictx, err, "setup")
+	}
+	inst.inPtr, inst.inCap = uint32(res[0]>>32), uint32(res[0])
+	return inst, nil
+}
+
+func (inst *instance) healthy() bool { return !inst.broken }
+
+func (inst *instance) close() {
+	if inst.mod != nil {
+		inst.mod.Close(context.Background())
+	}
+}
+
+// input returns a view of the guest's input buffer of n bytes, growing it if needed.
+func (inst *instance) input(ctx context.Context, n uint32) ([]byte, error) {
+	if n > inst.inCap {
+		inst.stack[0] = uint64(n)
+		if err := inst.fnAlloc.CallWithStack(ctx, inst.stack); err != nil {
+			return nil, inst.classify(ctx, err, "alloc")
+		}
+		inst.inPtr, inst.inCap = uint32(inst.stack[0]>>32), uint32(inst.stack[0])
+	}
+	buf, ok := inst.mem.Read(inst.inPtr, n)
+	if !ok {
+		inst.broken = true
+		return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: input buffer out of range")
+	}
+	return buf, nil
+}
+
+// call runs one call: frames args into guest memory, calls forge_call, reads the tagged result.
+func (inst *instance) call(ctx context.Context, host *sandbox.Host, args []json.RawMessage, lim sandbox.Limits) (json.RawMessage, error) {
+	inst.host, inst.stopped, inst.inFlight = host, false, false
+	inst.stderr.reset()
+	n := 0
+	for _, a := range args {
+		n += 4 + len(a)
+	}
+	ctx = context.WithValue(ctx, instanceKey{}, inst)
+	buf, err := inst.input(ctx, uint32(n))
+	if err != nil {
+		return nil, err
+	}
+	off := 0
+	for _, a := range args {
+		binary.LittleEndian.PutUint32(buf[off:], uint32(len(a)))
+		off += 4 + copy(buf[off+4:], a)
+	}
+	inst.stack[0] = uint64(n)
+	if err := inst.fnCall.CallWithStack(ctx, inst.stack); err != nil {
+		return nil, inst.classify(ctx, err, "call")
+	}
+	ptr, size := uint32(inst.stack[0]>>32), uint32(inst.stack[0])
+	res, ok := inst.mem.Read(ptr, size)
+	if !ok || size == 0 {
+		inst.broken = true
+		return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: result out of range")
+	}
+	switch res[0] {
+	case 'v':
+		if len(res)-1 > lim.OutputBytes {
+			return nil, &sandbox.Error{Kind: sandbox.KindOutput, Message: fmt.Sprintf("result is %d bytes, over the %d-byte cap", len(res)-1, lim.OutputBytes)}
+		}
+		return append(json.RawMessage(nil), res[1:]...), nil
+	case 'e':
+		var e sandbox.Error
+		if err := json.Unmarshal(res[1:], &e); err != nil {
+			inst.broken = true
+			return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: bad error from guest: %v", err)
+		}
+		if e.Kind == sandbox.KindReturned {
+			e.Err = errors.New(e.Message)
+		}
+		return nil, &e
+	}
+	inst.broken = true
+	return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: bad result tag %q", res[0])
+}
+
+const depthHint = "unbounded or too deep recursion: make it iterative or bound it"
+
+// classify turns what a guest call returned into a typed error; the instance is discarded.
+func (inst *instance) classify(ctx context.Context, err error, stage string) *sandbox.Error {
+	inst.broken = true
+	stderr := inst.stderr.String()
+	switch {
+	case inst.stopped || (ctx.Err() != nil && !strings.Contains(stderr, "fatal error")):
+		e := &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded", Err: ctx.Err()}
+		if errors.Is(ctx.Err(), context.Canceled) {
+			e.Message = "call cancelled"
+		}
+		if inst.inFlight {
+			e.HostCallInFlight = true
+			e.Message = "deadline exceeded while a host call was in flight"
+		}
+		return e
+	case strings.Contains(stderr, "stack exceeds") || strings.Contains(stderr, "stack overflow"):
+		return &sandbox.Error{Kind: sandbox.KindDepth, Message: "call depth exceeded: " + firstLine(stderr, "stack exceeds"), Hint: depthHint, Err: err}
+	case strings.Contains(stderr, "out of memory"):
+		return &sandbox.Error{Kind: sandbox.KindMemory, Message: "memory cap exceeded: " + firstLine(stderr, "out of memory"), Err: err,
+			Hint: "use less memory: stream or bound the data the code builds"}
+	case strings.Contains(stderr, "all goroutines are asleep"):
+		return &sandbox.Error{Kind: sandbox.KindDeadline, Message: "the code blocks forever (all goroutines are asleep - deadlock)", Err: err}
+	}
+	var exit *sys.ExitError
+	msg := err.Error()
+	if errors.As(err, &exit) {
+		msg = fmt.Sprintf("guest exited with code %d", exit.ExitCode())
+	}
+	if s := strings.TrimSpace(stderr); s != "" {
+		msg += ": " + s
+	}
+	kind := sandbox.KindPanic
+	if stage != "call" && stage != "initialize" {
+		kind = sandbox.KindInternal
+	}
+	return &sandbox.Error{Kind: kind, Message: stage + ": " + msg, Err: err}
+}
+
+func firstLine(s, containing string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, containing) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return strings.TrimSpace(s)
+}
+
+// stdoutWriter sends what the guest prints to the current call's logs (kept only when Log is
+// granted), or to the test report while tests run.
+type stdoutWriter struct{ inst *instance }
+
+func (w stdoutWriter) Write(b []byte) (int, error) {
+	if c := w.inst.capture; c != nil {
+		if c.Len() < 1<<20 {
+			c.Write(b)
+		}
+		return len(b), nil
+	}
+	if h := w.inst.host; h != nil {
+		h.AppendLog(strings.TrimRight(string(b), "\n"))
+	}
+	return len(b), nil
+}
+
+// tailBuffer keeps the first 8 KiB the guest writes to stderr (a fatal error's report).
+type tailBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if room := 8<<10 - len(t.b); room > 0 {
+		if len(p) < room {
+			room = len(p)
+		}
+		t.b = append(t.b, p[:room]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) reset() {
+	t.mu.Lock()
+	t.b = t.b[:0]
+	t.mu.Unlock()
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
