@@ -8,4 +8,6 @@ import (
 // CheckPolicy is the policy gate every backend shares (the wasm backend calls it too, so there is
 // one policy): imports from the allowlist only, no go statements, no compiler directives, no cgo,
 // no withheld symbols. test selects the acceptance-test allowlist (testing and testify on top).
-func CheckPolicy(fset *token.FileSet, f *ast.File, test bool) error { return checkPolicy(fset, f, test) }
+func CheckPolicy(fset *token.FileSet, f *ast.File, test bool) error {
+	return checkPolicy(fset, f, test)
+}
