@@ -294,7 +294,19 @@ func (r *rewriter) guardReturn(m *ast.ReturnStmt, results []string, named bool) 
 	}
 	list := strings.Join(names, ", ")
 	_ = named
-	r.add(start, start+len("return"), "{ "+strings.Join(decl, "; ")+"; "+list+" =")
+	if len(m.Results) == len(results) && len(results) > 1 {
+		// One assignment per result: yaegi v0.16.1 panics on an untyped nil inside a tuple
+		// assignment ("reflect: New(nil)"). Only the commas change, so lines stay put.
+		r.add(start, start+len("return"), "{ "+strings.Join(decl, "; ")+"; forge__r0 =")
+		for i := 1; i < len(m.Results); i++ {
+			from, to := r.off(m.Results[i-1].End()), r.off(m.Results[i].Pos())
+			if c := strings.IndexByte(r.src[from:to], ','); c >= 0 {
+				r.add(from+c, from+c+1, "; forge__r"+strconv.Itoa(i)+" =")
+			}
+		}
+	} else {
+		r.add(start, start+len("return"), "{ "+strings.Join(decl, "; ")+"; "+list+" =")
+	}
 	r.add(end, end, "; forge__depth--; return "+list+" }")
 }
 

@@ -266,7 +266,8 @@ func callStub(sig sandbox.Signature, typed bool) string {
 	args := make([]string, len(sig.Params))
 	for i, p := range sig.Params {
 		if typed {
-			args[i] = fmt.Sprintf("*forge__slot.P%d", i)
+			fmt.Fprintf(&b, "\ta%d := *forge__slot.P%d\n", i, i)
+			args[i] = fmt.Sprintf("a%d", i)
 			continue
 		}
 		fmt.Fprintf(&b, "\tvar a%d %s\n\tif !forge__slot.Decode(%d, &a%d) {\n\t\treturn\n\t}\n", i, p.Type, i, i)
