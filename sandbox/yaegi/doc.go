@@ -1,0 +1,11 @@
+// Package yaegi is the in-process sandbox backend: generated Go interpreted by yaegi behind a
+// policy gate, with source rewrites for what the interpreter cannot enforce, and optional worker
+// processes for crash and memory isolation.
+//
+// Compile parses, gates (allowlisted imports from the generated table in ./symbols, no goroutines,
+// no directives, no cgo, no host-reaching symbols), rewrites (call-depth guard, interpreter gap
+// fixes, forgotten imports) and loads the file into the first pooled interpreter. Run decodes JSON
+// args into the function's parameter types, executes a precompiled call under a deadline and encodes
+// the result. Test runs acceptance tests with a native testing.T and testify's assert/require.
+// Guest code reaches the host only through forge/host, backed by sandbox.Host.
+package yaegi
