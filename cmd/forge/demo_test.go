@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/fixtures/baselines"
+)
+
+var updateBaselines = flag.Bool("update", false, "rewrite the baseline traces in fixtures/baselines/")
+
+// TestDemo runs `forge demo --json` in-process: every step must behave as expected (exit 0), the
+// narration must tell each step, and the normalized event trace must match the recorded baseline.
+func TestDemo(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"demo", "--json"}, &stdout, &stderr)
+	require.Equal(t, exitOK, code, "stderr:\n%s", stderr.String())
+	out := stderr.String()
+	for _, line := range []string{
+		"1. first call generates, verifies and persists",
+		`text.upper {"s":"hello"} -> "HELLO"`,
+		"generated gen-1, decision generate:missing, provider calls 1",
+		`text.upper {"s":"forge"} -> "FORGE"`,
+		"persisted gen-1, decision execute:healthy, provider calls 0",
+		"1000 warm calls",
+		"provider calls 0, failures 0",
+		"-> error extrinsic/host_http_5xx (host)",
+		"after:  gen-1 (initial_forge), lifecycle candidate, counters: success 1, intrinsic 0, adaptive 0, extrinsic 1; repairs since regeneration 0",
+		`text.capitalize {"s":""} -> ""`,
+		"repaired gen-2, decision execute:healthy, provider calls 1, repair attempted, succeeded true",
+		"regenerated gen-5, decision execute:healthy, provider calls 1",
+		"now: gen-5 (regenerate:budget_exhausted)",
+		"forge bless text upper -> ok",
+		"decision execute:blessed",
+		"-> error extrinsic/quarantined (refused): text.upper is quarantined: run `forge rollback text upper`",
+		"now: gen-3 (operator:rollback:gen-1), lifecycle durable",
+		`text.upper {"s":"rolled back"} -> "ROLLED BACK"`,
+		"ok: every step behaved as expected (1018 calls, 10 provider calls,",
+	} {
+		assert.Contains(t, out, line)
+	}
+	assert.NotContains(t, out, "!!")
+
+	got, err := baselines.Normalize(stdout.Bytes())
+	require.NoError(t, err)
+	require.NoError(t, baselines.Compare("demo.jsonl", got, *updateBaselines))
+}
+
+// TestDemoKeepsNamedStore: with --store the narration goes to stdout and the store stays.
+func TestDemoKeepsNamedStore(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "kept")
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, exitOK, run([]string{"demo", "--store", dir}, &stdout, &stderr), "stderr:\n%s", stderr.String())
+	assert.Contains(t, stdout.String(), "(kept)")
+	assert.Contains(t, stdout.String(), "ok: every step behaved as expected")
+	assert.FileExists(t, filepath.Join(dir, "tools", "text", "lower.json"))
+	assert.FileExists(t, filepath.Join(dir, "events", "forge.jsonl"))
+
+	// A second demo on the same store would not start fresh: refused as a usage error.
+	stdout.Reset()
+	stderr.Reset()
+	assert.Equal(t, exitUsage, run([]string{"demo", "--store", dir}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "is not empty")
+}
+
+func TestDemoRejectsArgs(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, exitUsage, run([]string{"demo", "extra"}, &stdout, &stderr))
+}
+
+// TestDemoTemporaryStoreIsRemoved checks that the default run leaves nothing behind in TMPDIR.
+func TestDemoTemporaryStoreIsRemoved(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole demo")
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, exitOK, run([]string{"demo"}, &stdout, &stderr), "stderr:\n%s", stderr.String())
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	assert.Empty(t, left)
+}
