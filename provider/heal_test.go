@@ -79,6 +79,16 @@ func TestHeal(t *testing.T) {
 			want: upper,
 		},
 		{
+			name:     "fence indented inside a list item",
+			raw:      "1. Add the function:\n\n     ```go\n     package artifact\n\n     func Add(a, b int) int { return a + b }\n     ```\n2. Done.",
+			contains: []string{"package artifact", "func Add(a, b int) int { return a + b }"},
+		},
+		{
+			name: "whole answer wrapped in a markdown fence",
+			raw:  "````markdown\nHere:\n```go\n" + upper + "```\n````",
+			want: upper,
+		},
+		{
 			name: "untagged fence that parses as go",
 			raw:  "```\n" + upper + "```",
 			want: upper,

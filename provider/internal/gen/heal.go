@@ -135,10 +135,8 @@ func fencedBlocks(s string) []block {
 }
 
 func openFence(line string) (fence, info string, ok bool) {
+	// Any indentation: models indent fences inside list items deeper than Markdown allows.
 	t := strings.TrimLeft(line, " \t")
-	if len(line)-len(t) > 3 {
-		return "", "", false
-	}
 	for _, c := range []byte{'`', '~'} {
 		n := 0
 		for n < len(t) && t[n] == c {
@@ -166,8 +164,20 @@ func closesFence(line, fence string) bool {
 // bestFencedBlock ranks the go-tagged and untagged blocks: parseable non-test code first, then
 // tagged non-test code, then parseable test code, then any tagged block; the largest wins a tie.
 func bestFencedBlock(s string) (string, bool) {
+	code, rank := bestBlock(fencedBlocks(s), 0)
+	return code, rank > 0
+}
+
+func bestBlock(blocks []block, depth int) (string, int) {
 	best, bestRank, bestSize := "", 0, -1
-	for _, b := range fencedBlocks(s) {
+	for _, b := range blocks {
+		if (b.lang == "markdown" || b.lang == "md") && depth < 2 {
+			// An answer wrapped whole in a markdown fence: look inside it.
+			if code, rank := bestBlock(fencedBlocks(b.body), depth+1); rank > bestRank || (rank == bestRank && rank > 0 && len(code) > bestSize) {
+				best, bestRank, bestSize = code, rank, len(code)
+			}
+			continue
+		}
 		if !b.tagged && b.lang != "" {
 			continue
 		}
@@ -195,7 +205,7 @@ func bestFencedBlock(s string) (string, bool) {
 			best, bestRank, bestSize = code, rank, len(code)
 		}
 	}
-	return best, bestRank > 0
+	return best, bestRank
 }
 
 const maxUnfencedTries = 8
