@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/singleflight"
 
@@ -103,7 +104,8 @@ type builder struct {
 	tc    toolchain
 	tcErr error
 	opt   string
-	group singleflight.Group
+	group  singleflight.Group
+	builds atomic.Int64 // go builds run (tests check that concurrent requests share one)
 }
 
 func newBuilder(cacheDir, gobin string) *builder {
@@ -145,8 +147,8 @@ func (b *builder) build(ctx context.Context, g guestModule) ([]byte, error) {
 	return v.([]byte), nil
 }
 
-// goBuild writes g to a temporary directory and builds it as a wasip1 reactor, then instruments it.
-func (b *builder) goBuild(ctx context.Context, tc toolchain, g guestModule) ([]byte, error) {
+// goBuildRaw writes g to a temporary directory and builds it as a wasip1 reactor.
+func (b *builder) goBuildRaw(ctx context.Context, tc toolchain, g guestModule) ([]byte, error) {
 	dir, err := os.MkdirTemp("", "forge-wasm-*")
 	if err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "build dir: " + err.Error(), Err: err}
@@ -177,6 +179,16 @@ func (b *builder) goBuild(ctx context.Context, tc toolchain, g guestModule) ([]b
 	bin, err := os.ReadFile(out)
 	if err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "read module: " + err.Error(), Err: err}
+	}
+	b.builds.Add(1)
+	return bin, nil
+}
+
+// goBuild builds g and instruments it (see instrumentFuel).
+func (b *builder) goBuild(ctx context.Context, tc toolchain, g guestModule) ([]byte, error) {
+	bin, err := b.goBuildRaw(ctx, tc, g)
+	if err != nil {
+		return nil, err
 	}
 	inst, err := instrumentFuel(bin)
 	if err != nil {

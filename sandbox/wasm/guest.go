@@ -13,7 +13,7 @@ import (
 
 // guestVersion changes whenever the generated guest code changes, so cached modules built from an
 // older wrapper are never reused.
-const guestVersion = "forge-wasm-guest-3"
+const guestVersion = "forge-wasm-guest-4"
 
 // guestModule is the Go module the build step writes for one artifact: module "forge" with the
 // artifact in forge/artifact, the host shim in forge/host and the exports in package main.
@@ -116,12 +116,13 @@ func pack(b []byte) uint64 {
 }
 
 //go:wasmexport forge_setup
-func forgeSetup(maxStack uint64) uint64 {
+func forgeSetup(stack uint64) uint64 {
 	if never {
 		tick()
 	}
-	if maxStack > 0 {
-		debug.SetMaxStack(int(maxStack))
+	if stack > 0 {
+		debug.SetMaxStack(int(stack))
+		maxStack = stack
 	}
 `)
 	if test {
@@ -138,9 +139,19 @@ func forgeAlloc(n uint32) uint64 {
 	return pack(input[:cap(input)])
 }
 
+var maxStack uint64
+
+// forge_call's input starts with the call's stack cap (little-endian uint64), then the framed args.
+//
 //go:wasmexport forge_call
 func forgeCall(n uint32) uint64 {
-	output = artifact.Forge__Call(input[:n])
+	ms := uint64(input[0]) | uint64(input[1])<<8 | uint64(input[2])<<16 | uint64(input[3])<<24 |
+		uint64(input[4])<<32 | uint64(input[5])<<40 | uint64(input[6])<<48 | uint64(input[7])<<56
+	if ms != maxStack && ms > 0 {
+		debug.SetMaxStack(int(ms))
+		maxStack = ms
+	}
+	output = artifact.Forge__Call(input[8:n])
 	return pack(output)
 }
 `)

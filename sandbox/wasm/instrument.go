@@ -58,7 +58,7 @@ func instrumentFuel(bin []byte) ([]byte, error) {
 		secs = append(secs, section{id, body})
 	}
 
-	var imp imports
+	imp := imports{tick: -1}
 	var definedGlobals uint32
 	globalIdx := -1
 	for i, s := range secs {

@@ -102,9 +102,23 @@ func (s *Sandbox) Close() error {
 
 // engine is one wazero runtime: the memory cap is a runtime setting, so each cap gets its own.
 type engine struct {
-	rt       wazero.Runtime
-	pages    uint32
-	maxStack uint64 // Go stack cap inside the guest: deep recursion becomes a depth error, not OOM
+	rt    wazero.Runtime
+	pages uint32
+}
+
+// stackFor is the guest's Go stack cap for a call: room for Limits.MaxDepth frames of 512 bytes,
+// at least 1 MiB and at most an eighth of the memory cap, so that unbounded recursion ends as a
+// depth error quickly (Go copies and rescans the whole stack at each doubling) and never as OOM.
+func stackFor(lim sandbox.Limits) uint64 {
+	lim = lim.WithDefaults()
+	s := uint64(lim.MaxDepth) * 512
+	if s < 1<<20 {
+		s = 1 << 20
+	}
+	if m := uint64(lim.MemoryBytes) / 8; s > m {
+		s = m
+	}
+	return s
 }
 
 const maxPages = 65536 // 4 GiB, the wasm32 limit
@@ -129,11 +143,23 @@ func (s *Sandbox) engine(ctx context.Context, pages uint32) (*engine, error) {
 	if e := s.engines[pages]; e != nil {
 		return e, nil
 	}
+	e, err := newEngine(ctx, s.cache, pages, false)
+	if err != nil {
+		return nil, err
+	}
+	s.engines[pages] = e
+	return e, nil
+}
+
+// newEngine starts a runtime with the WASI and forge host modules. closeOnDone selects wazero's
+// own context checks (WithCloseOnContextDone); the sandbox leaves it off because its instrumented
+// tick stops runaway code much more cheaply (see instrument.go and RATIONALE.md).
+func newEngine(ctx context.Context, cache wazero.CompilationCache, pages uint32, closeOnDone bool) (*engine, error) {
 	cfg := wazero.NewRuntimeConfig().
-		WithCompilationCache(s.cache).
+		WithCompilationCache(cache).
 		WithMemoryLimitPages(pages).
 		WithMemoryCapacityFromMax(true).
-		WithCloseOnContextDone(false) // the instrumented tick stops runaway code (instrument.go)
+		WithCloseOnContextDone(closeOnDone)
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		rt.Close(ctx)
@@ -143,13 +169,7 @@ func (s *Sandbox) engine(ctx context.Context, pages uint32) (*engine, error) {
 		rt.Close(ctx)
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "wasm: host module: " + err.Error(), Err: err}
 	}
-	maxStack := uint64(pages) * 65536 / 8
-	if maxStack > 64<<20 {
-		maxStack = 64 << 20
-	}
-	e := &engine{rt: rt, pages: pages, maxStack: maxStack}
-	s.engines[pages] = e
-	return e, nil
+	return &engine{rt: rt, pages: pages}, nil
 }
 
 // Program is a built artifact module with its instance pools (one per memory cap).
@@ -383,7 +403,7 @@ func newInstance(ctx context.Context, eng *engine, cm wazero.CompiledModule, tes
 		mod.Close(ctx)
 		return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: module lacks the forge exports")
 	}
-	res, err := setup.Call(ictx, eng.maxStack)
+	res, err := setup.Call(ictx, stackFor(sandbox.Limits{MemoryBytes: int64(eng.pages) * 65536}))
 	if err != nil {
 		mod.Close(ctx)
 		return nil, inst.classify(ictx, err, "setup")
@@ -421,7 +441,7 @@ func (inst *instance) input(ctx context.Context, n uint32) ([]byte, error) {
 func (inst *instance) call(ctx context.Context, host *sandbox.Host, args []json.RawMessage, lim sandbox.Limits) (json.RawMessage, error) {
 	inst.host, inst.stopped, inst.inFlight = host, false, false
 	inst.stderr.reset()
-	n := 0
+	n := 8
 	for _, a := range args {
 		n += 4 + len(a)
 	}
@@ -430,7 +450,8 @@ func (inst *instance) call(ctx context.Context, host *sandbox.Host, args []json.
 	if err != nil {
 		return nil, err
 	}
-	off := 0
+	binary.LittleEndian.PutUint64(buf, stackFor(lim))
+	off := 8
 	for _, a := range args {
 		binary.LittleEndian.PutUint32(buf[off:], uint32(len(a)))
 		off += 4 + copy(buf[off+4:], a)

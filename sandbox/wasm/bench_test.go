@@ -1,0 +1,239 @@
+package wasm
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/artifactforge/forge/sandbox"
+)
+
+const benchCode = `package artifact
+
+func Add(a, b int) int { return a + b }
+`
+
+var benchArgs = json.RawMessage(`[1, 2]`)
+
+func benchProgram(b *testing.B, sb *Sandbox, code string) *Program {
+	b.Helper()
+	p, err := sb.Compile(context.Background(), sandbox.Source{Code: code})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p.(*Program)
+}
+
+// BenchmarkWasmWarmCall is the persisted-artifact path: JSON args in, JSON result out, pooled
+// instance, deadline per call.
+func BenchmarkWasmWarmCall(b *testing.B) {
+	p := benchProgram(b, shared, benchCode)
+	ctx := context.Background()
+	in := sandbox.Input{Args: benchArgs}
+	b.ReportAllocs()
+	for b.Loop() {
+		out, err := shared.Run(ctx, p, in)
+		if err != nil || string(out.Value) != "3" {
+			b.Fatal(string(out.Value), err)
+		}
+	}
+}
+
+// BenchmarkWasmWarmCallParallel is BenchmarkWasmWarmCall from GOMAXPROCS goroutines at once (one
+// instance per goroutine from the pool).
+func BenchmarkWasmWarmCallParallel(b *testing.B) {
+	p := benchProgram(b, shared, benchCode)
+	ctx := context.Background()
+	in := sandbox.Input{Args: benchArgs}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			out, err := shared.Run(ctx, p, in)
+			if err != nil || string(out.Value) != "3" {
+				b.Error(string(out.Value), err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkWasmColdLoad is a process that finds the module in the cache: new sandbox (runtime),
+// module from the build cache, compiled code from wazero's on-disk cache, instantiate, first answer.
+func BenchmarkWasmColdLoad(b *testing.B) {
+	benchProgram(b, shared, benchCode) // make sure both caches are warm
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		sb, err := New(Options{CacheDir: testCacheDir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := sb.Compile(ctx, sandbox.Source{Code: benchCode})
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, err := sb.Run(ctx, p, sandbox.Input{Args: benchArgs})
+		if err != nil || string(out.Value) != "3" {
+			b.Fatal(string(out.Value), err)
+		}
+		sb.Close()
+	}
+}
+
+const fibCode = `package artifact
+
+func fib(n int) int {
+	if n < 2 {
+		return n
+	}
+	return fib(n-1) + fib(n-2)
+}
+
+func Fib(n int) int { return fib(n) }
+`
+
+const sieveCode = `package artifact
+
+func Primes(n int) int {
+	composite := make([]bool, n+1)
+	count := 0
+	for i := 2; i <= n; i++ {
+		if composite[i] {
+			continue
+		}
+		count++
+		for j := i * i; j <= n; j += i {
+			composite[j] = true
+		}
+	}
+	return count
+}
+`
+
+func nativeFib(n int) int {
+	if n < 2 {
+		return n
+	}
+	return nativeFib(n-1) + nativeFib(n-2)
+}
+
+func nativePrimes(n int) int {
+	composite := make([]bool, n+1)
+	count := 0
+	for i := 2; i <= n; i++ {
+		if composite[i] {
+			continue
+		}
+		count++
+		for j := i * i; j <= n; j += i {
+			composite[j] = true
+		}
+	}
+	return count
+}
+
+// BenchmarkComputeNative and BenchmarkComputeWasm are the compute pair: recursive fib(27) (call
+// heavy, the worst case for Go's wasm code) and a sieve up to 2,000,000 (loop and memory heavy).
+func BenchmarkComputeNative(b *testing.B) {
+	b.Run("fib27", func(b *testing.B) {
+		for b.Loop() {
+			if nativeFib(27) != 196418 {
+				b.Fatal("wrong")
+			}
+		}
+	})
+	b.Run("sieve2M", func(b *testing.B) {
+		for b.Loop() {
+			if nativePrimes(2_000_000) != 148933 {
+				b.Fatal("wrong")
+			}
+		}
+	})
+}
+
+func BenchmarkComputeWasm(b *testing.B) {
+	for _, c := range []struct {
+		name, code, args, want string
+	}{
+		{"fib27", fibCode, "[27]", "196418"},
+		{"sieve2M", sieveCode, "[2000000]", "148933"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			p := benchProgram(b, shared, c.code)
+			in := sandbox.Input{Args: json.RawMessage(c.args)}
+			for b.Loop() {
+				out, err := shared.Run(context.Background(), p, in)
+				if err != nil || string(out.Value) != c.want {
+					b.Fatal(string(out.Value), err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkTermination measures what it costs to be able to stop runaway guest code, on fib(27):
+// none (the unsafe floor: code cannot be stopped), wazero's WithCloseOnContextDone (an exit to Go
+// at every loop header), and the sandbox's fuel instrumentation (a decrement at every loop header,
+// a Go call every fuelPerTick of them). See RATIONALE.md, "Stopping runaway wasm code".
+func BenchmarkTermination(b *testing.B) {
+	ctx := context.Background()
+	tc, err := shared.builder.toolchain()
+	if err != nil {
+		b.Skip(err)
+	}
+	src := sandbox.Source{Code: fibCode}
+	code, _ := gate(src.Code, false)
+	sig, err := sandbox.ParseSignature(sandbox.Source{Code: code})
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw, err := shared.builder.goBuildRaw(ctx, tc, callGuest(code, sig))
+	if err != nil {
+		b.Fatal(err)
+	}
+	instrumented, err := instrumentFuel(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := []json.RawMessage{json.RawMessage("27")}
+	lim := sandbox.Limits{}.WithDefaults()
+	for _, c := range []struct {
+		name        string
+		bin         []byte
+		closeOnDone bool
+	}{
+		{"none", raw, false},
+		{"closeOnContextDone", raw, true},
+		{"fuel", instrumented, false},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			cache, err := wazero.NewCompilationCacheWithDir(testCacheDir + "/wasm/compiled")
+			if err != nil {
+				b.Fatal(err)
+			}
+			eng, err := newEngine(ctx, cache, pagesFor(lim.MemoryBytes), c.closeOnDone)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer eng.rt.Close(ctx)
+			cm, err := eng.rt.CompileModule(ctx, c.bin)
+			if err != nil {
+				b.Fatal(err)
+			}
+			inst, err := newInstance(ctx, eng, cm, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				cctx, cancel := context.WithTimeout(ctx, lim.Timeout)
+				v, err := inst.call(cctx, sandbox.NewHost(cctx, sandbox.Input{}), args, lim)
+				cancel()
+				if err != nil || string(v) != "196418" {
+					b.Fatal(string(v), err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,62 @@
+package wasm
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/sandboxtest"
+)
+
+// full reports whether the whole corpus and HumanEval-X run (FORGE_WASM_FULL=1, `make test-wasm`):
+// every case builds its own module, so the default run takes a representative subset.
+func full() bool { return os.Getenv("FORGE_WASM_FULL") == "1" }
+
+// sharedSandbox hands the package's Sandbox to the corpus runner, which closes what it gets.
+type sharedSandbox struct{ *Sandbox }
+
+func (sharedSandbox) Close() error { return nil }
+
+func newTestSandbox(*testing.T) sandbox.Sandbox { return sharedSandbox{shared} }
+
+// subsets are the cases of the default run: every error kind the backend produces on its own
+// (deadline, depth, memory, output, args, panic, result, returned), the policy gate, the host API
+// and the known yaegi gaps that simply work here.
+var subsets = map[string][]string{
+	"valid": {"add", "generics_sum", "host_log", "json_unmarshal", "min_max_rewrite", "range_int_rewrite",
+		"loopvar_rewrite", "slices_sort_rewrite", "struct_param", "variadic"},
+	"hostile": {"args_wrong_type", "deep_recursion", "host_http_not_allowed", "huge_output", "infinite_loop",
+		"channel_deadlock", "os_readfile", "panic_index", "result_nan", "go_linkname_directive"},
+}
+
+// corpusDir returns dir itself in a full run, else a temporary copy of the subset.
+func corpusDir(t *testing.T, dir, name string) string {
+	if full() {
+		return dir
+	}
+	tmp := t.TempDir()
+	for _, c := range subsets[name] {
+		b, err := os.ReadFile(filepath.Join(dir, c+".go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, c+".go"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tmp
+}
+
+func TestCorpusValid(t *testing.T) {
+	sandboxtest.RunCorpus(t, corpusDir(t, "../testdata/valid", "valid"), newTestSandbox)
+}
+
+func TestCorpusHostile(t *testing.T) {
+	sandboxtest.RunCorpus(t, corpusDir(t, "../testdata/hostile", "hostile"), newTestSandbox)
+}
+
+// TestCorpusWasm runs the wasm-only cases: memory bombs contained in-process by the memory cap.
+func TestCorpusWasm(t *testing.T) {
+	sandboxtest.RunCorpus(t, "testdata/hostile", newTestSandbox)
+}
