@@ -1,0 +1,475 @@
+package forge
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/provider/replay"
+	"github.com/artifactforge/forge/registry"
+	"github.com/artifactforge/forge/sandbox"
+)
+
+// The HumanEval-X scenario: one role, "humaneval", whose 164 methods are the HumanEval-X Go
+// problems (method has_close_elements declares the problem's signature; its acceptance test is the
+// problem's example test). A cassette built here stands in for the model:
+//
+//   - most problems: the first answer is the canonical solution (forged with 1 provider call);
+//   - every 7th problem: the first answer is broken (it does not compile, has a wrong operator, or
+//     lacks its last return) and the gate feeds the failure back; the second answer is canonical;
+//   - two of those (heFailed): all three answers the call may ask for are broken, so the call
+//     fails and nothing is persisted;
+//   - three problems (heRepairs) get a first answer that passes the example test but panics on a
+//     larger input: a later call with that input is repaired; sum_to_n's repairs keep breaking
+//     on the next larger input until the budget (3 repairs) is spent and it is regenerated.
+//
+// Every problem's first call passes no args: the gate (compile, signature, example test) is what
+// it proves. The later calls pass args and check values.
+
+const heProblemsPath = "../sandbox/testdata/humaneval/problems.jsonl"
+
+// heBrokenEvery: problem i (0-based) gets a broken first answer when i%heBrokenEvery == 0.
+const heBrokenEvery = 7
+
+// heFailed are problems (0-based) whose every answer is broken.
+var heFailed = map[int]bool{49: true, 98: true}
+
+type heProblem struct {
+	TaskID            string `json:"task_id"`
+	Prompt            string `json:"prompt"`
+	Declaration       string `json:"declaration"`
+	CanonicalSolution string `json:"canonical_solution"`
+	TestSetup         string `json:"test_setup"`
+	ExampleTest       string `json:"example_test"`
+
+	method string // snake_case of the function name
+	fn     string
+}
+
+func loadHumanEvalProblems(t testing.TB) []heProblem {
+	t.Helper()
+	f, err := os.Open(heProblemsPath)
+	require.NoError(t, err)
+	defer f.Close()
+	var ps []heProblem
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 1<<20)
+	declRE := regexp.MustCompile(`func (\w+)\(`)
+	seen := map[string]bool{}
+	for sc.Scan() {
+		var p heProblem
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &p))
+		m := declRE.FindStringSubmatch(p.Declaration)
+		require.NotNil(t, m, "%s: declaration %q", p.TaskID, p.Declaration)
+		p.fn = m[1]
+		if seen[p.fn] {
+			// Six function names occur twice (Add, CorrectBracketing, ...): a role's methods
+			// are unique, so the later problem's function gets its task number.
+			p.rename(p.fn + strings.TrimPrefix(p.TaskID, "Go/"))
+		}
+		seen[p.fn] = true
+		p.method = snakeCase(p.fn)
+		ps = append(ps, p)
+	}
+	require.NoError(t, sc.Err())
+	return ps
+}
+
+// rename gives the problem's function another name everywhere it is called or declared.
+func (p *heProblem) rename(to string) {
+	re := regexp.MustCompile(`\b` + p.fn + `\(`)
+	for _, s := range []*string{&p.Prompt, &p.Declaration, &p.CanonicalSolution, &p.ExampleTest} {
+		*s = re.ReplaceAllString(*s, to+"(")
+	}
+	p.fn = to
+}
+
+// snakeCase splits before every upper-case letter, so that sandbox.ExportedName maps the method
+// back to the function: MakeAPile -> make_a_pile -> MakeAPile.
+func snakeCase(name string) string {
+	var b strings.Builder
+	for i, r := range name {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// canonical is the problem's reference solution as a whole artifact file.
+func (p heProblem) canonical() string {
+	return "package artifact\n\n" + p.Prompt + p.CanonicalSolution
+}
+
+// declared is the problem's declaration as a contract signature.
+func (p heProblem) declared() string {
+	return strings.TrimSuffix(strings.TrimSpace(p.Declaration), "{")
+}
+
+// tests is the acceptance test source: the problem's test imports and example test, in the
+// artifact's package.
+func (p heProblem) tests() string {
+	return strings.Replace(p.TestSetup, "package main", "package artifact", 1) + "\n" + p.ExampleTest
+}
+
+// Ways to break an answer.
+const (
+	breakCompile   = iota // calls a helper that was never written
+	breakOperator         // one comparison or arithmetic operator flipped
+	breakNoReturn         // the last return statement dropped
+	breakKinds
+)
+
+var breakNames = [breakKinds]string{"does not compile", "wrong operator", "missing return"}
+
+var operatorFlips = []struct{ from, to string }{
+	{" == ", " != "}, {" != ", " == "}, {" <= ", " > "}, {" >= ", " < "},
+	{" < ", " >= "}, {" > ", " <= "}, {" + ", " - "}, {" - ", " + "},
+}
+
+var zeroReturn = map[string]bool{"return false": true, "return 0": true, `return ""`: true, "return nil": true}
+
+// broken returns the canonical answer broken in the given way, falling back to a compile error
+// when the solution offers nothing to break that way.
+func (p heProblem) broken(kind int) (string, string) {
+	sol := p.CanonicalSolution
+	switch kind {
+	case breakOperator:
+		for _, f := range operatorFlips {
+			if i := strings.Index(sol, f.from); i >= 0 {
+				return p.withSolution(sol[:i] + f.to + sol[i+len(f.from):]), breakNames[kind]
+			}
+		}
+	case breakNoReturn:
+		lines := strings.Split(sol, "\n")
+		for i := len(lines) - 1; i >= 0; i-- {
+			// Dropping a "return false" can go unnoticed: the sandbox returns the zero value
+			// where Go would refuse to compile a missing return.
+			if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, "return ") && !zeroReturn[l] {
+				return p.withSolution(strings.Join(append(lines[:i:i], lines[i+1:]...), "\n")), breakNames[kind]
+			}
+		}
+	}
+	return p.withSolution("\tif !inputIsValid() {\n\t\tpanic(\"invalid input\")\n\t}\n" + sol), breakNames[breakCompile]
+}
+
+func (p heProblem) withSolution(sol string) string {
+	return "package artifact\n\n" + p.Prompt + sol
+}
+
+// heRepair is a problem whose first answer passes its example test but not a later call.
+type heRepair struct {
+	method string
+	// first is the first generated answer; repairs are the repair answers in order (nil: the
+	// canonical solution is the first repair answer). The canonical solution is also the answer
+	// to a regeneration.
+	first   string
+	repairs []string
+	// calls are made in order after every problem's first call.
+	calls []heCall
+}
+
+// heCall is a later call: its args, the value it must return and where its code must come from.
+type heCall struct {
+	args, value, source string
+}
+
+// sumToNTable precomputes sums for n < size: correct below it, a panic (index out of range) at or
+// beyond it. Each repair widens the table a little, as a model that fixes only the failing input
+// would.
+func sumToNTable(size int) string {
+	return fmt.Sprintf(`package artifact
+
+// SumToN sums the numbers from 1 to n (precomputed for n < %d).
+func SumToN(n int) int {
+	var sums [%d]int
+	for i := 1; i <= n; i++ {
+		sums[i] = sums[i-1] + i
+	}
+	return sums[n]
+}
+`, size, size)
+}
+
+var heRepairs = []heRepair{
+	{
+		method: "fib",
+		first: `package artifact
+
+// Fib returns the n-th Fibonacci number from a table that is big enough for the examples.
+func Fib(n int) int {
+	var memo [20]int
+	if n > 0 {
+		memo[1] = 1
+	}
+	for i := 2; i <= n; i++ {
+		memo[i] = memo[i-1] + memo[i-2]
+	}
+	return memo[n]
+}
+`,
+		calls: []heCall{{`{"n":20}`, `6765`, SourceRepaired}, {`[25]`, `75025`, SourcePersisted}},
+	},
+	{
+		method: "fib4",
+		first: `package artifact
+
+// Fib4 returns the n-th Fib4 number from a table that covers the examples.
+func Fib4(n int) int {
+	memo := [8]int{0, 0, 2, 0}
+	for i := 4; i <= n; i++ {
+		memo[i] = memo[i-1] + memo[i-2] + memo[i-3] + memo[i-4]
+	}
+	return memo[n]
+}
+`,
+		calls: []heCall{{`{"n":10}`, `104`, SourceRepaired}, {`{"n":7}`, `14`, SourcePersisted}},
+	},
+	{
+		method:  "sum_to_n",
+		first:   sumToNTable(101),
+		repairs: []string{sumToNTable(201), sumToNTable(301), sumToNTable(401)},
+		calls: []heCall{
+			{`{"n":150}`, `11325`, SourceRepaired},
+			{`{"n":250}`, `31375`, SourceRepaired},
+			{`{"n":350}`, `61425`, SourceRepaired},
+			{`{"n":450}`, `101475`, SourceRegenerated}, // the budget (3 repairs) is spent
+			{`{"n":1000}`, `500500`, SourcePersisted},
+		},
+	},
+}
+
+type heLine struct {
+	Role    string `json:"role"`
+	Method  string `json:"method"`
+	Kind    string `json:"kind"`
+	Attempt int    `json:"attempt"`
+	Code    string `json:"code"`
+}
+
+// heCassette builds the scenario's cassette (see the top of this file).
+func heCassette(t testing.TB, ps []heProblem) []byte {
+	var lines []heLine
+	add := func(method, kind string, attempt int, code string) {
+		lines = append(lines, heLine{Role: "humaneval", Method: method, Kind: kind, Attempt: attempt, Code: code})
+	}
+	repairs := map[string]heRepair{}
+	for _, r := range heRepairs {
+		repairs[r.method] = r
+	}
+	for i, p := range ps {
+		if r, ok := repairs[p.method]; ok {
+			require.NotZero(t, i%heBrokenEvery, "%s is both a repair and a broken-first problem", p.method)
+			add(p.method, "generate", 1, r.first)
+			rs := r.repairs
+			if rs == nil {
+				rs = []string{p.canonical()}
+			}
+			for n, code := range rs {
+				add(p.method, "repair", n+1, code)
+			}
+			add(p.method, "generate", 2, p.canonical()) // the regeneration, once the budget is spent
+			continue
+		}
+		switch {
+		case heFailed[i]:
+			for k := range breakKinds {
+				code, _ := p.broken(k)
+				add(p.method, "generate", k+1, code)
+			}
+		case i%heBrokenEvery == 0:
+			code, _ := p.broken((i / heBrokenEvery) % breakKinds)
+			add(p.method, "generate", 1, code)
+			add(p.method, "generate", 2, p.canonical())
+		default:
+			add(p.method, "generate", 1, p.canonical())
+		}
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		j, err := json.Marshal(l)
+		require.NoError(t, err)
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	return []byte(b.String())
+}
+
+func heContract(ps []heProblem) registry.Contract {
+	c := registry.Contract{Role: "humaneval", Purpose: "the HumanEval-X Go problems, one method each",
+		Methods: map[string]string{}, Acceptance: &registry.Acceptance{MethodTests: map[string]string{}}}
+	for _, p := range ps {
+		c.Methods[p.method] = p.declared()
+		c.Acceptance.MethodTests[p.method] = p.tests()
+	}
+	return c
+}
+
+// heReport is what the scenario did.
+type heReport struct {
+	problems  int
+	forged    int // first call persisted an artifact
+	firstTry  int // ... with one provider call
+	feedback  int // ... after gate feedback (more than one provider call)
+	failed    []string
+	repaired  []string // methods repaired by a later call (each repair counted)
+	regen     []string // methods regenerated by a later call
+	provider  int      // provider calls in all
+	breakUsed map[string]int
+	survived  []string // broken first answers that passed the gate (must be none)
+	events    []Event
+	duration  time.Duration
+	first     map[string]Outcome // each problem's first call
+}
+
+var (
+	heOnce   sync.Once
+	heResult *heReport
+	heErr    error
+)
+
+// humanEvalScenario runs the scenario once per test binary; TestHumanEval checks its counts and
+// TestHumanEvalBaseline its event trace.
+func humanEvalScenario(t *testing.T) *heReport {
+	t.Helper()
+	heOnce.Do(func() {
+		defer func() {
+			if r := recover(); r != nil {
+				heErr = fmt.Errorf("scenario panicked: %v", r)
+			}
+		}()
+		heResult, heErr = runHumanEval(t)
+	})
+	require.NoError(t, heErr)
+	require.NotNil(t, heResult, "the scenario failed in an earlier test")
+	return heResult
+}
+
+func runHumanEval(t *testing.T) (*heReport, error) {
+	ps := loadHumanEvalProblems(t)
+	if len(ps) != 164 {
+		return nil, fmt.Errorf("want 164 problems, got %d", len(ps))
+	}
+	data := heCassette(t, ps)
+	prov, err := replay.New("humaneval", data)
+	if err != nil {
+		return nil, err
+	}
+	rep := &heReport{problems: len(ps), breakUsed: map[string]int{}, first: map[string]Outcome{}}
+	var mu sync.Mutex
+	f, err := Open(Options{Store: t.TempDir(), Provider: prov, FlushInterval: time.Hour,
+		EventSink: func(e Event) { mu.Lock(); rep.events = append(rep.events, e); mu.Unlock() }})
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := f.AddRole(heContract(ps)); err != nil {
+		return nil, err
+	}
+	for i, p := range ps {
+		if i%heBrokenEvery == 0 {
+			_, how := p.broken((i / heBrokenEvery) % breakKinds)
+			rep.breakUsed[how]++
+		}
+	}
+	ctx := context.Background()
+	start := time.Now()
+	for i, p := range ps {
+		o := f.Call(ctx, "humaneval", p.method, nil)
+		rep.first[p.method] = o
+		if i%heBrokenEvery == 0 && o.OK && o.Meta.ProviderCalls == 1 {
+			rep.survived = append(rep.survived, p.TaskID)
+		}
+		rep.provider += o.Meta.ProviderCalls
+		switch {
+		case !o.OK:
+			rep.failed = append(rep.failed, p.method)
+		case o.Meta.ProviderCalls == 1:
+			rep.forged++
+			rep.firstTry++
+		default:
+			rep.forged++
+			rep.feedback++
+		}
+	}
+	for _, r := range heRepairs {
+		for i, c := range r.calls {
+			o := f.Call(ctx, "humaneval", r.method, json.RawMessage(c.args))
+			rep.provider += o.Meta.ProviderCalls
+			if !o.OK {
+				return nil, fmt.Errorf("%s call %d %s: %v", r.method, i+1, c.args, o.Err)
+			}
+			if string(o.Value) != c.value || o.Meta.ProgramSource != c.source {
+				return nil, fmt.Errorf("%s call %d %s: got %s from %s, want %s from %s", r.method, i+1, c.args, o.Value, o.Meta.ProgramSource, c.value, c.source)
+			}
+			switch o.Meta.ProgramSource {
+			case SourceRepaired:
+				rep.repaired = append(rep.repaired, r.method)
+			case SourceRegenerated:
+				rep.regen = append(rep.regen, r.method)
+			}
+		}
+	}
+	rep.duration = time.Since(start)
+	return rep, nil
+}
+
+func TestHumanEval(t *testing.T) {
+	rep := humanEvalScenario(t)
+	t.Logf("HumanEval-X scenario: %d problems in %s: forged %d (%d at the first answer, %d after gate feedback), "+
+		"failed %d %v, repaired %d %v, regenerated %d %v; %d provider calls; broken first answers: %v",
+		rep.problems, rep.duration.Round(time.Millisecond), rep.forged, rep.firstTry, rep.feedback,
+		len(rep.failed), rep.failed, len(rep.repaired), rep.repaired, len(rep.regen), rep.regen, rep.provider, rep.breakUsed)
+
+	broken := (rep.problems + heBrokenEvery - 1) / heBrokenEvery // problems 0, 7, ..., 161
+	assert.Equal(t, 164, rep.problems)
+	assert.Equal(t, rep.problems-len(heFailed), rep.forged, "every problem but the failed ones is forged")
+	assert.Empty(t, rep.survived, "broken first answers that passed their example test")
+	assert.Equal(t, broken-len(heFailed), rep.feedback, "each broken first answer costs exactly one more provider call")
+	assert.Equal(t, rep.problems-broken, rep.firstTry)
+	var wantFailed []string
+	for i, p := range loadHumanEvalProblems(t) {
+		if heFailed[i] {
+			wantFailed = append(wantFailed, p.method)
+		}
+	}
+	assert.Equal(t, wantFailed, rep.failed)
+	assert.Equal(t, []string{"fib", "fib4", "sum_to_n", "sum_to_n", "sum_to_n"}, rep.repaired)
+	assert.Equal(t, []string{"sum_to_n"}, rep.regen)
+	// 1 per first-try problem, 2 per gate-feedback problem, 3 per failed problem, then 5 repairs
+	// and 1 regeneration.
+	assert.Equal(t, rep.firstTry+2*rep.feedback+3*len(rep.failed)+5+1, rep.provider)
+	for how, n := range rep.breakUsed {
+		assert.Positive(t, n, how)
+	}
+	assert.Len(t, rep.breakUsed, breakKinds, "every way of breaking an answer is used")
+
+	for _, m := range rep.failed {
+		o := rep.first[m]
+		assert.Equal(t, "gate", o.Err.Type, m)
+		assert.Equal(t, "intrinsic", o.Err.Class, m)
+		assert.Equal(t, DefaultMaxProviderCalls, o.Meta.ProviderCalls, m)
+	}
+}
+
+func TestSnakeCaseRoundTrips(t *testing.T) {
+	for _, p := range loadHumanEvalProblems(t) {
+		assert.Regexp(t, `^[a-z][a-z0-9_]{0,63}$`, p.method)
+		assert.Equal(t, p.fn, sandbox.ExportedName(p.method), p.TaskID)
+	}
+}
