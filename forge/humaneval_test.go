@@ -129,9 +129,9 @@ func (p heProblem) tests() string {
 
 // Ways to break an answer.
 const (
-	breakCompile   = iota // calls a helper that was never written
-	breakOperator         // one comparison or arithmetic operator flipped
-	breakNoReturn         // the last return statement dropped
+	breakCompile  = iota // calls a helper that was never written
+	breakOperator        // one comparison or arithmetic operator flipped
+	breakNoReturn        // the last return statement dropped
 	breakKinds
 )
 
