@@ -23,3 +23,11 @@ fuzz:
 lint:
 	$(GO) vet $(PKGS)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+
+demo:
+	$(GO) run ./cmd/forge demo
+
+# Re-record the normalized event traces in fixtures/baselines/ (review the diff before committing).
+baselines:
+	$(GO) test ./cmd/forge -run '^TestDemo$$' -count=1 -update
+	$(GO) test ./forge -run '^TestHumanEvalBaseline$$' -count=1 -update
