@@ -19,6 +19,7 @@ bench:
 fuzz:
 	$(GO) test ./registry -run '^$$' -fuzz '^FuzzDecodeContract$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./registry -run '^$$' -fuzz '^FuzzDecodeArtifact$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./provider -run '^$$' -fuzz '^FuzzHeal$$' -fuzztime $(FUZZTIME) -parallel 1
 
 lint:
 	$(GO) vet $(PKGS)
