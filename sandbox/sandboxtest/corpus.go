@@ -52,12 +52,18 @@ type Case struct {
 // Named is implemented by backends that want backend-specific corpus cases filtered by name.
 type Named interface{ Name() string }
 
-// LoadCorpus reads every *.go file in dir as a Case.
+// LoadCorpus reads every *.go file in dir as a Case, and every *.go.txt file: programs that are
+// deliberately not valid Go files (a syntax error, no package clause) keep gofmt and vet quiet.
 func LoadCorpus(dir string) ([]Case, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		return nil, err
 	}
+	txt, err := filepath.Glob(filepath.Join(dir, "*.go.txt"))
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, txt...)
 	sort.Strings(files)
 	cases := make([]Case, 0, len(files))
 	for _, f := range files {
@@ -65,7 +71,7 @@ func LoadCorpus(dir string) ([]Case, error) {
 		if err != nil {
 			return nil, err
 		}
-		cases = append(cases, ParseCase(filepath.Base(f), string(b)))
+		cases = append(cases, ParseCase(strings.TrimSuffix(filepath.Base(f), ".txt"), string(b)))
 	}
 	return cases, nil
 }
@@ -156,6 +162,18 @@ type Result struct {
 // +100ms; the real figures are logged). It returns the results for further reporting.
 func RunCorpus(t *testing.T, dir string, newSandbox func(t *testing.T) sandbox.Sandbox) []Result {
 	t.Helper()
+	return RunCorpusWith(t, dir, newSandbox, CorpusOptions{})
+}
+
+// CorpusOptions adjust RunCorpusWith.
+type CorpusOptions struct {
+	// Skip returns a reason to skip a case ("" runs it), e.g. a backend's known upstream bug.
+	Skip func(Case) string
+}
+
+// RunCorpusWith is RunCorpus with options.
+func RunCorpusWith(t *testing.T, dir string, newSandbox func(t *testing.T) sandbox.Sandbox, opts CorpusOptions) []Result {
+	t.Helper()
 	cases, err := LoadCorpus(dir)
 	if err != nil {
 		t.Fatalf("load corpus %s: %v", dir, err)
@@ -168,6 +186,11 @@ func RunCorpus(t *testing.T, dir string, newSandbox func(t *testing.T) sandbox.S
 		t.Run(c.Name, func(t *testing.T) {
 			if c.headerErr != nil {
 				t.Fatalf("%s: %v", c.Name, c.headerErr)
+			}
+			if opts.Skip != nil {
+				if why := opts.Skip(c); why != "" {
+					t.Skip(why)
+				}
 			}
 			sb := newSandbox(t)
 			defer sb.Close()

@@ -187,7 +187,8 @@ func (ti *testInstance) run(ctx context.Context, name string, in sandbox.Input) 
 	defer cancel()
 	sl := ti.slot
 	host := sandbox.NewHost(ctx, in)
-	sl.ctx, sl.in, sl.host, sl.depthHit, sl.panicPos, sl.MaxDepth = ctx, in, host, false, "", in.Limits.MaxDepth
+	sl.ctx, sl.in, sl.depthHit, sl.panicPos, sl.MaxDepth = ctx, in, false, "", in.Limits.MaxDepth
+	sl.setHost(host)
 	sl.cancel, sl.done = cancel, make(chan struct{})
 	ti.cur = nil
 	_, xerr := ti.in.ExecuteWithContext(ctx, ti.progs[name])
@@ -216,6 +217,9 @@ func (ti *testInstance) run(ctx context.Context, name string, in sandbox.Input) 
 		res.Message = strings.TrimSpace(res.Message + "\n" + v.Error())
 	}
 	res.Logs = append(res.Logs, host.Logs()...)
-	sl.host, sl.ctx = nil, nil
+	if keep {
+		sl.setHost(nil)
+		sl.ctx = nil
+	}
 	return res, keep
 }

@@ -2,7 +2,6 @@ package yaegi
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -474,7 +473,8 @@ func (p *workerPool) died(w *worker, during string, elapsed time.Duration) *sand
 	}
 	msg := fmt.Sprintf("worker died during %s after %v (exit %d): %s", during, elapsed.Round(time.Millisecond), code, last)
 	switch {
-	case code == exitMemory || strings.Contains(tail, "out of memory") || bytes.Contains([]byte(tail), []byte("cannot allocate memory")):
+	case code == exitMemory || strings.Contains(tail, "out of memory") || strings.Contains(tail, "cannot allocate memory") ||
+		strings.Contains(tail, "failed to allocate"): // the last one: the race detector's allocator under RLIMIT_AS
 		return &sandbox.Error{Kind: sandbox.KindMemory, Message: msg}
 	case strings.Contains(tail, "stack overflow") || strings.Contains(tail, "stack exceeds"):
 		return &sandbox.Error{Kind: sandbox.KindDepth, Message: msg}

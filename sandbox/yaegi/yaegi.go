@@ -97,6 +97,7 @@ type slot struct {
 	depthHit bool
 	ctx      context.Context // the current call's context
 	in       sandbox.Input   // the current call's input
+	hostMu   sync.Mutex      // host is created by the guest goroutine, read by the host's
 	host     *sandbox.Host   // created on the first host call (or eagerly by tests)
 	stdout   hostWriter
 	cancel   func()        // stops the current call (depth guard)
@@ -107,6 +108,8 @@ type slot struct {
 // getHost returns the current call's host API, creating it on first use so that calls that make
 // no host call pay nothing for it.
 func (s *slot) getHost() *sandbox.Host {
+	s.hostMu.Lock()
+	defer s.hostMu.Unlock()
 	if s.host == nil {
 		if s.ctx == nil {
 			panic(sandbox.Errorf(sandbox.KindInternal, "host API used outside a call"))
@@ -116,10 +119,24 @@ func (s *slot) getHost() *sandbox.Host {
 	return s.host
 }
 
+// usedHost returns the current call's host if guest code used one.
+func (s *slot) usedHost() *sandbox.Host {
+	s.hostMu.Lock()
+	defer s.hostMu.Unlock()
+	return s.host
+}
+
+// setHost installs (or clears) the host for the next call.
+func (s *slot) setHost(h *sandbox.Host) {
+	s.hostMu.Lock()
+	s.host = h
+	s.hostMu.Unlock()
+}
+
 // finish merges the host's evidence (if a host was used) into the call's outcome.
 func (s *slot) finish(out *sandbox.Output, err error) error {
-	if s.host != nil {
-		return s.host.Finish(out, err)
+	if h := s.usedHost(); h != nil {
+		return h.Finish(out, err)
 	}
 	if err != nil {
 		return sandbox.AsError(err)
@@ -358,10 +375,11 @@ func (p *Program) newInstance(ctx context.Context) (*instance, error) {
 	defer cancel()
 	s.ctx, s.in = lctx, sandbox.Input{}
 	_, err = in.ExecuteWithContext(lctx, prog)
-	s.ctx, s.host = nil, nil
 	if err != nil {
-		return nil, runError(err, s, lctx)
+		return nil, runError(err, s, lctx) // the interpreter is dropped: leave its slot alone
 	}
+	s.ctx = nil
+	s.setHost(nil)
 	stub := "forge__call()"
 	if p.ht != nil && !p.guarded {
 		// Nothing to reset: run the call itself as the program (one interpreted frame less).
@@ -419,7 +437,7 @@ func runError(err error, s *slot, ctx context.Context) *sandbox.Error {
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || ctx.Err() != nil {
 		e := &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded", Err: err}
-		if s.host != nil && s.host.InFlight() {
+		if h := s.usedHost(); h != nil && h.InFlight() {
 			e.HostCallInFlight = true
 			e.Message = "deadline exceeded while a host call was in flight"
 		}
@@ -458,13 +476,16 @@ func (p *Program) get(ctx context.Context, timeout time.Duration) (*instance, er
 }
 
 func (p *Program) put(inst *instance, ok bool) {
-	inst.slot.host, inst.slot.ctx, inst.slot.in = nil, nil, sandbox.Input{}
-	inst.slot.args = nil
-	inst.slot.Out, inst.slot.Err, inst.slot.badErr = nil, nil, nil
 	if !ok {
-		<-p.sem // discard: a stopped or panicked interpreter may still be running native code
+		// Discard, and leave the slot alone: a stopped interpreter's goroutine may still be
+		// running native code that reads it.
+		<-p.sem
 		return
 	}
+	sl := inst.slot
+	sl.setHost(nil)
+	sl.ctx, sl.in, sl.args = nil, sandbox.Input{}, nil
+	sl.Out, sl.Err, sl.badErr = nil, nil, nil
 	p.pool <- inst
 }
 

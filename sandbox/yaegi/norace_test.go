@@ -1,0 +1,5 @@
+//go:build !race
+
+package yaegi
+
+const raceEnabled = false
