@@ -1,0 +1,199 @@
+package sandbox_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/sandbox"
+)
+
+func TestExportedName(t *testing.T) {
+	for in, want := range map[string]string{
+		"has_close_elements": "HasCloseElements",
+		"HasCloseElements":   "HasCloseElements",
+		"fetchTitle":         "FetchTitle",
+		"get-user.name":      "GetUserName",
+		"x":                  "X",
+	} {
+		assert.Equal(t, want, sandbox.ExportedName(in), in)
+	}
+}
+
+func TestParseSignature(t *testing.T) {
+	tests := []struct {
+		name, code, fn string
+		want           sandbox.Signature
+		kind           sandbox.Kind
+	}{
+		{name: "value", code: "package artifact\nfunc Add(a, b int) int { return a + b }",
+			want: sandbox.Signature{Func: "Add", Params: []sandbox.Param{{"a", "int"}, {"b", "int"}}, Result: "int", Shape: sandbox.ResultValue}},
+		{name: "snake method and value+error", code: "func Other() {}\nfunc HasClose(xs []float64, t float64) (bool, error) { return false, nil }", fn: "has_close",
+			want: sandbox.Signature{Func: "HasClose", Params: []sandbox.Param{{"xs", "[]float64"}, {"t", "float64"}}, Result: "bool", Shape: sandbox.ResultValueError}},
+		{name: "error only, variadic", code: "package main\nfunc Check(xs ...string) error { return nil }",
+			want: sandbox.Signature{Func: "Check", Params: []sandbox.Param{{"xs", "[]string"}}, Variadic: true, Shape: sandbox.ResultError}},
+		{name: "no results, unnamed param", code: "func Do(int) {}",
+			want: sandbox.Signature{Func: "Do", Params: []sandbox.Param{{"arg0", "int"}}, Shape: sandbox.ResultNone}},
+		{name: "two exported", code: "func A() {}\nfunc B() {}", kind: sandbox.KindCompile},
+		{name: "missing method", code: "func A() {}", fn: "b_c", kind: sandbox.KindCompile},
+		{name: "three results", code: "func A() (int, int, error) { return 0, 0, nil }", kind: sandbox.KindCompile},
+		{name: "generic", code: "func A[T any](x T) T { return x }", kind: sandbox.KindCompile},
+		{name: "syntax", code: "package artifact\nfunc A( {", kind: sandbox.KindCompile},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sig, err := sandbox.ParseSignature(sandbox.Source{Code: tt.code, Func: tt.fn})
+			if tt.kind != "" {
+				require.Error(t, err)
+				assert.Equal(t, tt.kind, sandbox.KindOf(err))
+				return
+			}
+			require.NoError(t, err)
+			assert.NotEmpty(t, sig.ParamsSchema)
+			sig.ParamsSchema = nil
+			assert.Equal(t, tt.want, sig)
+		})
+	}
+}
+
+func TestParamsSchema(t *testing.T) {
+	code := "package artifact\ntype P struct {\n\tName string `json:\"name\"`\n\tTags []string\n\tskip int\n\tNext *P `json:\"next,omitempty\"`\n}\nfunc F(p P, m map[string]float64, b []byte, when time.Time) bool { return true }"
+	sig, err := sandbox.ParseSignature(sandbox.Source{Code: code})
+	require.NoError(t, err)
+	var schema map[string]any
+	require.NoError(t, json.Unmarshal(sig.ParamsSchema, &schema))
+	assert.Equal(t, []any{"p", "m", "b", "when"}, schema["required"])
+	props := schema["properties"].(map[string]any)
+	p := props["p"].(map[string]any)
+	assert.Equal(t, "object", p["type"])
+	pp := p["properties"].(map[string]any)
+	assert.Contains(t, pp, "name")
+	assert.Contains(t, pp, "Tags")
+	assert.NotContains(t, pp, "skip")
+	assert.Contains(t, pp, "next", "recursive types stop instead of looping")
+	assert.Equal(t, map[string]any{"type": []any{"object", "null"}, "additionalProperties": map[string]any{"type": "number"}}, props["m"])
+	assert.Equal(t, "base64", props["b"].(map[string]any)["contentEncoding"])
+	assert.Equal(t, "date-time", props["when"].(map[string]any)["format"])
+}
+
+func TestErrorIsAndAs(t *testing.T) {
+	base := &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded", HostCallInFlight: true, Err: context.DeadlineExceeded}
+	err := fmt.Errorf("forge: call x.y: %w", base)
+	var se *sandbox.Error
+	require.True(t, errors.As(err, &se))
+	assert.True(t, se.HostCallInFlight)
+	assert.True(t, errors.Is(err, &sandbox.Error{Kind: sandbox.KindDeadline}))
+	assert.False(t, errors.Is(err, &sandbox.Error{Kind: sandbox.KindPanic}))
+	assert.True(t, errors.Is(err, context.DeadlineExceeded))
+	assert.Equal(t, sandbox.KindDeadline, sandbox.KindOf(err))
+	assert.Equal(t, sandbox.KindInternal, sandbox.KindOf(errors.New("plain")))
+	assert.Equal(t, "sandbox: args: param n: want int (hint: pass a number)",
+		(&sandbox.Error{Kind: sandbox.KindArgs, Param: "n", Message: "want int", Hint: "pass a number"}).Error())
+}
+
+func TestLimitsWithDefaults(t *testing.T) {
+	l := sandbox.Limits{Timeout: time.Second}.WithDefaults()
+	assert.Equal(t, time.Second, l.Timeout)
+	assert.Equal(t, int64(sandbox.DefaultMemoryBytes), l.MemoryBytes)
+	assert.Equal(t, sandbox.DefaultOutputBytes, l.OutputBytes)
+	assert.Equal(t, sandbox.DefaultMaxDepth, l.MaxDepth)
+	assert.Equal(t, sandbox.DefaultMaxCallHops, l.MaxCallHops)
+}
+
+func TestCapabilitiesJSON(t *testing.T) {
+	var c sandbox.Capabilities
+	require.NoError(t, json.Unmarshal([]byte(`{"http":{"allow":["api.example.com"],"max_bytes":1024,"timeout":"1.5s"},"log":true,"call":true}`), &c))
+	require.NotNil(t, c.HTTP)
+	assert.Equal(t, 1500*time.Millisecond, c.HTTP.Timeout)
+	assert.Equal(t, int64(1024), c.HTTP.MaxBytes)
+	assert.True(t, c.Log && c.Call && !c.Now && !c.Rand)
+	b, err := json.Marshal(c)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"http":{"allow":["api.example.com"],"max_bytes":1024,"timeout":"1.5s"},"log":true,"call":true}`, string(b))
+	assert.Error(t, json.Unmarshal([]byte(`{"http":{"timeout":"soon"}}`), &c))
+}
+
+func TestHostAllowed(t *testing.T) {
+	allow := []string{"api.example.com", "*.cdn.example.org", "localhost:8080"}
+	for raw, want := range map[string]bool{
+		"https://api.example.com/x":        true,
+		"https://API.example.com:443/x":    true,
+		"https://evil.com/api.example.com": false,
+		"https://a.cdn.example.org/":       true,
+		"https://cdn.example.org/":         false,
+		"http://localhost:8080/":           true,
+		"http://localhost:9090/":           false,
+		"http://169.254.169.254/":          false,
+	} {
+		u, err := url.Parse(raw)
+		require.NoError(t, err)
+		assert.Equal(t, want, sandbox.HostAllowed(allow, u), raw)
+	}
+}
+
+func TestHostDeniesWhatIsNotGranted(t *testing.T) {
+	h := sandbox.NewHost(context.Background(), sandbox.Input{})
+	_, err := h.Now()
+	assert.Equal(t, sandbox.KindPolicy, sandbox.KindOf(err))
+	_, err = h.Get("https://example.com")
+	assert.Equal(t, sandbox.KindPolicy, sandbox.KindOf(err))
+	_, err = h.Call("r", "m", nil)
+	assert.Equal(t, sandbox.KindPolicy, sandbox.KindOf(err))
+	// Even if the guest swallowed those errors and returned a value, the run fails on policy.
+	var out sandbox.Output
+	err = h.Finish(&out, nil)
+	assert.Equal(t, sandbox.KindPolicy, sandbox.KindOf(err))
+	assert.Contains(t, err.Error(), "host.Now")
+}
+
+func TestHostCallDepth(t *testing.T) {
+	var seen []int
+	call := func(ctx context.Context, role, method string, args json.RawMessage) (json.RawMessage, error) {
+		seen = append(seen, sandbox.CallDepth(ctx))
+		return json.RawMessage(`{"ok":true}`), nil
+	}
+	in := sandbox.Input{Caps: sandbox.Capabilities{Call: true}, Call: call, Limits: sandbox.Limits{MaxCallHops: 2}}
+	h := sandbox.NewHost(context.Background(), in)
+	out, err := h.Call("r", "m", json.RawMessage(`{}`))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"ok":true}`, string(out))
+	assert.True(t, h.UpstreamRead())
+
+	deep := sandbox.NewHost(sandbox.WithCallDepth(context.Background(), 2), in)
+	_, err = deep.Call("r", "m", nil)
+	assert.Equal(t, sandbox.KindPolicy, sandbox.KindOf(err))
+	assert.Equal(t, []int{1}, seen)
+}
+
+func TestHostFinishClassifiesAfterHostFailure(t *testing.T) {
+	call := func(ctx context.Context, role, method string, args json.RawMessage) (json.RawMessage, error) {
+		return nil, errors.New("connection refused")
+	}
+	h := sandbox.NewHost(context.Background(), sandbox.Input{Caps: sandbox.Capabilities{Call: true}, Call: call})
+	_, err := h.Call("r", "m", nil)
+	require.Error(t, err)
+	// The guest returned its own error after the failed host call: the failure is the host's.
+	err = h.Finish(nil, &sandbox.Error{Kind: sandbox.KindReturned, Message: "could not fetch"})
+	assert.Equal(t, sandbox.KindHost, sandbox.KindOf(err))
+
+	ok := func(ctx context.Context, role, method string, args json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`"not an object"`), nil
+	}
+	h = sandbox.NewHost(context.Background(), sandbox.Input{Caps: sandbox.Capabilities{Call: true}, Call: ok})
+	_, err = h.Call("r", "m", nil)
+	require.NoError(t, err)
+	var target struct{ X int }
+	decodeErr := json.Unmarshal([]byte(`"not an object"`), &target)
+	err = h.Finish(nil, &sandbox.Error{Kind: sandbox.KindReturned, Message: decodeErr.Error(), Err: decodeErr})
+	var se *sandbox.Error
+	require.True(t, errors.As(err, &se))
+	assert.Equal(t, sandbox.KindDecode, se.Kind)
+	assert.True(t, se.UpstreamRead)
+}
