@@ -99,11 +99,11 @@ func testifyVersion() string {
 // builder turns generated guest modules into instrumented wasm binaries, cached on disk by content
 // key; concurrent builds of one key share a single go build.
 type builder struct {
-	dir   string // <cache>/wasm: <key>.wasm files
-	once  sync.Once
-	tc    toolchain
-	tcErr error
-	opt   string
+	dir    string // <cache>/wasm: <key>.wasm files
+	once   sync.Once
+	tc     toolchain
+	tcErr  error
+	opt    string
 	group  singleflight.Group
 	builds atomic.Int64 // go builds run (tests check that concurrent requests share one)
 }

@@ -13,7 +13,7 @@ import (
 
 // guestVersion changes whenever the generated guest code changes, so cached modules built from an
 // older wrapper are never reused.
-const guestVersion = "forge-wasm-guest-4"
+const guestVersion = "forge-wasm-guest-7"
 
 // guestModule is the Go module the build step writes for one artifact: module "forge" with the
 // artifact in forge/artifact, the host shim in forge/host and the exports in package main.
@@ -63,7 +63,7 @@ func testGuest(code, tests string, names []string, testifyVersion string) guestM
 		"host/host.go":            hostShimSource,
 		"artifact/artifact.go":    code,
 		"artifact/acceptance.go":  tests,
-		"artifact/forge__call.go": "package artifact\n",
+		"artifact/forge__call.go": "package artifact\n\n// Forge__Loaded keeps package main's import of the artifact when there are no tests.\nfunc Forge__Loaded() {}\n",
 	}}
 }
 
@@ -98,7 +98,7 @@ import (
 	"forge/artifact"
 `)
 	if test {
-		b.WriteString("\t\"os\"\n\t\"testing\"\n")
+		b.WriteString("\t\"flag\"\n\t\"io\"\n\t\"os\"\n\t\"reflect\"\n\t\"regexp\"\n\t\"testing\"\n\t\"time\"\n")
 	}
 	b.WriteString(`)
 
@@ -122,12 +122,8 @@ func forgeSetup(stack uint64) uint64 {
 	}
 	if stack > 0 {
 		debug.SetMaxStack(int(stack))
-		maxStack = stack
 	}
 `)
-	if test {
-		b.WriteString("\ttesting.Init()\n")
-	}
 	b.WriteString(`	return pack(input[:cap(input)])
 }
 
@@ -139,6 +135,9 @@ func forgeAlloc(n uint32) uint64 {
 	return pack(input[:cap(input)])
 }
 
+`)
+	if !test {
+		b.WriteString(`
 var maxStack uint64
 
 // forge_call's input starts with the call's stack cap (little-endian uint64), then the framed args.
@@ -155,32 +154,70 @@ func forgeCall(n uint32) uint64 {
 	return pack(output)
 }
 `)
-	if test {
-		b.WriteString("\nvar tests = map[string]func(*testing.T){\n")
-		for _, n := range names {
-			fmt.Fprintf(&b, "\t%q: artifact.%s,\n", n, n)
-		}
-		b.WriteString(`}
-
-// forge_test runs the test named in the input buffer with the real testing package; its report goes
-// to stdout, which the host captures. It returns 1 if the test passed.
-//
-//go:wasmexport forge_test
-func forgeTest(n uint32) uint32 {
-	name := string(input[:n])
-	ok := testing.RunTests(func(pat, str string) (bool, error) { return true, nil },
-		[]testing.InternalTest{{Name: name, F: tests[name]}})
-	os.Stdout.Sync()
-	if ok {
-		return 1
 	}
-	return 0
-}
-`)
+	if test {
+		b.WriteString("\nvar _ = artifact.Forge__Loaded\n\nvar tests = []testing.InternalTest{\n")
+		for _, n := range names {
+			fmt.Fprintf(&b, "\t{Name: %q, F: artifact.%s},\n", n, n)
+		}
+		b.WriteString(testRunnerSource)
 	}
 	b.WriteString("\nfunc main() {}\n")
 	return b.String()
 }
+
+// testRunnerSource runs tests with the real testing package: testing.MainStart with a minimal
+// testDeps (what go test's generated main passes; its method set follows the toolchain, hence the
+// Go version in the module's cache key) and -test.v, so the host reads each test's verdict and
+// messages from the report on stdout. An instance runs M.Run once (testing keeps state across runs).
+const testRunnerSource = `}
+
+type corpusEntry = struct {
+	Parent     string
+	Path       string
+	Data       []byte
+	Values     []any
+	Generation int
+	IsSeed     bool
+}
+
+type deps struct{}
+
+func (deps) ImportPath() string                          { return "forge/artifact" }
+func (deps) ModulePath() string                          { return "forge" }
+func (deps) MatchString(pat, str string) (bool, error)   { return regexp.MatchString(pat, str) }
+func (deps) SetPanicOnExit0(bool)                        {}
+func (deps) StartCPUProfile(io.Writer) error             { return nil }
+func (deps) StopCPUProfile()                             {}
+func (deps) StartTestLog(io.Writer)                      {}
+func (deps) StopTestLog() error                          { return nil }
+func (deps) WriteProfileTo(string, io.Writer, int) error { return nil }
+func (deps) CoordinateFuzzing(time.Duration, int64, time.Duration, int64, int, []corpusEntry, []reflect.Type, string, string) error {
+	return nil
+}
+func (deps) RunFuzzWorker(func(corpusEntry) error) error                { return nil }
+func (deps) ReadCorpus(string, []reflect.Type) ([]corpusEntry, error)   { return nil, nil }
+func (deps) CheckCorpus([]any, []reflect.Type) error                    { return nil }
+func (deps) ResetCoverage()                                             {}
+func (deps) SnapshotCoverage()                                          {}
+func (deps) InitRuntimeCoverage() (string, func(string, string) (string, error), func() float64) {
+	return "", nil, nil
+}
+
+// forge_test runs the tests whose names match the pattern in the input buffer; it returns
+// testing's exit code (0: all passed).
+//
+//go:wasmexport forge_test
+func forgeTest(n uint32) uint32 {
+	os.Args = []string{"artifact.test"}
+	m := testing.MainStart(deps{}, tests, nil, nil, nil)
+	flag.Set("test.run", string(input[:n]))
+	flag.Set("test.v", "true")
+	code := m.Run()
+	os.Stdout.Sync()
+	return uint32(code)
+}
+`
 
 // dispatcherSource generates artifact.Forge__Call for sig: it lives in package artifact so that
 // parameter types declared in the file (exported or not) need no qualification. Args arrive framed

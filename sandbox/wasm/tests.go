@@ -3,6 +3,7 @@ package wasm
 import (
 	"context"
 	"go/ast"
+	"regexp"
 	"strings"
 	"time"
 
@@ -46,13 +47,36 @@ func (s *Sandbox) Test(ctx context.Context, src sandbox.Source, testCode string,
 		pl.put(inst, true)
 		return []sandbox.TestResult{}, nil
 	}
-	results := make([]sandbox.TestResult, 0, len(names))
-	for _, name := range names {
-		res, err := pl.runTest(ctx, name, in)
+	done := map[string]sandbox.TestResult{}
+	remaining := names
+	for len(remaining) > 0 {
+		batch, err := pl.runTests(ctx, remaining, in)
 		if err != nil {
-			return results, err
+			return nil, err
 		}
-		results = append(results, res)
+		progress := false
+		for _, r := range batch {
+			if _, seen := done[r.Name]; !seen {
+				done[r.Name], progress = r, true
+			}
+		}
+		var next []string
+		for _, n := range remaining {
+			if _, ok := done[n]; !ok {
+				next = append(next, n)
+			}
+		}
+		if !progress {
+			for _, n := range next {
+				done[n] = sandbox.TestResult{Name: n, Message: "the test module stopped before this test ran"}
+			}
+			next = nil
+		}
+		remaining = next
+	}
+	results := make([]sandbox.TestResult, 0, len(names))
+	for _, n := range names {
+		results = append(results, done[n])
 	}
 	return results, nil
 }
@@ -108,65 +132,88 @@ func (pl *pool) drain() {
 	}
 }
 
-func (pl *pool) runTest(ctx context.Context, name string, in sandbox.Input) (sandbox.TestResult, error) {
-	start := time.Now()
-	res := sandbox.TestResult{Name: name}
-	ctx, cancel := context.WithTimeout(ctx, in.Limits.Timeout)
+// runTests runs the named tests in one fresh instance (testing's M.Run, once) with a deadline of
+// Limits.Timeout per test. It returns a result for every test that finished; when the module
+// stops (deadline, depth or memory cap), the test that was running fails with that error and the
+// caller reruns the tests that never started in a new instance.
+func (pl *pool) runTests(ctx context.Context, names []string, in sandbox.Input) ([]sandbox.TestResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, in.Limits.Timeout*time.Duration(len(names)))
 	defer cancel()
 	inst, err := pl.get(ctx)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	if inst.fnTest == nil {
-		pl.put(inst, false)
-		return res, sandbox.Errorf(sandbox.KindInternal, "wasm: test module lacks forge_test")
+	defer pl.put(inst, false) // testing keeps state across M.Run: one run per instance
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = regexp.QuoteMeta(n)
 	}
 	host := sandbox.NewHost(ctx, in)
 	var report strings.Builder
 	inst.capture = &report
-	passed, terr := inst.test(ctx, host, name)
+	_, terr := inst.test(ctx, host, "^("+strings.Join(quoted, "|")+")$")
 	inst.capture = nil
-	res.Duration = time.Since(start)
-	res.Passed = passed && terr == nil
-	res.Message = testMessage(report.String())
-	if terr != nil {
-		res.Message = strings.TrimSpace(res.Message + "\n" + terr.Error())
+	results := parseTestReport(report.String(), terr)
+	for i := range results {
+		if v := host.Violation(); v != nil {
+			results[i].Passed = false
+			results[i].Message = strings.TrimSpace(results[i].Message + "\n" + v.Error())
+		}
 	}
-	if v := host.Violation(); v != nil {
-		res.Passed = false
-		res.Message = strings.TrimSpace(res.Message + "\n" + v.Error())
+	if len(results) > 0 {
+		results[0].Logs = host.Logs()
 	}
-	res.Logs = host.Logs()
-	pl.put(inst, inst.healthy())
-	return res, nil
+	return results, nil
 }
 
-func (inst *instance) test(ctx context.Context, host *sandbox.Host, name string) (bool, error) {
+// parseTestReport reads testing's -test.v report: one result per top-level test with a verdict
+// line, its messages being the lines printed while it ran. A test that was running when the module
+// stopped fails with stopErr.
+func parseTestReport(report string, stopErr error) []sandbox.TestResult {
+	var results []sandbox.TestResult
+	var cur *sandbox.TestResult
+	var msgs []string
+	for _, line := range strings.Split(report, "\n") {
+		switch {
+		case strings.HasPrefix(line, "=== RUN   ") && !strings.Contains(line, "/"):
+			cur = &sandbox.TestResult{Name: strings.TrimSpace(strings.TrimPrefix(line, "=== RUN   "))}
+			msgs = nil
+		case strings.HasPrefix(line, "=== "):
+		case cur != nil && (strings.HasPrefix(line, "--- PASS: "+cur.Name+" ") || strings.HasPrefix(line, "--- FAIL: "+cur.Name+" ") ||
+			strings.HasPrefix(line, "--- SKIP: "+cur.Name+" ")):
+			cur.Passed = !strings.HasPrefix(line, "--- FAIL")
+			if i := strings.LastIndex(line, "("); i > 0 {
+				if d, err := time.ParseDuration(strings.TrimSuffix(strings.TrimSpace(line[i+1:]), ")")); err == nil {
+					cur.Duration = d
+				}
+			}
+			cur.Message = strings.TrimSpace(strings.Join(msgs, "\n"))
+			results = append(results, *cur)
+			cur = nil
+		case cur != nil:
+			msgs = append(msgs, strings.TrimRight(line, " \t"))
+		}
+	}
+	if cur != nil && stopErr != nil {
+		cur.Passed = false
+		cur.Message = strings.TrimSpace(strings.Join(msgs, "\n") + "\n" + stopErr.Error())
+		results = append(results, *cur)
+	}
+	return results
+}
+
+func (inst *instance) test(ctx context.Context, host *sandbox.Host, pattern string) (bool, error) {
 	inst.host, inst.stopped, inst.inFlight = host, false, false
 	inst.stderr.reset()
 	ctx = context.WithValue(ctx, instanceKey{}, inst)
-	buf, err := inst.input(ctx, uint32(len(name)))
+	buf, err := inst.input(ctx, uint32(len(pattern)))
 	if err != nil {
 		return false, err
 	}
-	copy(buf, name)
-	inst.stack[0] = uint64(len(name))
+	copy(buf, pattern)
+	inst.stack[0] = uint64(len(pattern))
 	if err := inst.fnTest.CallWithStack(ctx, inst.stack); err != nil {
 		return false, inst.classify(ctx, err, "call")
 	}
-	return inst.stack[0] == 1, nil
-}
-
-// testMessage keeps the failure lines of testing's report (drops the --- FAIL header and the
-// summary lines).
-func testMessage(report string) string {
-	var lines []string
-	for _, l := range strings.Split(report, "\n") {
-		t := strings.TrimSpace(l)
-		if t == "" || t == "FAIL" || t == "PASS" || strings.HasPrefix(t, "--- FAIL") || strings.HasPrefix(t, "--- PASS") || strings.HasPrefix(t, "=== RUN") {
-			continue
-		}
-		lines = append(lines, strings.TrimRight(l, " \t"))
-	}
-	return strings.TrimSpace(strings.Join(lines, "\n"))
+	return inst.stack[0] == 0, nil
 }

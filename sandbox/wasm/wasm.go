@@ -399,7 +399,7 @@ func newInstance(ctx context.Context, eng *engine, cm wazero.CompiledModule, tes
 	inst.fnAlloc = mod.ExportedFunction("forge_alloc")
 	inst.fnTest = mod.ExportedFunction("forge_test")
 	setup := mod.ExportedFunction("forge_setup")
-	if inst.fnCall == nil || inst.fnAlloc == nil || setup == nil || inst.mem == nil {
+	if (inst.fnCall == nil && !test) || (inst.fnTest == nil && test) || inst.fnAlloc == nil || setup == nil || inst.mem == nil {
 		mod.Close(ctx)
 		return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: module lacks the forge exports")
 	}
