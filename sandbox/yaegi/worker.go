@@ -167,7 +167,9 @@ func ServeWorker(r io.Reader, w io.Writer) error {
 			}
 		}
 		ctx := sandbox.WithCallDepth(context.Background(), m.Depth)
+		workerBusy.Store(true)
 		out, err := p.run(ctx, nil, m.Args, in)
+		workerBusy.Store(false)
 		res.Value, res.Logs, res.HostCalls, res.UpstreamRead = out.Value, out.Logs, out.HostCalls, out.UpstreamRead
 		if err != nil {
 			res.Error = sandbox.AsError(err)
@@ -176,6 +178,9 @@ func ServeWorker(r io.Reader, w io.Writer) error {
 	}
 	return nil
 }
+
+// workerBusy is set while the worker runs a call: the watchdog samples only then.
+var workerBusy atomic.Bool
 
 // workerSend lets the memory watchdog report on the worker's (serialized) stdout.
 var workerSend atomic.Pointer[func(workerMsg)]
@@ -222,6 +227,9 @@ func memoryWatchdog(limit int64, w io.Writer) {
 	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/unused:bytes"}}
 	for {
 		time.Sleep(2 * time.Millisecond)
+		if !workerBusy.Load() {
+			continue
+		}
 		metrics.Read(samples)
 		used := int64(samples[0].Value.Uint64() + samples[1].Value.Uint64())
 		if used > limit {
