@@ -49,10 +49,14 @@ func findToolchain(explicit string) (toolchain, error) {
 	if gr := os.Getenv("GOROOT"); gr != "" {
 		candidates = append(candidates, filepath.Join(gr, "bin", "go"))
 	}
-	//lint:ignore SA1019 the GOROOT the binary was built with is a useful last resort
-	if gr := runtime.GOROOT(); gr != "" {
+	if gr := runtime.GOROOT(); gr != "" { //nolint:staticcheck // the GOROOT the binary was built with is a useful last resort
 		candidates = append(candidates, filepath.Join(gr, "bin", "go"))
 	}
+	return firstToolchain(candidates)
+}
+
+// firstToolchain returns the first candidate go command that runs and is Go 1.24 or later.
+func firstToolchain(candidates []string) (toolchain, error) {
 	var tried []string
 	for _, c := range candidates {
 		out, err := exec.Command(c, "env", "GOVERSION").Output()
