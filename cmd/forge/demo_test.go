@@ -87,3 +87,21 @@ func TestDemoTemporaryStoreIsRemoved(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, left)
 }
+
+// TestDemoReportsDifferences: when a step does not behave (here the repair answer is missing from
+// the cassette), the demo says which step and what differed, and exits 1.
+func TestDemoReportsDifferences(t *testing.T) {
+	orig := demoCassette
+	t.Cleanup(func() { demoCassette = orig })
+	demoCassette = bytes.Replace(orig, []byte(`"method": "capitalize", "kind": "repair", "attempt": 1`),
+		[]byte(`"method": "capitalize", "kind": "repair", "attempt": 9`), 1)
+	require.NotEqual(t, orig, demoCassette)
+
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, exitFailed, run([]string{"demo"}, &stdout, &stderr))
+	assert.Contains(t, stdout.String(), `!! step 4: text.capitalize {"s":""}: ok = false, want true`)
+	assert.Contains(t, stderr.String(), "expectation(s) not met")
+	assert.Contains(t, stderr.String(), "step 4: ")
+	assert.NotContains(t, stderr.String(), "step 5: ", "the other steps still behave")
+	assert.NotContains(t, stdout.String(), "ok: every step behaved as expected")
+}
