@@ -11,3 +11,10 @@ import (
 func CheckPolicy(fset *token.FileSet, f *ast.File, test bool) error {
 	return checkPolicy(fset, f, test)
 }
+
+// StdImport returns the allowlisted package a selector prefix most likely means ("strings",
+// "json" -> "encoding/json"), so every backend adds the same forgotten imports.
+func StdImport(name string) (string, bool) {
+	p, ok := stdImports[name]
+	return p, ok
+}
