@@ -184,7 +184,7 @@ func BenchmarkTermination(b *testing.B) {
 		b.Skip(err)
 	}
 	src := sandbox.Source{Code: fibCode}
-	code, _ := gate(src.Code, false)
+	code, _, _ := gate(src.Code, false, nil)
 	sig, err := sandbox.ParseSignature(sandbox.Source{Code: code})
 	if err != nil {
 		b.Fatal(err)

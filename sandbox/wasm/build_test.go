@@ -37,7 +37,7 @@ func TestConcurrentCompileSharesBuild(t *testing.T) {
 	require.NoError(t, err)
 	defer sb.Close()
 	src := sandbox.Source{Code: "package artifact\n\nfunc Twice(s string) string { return s + s }\n"}
-	code, err := gate(src.Code, false)
+	code, _, err := gate(src.Code, false, nil)
 	require.NoError(t, err)
 	sig, err := sandbox.ParseSignature(sandbox.Source{Code: code})
 	require.NoError(t, err)

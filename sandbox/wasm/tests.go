@@ -19,11 +19,11 @@ func (s *Sandbox) Test(ctx context.Context, src sandbox.Source, testCode string,
 		return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: sandbox closed")
 	}
 	in.Limits = in.Limits.WithDefaults()
-	code, err := gate(src.Code, false)
+	code, af, err := gate(src.Code, false, nil)
 	if err != nil {
 		return nil, err
 	}
-	tests, names, err := gateTests(code, testCode)
+	tests, names, err := gateTests(testCode, fileImports(af))
 	if err != nil {
 		return nil, err
 	}
@@ -81,14 +81,11 @@ func (s *Sandbox) Test(ctx context.Context, src sandbox.Source, testCode string,
 	return results, nil
 }
 
-// gateTests normalizes the test file to package artifact, checks it against the test policy and
-// lists its TestXxx(t *testing.T) functions.
-func gateTests(code, testCode string) (string, []string, error) {
-	tests, err := gate(testCode, true)
-	if err != nil {
-		return "", nil, prefixed("tests: ", err)
-	}
-	_, f, _, err := normalizePackage(tests)
+// gateTests normalizes the test file to package artifact, adds what it forgot to import (from the
+// artifact's imports first), checks it against the test policy and lists its TestXxx(t *testing.T)
+// functions.
+func gateTests(testCode string, artifactImports map[string]string) (string, []string, error) {
+	tests, f, err := gate(testCode, true, artifactImports)
 	if err != nil {
 		return "", nil, prefixed("tests: ", err)
 	}

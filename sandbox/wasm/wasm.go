@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/ast"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -197,16 +198,22 @@ func (p *Program) Source() sandbox.Source { return p.src }
 // ModuleSize is the size of the built module in bytes (for reports).
 func (p *Program) ModuleSize() int { return len(p.bin) }
 
-// gate parses src, normalizes it to package artifact and runs the shared policy check.
-func gate(code string, test bool) (string, error) {
+// gate parses code, normalizes it to package artifact, adds forgotten imports (companion: the
+// imports of the file it is compiled with) and runs the shared policy check.
+func gate(code string, test bool, companion map[string]string) (string, *ast.File, error) {
 	norm, f, fset, err := normalizePackage(code)
 	if err != nil {
-		return "", err
+		return "", nil, err
+	}
+	if fixed := addMissingImports(norm, f, fset, companion); fixed != norm {
+		if norm, f, fset, err = normalizePackage(fixed); err != nil {
+			return "", nil, err
+		}
 	}
 	if err := yaegi.CheckPolicy(fset, f, test); err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return norm, nil
+	return norm, f, nil
 }
 
 // Compile gates src, builds its module (cached by code checksum; concurrent builds of one module
@@ -223,7 +230,7 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 	if p != nil {
 		return p, nil
 	}
-	code, err := gate(src.Code, false)
+	code, _, err := gate(src.Code, false, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,116 @@
+package wasm
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/artifactforge/forge/sandbox/yaegi"
+)
+
+// addMissingImports adds, on the package line (so no line moves), the imports of packages code
+// uses but forgot to import: first those of the companion file (a test file sees what the artifact
+// imported, as it would in a single-file HumanEval harness), then the shared table of allowlisted
+// packages. go build would otherwise reject code the yaegi backend accepts. The result still goes
+// through the policy gate.
+func addMissingImports(code string, f *ast.File, fset *token.FileSet, companion map[string]string) string {
+	imported := fileImports(f)
+	declared := declaredNames(f)
+	missing := map[string]string{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		x, ok := sel.X.(*ast.Ident)
+		if !ok || declared[x.Name] || imported[x.Name] != "" || missing[x.Name] != "" {
+			return true
+		}
+		if p := companion[x.Name]; p != "" {
+			missing[x.Name] = p
+		} else if p, ok := yaegi.StdImport(x.Name); ok {
+			missing[x.Name] = p
+		}
+		return true
+	})
+	if len(missing) == 0 {
+		return code
+	}
+	names := make([]string, 0, len(missing))
+	for n := range missing {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		p := missing[n]
+		if p[strings.LastIndex(p, "/")+1:] == n {
+			fmt.Fprintf(&b, "; import %q", p)
+		} else {
+			fmt.Fprintf(&b, "; import %s %q", n, p)
+		}
+	}
+	end := fset.Position(f.Name.End()).Offset
+	return code[:end] + b.String() + code[end:]
+}
+
+// fileImports maps each import's local name onto its path.
+func fileImports(f *ast.File) map[string]string {
+	m := map[string]string{}
+	for _, is := range f.Imports {
+		p, _ := strconv.Unquote(is.Path.Value)
+		name := p[strings.LastIndex(p, "/")+1:]
+		if is.Name != nil {
+			name = is.Name.Name
+		}
+		m[name] = p
+	}
+	return m
+}
+
+// declaredNames lists every name the file defines anywhere (top level, parameters, locals), so
+// that a variable that shadows a package name is never taken for a forgotten import.
+func declaredNames(f *ast.File) map[string]bool {
+	m := map[string]bool{}
+	add := func(ids ...*ast.Ident) {
+		for _, id := range ids {
+			if id != nil {
+				m[id.Name] = true
+			}
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			add(n.Name)
+		case *ast.TypeSpec:
+			add(n.Name)
+		case *ast.ValueSpec:
+			add(n.Names...)
+		case *ast.Field:
+			add(n.Names...)
+		case *ast.AssignStmt:
+			if n.Tok == token.DEFINE {
+				for _, l := range n.Lhs {
+					if id, ok := l.(*ast.Ident); ok {
+						add(id)
+					}
+				}
+			}
+		case *ast.RangeStmt:
+			if n.Tok == token.DEFINE {
+				if id, ok := n.Key.(*ast.Ident); ok {
+					add(id)
+				}
+				if id, ok := n.Value.(*ast.Ident); ok {
+					add(id)
+				}
+			}
+		}
+		return true
+	})
+	return m
+}
