@@ -1,0 +1,25 @@
+// Package wasm is the hard-isolation sandbox backend: generated Go runs as WebAssembly under
+// wazero, in the forge's process but with no filesystem, environment, sockets or clock of the
+// host, a memory cap, and a deadline that always stops it.
+//
+// Compile turns an artifact into a module once per generation: the artifact file (package
+// artifact), a generated dispatcher that decodes JSON args into the real parameter types, and a
+// package main exporting forge_setup, forge_alloc and forge_call (//go:wasmexport) are built with
+// the machine's Go toolchain as a wasip1 reactor (GOOS=wasip1 GOARCH=wasm -buildmode=c-shared),
+// then instrumented with fuel metering (instrument.go). Modules are cached on disk by content hash
+// and wazero caches their machine code, so a process that restarts finds a module in tens of
+// milliseconds; concurrent Compiles of one artifact share one build.
+//
+// Run takes an instance from the program's pool (one instance per goroutine; a trapped, exited or
+// stopped instance is closed and replaced), writes the framed args into guest memory, calls
+// forge_call and reads the tagged result. Guest code reaches the host only through forge/host
+// (HTTP, Log, Now, Rand, Call), //go:wasmimport functions that pass JSON through guest memory to
+// the same sandbox.Host, the one implementation of the capability policy, that the yaegi backend
+// uses. The policy gate is the yaegi backend's as well (yaegi.CheckPolicy), so both backends
+// accept and refuse the same programs with the same error kinds.
+//
+// Limits map onto the module: Limits.MemoryBytes is the runtime's memory cap (one wazero runtime
+// per cap), Limits.MaxDepth the guest's Go stack cap, Limits.Timeout the context the fuel tick
+// checks, Limits.OutputBytes the result size. Test runs acceptance tests with the real testing
+// package and testify compiled into the module.
+package wasm
