@@ -114,3 +114,44 @@ func declaredNames(f *ast.File) map[string]bool {
 	})
 	return m
 }
+
+// blankUnusedImports turns imports the file never uses into blank imports (same line, same
+// package, init effects kept): go build rejects an unused import, the yaegi backend does not, and
+// a HumanEval-style prompt often imports for the test that shared its file.
+func blankUnusedImports(code string, f *ast.File, fset *token.FileSet) string {
+	used := map[string]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if x, ok := sel.X.(*ast.Ident); ok {
+				used[x.Name] = true
+			}
+		}
+		return true
+	})
+	type edit struct {
+		start, end int
+		text       string
+	}
+	var edits []edit
+	for _, is := range f.Imports {
+		p, _ := strconv.Unquote(is.Path.Value)
+		name := p[strings.LastIndex(p, "/")+1:]
+		if is.Name != nil {
+			name = is.Name.Name
+		}
+		if name == "_" || name == "." || used[name] {
+			continue
+		}
+		if is.Name != nil {
+			edits = append(edits, edit{fset.Position(is.Name.Pos()).Offset, fset.Position(is.Name.End()).Offset, "_"})
+		} else {
+			off := fset.Position(is.Path.Pos()).Offset
+			edits = append(edits, edit{off, off, "_ "})
+		}
+	}
+	for i := len(edits) - 1; i >= 0; i-- {
+		e := edits[i]
+		code = code[:e.start] + e.text + code[e.end:]
+	}
+	return code
+}

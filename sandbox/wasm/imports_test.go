@@ -7,6 +7,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+func TestBlankUnusedImports(t *testing.T) {
+	code := "package artifact\n\nimport (\n\t\"strings\"\n\tm \"math\"\n\t\"sort\"\n\t_ \"embed\"\n)\n\nfunc F(x []int) { sort.Ints(x) }\n"
+	want := "package artifact\n\nimport (\n\t_ \"strings\"\n\t_ \"math\"\n\t\"sort\"\n\t_ \"embed\"\n)\n\nfunc F(x []int) { sort.Ints(x) }\n"
+	norm, f, fset, err := normalizePackage(code)
+	require.NoError(t, err)
+	assert.Equal(t, want, blankUnusedImports(norm, f, fset))
+}
+
 func TestAddMissingImports(t *testing.T) {
 	for _, c := range []struct {
 		name, code string

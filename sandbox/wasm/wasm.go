@@ -199,13 +199,19 @@ func (p *Program) Source() sandbox.Source { return p.src }
 func (p *Program) ModuleSize() int { return len(p.bin) }
 
 // gate parses code, normalizes it to package artifact, adds forgotten imports (companion: the
-// imports of the file it is compiled with) and runs the shared policy check.
+// imports of the file it is compiled with), blanks unused ones and runs the shared policy check.
 func gate(code string, test bool, companion map[string]string) (string, *ast.File, error) {
 	norm, f, fset, err := normalizePackage(code)
 	if err != nil {
 		return "", nil, err
 	}
-	if fixed := addMissingImports(norm, f, fset, companion); fixed != norm {
+	fixed := addMissingImports(norm, f, fset, companion)
+	if fixed != norm {
+		if norm, f, fset, err = normalizePackage(fixed); err != nil {
+			return "", nil, err
+		}
+	}
+	if fixed := blankUnusedImports(norm, f, fset); fixed != norm {
 		if norm, f, fset, err = normalizePackage(fixed); err != nil {
 			return "", nil, err
 		}
