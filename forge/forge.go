@@ -252,8 +252,6 @@ func (f *Forge) Regenerate(ctx context.Context, role, method string) Outcome {
 	var replaced *repair.Attempt
 	if base != nil {
 		replaced = &repair.Attempt{Code: base.Code, Error: "an operator asked for new code"}
-	} else {
-		base = nil
 	}
 	return c.finish(c.produce(ctx, base, repair.ByOperator(repair.VerbRegen, ""), replaced))
 }

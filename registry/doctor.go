@@ -28,19 +28,24 @@ func (r DoctorReport) Damaged() bool { return len(r.Quarantined) > 0 || len(r.In
 // damaged, and removes temp files left by crashed writers.
 func (s *Store) Doctor() (DoctorReport, error) {
 	var rep DoctorReport
-	prev := s.OnQuarantine
-	s.OnQuarantine = func(q QuarantineReport) {
-		rep.Quarantined = append(rep.Quarantined, q)
-		if prev != nil {
-			prev(q)
-		}
-	}
-	defer func() { s.OnQuarantine = prev }()
-
 	rep.Checked++
-	if _, err := s.readRegistry(); errors.Is(err, ErrIncompatible) {
+	_, err := s.readRegistry()
+	switch {
+	case errors.Is(err, ErrIncompatible):
 		rep.Incompatible = append(rep.Incompatible, QuarantineReport{Path: s.registryPath(), Reason: err.Error()})
-	} else if _, err := s.loadRoles(); err != nil {
+	case errors.Is(err, ErrCorrupt):
+		if err := withLock(s.registryLock(), func() error {
+			if _, err := s.readRegistry(); errors.Is(err, ErrCorrupt) {
+				rep.Quarantined = append(rep.Quarantined, s.quarantine(s.registryPath(), err))
+			}
+			return nil
+		}); err != nil {
+			return rep, err
+		}
+	case err != nil:
+		return rep, err
+	}
+	if _, err := s.loadRoles(); err != nil {
 		return rep, err
 	}
 
@@ -51,9 +56,12 @@ func (s *Store) Doctor() (DoctorReport, error) {
 	for _, k := range keys {
 		rep.Checked++
 		_, err := s.Load(k.Role, k.Method)
+		var qe *QuarantinedError
 		switch {
+		case errors.As(err, &qe):
+			rep.Quarantined = append(rep.Quarantined, qe.Report)
 		case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, ErrCorrupt):
-			// corrupt files were quarantined and reported through OnQuarantine
+			// missing meanwhile, or quarantined by another process between List and Load
 		case errors.Is(err, ErrIncompatible):
 			rep.Incompatible = append(rep.Incompatible, QuarantineReport{Path: s.ArtifactPath(k.Role, k.Method), Reason: err.Error()})
 		default:

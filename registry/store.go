@@ -147,7 +147,7 @@ func (s *Store) loadRoles() (map[string]*RoleRecord, error) {
 	return rf.Roles, nil
 }
 
-func (s *Store) quarantine(path string, why error) {
+func (s *Store) quarantine(path string, why error) QuarantineReport {
 	dst, err := s.quarantineFile(path)
 	rep := QuarantineReport{Path: path, MovedTo: dst, Reason: why.Error()}
 	if err != nil {
@@ -156,7 +156,20 @@ func (s *Store) quarantine(path string, why error) {
 	if s.OnQuarantine != nil {
 		s.OnQuarantine(rep)
 	}
+	return rep
 }
+
+// QuarantinedError is returned by Load for a damaged artifact it has just moved to quarantine.
+type QuarantinedError struct {
+	Report QuarantineReport
+	Err    error // wraps ErrCorrupt
+}
+
+func (e *QuarantinedError) Error() string {
+	return fmt.Sprintf("%v; moved to %s", e.Err, e.Report.MovedTo)
+}
+
+func (e *QuarantinedError) Unwrap() error { return e.Err }
 
 // updateRegistry is the locked read-modify-write of registry.json.
 func (s *Store) updateRegistry(fn func(rf *registryFile) error) error {
@@ -274,13 +287,16 @@ func (s *Store) Load(role, method string) (*Artifact, error) {
 			var lerr error
 			a, lerr = s.readArtifact(role, method)
 			if errors.Is(lerr, ErrCorrupt) {
-				s.quarantine(s.ArtifactPath(role, method), lerr)
+				return &QuarantinedError{Report: s.quarantine(s.ArtifactPath(role, method), lerr), Err: lerr}
 			}
 			return lerr
 		})
 	}
+	if errors.Is(err, ErrIncompatible) {
+		return a, err // readable, for the selector and operators; never cached
+	}
 	if err != nil {
-		return a, err
+		return nil, err
 	}
 	s.mu.Lock()
 	s.artifacts[Key{role, method}] = a
@@ -440,4 +456,24 @@ func (s *Store) WithGenerationLock(role, method string, fn func() error) error {
 		return fmt.Errorf("registry: %w", err)
 	}
 	return withLock(filepath.Join(s.root, "tools", role, method+".gen.lock"), fn)
+}
+
+// Each loads every stored artifact in key order and calls fn with it, or with the error that kept
+// it from loading (damaged files are quarantined as Load does); artifacts that vanish between the
+// listing and the load are skipped. fn's error stops the walk.
+func (s *Store) Each(fn func(k Key, a *Artifact, err error) error) error {
+	keys, err := s.List()
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		a, err := s.Load(k.Role, k.Method)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err := fn(k, a, err); err != nil {
+			return err
+		}
+	}
+	return nil
 }

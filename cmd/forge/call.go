@@ -327,18 +327,11 @@ func newStaleCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			keys, err := s.List()
-			if err != nil {
-				return err
-			}
 			rows := []staleRow{}
-			for _, k := range keys {
-				art, err := s.Load(k.Role, k.Method)
+			err = s.Each(func(k registry.Key, art *registry.Artifact, err error) error {
 				if err != nil {
-					if !errors.Is(err, registry.ErrNotFound) {
-						rows = append(rows, staleRow{k.Role, k.Method, err.Error()})
-					}
-					continue
+					rows = append(rows, staleRow{k.Role, k.Method, err.Error()})
+					return nil
 				}
 				role, err := s.Role(k.Role)
 				switch {
@@ -349,6 +342,10 @@ func newStaleCmd(a *app) *cobra.Command {
 				case !registry.RuntimeCompatible(art.RuntimeVersion, registry.RuntimeVersion):
 					rows = append(rows, staleRow{k.Role, k.Method, fmt.Sprintf("runtime %s, this forge is %s", art.RuntimeVersion, registry.RuntimeVersion)})
 				}
+				return nil
+			})
+			if err != nil {
+				return err
 			}
 			if a.jsonOut {
 				return a.printJSON(rows)
@@ -398,23 +395,18 @@ func newPruneCmd(a *app) *cobra.Command {
 			}
 			defer f.Close()
 			s := f.Store()
-			keys, err := s.List()
-			if err != nil {
-				return err
-			}
 			cutoff := time.Now().Add(-age)
 			var pruned []registry.Key
-			for _, k := range keys {
-				art, err := s.Load(k.Role, k.Method)
+			err = s.Each(func(k registry.Key, art *registry.Artifact, err error) error {
 				if err != nil || art.Lifecycle == registry.Blessed || art.Lifecycle == registry.Archived {
-					continue // blessed artifacts are pinned; damaged ones are doctor's matter
+					return nil // blessed artifacts are pinned; damaged ones are doctor's matter
 				}
 				last := art.CreatedAt
 				if art.LastUsedAt != nil {
 					last = *art.LastUsedAt
 				}
 				if last.After(cutoff) {
-					continue
+					return nil
 				}
 				if !dryRun {
 					if err := f.Archive(k.Role, k.Method); err != nil {
@@ -422,6 +414,10 @@ func newPruneCmd(a *app) *cobra.Command {
 					}
 				}
 				pruned = append(pruned, k)
+				return nil
+			})
+			if err != nil {
+				return err
 			}
 			if a.jsonOut {
 				return a.printJSON(map[string]any{"dry_run": dryRun, "archived": pruned})

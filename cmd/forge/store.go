@@ -166,24 +166,20 @@ func newLsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			keys, err := s.List()
-			if err != nil {
-				return err
-			}
-			rows := make([]artifactRow, 0, len(keys))
-			for _, k := range keys {
+			rows := []artifactRow{}
+			err = s.Each(func(k registry.Key, art *registry.Artifact, err error) error {
 				row := artifactRow{Role: k.Role, Method: k.Method}
-				art, err := s.Load(k.Role, k.Method)
-				switch {
-				case err == nil:
+				if err != nil {
+					row.Error = err.Error()
+				} else {
 					row.Lifecycle, row.Generation, row.LastUsedAt = art.Lifecycle, art.Generation, art.LastUsedAt
 					row.SuccessCount, row.FailureCount = art.SuccessCount, art.FailureCount
-				case errors.Is(err, registry.ErrNotFound):
-					continue // quarantined or removed meanwhile
-				default:
-					row.Error = err.Error()
 				}
 				rows = append(rows, row)
+				return nil
+			})
+			if err != nil {
+				return err
 			}
 			if a.jsonOut {
 				return a.printJSON(rows)
