@@ -171,7 +171,8 @@ func (f *Forge) program(ctx context.Context, rt *roleRuntime, art *registry.Arti
 	f.mu.RLock()
 	p := f.programs[key]
 	f.mu.RUnlock()
-	if p != nil && p.art == art {
+	if p != nil && p.art.CodeChecksum == art.CodeChecksum {
+		// Same code: a metrics flush or a reload replaced the snapshot, not the program.
 		return p, nil
 	}
 	sb, err := f.sandbox(rt.backend)

@@ -107,7 +107,8 @@ func (f *Forge) roleRuntime(role string) (*roleRuntime, error) {
 	f.mu.RLock()
 	rt := f.roles[role]
 	f.mu.RUnlock()
-	if rt != nil && rt.rec == rec {
+	if rt != nil && (rt.rec == rec || rt.rec.Fingerprint == rec.Fingerprint) {
+		// Same contract: a usage update rewrote the registry, not the role.
 		return rt, nil
 	}
 	rt, err = newRoleRuntime(rec, f.opts.Budget)

@@ -16,6 +16,8 @@ import (
 	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/provider/replay"
 	"github.com/artifactforge/forge/registry"
+	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/yaegi"
 	"github.com/artifactforge/forge/selector"
 )
 
@@ -384,4 +386,31 @@ func TestEventsAreWritten(t *testing.T) {
 	require.Len(t, events, 2)
 	assert.Equal(t, got[1].CallID, events[1].CallID)
 	_ = time.Second
+}
+
+// countingSandbox counts compilations of the backend it wraps.
+type countingSandbox struct {
+	sandbox.Sandbox
+	compiles atomic.Int64
+}
+
+func (s *countingSandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Program, error) {
+	s.compiles.Add(1)
+	return s.Sandbox.Compile(ctx, src)
+}
+
+func TestFlushDoesNotRecompile(t *testing.T) {
+	sb := &countingSandbox{Sandbox: yaegi.New(yaegi.Options{})}
+	p := cassette(t, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK})
+	f := openForge(t, t.TempDir(), p, func(o *Options) {
+		o.Sandboxes = func(string) (sandbox.Sandbox, error) { return sb, nil }
+	})
+	require.NoError(t, f.AddRole(textContract()))
+	require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
+	compiled := sb.compiles.Load()
+	for i := 0; i < 3; i++ {
+		f.Flush() // rewrites the artifact file and the registry: new snapshots, same code
+		require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
+	}
+	assert.Equal(t, compiled, sb.compiles.Load(), "a metrics flush must not cost a recompilation")
 }
