@@ -207,7 +207,7 @@ func (f *Forge) Archive(role, method string) error {
 	return err
 }
 
-// update is a locked read-modify-write of an existing artifact; the cached program is dropped.
+// update is a locked read-modify-write of an existing artifact.
 func (f *Forge) update(role, method string, fn func(a *registry.Artifact) error) (*registry.Artifact, error) {
 	a, err := f.store.Update(role, method, func(a *registry.Artifact, exists bool) error {
 		if !exists {
@@ -218,10 +218,7 @@ func (f *Forge) update(role, method string, fn func(a *registry.Artifact) error)
 	if err != nil {
 		return nil, err
 	}
-	f.mu.Lock()
-	delete(f.programs, registry.Key{Role: role, Method: method})
-	f.mu.Unlock()
-	return a, nil
+	return a, nil // the program cache is keyed by code checksum: a changed code recompiles on use
 }
 
 // providerOrErr returns the configured provider or the error that says how to configure one.
