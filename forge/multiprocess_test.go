@@ -37,13 +37,18 @@ func (p slowProvider) Generate(ctx context.Context, r provider.Request) (provide
 }
 
 // forgeWorker calls text.upper once and prints "provider_calls N value V".
+// With no cassette it has no provider at all.
 func forgeWorker(store, cassettePath string) int {
-	c, err := replay.Open(cassettePath)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	var p provider.Provider
+	if cassettePath != "" {
+		c, err := replay.Open(cassettePath)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		p = slowProvider{c}
 	}
-	f, err := Open(Options{Store: store, Provider: slowProvider{c}})
+	f, err := Open(Options{Store: store, Provider: p})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -107,4 +112,21 @@ func TestTwoProcessesForgeOnce(t *testing.T) {
 	for _, e := range entries {
 		assert.False(t, strings.HasPrefix(e.Name(), ".tmp-"), "partial file left: %s", e.Name())
 	}
+}
+
+func TestCrossProcessReuse(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a process")
+	}
+	store := t.TempDir()
+	f := openForge(t, store, cassette(t, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK}))
+	require.NoError(t, f.AddRole(textContract()))
+	require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"forged here"}`)).OK)
+	require.NoError(t, f.Close())
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), workerEnv+"=1", "FORGE_TEST_STORE="+store, "FORGE_TEST_CASSETTE=")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	assert.Equal(t, `provider_calls 0 value "BOTH"`, strings.TrimSpace(string(out)), "another process reuses the artifact with no provider")
 }
