@@ -13,7 +13,7 @@ import (
 
 // guestVersion changes whenever the generated guest code changes, so cached modules built from an
 // older wrapper are never reused.
-const guestVersion = "forge-wasm-guest-7"
+const guestVersion = "forge-wasm-guest-8"
 
 // guestModule is the Go module the build step writes for one artifact: module "forge" with the
 // artifact in forge/artifact, the host shim in forge/host and the exports in package main.
@@ -230,6 +230,7 @@ import (
 	forge__json "encoding/json"
 	forge__fmt "fmt"
 	forge__runtime "runtime"
+	forge__strconv "strconv"
 	forge__strings "strings"
 )
 
@@ -247,6 +248,23 @@ func forge__fail(e forge__error) []byte {
 }
 
 func forge__ok(v any) []byte {
+	switch x := v.(type) {
+	case int:
+		return forge__strconv.AppendInt([]byte{'v'}, int64(x), 10)
+	case int64:
+		return forge__strconv.AppendInt([]byte{'v'}, x, 10)
+	case int32:
+		return forge__strconv.AppendInt([]byte{'v'}, int64(x), 10)
+	case bool:
+		return forge__strconv.AppendBool([]byte{'v'}, x)
+	case string:
+		if forge__plain(x) {
+			out := make([]byte, 0, len(x)+3)
+			out = append(out, 'v', '"')
+			out = append(out, x...)
+			return append(out, '"')
+		}
+	}
 	out, err := forge__json.Marshal(v)
 	if err != nil {
 		return forge__fail(forge__error{Kind: "result", Message: forge__fmt.Sprintf("encode ` + sig.Result + ` result: %v", err),
@@ -271,6 +289,56 @@ func forge__panicLine() int {
 	}
 }
 
+// forge__plain reports whether s needs no JSON escaping (printable ASCII without " \\ < > &).
+func forge__plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// forge__int parses a plain JSON integer; anything else goes through encoding/json.
+func forge__int(raw []byte) (int64, bool) {
+	if len(raw) == 0 || len(raw) > 18 {
+		return 0, false
+	}
+	neg := raw[0] == '-'
+	if neg {
+		raw = raw[1:]
+	}
+	if len(raw) == 0 || (raw[0] == '0' && len(raw) > 1) {
+		return 0, false
+	}
+	var n int64
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// forge__str reads a JSON string without escapes; anything else goes through encoding/json.
+func forge__str(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	s := raw[1 : len(raw)-1]
+	for _, c := range s {
+		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			return "", false
+		}
+	}
+	return string(s), true
+}
+
 func forge__arg(in []byte) (arg, rest []byte) {
 	if len(in) < 4 {
 		return nil, nil
@@ -290,6 +358,14 @@ func Forge__Call(in []byte) (out []byte) {
 	args := make([]string, len(sig.Params))
 	for i, p := range sig.Params {
 		fmt.Fprintf(&b, "\tvar a%d %s\n\traw, in = forge__arg(in)\n", i, p.Type)
+		switch p.Type {
+		case "int", "int64":
+			fmt.Fprintf(&b, "\tif v, ok := forge__int(raw); ok {\n\t\ta%d, raw = %s(v), nil\n\t}\n", i, p.Type)
+		case "string":
+			fmt.Fprintf(&b, "\tif v, ok := forge__str(raw); ok {\n\t\ta%d, raw = v, nil\n\t}\n", i)
+		case "bool":
+			fmt.Fprintf(&b, "\tif s := string(raw); s == \"true\" || s == \"false\" {\n\t\ta%d, raw = s == \"true\", nil\n\t}\n", i)
+		}
 		fmt.Fprintf(&b, "\tif len(raw) > 0 {\n\t\tif err := forge__json.Unmarshal(raw, &a%d); err != nil {\n", i)
 		fmt.Fprintf(&b, "\t\t\treturn forge__fail(forge__error{Kind: \"args\", Param: %s, Message: %s + err.Error()})\n\t\t}\n\t}\n",
 			strconv.Quote(p.Name), strconv.Quote("want "+p.Type+": "))
