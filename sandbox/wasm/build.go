@@ -121,8 +121,10 @@ func (b *builder) toolchain() (toolchain, error) {
 	return b.tc, b.tcErr
 }
 
-// build returns the instrumented module for g, from the cache or by running go build.
-func (b *builder) build(ctx context.Context, g guestModule) ([]byte, error) {
+// build returns the instrumented module for g, from the cache or by running go build. persist
+// says whether the module is worth keeping on disk (call modules are; test modules, 6 MB each and
+// used once per generation, are not).
+func (b *builder) build(ctx context.Context, g guestModule, persist bool) ([]byte, error) {
 	tc, err := b.toolchain()
 	if err != nil {
 		return nil, err
@@ -137,8 +139,8 @@ func (b *builder) build(ctx context.Context, g guestModule) ([]byte, error) {
 			return bin, nil
 		}
 		bin, err := b.goBuild(ctx, tc, g)
-		if err != nil {
-			return nil, err
+		if err != nil || !persist {
+			return bin, err
 		}
 		if err := writeFileAtomic(path, bin); err != nil {
 			return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "cache module: " + err.Error(), Err: err}

@@ -27,7 +27,7 @@ func (s *Sandbox) Test(ctx context.Context, src sandbox.Source, testCode string,
 	if err != nil {
 		return nil, err
 	}
-	bin, err := s.builder.build(ctx, testGuest(code, tests, names, testifyVersion()))
+	bin, err := s.builder.build(ctx, testGuest(code, tests, names, testifyVersion()), false)
 	if err != nil {
 		return nil, err
 	}

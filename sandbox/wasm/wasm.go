@@ -46,6 +46,7 @@ type Sandbox struct {
 
 	mu       sync.Mutex
 	engines  map[uint32]*engine // by memory cap in pages
+	testEngs map[uint32]*engine // the same without the on-disk compilation cache (test modules)
 	programs map[string]*Program
 	closed   atomic.Bool
 }
@@ -77,6 +78,7 @@ func New(opts Options) (*Sandbox, error) {
 		builder:  newBuilder(opts.CacheDir, opts.GoBin),
 		cache:    cache,
 		engines:  map[uint32]*engine{},
+		testEngs: map[uint32]*engine{},
 		programs: map[string]*Program{},
 	}, nil
 }
@@ -92,10 +94,12 @@ func (s *Sandbox) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var errs []error
-	for _, e := range s.engines {
-		errs = append(errs, e.rt.Close(context.Background()))
+	for _, m := range []map[uint32]*engine{s.engines, s.testEngs} {
+		for _, e := range m {
+			errs = append(errs, e.rt.Close(context.Background()))
+		}
 	}
-	s.engines = map[uint32]*engine{}
+	s.engines, s.testEngs = map[uint32]*engine{}, map[uint32]*engine{}
 	s.programs = map[string]*Program{}
 	errs = append(errs, s.cache.Close(context.Background()))
 	return errors.Join(errs...)
@@ -135,20 +139,26 @@ func pagesFor(memoryBytes int64) uint32 {
 	return uint32(p)
 }
 
-func (s *Sandbox) engine(ctx context.Context, pages uint32) (*engine, error) {
+// engine returns the runtime for a memory cap; test modules get runtimes that keep their
+// compiled code in memory only (see builder.build).
+func (s *Sandbox) engine(ctx context.Context, pages uint32, test bool) (*engine, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed.Load() {
 		return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: sandbox closed")
 	}
-	if e := s.engines[pages]; e != nil {
+	m, cache := s.engines, s.cache
+	if test {
+		m, cache = s.testEngs, nil
+	}
+	if e := m[pages]; e != nil {
 		return e, nil
 	}
-	e, err := newEngine(ctx, s.cache, pages, false)
+	e, err := newEngine(ctx, cache, pages, false)
 	if err != nil {
 		return nil, err
 	}
-	s.engines[pages] = e
+	m[pages] = e
 	return e, nil
 }
 
@@ -157,10 +167,12 @@ func (s *Sandbox) engine(ctx context.Context, pages uint32) (*engine, error) {
 // tick stops runaway code much more cheaply (see instrument.go and RATIONALE.md).
 func newEngine(ctx context.Context, cache wazero.CompilationCache, pages uint32, closeOnDone bool) (*engine, error) {
 	cfg := wazero.NewRuntimeConfig().
-		WithCompilationCache(cache).
 		WithMemoryLimitPages(pages).
 		WithMemoryCapacityFromMax(true).
 		WithCloseOnContextDone(closeOnDone)
+	if cache != nil {
+		cfg = cfg.WithCompilationCache(cache)
+	}
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		rt.Close(ctx)
@@ -244,7 +256,7 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 	if err != nil {
 		return nil, err
 	}
-	bin, err := s.builder.build(ctx, callGuest(code, sig))
+	bin, err := s.builder.build(ctx, callGuest(code, sig), true)
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +286,7 @@ func (p *Program) pool(ctx context.Context, pages uint32) (*pool, error) {
 	if pl := p.pools[pages]; pl != nil {
 		return pl, nil
 	}
-	eng, err := p.sb.engine(ctx, pages)
+	eng, err := p.sb.engine(ctx, pages, p.test)
 	if err != nil {
 		return nil, err
 	}
