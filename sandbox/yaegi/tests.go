@@ -32,14 +32,14 @@ func prepareTests(src sandbox.Source, testCode string) (*testSuite, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPolicy(fset, f, false); err != nil {
+	if err := CheckPolicy(fset, f, false); err != nil {
 		return nil, err
 	}
 	tf, tparsed, err := sandbox.ParseFile(fset, testCode)
 	if err != nil {
 		return nil, fmt.Errorf("tests: %w", err)
 	}
-	if err := checkPolicy(fset, tf, true); err != nil {
+	if err := CheckPolicy(fset, tf, true); err != nil {
 		return nil, fmt.Errorf("tests: %w", err)
 	}
 	var names []string

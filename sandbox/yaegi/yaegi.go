@@ -250,7 +250,7 @@ func prepare(src sandbox.Source) (code string, sig sandbox.Signature, ht *hostTy
 	if err != nil {
 		return "", sig, nil, false, err
 	}
-	if err := checkPolicy(fset, f, false); err != nil {
+	if err := CheckPolicy(fset, f, false); err != nil {
 		return "", sig, nil, false, err
 	}
 	fd, err := sandbox.FindFunc(f, src.Func)
