@@ -187,10 +187,19 @@ func decodeArg(raw json.RawMessage, v reflect.Value, ptr any) error {
 			v.SetString(string(raw[1 : len(raw)-1]))
 			return nil
 		}
+	case reflect.Interface:
+		if c := raw[0]; (c == '-' || c >= '0' && c <= '9') && v.NumMethod() == 0 {
+			n, err := sandbox.NumberValue(json.Number(raw))
+			if err == nil {
+				v.Set(reflect.ValueOf(n))
+				return nil
+			}
+		}
 	}
-	// Everything else, and the error messages, come from encoding/json.
+	// Everything else, and the error messages, come from encoding/json (with the sandbox's rule
+	// for numbers in interfaces).
 	v.SetZero()
-	return json.Unmarshal(raw, ptr)
+	return sandbox.UnmarshalArg(raw, ptr)
 }
 
 // encodeTyped encodes the typed result variable as JSON, fast for integers and booleans.

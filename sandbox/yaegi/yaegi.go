@@ -148,7 +148,7 @@ func (s *slot) decode(i int, p any) bool {
 	if i >= len(s.args) || len(s.args[i]) == 0 {
 		return true // absent variadic or optional: zero value
 	}
-	if err := json.Unmarshal(s.args[i], p); err != nil {
+	if err := sandbox.UnmarshalArg(s.args[i], p); err != nil {
 		s.bad, s.badErr = i, err
 		return false
 	}

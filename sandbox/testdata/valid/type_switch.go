@@ -1,4 +1,4 @@
-// args: [[1, "a", true, null, 2.5]]
+// args: [[1.5, "a", true, null, 2.5]]
 // want: ["number", "string", "bool", "null", "number"]
 package artifact
 
