@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -47,6 +48,53 @@ func loadHumanEval(t testing.TB) []humanEvalProblem {
 	return ps
 }
 
+// orderDependent are the HumanEval-X problems whose canonical solution answers differently
+// depending on map iteration order, so their example test fails now and then natively too. Each
+// is held to a deterministic pass with an order-independent fix of the solution (what the count
+// reports), while the canonical solution still has to run cleanly in the sandbox: orderRuns runs,
+// no compile or run error, failures only in assertions. How many of those runs passed is logged.
+var orderDependent = map[string]struct{ reason, fixed string }{
+	"Go/95": {
+		reason: "canonical CheckDictCase stops after the second key, so {p, A, B} is upper or mixed by iteration order",
+		fixed: `    if len(dict) == 0 {
+        return false
+    }
+    upper, lower := 0, 0
+    for k := range dict {
+        key, ok := k.(string)
+        if !ok {
+            return false
+        }
+        if key == strings.ToUpper(key) {
+            upper++
+        } else if key == strings.ToLower(key) {
+            lower++
+        } else {
+            return false
+        }
+    }
+    return upper == len(dict) || lower == len(dict)
+}
+`,
+	},
+}
+
+const orderRuns = 20
+
+// failures returns the failed tests' messages, or the error.
+func failures(res []sandbox.TestResult, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	var msg string
+	for _, r := range res {
+		if !r.Passed {
+			msg += r.Name + ": " + r.Message
+		}
+	}
+	return msg
+}
+
 // TestHumanEval runs every HumanEval-X Go problem's prompt + canonical solution against its
 // example test inside the sandbox, through sandbox.Tester (what forge test calls).
 func TestHumanEval(t *testing.T) {
@@ -56,39 +104,43 @@ func TestHumanEval(t *testing.T) {
 	}
 	sb := New(Options{})
 	defer sb.Close()
-	passed, vacuous := 0, 0
-	var failed []string
+	ctx := context.Background()
+	canonical, fixed, vacuous := 0, 0, 0
+	var failed, flaky []string
 	for _, p := range problems {
-		code := p.Prompt + p.CanonicalSolution
 		tests := p.TestSetup + "\n" + p.ExampleTest
-		res, err := sb.Test(context.Background(), sandbox.Source{Code: code}, tests, sandbox.Input{})
-		if p.TaskID == "Go/95" {
-			// The canonical solution depends on map iteration order (it stops after the second
-			// key), so it fails natively too for some orders: accept one pass in 20 runs.
-			for i := 0; i < 20 && (err != nil || !allPassed(res)); i++ {
-				res, err = sb.Test(context.Background(), sandbox.Source{Code: code}, tests, sandbox.Input{})
+		code := p.Prompt + p.CanonicalSolution
+		od, isOD := orderDependent[p.TaskID]
+		if isOD {
+			passes := 0
+			for range orderRuns {
+				res, err := sb.Test(ctx, sandbox.Source{Code: code}, tests, sandbox.Input{})
+				if err != nil || len(res) == 0 {
+					t.Errorf("%s canonical: the sandbox must run it cleanly: %s", p.TaskID, failures(res, err))
+					break
+				}
+				if allPassed(res) {
+					passes++
+				}
 			}
+			flaky = append(flaky, fmt.Sprintf("%s canonical passed %d/%d runs (%s)", p.TaskID, passes, orderRuns, od.reason))
+			code = p.Prompt + od.fixed
 		}
-		ok := err == nil
-		if ok && len(res) == 0 {
-			vacuous++ // an empty example_test: compiled and loaded, nothing to assert
-		}
-		var msg string
-		if err != nil {
-			msg = err.Error()
-		}
-		for _, r := range res {
-			if !r.Passed {
-				ok = false
-				msg += r.Name + ": " + r.Message
-			}
-		}
-		if ok {
-			passed++
-		} else {
+		res, err := sb.Test(ctx, sandbox.Source{Code: code}, tests, sandbox.Input{})
+		if msg := failures(res, err); msg != "" {
 			failed = append(failed, p.TaskID)
 			t.Errorf("%s: %s", p.TaskID, strings.ReplaceAll(msg, "\n", " | "))
+			continue
+		}
+		if len(res) == 0 {
+			vacuous++ // an empty example_test: compiled and loaded, nothing to assert
+		}
+		if isOD {
+			fixed++
+		} else {
+			canonical++
 		}
 	}
-	t.Logf("HumanEval-X Go: %d/%d passed (%d with an empty example_test: compiled only); failed: %v", passed, len(problems), vacuous, failed)
+	t.Logf("HumanEval-X Go: %d/%d passed: %d canonical + %d with an order-independent fix (%s); %d with an empty example_test (compiled only); failed: %v",
+		canonical+fixed, len(problems), canonical, fixed, strings.Join(flaky, "; "), vacuous, failed)
 }
