@@ -39,6 +39,9 @@ type Sandbox struct {
 	opts    Options
 	workers *workerPool
 	closed  atomic.Bool
+	// life ends every program's serving loops on Close (see instance.serve).
+	life context.Context
+	stop context.CancelFunc
 }
 
 var (
@@ -52,6 +55,7 @@ func New(opts Options) *Sandbox {
 		opts.PoolSize = 2 * runtime.GOMAXPROCS(0)
 	}
 	s := &Sandbox{opts: opts}
+	s.life, s.stop = context.WithCancel(context.Background())
 	s.workers = newWorkerPool(opts.Worker)
 	return s
 }
@@ -70,6 +74,9 @@ type Program struct {
 	sem     chan struct{} // one token per live interpreter
 	first   sync.Once
 	workers *workerPool
+	// life ends the serving loops of this program's interpreters: cancelled by a cleanup once
+	// the program is unreachable, or by the sandbox's Close.
+	life context.Context
 }
 
 // Signature returns the function's signature.
@@ -103,6 +110,26 @@ type slot struct {
 	cancel   func()        // stops the current call (depth guard)
 	done     chan struct{} // closed when the current call has returned to the host
 	panicPos string        // first "line:col: panic" line yaegi reported in this call
+	// The serving loop (see instance.serve): next carries a call to the guest, ret its return.
+	next   chan struct{}
+	ret    chan struct{}
+	quit   <-chan struct{} // closed when the interpreter is discarded or its program dropped
+	served bool            // a call has been handed out (Next owes the host a ret)
+}
+
+// serveNext is the serving loop's condition (forge__slot.Next): it reports the previous call's
+// return to the host and waits for the next call, or for the interpreter's end.
+func (s *slot) serveNext() bool {
+	if s.served {
+		s.ret <- struct{}{}
+	}
+	s.served = true
+	select {
+	case <-s.next:
+		return true
+	case <-s.quit:
+		return false
+	}
 }
 
 // getHost returns the current call's host API, creating it on first use so that calls that make
@@ -189,15 +216,47 @@ func (w hostWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// instance is one interpreter with the program loaded and the call stub compiled.
+// instance is one interpreter with the program loaded and its serving loop running.
 type instance struct {
 	in   *interp.Interpreter
 	slot *slot
-	call *interp.Program
 	tv   *typedVars // host-typed signatures only
 	cc   *callCtx
 	// argBuf is reused by every call's argument slicing.
 	argBuf []json.RawMessage
+	// exited is closed when the serving loop has ended, xerr says why: a panic, the call's
+	// context (deadline, cancellation, depth guard) or, with a nil xerr, the instance's end.
+	exited chan struct{}
+	xerr   error
+	end    context.CancelFunc // ends an idle serving loop (closes slot.quit)
+}
+
+// serve runs the interpreter's serving loop (forge__serve) for the instance's whole life.
+//
+// yaegi's ExecuteWithContext runs every execution on a new goroutine, whose small initial stack
+// the interpreter then grows by copying, and Execute re-walks the program each time: per call,
+// that was about 40% of a warm call's CPU. Here one ExecuteWithContext per interpreter runs a loop
+// that takes calls from the host over channels, so the guest goroutine and its grown stack live
+// as long as the interpreter. Cancellation is unchanged: the loop's context is the instance's
+// callCtx, which a call's deadline, its parent's cancellation or the depth guard closes, and
+// ExecuteWithContext then stops the interpreter (and the instance is discarded, as before).
+func (inst *instance) serve(prog *interp.Program) {
+	_, inst.xerr = inst.in.ExecuteWithContext(inst.cc, prog)
+	close(inst.exited)
+}
+
+// exec hands the prepared call to the serving loop and waits for its return or the loop's end.
+func (inst *instance) exec() error {
+	inst.slot.next <- struct{}{}
+	select {
+	case <-inst.slot.ret:
+		return nil
+	case <-inst.exited:
+		if inst.xerr == nil {
+			return sandbox.Errorf(sandbox.KindInternal, "interpreter ended: sandbox closed")
+		}
+		return inst.xerr
+	}
 }
 
 // emptyFS is the interpreter's source filesystem: no import is ever loaded from disk.
@@ -230,6 +289,7 @@ func newInterpreter(s *slot, test bool, tv *typedVars) (*interp.Interpreter, err
 		"Out":           reflect.ValueOf(&s.Out).Elem(),
 		"Err":           reflect.ValueOf(&s.Err).Elem(),
 		"MaxDepth":      reflect.ValueOf(&s.MaxDepth).Elem(),
+		"Next":          reflect.ValueOf(s.serveNext),
 	}
 	if tv != nil {
 		tv.exports(slotSyms)
@@ -271,7 +331,18 @@ func prepare(src sandbox.Source) (code string, sig sandbox.Signature, ht *hostTy
 	}
 	r.packageMain(extra)
 	ht = hostTypesOf(sig, r.declared)
-	return r.apply(globals + callStub(sig, ht != nil)), sig, ht, r.guarded, nil
+	return r.apply(globals + callStub(sig, ht != nil) + serveLoop(sig, ht != nil && !r.guarded)), sig, ht, r.guarded, nil
+}
+
+// serveLoop is the function an interpreter runs for its whole life: one iteration per call (see
+// instance.serve). A host-typed, unguarded call is the assignment itself (one interpreted frame
+// less); anything else goes through forge__call, whose early returns must not end the loop.
+func serveLoop(sig sandbox.Signature, direct bool) string {
+	body := "forge__call()"
+	if direct {
+		body = directCall(sig)
+	}
+	return "func forge__serve() {\n\tfor forge__slot.Next() {\n\t\t" + body + "\n\t}\n}\n"
 }
 
 // callStub is the function each call runs: decode args into the real parameter types (inside the
@@ -345,8 +416,12 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 	if err != nil {
 		return nil, err
 	}
+	life, end := context.WithCancel(s.life)
 	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code, ht: ht, guarded: guarded,
-		pool: make(chan *instance, s.opts.PoolSize), sem: make(chan struct{}, s.opts.PoolSize), workers: s.workers}
+		pool: make(chan *instance, s.opts.PoolSize), sem: make(chan struct{}, s.opts.PoolSize), workers: s.workers, life: life}
+	// The serving loops hold the interpreters, never the program: once the program is
+	// unreachable, end them so that its interpreters can be collected.
+	runtime.AddCleanup(p, func(end context.CancelFunc) { end() }, end)
 	inst, err := p.newInstance(ctx)
 	if err != nil {
 		return nil, err
@@ -380,17 +455,16 @@ func (p *Program) newInstance(ctx context.Context) (*instance, error) {
 	}
 	s.ctx = nil
 	s.setHost(nil)
-	stub := "forge__call()"
-	if p.ht != nil && !p.guarded {
-		// Nothing to reset: run the call itself as the program (one interpreted frame less).
-		stub = directCall(p.sig)
-	}
-	call, err := in.Compile(stub)
+	serve, err := in.Compile("forge__serve()")
 	if err != nil {
-		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "compile call stub: " + err.Error(), Err: err}
+		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "compile serving loop: " + err.Error(), Err: err}
 	}
-	inst := &instance{in: in, slot: s, call: call, tv: tv, cc: newCallCtx()}
+	inst := &instance{in: in, slot: s, tv: tv, cc: newCallCtx(), exited: make(chan struct{})}
 	s.cancel = inst.cc.Cancel // bound once: a method value per call would allocate
+	life, end := context.WithCancel(p.life)
+	inst.end = end
+	s.next, s.ret, s.quit = make(chan struct{}, 1), make(chan struct{}, 1), life.Done()
+	go inst.serve(serve)
 	return inst, nil
 }
 
@@ -420,6 +494,9 @@ func compileError(err error) *sandbox.Error {
 
 // runError classifies what ExecuteWithContext returned.
 func runError(err error, s *slot, ctx context.Context) *sandbox.Error {
+	if se, ok := err.(*sandbox.Error); ok {
+		return se
+	}
 	var pe interp.Panic
 	if errors.As(err, &pe) {
 		if se, ok := pe.Value.(*sandbox.Error); ok {
@@ -478,7 +555,9 @@ func (p *Program) get(ctx context.Context, timeout time.Duration) (*instance, er
 func (p *Program) put(inst *instance, ok bool) {
 	if !ok {
 		// Discard, and leave the slot alone: a stopped interpreter's goroutine may still be
-		// running native code that reads it.
+		// running native code that reads it. A loop that was stopped between two calls is
+		// parked in Next: end it.
+		inst.end()
 		<-p.sem
 		return
 	}
@@ -540,7 +619,7 @@ func (p *Program) run(ctx context.Context, raw json.RawMessage, args []json.RawM
 	if p.guarded {
 		sl.done = make(chan struct{})
 	}
-	_, xerr := inst.in.ExecuteWithContext(cc, inst.call)
+	xerr := inst.exec()
 	if sl.done != nil {
 		close(sl.done)
 	}
@@ -733,9 +812,11 @@ func paramList(sig sandbox.Signature) string {
 	return "(" + strings.Join(parts, ", ") + ")"
 }
 
-// Close stops worker processes; pooled interpreters are left to the garbage collector.
+// Close ends the interpreters' serving loops (calls in flight finish; later calls fail) and stops
+// worker processes.
 func (s *Sandbox) Close() error {
 	s.closed.Store(true)
+	s.stop()
 	return s.workers.close()
 }
 

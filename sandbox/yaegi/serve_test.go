@@ -1,0 +1,97 @@
+package yaegi
+
+import (
+	"context"
+	"encoding/json"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/sandbox"
+)
+
+// settledGoroutines waits until the goroutine count is at most n (serving loops end
+// asynchronously: after a GC runs the program's cleanup, or after Close).
+func settledGoroutines(t *testing.T, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		runtime.GC() // (not require.Eventually: its own goroutines would be counted)
+		if runtime.NumGoroutine() <= n {
+			return
+		}
+	}
+	t.Fatalf("serving loops still running: %d goroutines, want <= %d", runtime.NumGoroutine(), n)
+}
+
+func TestServingLoopsEndWithTheirProgram(t *testing.T) {
+	sb := New(Options{PoolSize: 2})
+	defer sb.Close()
+	base := runtime.NumGoroutine()
+	func() {
+		p := compile(t, sb, benchCode)
+		out, err := sb.Run(context.Background(), p, sandbox.Input{Args: benchArgs})
+		require.NoError(t, err)
+		assert.JSONEq(t, "3", string(out.Value))
+		assert.Greater(t, runtime.NumGoroutine(), base, "an interpreter's serving loop runs between calls")
+	}()
+	settledGoroutines(t, base)
+}
+
+func TestCloseEndsServingLoops(t *testing.T) {
+	base := runtime.NumGoroutine()
+	sb := New(Options{PoolSize: 2})
+	p := compile(t, sb, benchCode)
+	_, err := sb.Run(context.Background(), p, sandbox.Input{Args: benchArgs})
+	require.NoError(t, err)
+	require.NoError(t, sb.Close())
+	settledGoroutines(t, base)
+	_, err = sb.Run(context.Background(), p, sandbox.Input{Args: benchArgs})
+	assert.Equal(t, sandbox.KindInternal, sandbox.KindOf(err), "%v", err)
+	runtime.KeepAlive(p)
+}
+
+// TestDeadlineDiscardsInterpreter checks that a call stopped at its deadline returns in time and
+// that the next call gets a fresh interpreter (package state reset) rather than the stopped loop.
+func TestDeadlineDiscardsInterpreter(t *testing.T) {
+	if raceEnabled {
+		t.Skip("yaegi v0.16.1 ExecuteWithContext races on cancellation (upstream); run without -race")
+	}
+	sb := New(Options{PoolSize: 1})
+	defer sb.Close()
+	p := compile(t, sb, "package artifact\nvar n int\nfunc F(loop bool) int { n++; for loop {}; return n }")
+	run := func(loop bool) (string, error) {
+		b, _ := json.Marshal([]bool{loop})
+		out, err := sb.Run(context.Background(), p, sandbox.Input{Args: b, Limits: sandbox.Limits{Timeout: 50 * time.Millisecond}})
+		return string(out.Value), err
+	}
+	v, err := run(false)
+	require.NoError(t, err)
+	assert.Equal(t, "1", v)
+	start := time.Now()
+	_, err = run(true)
+	assert.Equal(t, sandbox.KindDeadline, sandbox.KindOf(err), "%v", err)
+	assert.Less(t, time.Since(start), time.Second)
+	for range 3 {
+		v, err = run(false)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, "3", v, "a fresh interpreter after the deadline, then reused")
+}
+
+// TestCallerCancellationStopsCall checks that cancelling the caller's context stops a running call.
+func TestCallerCancellationStopsCall(t *testing.T) {
+	if raceEnabled {
+		t.Skip("yaegi v0.16.1 ExecuteWithContext races on cancellation (upstream); run without -race")
+	}
+	sb := New(Options{PoolSize: 1})
+	defer sb.Close()
+	p := compile(t, sb, "package artifact\nfunc F() int { for {} }")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	_, err := sb.Run(ctx, p, sandbox.Input{Limits: sandbox.Limits{Timeout: 10 * time.Second}})
+	assert.Equal(t, sandbox.KindDeadline, sandbox.KindOf(err), "%v", err)
+	assert.Contains(t, err.Error(), "cancelled")
+}
