@@ -7,6 +7,10 @@
 // through either backend. Backends live in sandbox/yaegi (in-process interpreter, optional worker
 // processes) and sandbox/wasm (compiled to WebAssembly, run by wazero).
 //
+// What both backends must agree on lives here too: CheckReturns (the gate's "missing return"
+// check, which an interpreter would not make) and UnmarshalArg (JSON args into parameters; a number
+// landing in an any is int for an integer literal that fits, float64 otherwise).
+//
 // Guest code imports the host API as "forge/host", with the same surface in every backend:
 //
 //	host.Get(url string) (string, error)                          // Capabilities.HTTP

@@ -4,8 +4,9 @@
 //
 // Compile parses, gates (allowlisted imports from the generated table in ./symbols, no goroutines,
 // no directives, no cgo, no host-reaching symbols), rewrites (call-depth guard, interpreter gap
-// fixes, forgotten imports) and loads the file into the first pooled interpreter. Run decodes JSON
-// args into the function's parameter types, executes a precompiled call under a deadline and encodes
-// the result. Test runs acceptance tests with a native testing.T and testify's assert/require.
+// fixes, forgotten imports) and loads the file into the first pooled interpreter. Each pooled
+// interpreter then runs one serving loop for its whole life (one yaegi execution, not one per
+// call). Run decodes JSON args into the function's parameter types, hands the call to a free
+// interpreter's loop under a deadline and encodes the result. Test runs acceptance tests with a native testing.T and testify's assert/require.
 // Guest code reaches the host only through forge/host, backed by sandbox.Host.
 package yaegi
