@@ -27,7 +27,12 @@ func (id ID) MarshalText() ([]byte, error) {
 	if id == 0 {
 		return []byte{}, nil
 	}
-	return fmt.Appendf(nil, "%016x", uint64(id)), nil
+	const digits = "0123456789abcdef"
+	b := make([]byte, 16)
+	for i, v := 15, uint64(id); i >= 0; i, v = i-1, v>>4 {
+		b[i] = digits[v&0xf]
+	}
+	return b, nil
 }
 
 // UnmarshalText parses 16 hex digits.
@@ -123,17 +128,17 @@ func (l *eventLog) emit(e Event) {
 func (l *eventLog) run(f *os.File) {
 	defer close(l.done)
 	w := bufio.NewWriterSize(f, 64<<10)
-	enc := json.NewEncoder(w)
+	var line []byte
 	size := int64(0)
 	if st, err := f.Stat(); err == nil {
 		size = st.Size()
 	}
 	write := func(e Event) {
-		before := w.Buffered()
-		if err := enc.Encode(e); err != nil {
+		line = appendEvent(line[:0], &e)
+		if _, err := w.Write(line); err != nil {
 			return
 		}
-		size += int64(w.Buffered() - before)
+		size += int64(len(line))
 		if size > eventLogMaxBytes {
 			w.Flush()
 			f.Close()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -425,5 +426,15 @@ func FuzzDecodeArtifact(f *testing.F) {
 		require.NoError(t, err)
 		_, err = DecodeArtifact(b)
 		require.NoError(t, err)
+	})
+}
+
+func FuzzValidateName(f *testing.F) {
+	for _, s := range []string{"text", "a_1", "", "A", "a/b", "ａ", strings.Repeat("a", 65)} {
+		f.Add(s)
+	}
+	re := regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	f.Fuzz(func(t *testing.T, s string) {
+		assert.Equal(t, re.MatchString(s), ValidateName("role", s) == nil, "%q", s)
 	})
 }

@@ -1,0 +1,51 @@
+package forge
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/provider"
+)
+
+func TestAppendEventMatchesEncodingJSON(t *testing.T) {
+	full := Event{Time: time.Date(2026, 11, 25, 23, 1, 2, 345678901, time.UTC), TraceID: 0xabc, CallID: 0xfedcba9876543210, ParentCallID: 7,
+		Depth: 2, Role: "text", Method: "upper", OK: true, Action: "execute", Reason: "healthy", ProgramSource: "persisted",
+		ArtifactHit: true, ArtifactGen: 3, GenerationTrigger: "repair:intrinsic", PromptVersion: "pv", ContractFingerprint: "sha256:00",
+		SuccessCount: 10, FailureCount: 2, IntrinsicFailureCount: 1, AdaptiveFailureCount: 1, ExtrinsicFailureCount: -1,
+		FailureType: "panic", FailureClass: "intrinsic", FailureRule: `odd "rule" <&> é \n`, RepairAttempted: true, RepairSucceeded: true,
+		ProviderCalls: 3, Tokens: provider.Usage{InputTokens: 100, CachedTokens: 50}, DurationNS: 12345, SandboxNS: 678}
+	for name, e := range map[string]Event{"zero": {}, "full": full, "no tokens": {Role: "r", Tokens: provider.Usage{OutputTokens: 1}}} {
+		t.Run(name, func(t *testing.T) {
+			got := appendEvent(nil, &e)
+			want, err := json.Marshal(e)
+			require.NoError(t, err)
+			assert.JSONEq(t, string(want), string(got))
+			var back Event
+			require.NoError(t, json.Unmarshal(got, &back))
+			assert.Equal(t, e, back)
+		})
+	}
+}
+
+func BenchmarkAppendEvent(b *testing.B) {
+	e := Event{Time: time.Now(), TraceID: 1, CallID: 1, Role: "text", Method: "upper", OK: true, Action: "execute", Reason: "healthy",
+		ProgramSource: "persisted", ArtifactHit: true, ArtifactGen: 1, PromptVersion: PromptVersion, ContractFingerprint: "sha256:0123456789abcdef"}
+	var buf []byte
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		buf = appendEvent(buf[:0], &e)
+	}
+}
+
+func BenchmarkEncodingJSONEvent(b *testing.B) {
+	e := Event{Time: time.Now(), TraceID: 1, CallID: 1, Role: "text", Method: "upper", OK: true, Action: "execute", Reason: "healthy",
+		ProgramSource: "persisted", ArtifactHit: true, ArtifactGen: 1, PromptVersion: PromptVersion, ContractFingerprint: "sha256:0123456789abcdef"}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		_, _ = json.Marshal(e)
+	}
+}
