@@ -42,6 +42,7 @@ type Host struct {
 	call   CallFunc
 
 	inFlight  atomic.Int32
+	cutShort  atomic.Bool // a host call was running when ctx ended
 	calls     atomic.Int32
 	upstream  atomic.Bool
 	mu        sync.Mutex
@@ -69,8 +70,11 @@ func NewHost(ctx context.Context, in Input) *Host {
 	return h
 }
 
-// InFlight reports whether a host call is running right now; backends sample it when a deadline hits.
-func (h *Host) InFlight() bool { return h.inFlight.Load() > 0 }
+// InFlight reports whether a host call is running right now or was running when the call's
+// context ended; backends ask it when a deadline hits. The second half makes the answer
+// independent of who wins the race between the host call noticing the deadline (and returning)
+// and the backend classifying it.
+func (h *Host) InFlight() bool { return h.inFlight.Load() > 0 || h.cutShort.Load() }
 
 // Calls is the number of host calls made so far.
 func (h *Host) Calls() int { return int(h.calls.Load()) }
@@ -114,7 +118,12 @@ func (h *Host) fail(e *Error) *Error {
 func (h *Host) begin() func() {
 	h.calls.Add(1)
 	h.inFlight.Add(1)
-	return func() { h.inFlight.Add(-1) }
+	return func() {
+		if h.ctx.Err() != nil {
+			h.cutShort.Store(true)
+		}
+		h.inFlight.Add(-1)
+	}
 }
 
 // Log records one log line (Capabilities.Log); lines past Limits.OutputBytes in total are dropped.

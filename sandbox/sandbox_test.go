@@ -197,3 +197,37 @@ func TestHostFinishClassifiesAfterHostFailure(t *testing.T) {
 	assert.Equal(t, sandbox.KindDecode, se.Kind)
 	assert.True(t, se.UpstreamRead)
 }
+
+// TestHostInFlightAtDeadline checks that a host call cut short by the call's context still counts
+// as in flight after it has returned, while one that finished before does not.
+func TestHostInFlightAtDeadline(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	h := sandbox.NewHost(ctx, sandbox.Input{Caps: sandbox.Capabilities{Call: true},
+		Call: func(ctx context.Context, role, method string, args json.RawMessage) (json.RawMessage, error) {
+			close(started)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}})
+	assert.False(t, h.InFlight())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = h.Call("r", "m", nil)
+	}()
+	<-started
+	assert.True(t, h.InFlight())
+	cancel()
+	<-done
+	assert.True(t, h.InFlight(), "the call was running when the context ended")
+
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	h2 := sandbox.NewHost(ctx2, sandbox.Input{Caps: sandbox.Capabilities{Call: true},
+		Call: func(context.Context, string, string, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage("1"), nil
+		}})
+	_, err := h2.Call("r", "m", nil)
+	require.NoError(t, err)
+	cancel2()
+	assert.False(t, h2.InFlight(), "the call had finished before the context ended")
+}
