@@ -292,4 +292,9 @@ func (c *callCtx) Err() error {
 	defer c.mu.Unlock()
 	return c.err
 }
-func (c *callCtx) Value(key any) any { return c.parent.Value(key) }
+func (c *callCtx) Value(key any) any {
+	if c.parent == nil { // the serving loop holds the context before its first call
+		return nil
+	}
+	return c.parent.Value(key)
+}
