@@ -76,3 +76,28 @@ func BenchmarkWarmCallParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkWarmCallDecoded is BenchmarkWarmCall for a parameter type declared in the file, which
+// the host cannot build: the args are decoded inside the interpreter (forge__call stub).
+func BenchmarkWarmCallDecoded(b *testing.B) {
+	sb := New(Options{})
+	defer sb.Close()
+	p, err := sb.Compile(context.Background(), sandbox.Source{Code: `package artifact
+
+type Pair struct{ A, B int }
+
+func Add(p Pair) int { return p.A + p.B }
+`})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	in := sandbox.Input{Args: json.RawMessage(`[{"A": 1, "B": 2}]`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		out, err := sb.Run(ctx, p, in)
+		if err != nil || string(out.Value) != "3" {
+			b.Fatal(string(out.Value), err)
+		}
+	}
+}
