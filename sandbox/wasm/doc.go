@@ -7,8 +7,8 @@
 // package main exporting forge_setup, forge_alloc and forge_call (//go:wasmexport) are built with
 // the machine's Go toolchain as a wasip1 reactor (GOOS=wasip1 GOARCH=wasm -buildmode=c-shared),
 // then instrumented with fuel metering (instrument.go). Modules are cached on disk by content hash
-// and wazero caches their machine code, so a process that restarts finds a module in tens of
-// milliseconds; concurrent Compiles of one artifact share one build.
+// and wazero caches their machine code, so a process that restarts has a cached module answering
+// in under 100 ms; concurrent Compiles of one artifact share one build.
 //
 // Run takes an instance from the program's pool (one instance per goroutine; a trapped, exited or
 // stopped instance is closed and replaced), writes the framed args into guest memory, calls
