@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sync/singleflight"
 
@@ -134,11 +135,16 @@ func (b *builder) build(ctx context.Context, g guestModule, persist bool) ([]byt
 	if bin, err := os.ReadFile(path); err == nil {
 		return bin, nil
 	}
-	v, err, _ := b.group.Do(key, func() (any, error) {
+	// The build is shared by every caller of this key and outlives any one of them: it runs under
+	// its own timeout, and a caller whose deadline passes stops waiting (the module still lands in
+	// the cache for the next call).
+	ch := b.group.DoChan(key, func() (any, error) {
+		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), buildTimeout)
+		defer cancel()
 		if bin, err := os.ReadFile(path); err == nil {
 			return bin, nil
 		}
-		bin, err := b.goBuild(ctx, tc, g)
+		bin, err := b.goBuild(bctx, tc, g)
 		if err != nil || !persist {
 			return bin, err
 		}
@@ -147,11 +153,20 @@ func (b *builder) build(ctx context.Context, g guestModule, persist bool) ([]byt
 		}
 		return bin, nil
 	})
-	if err != nil {
-		return nil, err
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.([]byte), nil
+	case <-ctx.Done():
+		return nil, &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded waiting for the module build", Err: ctx.Err()}
 	}
-	return v.([]byte), nil
 }
+
+// buildTimeout bounds one go build (the first wasip1 build on a machine compiles the standard
+// library: seconds, not minutes).
+const buildTimeout = 5 * time.Minute
 
 // goBuildRaw writes g to a temporary directory and builds it as a wasip1 reactor.
 func (b *builder) goBuildRaw(ctx context.Context, tc toolchain, g guestModule) ([]byte, error) {
