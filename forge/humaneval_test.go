@@ -500,6 +500,9 @@ var (
 // TestHumanEvalBaseline its event trace.
 func humanEvalScenario(t *testing.T) *heReport {
 	t.Helper()
+	if raceEnabled {
+		t.Skip("broken answers that loop forever are stopped by the deadline, which trips yaegi v0.16.1's data race on stopped runs")
+	}
 	heOnce.Do(func() {
 		defer func() {
 			if r := recover(); r != nil {

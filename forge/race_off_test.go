@@ -1,0 +1,5 @@
+//go:build !race
+
+package forge
+
+const raceEnabled = false
