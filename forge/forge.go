@@ -15,6 +15,7 @@ import (
 	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/wasm"
 	"github.com/artifactforge/forge/sandbox/yaegi"
 )
 
@@ -147,14 +148,19 @@ func (f *Forge) sandbox(name string) (sandbox.Sandbox, error) {
 	return sb, nil
 }
 
-// DefaultSandbox builds the built-in backend name ("yaegi" or "wasm") for a store: the wasm
-// backend caches its modules under the store's cache/.
+// ErrUnknownSandbox is returned for a sandbox name no backend answers to.
+var ErrUnknownSandbox = errors.New("unknown sandbox")
+
+// DefaultSandbox builds the built-in backend name ("" or "yaegi", or "wasm") for a store: the wasm
+// backend caches its built modules and compiled code under the store's cache/.
 func DefaultSandbox(name, storeRoot string) (sandbox.Sandbox, error) {
 	switch name {
 	case "", "yaegi":
 		return yaegi.New(yaegi.Options{}), nil
+	case "wasm":
+		return wasm.New(wasm.Options{CacheDir: filepath.Join(storeRoot, "cache")})
 	}
-	return nil, fmt.Errorf("forge: unknown sandbox %q: use yaegi or wasm", name)
+	return nil, fmt.Errorf("forge: %w %q: use yaegi or wasm", ErrUnknownSandbox, name)
 }
 
 // MarkRegenerate makes the next call of role.method regenerate its code (`forge regen --next-call`).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -413,4 +414,28 @@ func TestFlushDoesNotRecompile(t *testing.T) {
 		require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
 	}
 	assert.Equal(t, compiled, sb.compiles.Load(), "a metrics flush must not cost a recompilation")
+}
+
+func TestWasmRoleEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a wasm module with the Go toolchain")
+	}
+	fib := "package artifact\n\nfunc Fib(n int) int {\n\ta, b := 0, 1\n\tfor i := range n {\n\t\t_ = i\n\t\ta, b = b, a+b\n\t}\n\treturn a\n}\n"
+	store := t.TempDir()
+	f := openForge(t, store, cassette(t, line{Role: "wmath", Method: "fib", Kind: "generate", Attempt: 1, Code: fib}))
+	require.NoError(t, f.AddRole(registry.Contract{Role: "wmath", Purpose: "integer math in hard isolation",
+		Methods: map[string]string{"fib": "func Fib(n int) int"}, Sandbox: "wasm", Limits: &registry.Limits{Timeout: "30s", Memory: "64MB"},
+		Acceptance: &registry.Acceptance{Examples: []registry.Example{{Method: "fib", Args: json.RawMessage(`{"n":10}`), Expect: json.RawMessage(`55`)}}}}))
+	o := f.Call(context.Background(), "wmath", "fib", json.RawMessage(`{"n":30}`))
+	require.True(t, o.OK, "%+v", o.Err)
+	assert.JSONEq(t, `832040`, string(o.Value))
+	assert.Equal(t, SourceGenerated, o.Meta.ProgramSource)
+	o = f.Call(context.Background(), "wmath", "fib", json.RawMessage(`[40]`))
+	require.True(t, o.OK, "%+v", o.Err)
+	assert.JSONEq(t, `102334155`, string(o.Value))
+	assert.Equal(t, SourcePersisted, o.Meta.ProgramSource)
+	o = f.Call(context.Background(), "wmath", "fib", json.RawMessage(`{"n":"x"}`))
+	require.False(t, o.OK)
+	assert.Equal(t, "caller", o.Err.Class)
+	assert.DirExists(t, filepath.Join(store, "cache", "wasm"), "modules are cached under the store")
 }

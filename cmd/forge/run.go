@@ -111,7 +111,7 @@ The result is printed as JSON (exit 0); a failure is printed with its class (exi
 				if err != nil {
 					return err
 				}
-				sb, err := newSandbox(f.backend)
+				sb, err := a.newSandbox(f.backend)
 				if err != nil {
 					return err
 				}
