@@ -2,7 +2,7 @@ GO ?= go
 PKGS ?= ./...
 FUZZTIME ?= 10s
 
-.PHONY: build test race bench fuzz lint demo baselines
+.PHONY: build test race bench fuzz lint demo baselines test-wasm
 
 build:
 	$(GO) build -o bin/forge ./cmd/forge
@@ -32,3 +32,7 @@ demo:
 baselines:
 	$(GO) test ./cmd/forge -run '^TestDemo$$' -count=1 -update
 	$(GO) test ./forge -run '^TestHumanEvalBaseline$$' -count=1 -update
+
+# The whole sandbox corpus and all 164 HumanEval-X problems under the wasm backend (~15 min).
+test-wasm:
+	FORGE_WASM_FULL=1 $(GO) test -timeout 60m ./sandbox/wasm

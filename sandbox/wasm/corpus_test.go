@@ -25,7 +25,7 @@ func newTestSandbox(*testing.T) sandbox.Sandbox { return sharedSandbox{shared} }
 // and the known yaegi gaps that simply work here.
 var subsets = map[string][]string{
 	"valid": {"add", "generics_sum", "host_log", "json_unmarshal", "min_max_rewrite", "range_int_rewrite",
-		"loopvar_rewrite", "slices_sort_rewrite", "struct_param", "variadic"},
+		"loopvar_rewrite", "slices_sort_rewrite", "struct_param", "variadic", "any_int_numbers", "any_nested_numbers"},
 	"hostile": {"args_wrong_type", "deep_recursion", "host_http_not_allowed", "huge_output", "infinite_loop",
 		"channel_deadlock", "os_readfile", "panic_index", "result_nan", "go_linkname_directive"},
 }

@@ -49,6 +49,7 @@ func callGuest(code string, sig sandbox.Signature) guestModule {
 		"go.mod":                  "module forge\n\ngo 1.24\n",
 		"main.go":                 mainSource(false, nil),
 		"host/host.go":            hostShimSource,
+		"argdecode/argdecode.go":  sandbox.ArgDecoderSource("argdecode"),
 		"artifact/artifact.go":    code,
 		"artifact/forge__call.go": dispatcherSource(sig),
 	}}
@@ -228,11 +229,15 @@ func dispatcherSource(sig sandbox.Signature) string {
 
 import (
 	forge__json "encoding/json"
+	forge__args "forge/argdecode"
 	forge__fmt "fmt"
 	forge__runtime "runtime"
 	forge__strconv "strconv"
 	forge__strings "strings"
 )
+
+// UnmarshalArg is unused by functions without parameters.
+var _ = forge__args.UnmarshalArg
 
 type forge__error struct {
 	Kind    string ` + "`json:\"kind\"`" + `
@@ -366,7 +371,7 @@ func Forge__Call(in []byte) (out []byte) {
 		case "bool":
 			fmt.Fprintf(&b, "\tif s := string(raw); s == \"true\" || s == \"false\" {\n\t\ta%d, raw = s == \"true\", nil\n\t}\n", i)
 		}
-		fmt.Fprintf(&b, "\tif len(raw) > 0 {\n\t\tif err := forge__json.Unmarshal(raw, &a%d); err != nil {\n", i)
+		fmt.Fprintf(&b, "\tif len(raw) > 0 {\n\t\tif err := forge__args.UnmarshalArg(raw, &a%d); err != nil {\n", i)
 		fmt.Fprintf(&b, "\t\t\treturn forge__fail(forge__error{Kind: \"args\", Param: %s, Message: %s + err.Error()})\n\t\t}\n\t}\n",
 			strconv.Quote(p.Name), strconv.Quote("want "+p.Type+": "))
 		args[i] = fmt.Sprintf("a%d", i)

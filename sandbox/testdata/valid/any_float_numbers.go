@@ -1,10 +1,6 @@
 // args: [3.0, 4, 7]
 // want: false
-// backends: yaegi
 package artifact
-
-// Until the wasm guest decodes args by sandbox.UnmarshalArg's number rule, this case runs on
-// yaegi only (drop the backends line then).
 
 // AnyInt gets 3.0 as float64 (Go's type for the literal 3.0), so it is not all integers.
 func AnyInt(x, y, z any) bool {

@@ -1,10 +1,6 @@
 // args: [3, -2, 1]
 // want: true
-// backends: yaegi
 package artifact
-
-// Until the wasm guest decodes args by sandbox.UnmarshalArg's number rule, this case runs on
-// yaegi only (drop the backends line then).
 
 // AnyInt is HumanEval Go/92's canonical solution: JSON integers must arrive in interface{}
 // parameters as int (as the same Go literals would), not float64.

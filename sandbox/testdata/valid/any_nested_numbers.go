@@ -1,10 +1,6 @@
 // args: [7, [1, 2.5, 1e2, "a", null, [4, -0.5]], {"n": 9223372036854775807, "big": 9223372036854775808, "f": 2.0}, [{"name": "x", "value": 3}, {"name": "y", "value": 3.5}]]
 // want: ["int", "[int float64 float64 string <nil> [int float64]]", "{big:float64 f:float64 n:int}", "x:int", "y:float64"]
-// backends: yaegi
 package artifact
-
-// Until the wasm guest decodes args by sandbox.UnmarshalArg's number rule, this case runs on
-// yaegi only (drop the backends line then).
 
 import (
 	"fmt"
