@@ -8,6 +8,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/sandboxtest"
 )
 
 const benchCode = `package artifact
@@ -82,71 +83,19 @@ func BenchmarkWasmColdLoad(b *testing.B) {
 	}
 }
 
-const fibCode = `package artifact
-
-func fib(n int) int {
-	if n < 2 {
-		return n
-	}
-	return fib(n-1) + fib(n-2)
-}
-
-func Fib(n int) int { return fib(n) }
-`
-
-const sieveCode = `package artifact
-
-func Primes(n int) int {
-	composite := make([]bool, n+1)
-	count := 0
-	for i := 2; i <= n; i++ {
-		if composite[i] {
-			continue
-		}
-		count++
-		for j := i * i; j <= n; j += i {
-			composite[j] = true
-		}
-	}
-	return count
-}
-`
-
-func nativeFib(n int) int {
-	if n < 2 {
-		return n
-	}
-	return nativeFib(n-1) + nativeFib(n-2)
-}
-
-func nativePrimes(n int) int {
-	composite := make([]bool, n+1)
-	count := 0
-	for i := 2; i <= n; i++ {
-		if composite[i] {
-			continue
-		}
-		count++
-		for j := i * i; j <= n; j += i {
-			composite[j] = true
-		}
-	}
-	return count
-}
-
 // BenchmarkComputeNative and BenchmarkComputeWasm are the compute pair: recursive fib(27) (call
 // heavy, the worst case for Go's wasm code) and a sieve up to 2,000,000 (loop and memory heavy).
 func BenchmarkComputeNative(b *testing.B) {
 	b.Run("fib27", func(b *testing.B) {
 		for b.Loop() {
-			if nativeFib(27) != 196418 {
+			if sandboxtest.NativeFib(27) != 196418 {
 				b.Fatal("wrong")
 			}
 		}
 	})
 	b.Run("sieve2M", func(b *testing.B) {
 		for b.Loop() {
-			if nativePrimes(2_000_000) != 148933 {
+			if sandboxtest.NativePrimes(2_000_000) != 148933 {
 				b.Fatal("wrong")
 			}
 		}
@@ -154,18 +103,13 @@ func BenchmarkComputeNative(b *testing.B) {
 }
 
 func BenchmarkComputeWasm(b *testing.B) {
-	for _, c := range []struct {
-		name, code, args, want string
-	}{
-		{"fib27", fibCode, "[27]", "196418"},
-		{"sieve2M", sieveCode, "[2000000]", "148933"},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			p := benchProgram(b, shared, c.code)
-			in := sandbox.Input{Args: json.RawMessage(c.args)}
+	for _, c := range sandboxtest.ComputeCases {
+		b.Run(c.Name, func(b *testing.B) {
+			p := benchProgram(b, shared, c.Code)
+			in := sandbox.Input{Args: json.RawMessage(c.Args)}
 			for b.Loop() {
 				out, err := shared.Run(context.Background(), p, in)
-				if err != nil || string(out.Value) != c.want {
+				if err != nil || string(out.Value) != c.Want {
 					b.Fatal(string(out.Value), err)
 				}
 			}
@@ -183,7 +127,7 @@ func BenchmarkTermination(b *testing.B) {
 	if err != nil {
 		b.Skip(err)
 	}
-	src := sandbox.Source{Code: fibCode}
+	src := sandbox.Source{Code: sandboxtest.FibCode}
 	code, _, _ := gate(src.Code, false, nil)
 	sig, err := sandbox.ParseSignature(sandbox.Source{Code: code})
 	if err != nil {

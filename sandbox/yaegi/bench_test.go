@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/sandboxtest"
 )
 
 const benchCode = `package artifact
@@ -99,5 +101,27 @@ func Add(p Pair) int { return p.A + p.B }
 		if err != nil || string(out.Value) != "3" {
 			b.Fatal(string(out.Value), err)
 		}
+	}
+}
+
+// BenchmarkComputeYaegi is the compute pair of sandbox/wasm's BenchmarkComputeNative and
+// BenchmarkComputeWasm, interpreted: recursive fib(27) and a sieve up to 2,000,000.
+func BenchmarkComputeYaegi(b *testing.B) {
+	sb := New(Options{})
+	defer sb.Close()
+	for _, c := range sandboxtest.ComputeCases {
+		b.Run(c.Name, func(b *testing.B) {
+			p, err := sb.Compile(context.Background(), sandbox.Source{Code: c.Code})
+			if err != nil {
+				b.Fatal(err)
+			}
+			in := sandbox.Input{Args: json.RawMessage(c.Args), Limits: sandbox.Limits{Timeout: time.Minute}}
+			for b.Loop() {
+				out, err := sb.Run(context.Background(), p, in)
+				if err != nil || string(out.Value) != c.Want {
+					b.Fatal(string(out.Value), err)
+				}
+			}
+		})
 	}
 }
