@@ -110,10 +110,7 @@ func (p *Provider) Generate(ctx context.Context, req gen.Request) (gen.Answer, e
 	if err := ctx.Err(); err != nil {
 		return gen.Answer{}, gen.TransportError(Name, err)
 	}
-	model := p.cfg.Model
-	if req.Model != "" {
-		model = req.Model
-	}
+	model, _ := req.Resolve(p.cfg.Model, 0)
 	runCtx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
 

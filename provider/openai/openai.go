@@ -129,14 +129,7 @@ func (p *Provider) Generate(ctx context.Context, req gen.Request) (gen.Answer, e
 }
 
 func (p *Provider) once(ctx context.Context, req gen.Request) (gen.Answer, error) {
-	model := p.cfg.Model
-	if req.Model != "" {
-		model = req.Model
-	}
-	maxTokens := p.cfg.MaxTokens
-	if req.MaxTokens > 0 {
-		maxTokens = req.MaxTokens
-	}
+	model, maxTokens := req.Resolve(p.cfg.Model, p.cfg.MaxTokens)
 	params := sdk.ChatCompletionNewParams{
 		Model: shared.ChatModel(model),
 		Messages: []sdk.ChatCompletionMessageParamUnion{

@@ -31,6 +31,18 @@ type Request struct {
 	MaxTokens int    // overrides the provider's configured answer size when > 0
 }
 
+// Resolve returns the model and answer size for this request: its own overrides where set, else
+// the provider's configured ones.
+func (r Request) Resolve(model string, maxTokens int) (string, int) {
+	if r.Model != "" {
+		model = r.Model
+	}
+	if r.MaxTokens > 0 {
+		maxTokens = r.MaxTokens
+	}
+	return model, maxTokens
+}
+
 // Usage is what the provider reported it consumed. InputTokens counts every prompt token,
 // cached or not; CachedTokens is the part served from the provider's prompt cache.
 type Usage struct {
