@@ -1,14 +1,12 @@
 package forge
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -23,6 +21,7 @@ import (
 	"github.com/artifactforge/forge/provider/replay"
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/sandboxtest"
 )
 
 // The HumanEval-X scenario: one role, "humaneval", whose 164 methods are the HumanEval-X Go
@@ -41,8 +40,6 @@ import (
 // Every problem's first call passes no args: the gate (compile, signature, example test) is what
 // it proves. The later calls pass args and check values.
 
-const heProblemsPath = "../sandbox/testdata/humaneval/problems.jsonl"
-
 // heBrokenEvery: problem i (0-based) gets a broken first answer when i%heBrokenEvery == 0.
 const heBrokenEvery = 7
 
@@ -50,12 +47,7 @@ const heBrokenEvery = 7
 var heFailed = map[int]bool{49: true, 98: true}
 
 type heProblem struct {
-	TaskID            string `json:"task_id"`
-	Prompt            string `json:"prompt"`
-	Declaration       string `json:"declaration"`
-	CanonicalSolution string `json:"canonical_solution"`
-	TestSetup         string `json:"test_setup"`
-	ExampleTest       string `json:"example_test"`
+	sandboxtest.HumanEvalProblem
 
 	method string // snake_case of the function name
 	fn     string
@@ -63,17 +55,11 @@ type heProblem struct {
 
 func loadHumanEvalProblems(t testing.TB) []heProblem {
 	t.Helper()
-	f, err := os.Open(heProblemsPath)
-	require.NoError(t, err)
-	defer f.Close()
-	var ps []heProblem
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 1<<20)
 	declRE := regexp.MustCompile(`func (\w+)\(`)
 	seen := map[string]bool{}
-	for sc.Scan() {
-		var p heProblem
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &p))
+	var ps []heProblem
+	for _, hp := range sandboxtest.LoadHumanEval(t) {
+		p := heProblem{HumanEvalProblem: hp}
 		m := declRE.FindStringSubmatch(p.Declaration)
 		require.NotNil(t, m, "%s: declaration %q", p.TaskID, p.Declaration)
 		p.fn = m[1]
@@ -84,40 +70,12 @@ func loadHumanEvalProblems(t testing.TB) []heProblem {
 		}
 		seen[p.fn] = true
 		p.method = snakeCase(p.fn)
-		if fix, ok := heFixedSolutions[p.TaskID]; ok {
-			p.CanonicalSolution = fix
+		if fix, ok := sandboxtest.OrderDependent[p.TaskID]; ok {
+			p.CanonicalSolution = fix.Solution
 		}
 		ps = append(ps, p)
 	}
-	require.NoError(t, sc.Err())
 	return ps
-}
-
-// heFixedSolutions replace canonical solutions whose result depends on map iteration order, so
-// that the scenario is deterministic. Go/95's canonical CheckDictCase stops at the second key, so
-// {"p", "A", "B"} is "mixed" or "upper" depending on the order: its example test fails now and
-// then, in Go as in the sandbox.
-var heFixedSolutions = map[string]string{
-	"Go/95": `    if len(dict) == 0 {
-        return false
-    }
-    upper, lower := 0, 0
-    for k := range dict {
-        key, ok := k.(string)
-        if !ok {
-            return false
-        }
-        if key == strings.ToUpper(key) {
-            upper++
-        } else if key == strings.ToLower(key) {
-            lower++
-        } else {
-            return false
-        }
-    }
-    return upper == len(dict) || lower == len(dict)
-}
-`,
 }
 
 // rename gives the problem's function another name everywhere it is called or declared.

@@ -1,49 +1,20 @@
 package wasm
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/sandboxtest"
 )
-
-type humanEvalProblem struct {
-	TaskID            string `json:"task_id"`
-	Prompt            string `json:"prompt"`
-	CanonicalSolution string `json:"canonical_solution"`
-	TestSetup         string `json:"test_setup"`
-	ExampleTest       string `json:"example_test"`
-}
-
-func loadHumanEval(t testing.TB) []humanEvalProblem {
-	f, err := os.Open("../testdata/humaneval/problems.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var ps []humanEvalProblem
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var p humanEvalProblem
-		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
-			t.Fatal(err)
-		}
-		ps = append(ps, p)
-	}
-	return ps
-}
 
 // TestHumanEval runs HumanEval-X Go problems' prompt + canonical solution against their example
 // test compiled into the module (real testing and testify inside wasm), through sandbox.Tester as
 // forge test does. The default run takes the first 3 problems; FORGE_WASM_FULL=1 runs all 164.
 func TestHumanEval(t *testing.T) {
-	problems := loadHumanEval(t)
+	problems := sandboxtest.LoadHumanEval(t)
 	if len(problems) != 164 {
 		t.Fatalf("want 164 problems, got %d", len(problems))
 	}

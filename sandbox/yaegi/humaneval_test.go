@@ -1,24 +1,14 @@
 package yaegi
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/sandboxtest"
 )
-
-type humanEvalProblem struct {
-	TaskID            string `json:"task_id"`
-	Prompt            string `json:"prompt"`
-	CanonicalSolution string `json:"canonical_solution"`
-	TestSetup         string `json:"test_setup"`
-	ExampleTest       string `json:"example_test"`
-}
 
 func allPassed(res []sandbox.TestResult) bool {
 	for _, r := range res {
@@ -27,56 +17,6 @@ func allPassed(res []sandbox.TestResult) bool {
 		}
 	}
 	return true
-}
-
-func loadHumanEval(t testing.TB) []humanEvalProblem {
-	f, err := os.Open("../testdata/humaneval/problems.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var ps []humanEvalProblem
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var p humanEvalProblem
-		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
-			t.Fatal(err)
-		}
-		ps = append(ps, p)
-	}
-	return ps
-}
-
-// orderDependent are the HumanEval-X problems whose canonical solution answers differently
-// depending on map iteration order, so their example test fails now and then natively too. Each
-// is held to a deterministic pass with an order-independent fix of the solution (what the count
-// reports), while the canonical solution still has to run cleanly in the sandbox: orderRuns runs,
-// no compile or run error, failures only in assertions. How many of those runs passed is logged.
-var orderDependent = map[string]struct{ reason, fixed string }{
-	"Go/95": {
-		reason: "canonical CheckDictCase stops after the second key, so {p, A, B} is upper or mixed by iteration order",
-		fixed: `    if len(dict) == 0 {
-        return false
-    }
-    upper, lower := 0, 0
-    for k := range dict {
-        key, ok := k.(string)
-        if !ok {
-            return false
-        }
-        if key == strings.ToUpper(key) {
-            upper++
-        } else if key == strings.ToLower(key) {
-            lower++
-        } else {
-            return false
-        }
-    }
-    return upper == len(dict) || lower == len(dict)
-}
-`,
-	},
 }
 
 const orderRuns = 20
@@ -98,7 +38,7 @@ func failures(res []sandbox.TestResult, err error) string {
 // TestHumanEval runs every HumanEval-X Go problem's prompt + canonical solution against its
 // example test inside the sandbox, through sandbox.Tester (what forge test calls).
 func TestHumanEval(t *testing.T) {
-	problems := loadHumanEval(t)
+	problems := sandboxtest.LoadHumanEval(t)
 	if len(problems) != 164 {
 		t.Fatalf("want 164 problems, got %d", len(problems))
 	}
@@ -110,7 +50,7 @@ func TestHumanEval(t *testing.T) {
 	for _, p := range problems {
 		tests := p.TestSetup + "\n" + p.ExampleTest
 		code := p.Prompt + p.CanonicalSolution
-		od, isOD := orderDependent[p.TaskID]
+		od, isOD := sandboxtest.OrderDependent[p.TaskID]
 		if isOD {
 			passes := 0
 			for range orderRuns {
@@ -123,8 +63,8 @@ func TestHumanEval(t *testing.T) {
 					passes++
 				}
 			}
-			flaky = append(flaky, fmt.Sprintf("%s canonical passed %d/%d runs (%s)", p.TaskID, passes, orderRuns, od.reason))
-			code = p.Prompt + od.fixed
+			flaky = append(flaky, fmt.Sprintf("%s canonical passed %d/%d runs (%s)", p.TaskID, passes, orderRuns, od.Reason))
+			code = p.Prompt + od.Solution
 		}
 		res, err := sb.Test(ctx, sandbox.Source{Code: code}, tests, sandbox.Input{})
 		if msg := failures(res, err); msg != "" {
