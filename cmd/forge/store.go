@@ -208,13 +208,9 @@ func newShowCmd(a *app) *cobra.Command {
 		Short: "Show an artifact's code and metadata",
 		Args:  exactArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
-			s, err := a.openStore()
+			art, err := a.loadArtifact(args[0], args[1])
 			if err != nil {
 				return err
-			}
-			art, err := s.Load(args[0], args[1])
-			if err != nil {
-				return notFoundHint(err, args[0], args[1])
 			}
 			if a.jsonOut {
 				return a.printJSON(art)
@@ -244,13 +240,9 @@ func newHistoryCmd(a *app) *cobra.Command {
 		Short: "Show the kept generations of an artifact (newest first)",
 		Args:  exactArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
-			s, err := a.openStore()
+			art, err := a.loadArtifact(args[0], args[1])
 			if err != nil {
 				return err
-			}
-			art, err := s.Load(args[0], args[1])
-			if err != nil {
-				return notFoundHint(err, args[0], args[1])
 			}
 			if a.jsonOut {
 				return a.printJSON(art.History)
@@ -309,11 +301,17 @@ func newDoctorCmd(a *app) *cobra.Command {
 	}
 }
 
-func notFoundHint(err error, role, method string) error {
-	if errors.Is(err, registry.ErrNotFound) {
-		return fmt.Errorf("%w; it is created by the first `forge call %s %s`", err, role, method)
+// loadArtifact reads role.method's artifact from the store, saying how one is created if it is missing.
+func (a *app) loadArtifact(role, method string) (*registry.Artifact, error) {
+	s, err := a.openStore()
+	if err != nil {
+		return nil, err
 	}
-	return err
+	art, err := s.Load(role, method)
+	if errors.Is(err, registry.ErrNotFound) {
+		return nil, fmt.Errorf("%w; it is created by the first `forge call %s %s`", err, role, method)
+	}
+	return art, err
 }
 
 func fmtTime(t *time.Time) string {
