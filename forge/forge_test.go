@@ -439,3 +439,28 @@ func TestWasmRoleEndToEnd(t *testing.T) {
 	assert.Equal(t, "caller", o.Err.Class)
 	assert.DirExists(t, filepath.Join(store, "cache", "wasm"), "modules are cached under the store")
 }
+
+func TestOperatorVerbFromAnotherProcessReachesARunningForge(t *testing.T) {
+	store := t.TempDir()
+	server := openForge(t, store, cassette(t, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK}))
+	server.Store().SetRevalidate(20 * time.Millisecond)
+	require.NoError(t, server.AddRole(textContract()))
+	require.True(t, server.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
+
+	operator := openForge(t, store, nil) // `forge quarantine text upper` in another process
+	require.NoError(t, operator.Quarantine("text", "upper"))
+	time.Sleep(30 * time.Millisecond)
+	o := server.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`))
+	require.False(t, o.OK, "the running forge must see the quarantine")
+	assert.Equal(t, "refused", o.Err.Type)
+
+	_, err := operator.Rollback("text", "upper", 0)
+	assert.Error(t, err, "one generation only: nothing to roll back to")
+	_, err = operator.Rollback("text", "upper", 1)
+	require.NoError(t, err, "rolling back to the current generation lifts the quarantine")
+	require.NoError(t, operator.Bless("text", "upper", false))
+	time.Sleep(30 * time.Millisecond)
+	o = server.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`))
+	require.True(t, o.OK, "%+v", o.Err)
+	assert.Equal(t, "execute:blessed", o.Meta.Decision)
+}

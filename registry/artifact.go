@@ -142,7 +142,8 @@ func (a *Artifact) Promote(code, trigger, model, promptVersion string, now time.
 var ErrNoGeneration = errors.New("generation not in history")
 
 // Rollback makes an earlier generation's code current again as a new generation with trigger
-// operator:rollback. gen 0 means the generation before the current one.
+// operator:rollback. gen 0 means the generation before the current one; the current generation
+// itself lifts a quarantine and changes nothing else.
 func (a *Artifact) Rollback(gen int, now time.Time) error {
 	if gen == 0 {
 		if a.Generation <= 1 {
@@ -155,6 +156,11 @@ func (a *Artifact) Rollback(gen int, now time.Time) error {
 	for _, g := range a.History {
 		if g.ID == id {
 			if gen == a.Generation {
+				if a.Lifecycle == Quarantined {
+					// Rolling back to the current generation lifts an operator's quarantine.
+					a.Lifecycle = Durable
+					return nil
+				}
 				return fmt.Errorf("registry: %s.%s is already at %s", a.Role, a.Method, id)
 			}
 			a.Promote(g.Code, "operator:rollback:"+id, g.Model, g.PromptVersion, now)

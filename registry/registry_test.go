@@ -151,6 +151,13 @@ func TestPromoteKeepsThreeGenerations(t *testing.T) {
 	assert.Contains(t, err.Error(), "forge regen")
 	require.NoError(t, a.Rollback(0, t0), "0 = the previous generation")
 	assert.Equal(t, "package artifact\n// v5", a.Code)
+
+	assert.Error(t, a.Rollback(a.Generation, t0), "already there")
+	a.Lifecycle = Quarantined
+	gen := a.Generation
+	require.NoError(t, a.Rollback(gen, t0), "the current generation lifts a quarantine")
+	assert.Equal(t, Durable, a.Lifecycle)
+	assert.Equal(t, gen, a.Generation)
 }
 
 func newArtifact(t *testing.T, s *Store, role, method, code string) *Artifact {
@@ -437,4 +444,51 @@ func FuzzValidateName(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		assert.Equal(t, re.MatchString(s), ValidateName("role", s) == nil, "%q", s)
 	})
+}
+
+func TestOtherProcessWritesAreSeenWithinTheRevalidationInterval(t *testing.T) {
+	root := t.TempDir()
+	server, err := Open(root)
+	require.NoError(t, err)
+	server.SetRevalidate(20 * time.Millisecond)
+	_, err = server.PutRole(Contract{Role: "r", Purpose: "first"}, t0)
+	require.NoError(t, err)
+	newArtifact(t, server, "r", "m", "package artifact // one")
+
+	operator, err := Open(root) // another process
+	require.NoError(t, err)
+	_, err = operator.Update("r", "m", func(a *Artifact, _ bool) error { a.Lifecycle = Quarantined; return nil })
+	require.NoError(t, err)
+	_, err = operator.PutRole(Contract{Role: "r", Purpose: "second"}, t0)
+	require.NoError(t, err)
+
+	a, ok := server.Lookup("r", "m")
+	require.True(t, ok, "within the interval the snapshot is served from memory")
+	assert.Equal(t, Candidate, a.Lifecycle)
+	time.Sleep(30 * time.Millisecond)
+	_, ok = server.Lookup("r", "m")
+	assert.False(t, ok, "the file changed: the snapshot is dropped")
+	a, err = server.Load("r", "m")
+	require.NoError(t, err)
+	assert.Equal(t, Quarantined, a.Lifecycle)
+	a2, ok := server.Lookup("r", "m")
+	require.True(t, ok)
+	assert.Same(t, a, a2, "unchanged file: the snapshot stays")
+	r, err := server.Role("r")
+	require.NoError(t, err)
+	assert.Equal(t, "second", r.Purpose)
+
+	require.NoError(t, os.Remove(server.ArtifactPath("r", "m")))
+	time.Sleep(30 * time.Millisecond)
+	_, ok = server.Lookup("r", "m")
+	assert.False(t, ok, "a removed file drops the snapshot")
+
+	server.SetRevalidate(0)
+	newArtifact(t, server, "r", "n", "package artifact // two")
+	_, err = operator.Update("r", "n", func(a *Artifact, _ bool) error { a.Lifecycle = Blessed; return nil })
+	require.NoError(t, err)
+	time.Sleep(30 * time.Millisecond)
+	a, ok = server.Lookup("r", "n")
+	require.True(t, ok)
+	assert.Equal(t, Candidate, a.Lifecycle, "revalidation off: memory only")
 }

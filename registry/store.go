@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -42,9 +43,12 @@ type registryFile struct {
 type Store struct {
 	root string
 
-	mu        sync.RWMutex
-	roles     map[string]*RoleRecord
-	artifacts map[Key]*Artifact
+	mu         sync.RWMutex
+	roles      map[string]*RoleRecord
+	rolesStamp fileStamp
+	rolesCheck atomic.Int64
+	artifacts  map[Key]*snapshot
+	revalidate atomic.Int64 // nanoseconds; see SetRevalidate
 
 	// OnQuarantine, if set, is told about every file the store moves to quarantine.
 	OnQuarantine func(QuarantineReport)
@@ -68,7 +72,8 @@ func Open(root string) (*Store, error) {
 			return nil, fmt.Errorf("registry: create store %s: %w (check the path and its permissions)", root, err)
 		}
 	}
-	s := &Store{root: root, artifacts: make(map[Key]*Artifact)}
+	s := &Store{root: root, artifacts: make(map[Key]*snapshot)}
+	s.revalidate.Store(int64(DefaultRevalidate))
 	if _, err := s.loadRoles(); err != nil {
 		return nil, err
 	}
@@ -127,6 +132,7 @@ func (s *Store) readRegistry() (*registryFile, error) {
 
 // loadRoles refreshes the in-memory roles from disk, quarantining a corrupt registry.json.
 func (s *Store) loadRoles() (map[string]*RoleRecord, error) {
+	st, _ := stampOf(s.registryPath()) // before the read: a newer file is then seen as changed
 	rf, err := s.readRegistry()
 	if errors.Is(err, ErrCorrupt) {
 		err = withLock(s.registryLock(), func() error {
@@ -142,7 +148,8 @@ func (s *Store) loadRoles() (map[string]*RoleRecord, error) {
 		return nil, fmt.Errorf("registry: %s: %w", s.registryPath(), err)
 	}
 	s.mu.Lock()
-	s.roles = rf.Roles
+	s.roles, s.rolesStamp = rf.Roles, st
+	s.rolesCheck.Store(time.Now().UnixNano())
 	s.mu.Unlock()
 	return rf.Roles, nil
 }
@@ -192,8 +199,10 @@ func (s *Store) updateRegistry(fn func(rf *registryFile) error) error {
 		if err := writeFileAtomic(s.registryPath(), append(data, '\n')); err != nil {
 			return fmt.Errorf("registry: write %s: %w", s.registryPath(), err)
 		}
+		st, _ := stampOf(s.registryPath())
 		s.mu.Lock()
-		s.roles = rf.Roles
+		s.roles, s.rolesStamp = rf.Roles, st
+		s.rolesCheck.Store(time.Now().UnixNano())
 		s.mu.Unlock()
 		return nil
 	})
@@ -227,6 +236,18 @@ func (s *Store) Role(name string) (*RoleRecord, error) {
 	if err := ValidateName("role", name); err != nil {
 		return nil, err
 	}
+	if now, due := s.due(&s.rolesCheck); due {
+		st, _ := stampOf(s.registryPath())
+		s.mu.RLock()
+		same := st == s.rolesStamp
+		s.mu.RUnlock()
+		if !same {
+			if _, err := s.loadRoles(); err != nil {
+				return nil, err
+			}
+		}
+		s.rolesCheck.Store(now)
+	}
 	s.mu.RLock()
 	r := s.roles[name]
 	s.mu.RUnlock()
@@ -257,13 +278,30 @@ func (s *Store) Roles() ([]*RoleRecord, error) {
 	return out, nil
 }
 
-// Lookup returns the artifact this process last loaded or wrote for role.method, from memory only.
-// It is the warm path: no system call, no allocation.
+// Lookup returns the artifact this process last loaded or wrote for role.method, from memory. It
+// is the warm path: no allocation, and a system call (a stat of the file) at most once per
+// revalidation interval; when the file changed or vanished since (another process wrote it), the
+// snapshot is dropped and Lookup reports false, so the caller Loads the new version.
 func (s *Store) Lookup(role, method string) (*Artifact, bool) {
+	k := Key{role, method}
 	s.mu.RLock()
-	a, ok := s.artifacts[Key{role, method}]
+	sn := s.artifacts[k]
 	s.mu.RUnlock()
-	return a, ok
+	if sn == nil {
+		return nil, false
+	}
+	if now, due := s.due(&sn.checked); due {
+		if st, err := stampOf(s.ArtifactPath(role, method)); err != nil || st != sn.stamp {
+			s.mu.Lock()
+			if s.artifacts[k] == sn {
+				delete(s.artifacts, k)
+			}
+			s.mu.Unlock()
+			return nil, false
+		}
+		sn.checked.Store(now)
+	}
+	return sn.a, true
 }
 
 // Forget drops role.method from the in-memory cache so the next Load reads the disk.
@@ -280,6 +318,7 @@ func (s *Store) Load(role, method string) (*Artifact, error) {
 	if err := validateKey(role, method); err != nil {
 		return nil, err
 	}
+	st, _ := stampOf(s.ArtifactPath(role, method)) // before the read: a newer file is then seen as changed
 	a, err := s.readArtifact(role, method)
 	if errors.Is(err, ErrCorrupt) {
 		// Confirm under the lock, then quarantine: a writer may have replaced the file meanwhile.
@@ -299,7 +338,7 @@ func (s *Store) Load(role, method string) (*Artifact, error) {
 		return nil, err
 	}
 	s.mu.Lock()
-	s.artifacts[Key{role, method}] = a
+	s.artifacts[Key{role, method}] = newSnapshot(a, st)
 	s.mu.Unlock()
 	return a, nil
 }
@@ -342,6 +381,7 @@ func (s *Store) Update(role, method string, fn func(a *Artifact, exists bool) er
 		return nil, fmt.Errorf("registry: %w", err)
 	}
 	var out *Artifact
+	var outStamp fileStamp
 	err := withLock(s.artifactLock(role, method), func() error {
 		a, err := s.readArtifact(role, method)
 		exists := true
@@ -376,13 +416,14 @@ func (s *Store) Update(role, method string, fn func(a *Artifact, exists bool) er
 			return fmt.Errorf("registry: write %s: %w", s.ArtifactPath(role, method), err)
 		}
 		out = a
+		outStamp, _ = stampOf(s.ArtifactPath(role, method)) // under the lock: this very version
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
-	s.artifacts[Key{role, method}] = out
+	s.artifacts[Key{role, method}] = newSnapshot(out, outStamp)
 	s.mu.Unlock()
 	return out, nil
 }
