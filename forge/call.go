@@ -337,7 +337,7 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 		if ctx.Err() != nil {
 			break
 		}
-		ans, err := prov.Generate(ctx, provider.Request{Kind: kind, Role: c.role, Method: c.method, System: systemPrompt, Prompt: req.Prompt()})
+		ans, err := prov.Generate(ctx, provider.Request{Kind: kind, Role: c.role, Method: c.method, System: systemPrompt(c.rt.backend), Prompt: req.Prompt()})
 		c.meta.ProviderCalls++
 		c.meta.Tokens.InputTokens += ans.Usage.InputTokens
 		c.meta.Tokens.OutputTokens += ans.Usage.OutputTokens

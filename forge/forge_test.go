@@ -464,3 +464,32 @@ func TestOperatorVerbFromAnotherProcessReachesARunningForge(t *testing.T) {
 	require.True(t, o.OK, "%+v", o.Err)
 	assert.Equal(t, "execute:blessed", o.Meta.Decision)
 }
+
+// recordingProvider keeps the system prompts it was sent.
+type recordingProvider struct {
+	provider.Provider
+	mu      sync.Mutex
+	systems []string
+}
+
+func (p *recordingProvider) Generate(ctx context.Context, r provider.Request) (provider.Answer, error) {
+	p.mu.Lock()
+	p.systems = append(p.systems, r.System)
+	p.mu.Unlock()
+	return p.Provider.Generate(ctx, r)
+}
+
+func TestSystemPromptFitsTheBackend(t *testing.T) {
+	assert.Contains(t, systemPrompt("yaegi"), "yaegi) has gaps")
+	assert.NotContains(t, systemPrompt("wasm"), "has gaps", "the wasm backend runs real Go")
+	for _, b := range []string{"yaegi", "wasm"} {
+		assert.True(t, strings.HasSuffix(systemPrompt(b), "nothing else.\n"), b)
+		assert.Contains(t, systemPrompt(b), `"forge/host"`)
+	}
+	p := &recordingProvider{Provider: cassette(t, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK})}
+	f := openForge(t, t.TempDir(), p)
+	require.NoError(t, f.AddRole(textContract()))
+	require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
+	require.Len(t, p.systems, 1)
+	assert.Equal(t, systemPrompt("yaegi"), p.systems[0])
+}

@@ -6,10 +6,28 @@ import (
 
 // PromptVersion names the system prompt and the request layout. It is recorded on every
 // generation as metadata; it is never a reason to replace a proven artifact.
-const PromptVersion = "2026-11-25.system-v1+" + repair.PromptLayout
+const PromptVersion = "2026-11-25.system-v2+" + repair.PromptLayout
 
-// systemPrompt is the stable part of every prompt, first so that provider prompt caches hit.
-const systemPrompt = `You write one Go source file that implements one method of a Forge role.
+// systemPrompt is the stable part of every prompt for a role's sandbox backend, first so that
+// provider prompt caches hit. The yaegi backend adds the interpreter's known gaps.
+func systemPrompt(backend string) string {
+	if backend == "wasm" {
+		return systemRules + answerRule
+	}
+	return systemRules + yaegiGaps + answerRule
+}
+
+const answerRule = `
+Answer with the whole file in one fenced go code block and nothing else.
+`
+
+// yaegiGaps are the interpreter's known gaps; the gate rewrites most of them, and saying so up
+// front saves gate round trips.
+const yaegiGaps = `- The interpreter (yaegi) has gaps: do not use the min, max or clear builtins, slices.Sort, "for i := range n"
+  over an integer, or rely on Go 1.22 per-iteration loop variables. Write explicit loops.
+`
+
+const systemRules = `You write one Go source file that implements one method of a Forge role.
 
 Rules for the file:
 - It is a single file in "package artifact". It exports the method as a plain typed Go function,
@@ -29,9 +47,5 @@ Rules for the file:
     host.Now() time.Time    host.Rand() float64    host.RandIntn(n int) int
     host.Call(role, method string, args any) (resultJSON string, err error)
   HTTP reaches only the role's allowed hosts, with size and time caps; a status of 400 or more is an error.
-- The interpreter has gaps: do not use the min, max or clear builtins, slices.Sort, "for i := range n"
-  over an integer, or rely on Go 1.22 per-iteration loop variables. Write explicit loops.
 - No goroutines, no global mutable state, no printing: return values.
-
-Answer with the whole file in one fenced go code block and nothing else.
 `
