@@ -206,6 +206,9 @@ func (c *call) executePersisted(ctx context.Context, art *registry.Artifact) Out
 	}
 	if err == nil {
 		c.record(registry.Success, "")
+		if art.Lifecycle == registry.Archived {
+			c.f.revive(art)
+		}
 		return Outcome{OK: true, Value: out.Value}
 	}
 	fl := classifyErr(err, false)
@@ -607,4 +610,15 @@ func (c *call) finish(o Outcome) Outcome {
 		}
 	}
 	return o
+}
+
+// revive makes an archived artifact that has just served a call durable again: pruning is about
+// listings and prompt budget, and a call is proof the code is still wanted.
+func (f *Forge) revive(art *registry.Artifact) {
+	_, _ = f.update(art.Role, art.Method, func(a *registry.Artifact) error {
+		if a.Lifecycle == registry.Archived && a.Generation == art.Generation {
+			a.Lifecycle = registry.Durable
+		}
+		return nil
+	})
 }

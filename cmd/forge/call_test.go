@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/registry"
 )
 
 const upperCassette = `{"role":"text","method":"upper","kind":"generate","attempt":1,"code":"package artifact\n\nimport \"strings\"\n\nfunc Upper(s string) string { return strings.ToUpper(s) }\n"}
@@ -154,4 +156,49 @@ func TestOptionsFromEnv(t *testing.T) {
 		_, err := optionsFromEnv(env(map[string]string{k: v}))
 		assert.ErrorContains(t, err, k)
 	}
+}
+
+func TestPruneArchivesUnusedArtifacts(t *testing.T) {
+	t.Setenv("FORGE_PROVIDER", "")
+	store := t.TempDir()
+	cas := filepath.Join(t.TempDir(), "cassette.jsonl")
+	require.NoError(t, os.WriteFile(cas, []byte(upperCassette), 0o644))
+	s := func(args ...string) []string { return append([]string{"--store", store}, args...) }
+	code, _, _ := runCLI(t, s("role", "add", "--role", "text", "--purpose", "string utilities")...)
+	require.Equal(t, 0, code)
+	code, _, errOut := runCLI(t, s("call", "text", "upper", "s=hi", "--provider=replay:"+cas)...)
+	require.Equal(t, 0, code, errOut)
+
+	st, err := registry.Open(store)
+	require.NoError(t, err)
+	old := time.Now().Add(-48 * time.Hour)
+	_, err = st.Update("text", "upper", func(a *registry.Artifact, _ bool) error {
+		a.LastUsedAt, a.CreatedAt = &old, old
+		return nil
+	})
+	require.NoError(t, err)
+
+	code, out, _ := runCLI(t, s("prune", "--older-than", "30d")...)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "would archive 0")
+	code, out, _ = runCLI(t, s("prune", "--older-than", "1d")...)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "would archive text.upper")
+	a, err := st.Load("text", "upper")
+	require.NoError(t, err)
+	assert.Equal(t, registry.Candidate, a.Lifecycle, "a dry run changes nothing")
+
+	code, out, _ = runCLI(t, s("prune", "--older-than", "1d", "--dry-run=false")...)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "archived text.upper")
+	a, err = st.Load("text", "upper")
+	require.NoError(t, err)
+	assert.Equal(t, registry.Archived, a.Lifecycle)
+
+	code, out, _ = runCLI(t, s("--json", "call", "text", "upper", "s=back")...)
+	require.Equal(t, 0, code, "an archived artifact still answers (the call revives it)")
+	assert.Contains(t, out, `"decision": "execute:archived"`)
+	a, err = st.Load("text", "upper")
+	require.NoError(t, err)
+	assert.Equal(t, registry.Durable, a.Lifecycle, "the call revived it")
 }
