@@ -1,7 +1,10 @@
 package forge
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -48,4 +51,36 @@ func BenchmarkEncodingJSONEvent(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		_, _ = json.Marshal(e)
 	}
+}
+
+func TestEventLogRotates(t *testing.T) {
+	dir := t.TempDir()
+	l, err := openEventLog(dir, 2000)
+	require.NoError(t, err)
+	for i := 0; i < 40; i++ { // ~400 bytes each: rotates every ~5 events
+		l.emit(Event{Role: "text", Method: "upper", CallID: ID(i + 1), Action: "execute", Reason: "healthy"})
+		l.sync()
+	}
+	l.close()
+	names, err := filepath.Glob(filepath.Join(dir, "forge.jsonl*"))
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"forge.jsonl", "forge.jsonl.1", "forge.jsonl.2", "forge.jsonl.3"}, baseNames(names),
+		"the current log and %d rotated ones", eventLogKeep)
+	for _, n := range names {
+		st, err := os.Stat(n)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, st.Size(), int64(2000+600), n)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "forge.jsonl.1"))
+	require.NoError(t, err)
+	var e Event
+	require.NoError(t, json.Unmarshal(data[:bytes.IndexByte(data, '\n')], &e), "rotated files hold whole lines")
+}
+
+func baseNames(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = filepath.Base(p)
+	}
+	return out
 }

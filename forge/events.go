@@ -95,19 +95,20 @@ const (
 // eventLog writes events from a queue in the background so that a call never waits on disk. When
 // the queue is full, events are dropped and counted rather than slowing calls down.
 type eventLog struct {
-	path    string
-	queue   chan Event
-	done    chan struct{}
-	dropped atomic.Int64
-	closeMu sync.Once
-	syncReq chan chan struct{}
+	path     string
+	maxBytes int64 // rotate past this size (eventLogMaxBytes)
+	queue    chan Event
+	done     chan struct{}
+	dropped  atomic.Int64
+	closeMu  sync.Once
+	syncReq  chan chan struct{}
 }
 
-func openEventLog(dir string) (*eventLog, error) {
+func openEventLog(dir string, maxBytes int64) (*eventLog, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("forge: events: %w", err)
 	}
-	l := &eventLog{path: filepath.Join(dir, "forge.jsonl"), queue: make(chan Event, eventQueue),
+	l := &eventLog{path: filepath.Join(dir, "forge.jsonl"), maxBytes: maxBytes, queue: make(chan Event, eventQueue),
 		done: make(chan struct{}), syncReq: make(chan chan struct{})}
 	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -139,7 +140,7 @@ func (l *eventLog) run(f *os.File) {
 			return
 		}
 		size += int64(len(line))
-		if size > eventLogMaxBytes {
+		if size > l.maxBytes {
 			w.Flush()
 			f.Close()
 			l.rotate()

@@ -58,7 +58,7 @@ func Open(opts Options) (*Forge, error) {
 	f := &Forge{opts: opts, store: s, now: opts.Now,
 		roles: map[string]*roleRuntime{}, programs: map[registry.Key]*compiled{}, sandboxes: map[string]sandbox.Sandbox{}}
 	if !opts.NoEvents {
-		if f.events, err = openEventLog(filepath.Join(s.Root(), "events")); err != nil {
+		if f.events, err = openEventLog(filepath.Join(s.Root(), "events"), eventLogMaxBytes); err != nil {
 			return nil, err
 		}
 	}
