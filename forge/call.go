@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -132,11 +134,7 @@ func (c *call) run(ctx context.Context) Outcome {
 }
 
 func methodList(m map[string]string) string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	return strings.Join(sortStrings(names), ", ")
+	return strings.Join(slices.Sorted(maps.Keys(m)), ", ")
 }
 
 // input is the sandbox input for args under the role's grants and limits.

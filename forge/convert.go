@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -207,9 +206,4 @@ func selectorArtifact(a *registry.Artifact) selector.Artifact {
 		PromptVersion:       a.PromptVersion,
 		Health:              h,
 	}
-}
-
-func sortStrings(s []string) []string {
-	sort.Strings(s)
-	return s
 }

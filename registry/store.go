@@ -304,13 +304,6 @@ func (s *Store) Lookup(role, method string) (*Artifact, bool) {
 	return sn.a, true
 }
 
-// Forget drops role.method from the in-memory cache so the next Load reads the disk.
-func (s *Store) Forget(role, method string) {
-	s.mu.Lock()
-	delete(s.artifacts, Key{role, method})
-	s.mu.Unlock()
-}
-
 // Load reads role.method's artifact from disk and caches it. A missing artifact is ErrNotFound; a
 // damaged one is quarantined and reported as ErrCorrupt (the caller may then regenerate); one with
 // another schema version is left in place and reported as ErrIncompatible.
