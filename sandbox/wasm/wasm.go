@@ -109,6 +109,11 @@ func (s *Sandbox) Close() error {
 type engine struct {
 	rt    wazero.Runtime
 	pages uint32
+	// compileMu serializes CompileModule. wazero v1.12.0 publishes a module loaded from the
+	// on-disk cache to other callers before it is complete, so concurrent compiles of one module
+	// could instantiate a half-built one (an index-out-of-range panic inside wazevo); see
+	// TestConcurrentCompileSharesBuild and RATIONALE.md.
+	compileMu sync.Mutex
 }
 
 // stackFor is the guest's Go stack cap for a call: room for Limits.MaxDepth frames of 512 bytes,
@@ -290,7 +295,9 @@ func (p *Program) pool(ctx context.Context, pages uint32) (*pool, error) {
 	if err != nil {
 		return nil, err
 	}
+	eng.compileMu.Lock()
 	cm, err := eng.rt.CompileModule(ctx, p.bin)
+	eng.compileMu.Unlock()
 	if err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "wasm: compile module: " + err.Error(), Err: err}
 	}
