@@ -157,7 +157,7 @@ func BenchmarkTermination(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			eng, err := newEngine(ctx, cache, pagesFor(lim.MemoryBytes), c.closeOnDone)
+			eng, err := newEngine(ctx, cache, pagesFor(lim.MemoryBytes), c.closeOnDone, false)
 			if err != nil {
 				b.Fatal(err)
 			}
