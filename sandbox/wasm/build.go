@@ -185,7 +185,7 @@ func (b *builder) goBuildRaw(ctx context.Context, tc toolchain, g guestModule) (
 		}
 	}
 	out := filepath.Join(dir, "module.wasm")
-	cmd := exec.CommandContext(ctx, tc.gobin, "build", "-buildmode=c-shared", "-trimpath", "-tags=testify_yaml_fail", "-ldflags=-s -w", "-o", out, ".")
+	cmd := exec.CommandContext(ctx, tc.gobin, "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, ".")
 	cmd.Dir = dir
 	cmd.Env = buildEnv()
 	var stderr bytes.Buffer
