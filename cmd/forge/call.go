@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -18,6 +19,7 @@ import (
 	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/repair"
+	"github.com/artifactforge/forge/sandbox/wasm"
 )
 
 func init() {
@@ -377,13 +379,31 @@ func parseAge(s string) (time.Duration, error) {
 	return 0, usagef("--older-than %q is not an age (write e.g. 30d or 12h)", s)
 }
 
+// humanBytes prints a byte count in binary units (12.3 MiB).
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
 func newPruneCmd(a *app) *cobra.Command {
 	var olderThan string
 	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "prune [--older-than 30d] [--dry-run=false]",
-		Short: "Archive artifacts unused for a while (reversible; a dry run unless --dry-run=false)",
-		Args:  exactArgs(0),
+		Short: "Archive artifacts unused for a while and drop unused wasm cache files (a dry run unless --dry-run=false)",
+		Long: `Prune archives artifacts not used for --older-than (reversible: a later call or
+` + "`forge rollback`" + ` revives them; blessed artifacts are never archived) and removes the wasm
+sandbox's built modules and compiled code under the store's cache/ that were not used for as long
+(a removed module is built again on its next use). It is a dry run unless --dry-run=false.`,
+		Args: exactArgs(0),
 		RunE: func(*cobra.Command, []string) error {
 			age, err := parseAge(olderThan)
 			if err != nil {
@@ -419,8 +439,12 @@ func newPruneCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			cache, err := wasm.PruneCache(filepath.Join(s.Root(), "cache"), cutoff, dryRun)
+			if err != nil {
+				return err
+			}
 			if a.jsonOut {
-				return a.printJSON(map[string]any{"dry_run": dryRun, "archived": pruned})
+				return a.printJSON(map[string]any{"dry_run": dryRun, "archived": pruned, "cache": cache})
 			}
 			verb := "archived"
 			if dryRun {
@@ -434,6 +458,12 @@ func newPruneCmd(a *app) *cobra.Command {
 				fmt.Fprint(a.stdout, "; run with --dry-run=false to archive them (a later call or `forge rollback` revives them)")
 			}
 			fmt.Fprintln(a.stdout)
+			cverb := "removed"
+			if dryRun {
+				cverb = "would remove"
+			}
+			fmt.Fprintf(a.stdout, "%s %d wasm cache file(s) (%s); kept %d (%s)\n", cverb, len(cache.Removed),
+				humanBytes(cache.RemovedBytes), cache.Kept, humanBytes(cache.KeptBytes))
 			return nil
 		},
 	}

@@ -202,3 +202,37 @@ func TestPruneArchivesUnusedArtifacts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, registry.Durable, a.Lifecycle, "the call revived it")
 }
+
+// TestPruneRemovesUnusedWasmCache: prune reports, then removes, wasm cache files unused for the
+// age, keeps recent ones, and says so in its JSON.
+func TestPruneRemovesUnusedWasmCache(t *testing.T) {
+	store := t.TempDir()
+	s := func(args ...string) []string { return append([]string{"--store", store}, args...) }
+	mods := filepath.Join(store, "cache", "wasm", "modules")
+	require.NoError(t, os.MkdirAll(mods, 0o755))
+	oldMod, newMod := filepath.Join(mods, "old.wasm"), filepath.Join(mods, "new.wasm")
+	require.NoError(t, os.WriteFile(oldMod, make([]byte, 3000), 0o644))
+	require.NoError(t, os.WriteFile(newMod, make([]byte, 10), 0o644))
+	old := time.Now().Add(-72 * time.Hour)
+	require.NoError(t, os.Chtimes(oldMod, old, old))
+
+	code, out, _ := runCLI(t, s("prune", "--older-than", "2d")...)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "would remove 1 wasm cache file(s) (2.9 KiB); kept 1 (10 B)")
+	assert.FileExists(t, oldMod)
+
+	code, out, _ = runCLI(t, s("--json", "prune", "--older-than", "2d", "--dry-run=false")...)
+	require.Equal(t, 0, code)
+	var rep struct {
+		Cache struct {
+			Removed []struct{ Path string } `json:"removed"`
+			Kept    int                     `json:"kept"`
+		} `json:"cache"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	require.Len(t, rep.Cache.Removed, 1)
+	assert.Equal(t, oldMod, rep.Cache.Removed[0].Path)
+	assert.Equal(t, 1, rep.Cache.Kept)
+	assert.NoFileExists(t, oldMod)
+	assert.FileExists(t, newMod)
+}

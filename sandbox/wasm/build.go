@@ -133,6 +133,8 @@ func (b *builder) build(ctx context.Context, g guestModule, persist bool) ([]byt
 	key := g.key(tc.version)
 	path := filepath.Join(b.dir, key+".wasm")
 	if bin, err := os.ReadFile(path); err == nil {
+		// Record the use for PruneCache; a read-only cache simply keeps its old time.
+		_ = os.Chtimes(path, time.Time{}, time.Now())
 		return bin, nil
 	}
 	// The build is shared by every caller of this key and outlives any one of them: it runs under

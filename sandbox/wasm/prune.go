@@ -1,0 +1,105 @@
+package wasm
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// CacheFile is one file of the wasm cache.
+type CacheFile struct {
+	Path     string    `json:"path"`
+	Bytes    int64     `json:"bytes"`
+	LastUsed time.Time `json:"last_used"`
+}
+
+// CacheReport says what PruneCache removed (or would remove) and what it kept.
+type CacheReport struct {
+	Removed      []CacheFile `json:"removed"`
+	RemovedBytes int64       `json:"removed_bytes"`
+	Kept         int         `json:"kept"`
+	KeptBytes    int64       `json:"kept_bytes"`
+}
+
+// staleTemp is how old a leftover temporary file (a write that crashed) must be to be removed.
+const staleTemp = time.Hour
+
+// PruneCache removes the built modules (modules/*.wasm) and compiled code (compiled/) under
+// cacheDir/wasm that were not used since cutoff, and temporary files left by crashed writes.
+// cacheDir is what Options.CacheDir was (the forge passes its store's cache/). With dryRun it only
+// reports. Removing a file in use is harmless: a module is read whole when a program is compiled,
+// and a removed one is built again on its next compile (seconds, once).
+//
+// A built module's modification time is refreshed each time a sandbox loads it. Compiled code is
+// wazero's, named by a hash this package cannot compute, so its last use is its access time, which
+// Linux's default relatime mount keeps to within a day; on a noatime mount compiled code in use can
+// be removed, and the next process start compiles it again (about a second per module).
+func PruneCache(cacheDir string, cutoff time.Time, dryRun bool) (CacheReport, error) {
+	var rep CacheReport
+	if cacheDir == "" {
+		return rep, errors.New("wasm: prune: no cache directory given")
+	}
+	root := filepath.Join(cacheDir, "wasm")
+	var errs []error
+	for _, sub := range []string{"modules", "compiled"} {
+		dir := filepath.Join(root, sub)
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) && path == dir {
+					return fs.SkipDir
+				}
+				errs = append(errs, err)
+				return nil
+			}
+			if !d.Type().IsRegular() {
+				return nil
+			}
+			fi, err := d.Info()
+			if err != nil {
+				if !errors.Is(err, fs.ErrNotExist) {
+					errs = append(errs, err)
+				}
+				return nil
+			}
+			f := CacheFile{Path: path, Bytes: fi.Size(), LastUsed: lastUsed(fi)}
+			limit := cutoff
+			if isTemp(d.Name()) {
+				limit = time.Now().Add(-staleTemp)
+			}
+			if !f.LastUsed.Before(limit) {
+				rep.Kept++
+				rep.KeptBytes += f.Bytes
+				return nil
+			}
+			if !dryRun {
+				if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					errs = append(errs, err)
+					rep.Kept++
+					rep.KeptBytes += f.Bytes
+					return nil
+				}
+			}
+			rep.Removed = append(rep.Removed, f)
+			rep.RemovedBytes += f.Bytes
+			return nil
+		})
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	sort.Slice(rep.Removed, func(i, j int) bool { return rep.Removed[i].Path < rep.Removed[j].Path })
+	if err := errors.Join(errs...); err != nil {
+		return rep, fmt.Errorf("wasm: prune %s: %w", root, err)
+	}
+	return rep, nil
+}
+
+// isTemp matches the temporary files of writeFileAtomic (".tmp-*") and of wazero's cache ("*.tmp").
+func isTemp(name string) bool {
+	return strings.HasPrefix(name, ".tmp-") || strings.HasSuffix(name, ".tmp")
+}
