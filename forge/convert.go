@@ -37,7 +37,7 @@ func newRoleRuntime(rec *registry.RoleRecord, defaultBudget repair.Budget) (*rol
 	if caps := c.Capabilities; caps != nil {
 		rt.caps = sandbox.Capabilities{Log: caps.Log, Now: caps.Now, Rand: caps.Rand, Call: caps.Call}
 		if h := caps.HTTP; h != nil {
-			rt.caps.HTTP = &sandbox.HTTPCap{Allow: h.Allow, MaxBytes: h.MaxBytes}
+			rt.caps.HTTP = &sandbox.HTTPCap{Allow: h.Allow, MaxBytes: h.MaxBytes, Private: h.Private}
 			if h.Timeout != "" {
 				d, err := time.ParseDuration(h.Timeout)
 				if err != nil {

@@ -63,6 +63,9 @@ type HTTPCapability struct {
 	Allow    []string `json:"allow"`
 	MaxBytes int64    `json:"max_bytes,omitempty"`
 	Timeout  string   `json:"timeout,omitempty"` // Go duration
+	// Private lets the listed names resolve to loopback, private and link-local addresses
+	// (internal services); without it they must resolve to public ones (see sandbox.HTTPCap).
+	Private bool `json:"private,omitempty"`
 }
 
 // Limits bound one call of the role's methods. Sizes are written like "256MB" or "1MiB".

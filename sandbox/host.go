@@ -9,10 +9,12 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -52,15 +54,95 @@ type Host struct {
 	failure   *Error
 }
 
-// defaultTransport is shared by every Host so connections are reused; redirects are re-checked
-// against the allowlist by the Host that made the request (see Host.HTTP).
-var defaultTransport = &http.Transport{
-	Proxy:                 nil,
-	DialContext:           (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-	MaxIdleConnsPerHost:   8,
-	IdleConnTimeout:       30 * time.Second,
-	TLSHandshakeTimeout:   5 * time.Second,
-	ResponseHeaderTimeout: 30 * time.Second,
+// The transports are shared by every Host so connections are reused; redirects are re-checked
+// against the allowlist by the Host that made the request (see Host.HTTP). publicTransport refuses
+// to connect to any address that is not public (see publicAddr): an allowed name must not lead to
+// the loopback interface, the private network or a cloud metadata service, whatever its DNS says
+// (DNS rebinding). anyTransport is for requests whose allowlist entry names such an address on
+// purpose: an IP literal, localhost, or a role granted HTTPCap.Private. Keeping the two apart keeps
+// a connection made under one rule from being reused under the other.
+var (
+	publicTransport = newTransport(true)
+	anyTransport    = newTransport(false)
+)
+
+func newTransport(publicOnly bool) *http.Transport {
+	d := &net.Dialer{Timeout: 5 * time.Second}
+	if publicOnly {
+		d.ControlContext = func(_ context.Context, _, address string, _ syscall.RawConn) error {
+			host, _, err := net.SplitHostPort(address)
+			if err != nil {
+				return err
+			}
+			ip, err := netip.ParseAddr(host)
+			if err != nil {
+				return err
+			}
+			if !publicAddr(ip) {
+				return &privateAddrError{addr: ip}
+			}
+			return nil
+		}
+	}
+	return &http.Transport{
+		Proxy:                 nil,
+		DialContext:           d.DialContext,
+		MaxIdleConnsPerHost:   8,
+		IdleConnTimeout:       30 * time.Second,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ResponseHeaderTimeout: 30 * time.Second,
+	}
+}
+
+// privateAddrError is publicTransport's refusal to connect.
+type privateAddrError struct{ addr netip.Addr }
+
+func (e *privateAddrError) Error() string {
+	return "address " + e.addr.String() + " is not public"
+}
+
+// nonPublic are the ranges an allowed name may not resolve to unless the role says so: besides
+// what netip classifies (loopback, private, link-local, multicast, unspecified), the shared
+// address space of carrier-grade NAT, IETF and documentation ranges, and the IPv6 unique-local,
+// discard and NAT64 prefixes (NAT64 can embed any IPv4 address).
+var nonPublic = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("192.0.2.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("198.51.100.0/24"),
+	netip.MustParsePrefix("203.0.113.0/24"),
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("100::/64"),
+	netip.MustParsePrefix("64:ff9b::/96"),
+	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("2001:db8::/32"),
+}
+
+// publicAddr reports whether ip is an address on the public internet.
+func publicAddr(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() {
+		return false
+	}
+	for _, p := range nonPublic {
+		if p.Contains(ip) {
+			return false
+		}
+	}
+	return true
+}
+
+// namesAddress reports whether a URL's host names its address itself (an IP literal or localhost),
+// so that an allowlist entry matching it already says where the request goes.
+func namesAddress(u *url.URL) bool {
+	h := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if _, err := netip.ParseAddr(h); err == nil {
+		return true
+	}
+	return h == "localhost" || strings.HasSuffix(h, ".localhost")
 }
 
 // NewHost returns the host API for one call: ctx bounds every host call, in.Caps says what is
@@ -236,12 +318,19 @@ func (h *Host) HTTP(req HTTPRequest) (HTTPResponse, error) {
 	for k, v := range req.Header {
 		hreq.Header.Set(k, v)
 	}
-	client := &http.Client{Transport: defaultTransport, CheckRedirect: func(r *http.Request, via []*http.Request) error {
+	transport := publicTransport
+	if h.caps.HTTP.Private || namesAddress(u) {
+		transport = anyTransport
+	}
+	client := &http.Client{Transport: transport, CheckRedirect: func(r *http.Request, via []*http.Request) error {
 		if len(via) >= 5 {
 			return errors.New("too many redirects")
 		}
 		if !HostAllowed(h.caps.HTTP.Allow, r.URL) {
 			return h.deny("host.HTTP redirect to %s denied: allowed hosts are %v", r.URL.Host, h.caps.HTTP.Allow)
+		}
+		if transport == anyTransport && !h.caps.HTTP.Private && !namesAddress(r.URL) {
+			return h.deny("host.HTTP redirect from %s to %s denied: a request to an address may not be redirected to a name; request %s directly", u.Host, r.URL.Host, r.URL.Host)
 		}
 		return nil
 	}}
@@ -249,6 +338,10 @@ func (h *Host) HTTP(req HTTPRequest) (HTTPResponse, error) {
 	if err != nil {
 		if v := h.Violation(); v != nil {
 			return HTTPResponse{}, v
+		}
+		if pe := (*privateAddrError)(nil); errors.As(err, &pe) {
+			return HTTPResponse{}, h.deny("host.HTTP to %s denied: it resolves to %s, which is not a public address; "+
+				"a role that must reach an internal service needs \"private\": true in capabilities.http", u.Host, pe.addr)
 		}
 		return HTTPResponse{}, h.fail(&Error{Kind: KindHost, Message: fmt.Sprintf("http %s %s: %v", method, u.Host, err), Err: err})
 	}

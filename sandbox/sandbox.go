@@ -126,6 +126,11 @@ type HTTPCap struct {
 	Allow    []string      `json:"allow"`
 	MaxBytes int64         `json:"max_bytes,omitempty"`
 	Timeout  time.Duration `json:"timeout,omitempty"`
+	// Private lets the names on the list resolve to loopback, private and link-local addresses
+	// (internal services). Without it a listed name must resolve to a public address, so that DNS
+	// cannot lead guest code into the host's network; IP literals and localhost on the list are
+	// allowed either way, since they name the address themselves.
+	Private bool `json:"private,omitempty"`
 }
 
 // httpCapJSON is HTTPCap on the wire: the timeout as a Go duration string ("5s").
@@ -133,11 +138,12 @@ type httpCapJSON struct {
 	Allow    []string `json:"allow"`
 	MaxBytes int64    `json:"max_bytes,omitempty"`
 	Timeout  string   `json:"timeout,omitempty"`
+	Private  bool     `json:"private,omitempty"`
 }
 
 // MarshalJSON writes Timeout as a Go duration string so contracts stay readable.
 func (c HTTPCap) MarshalJSON() ([]byte, error) {
-	w := httpCapJSON{Allow: c.Allow, MaxBytes: c.MaxBytes}
+	w := httpCapJSON{Allow: c.Allow, MaxBytes: c.MaxBytes, Private: c.Private}
 	if c.Timeout != 0 {
 		w.Timeout = c.Timeout.String()
 	}
@@ -150,7 +156,7 @@ func (c *HTTPCap) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return fmt.Errorf("sandbox: http capability: %w", err)
 	}
-	*c = HTTPCap{Allow: w.Allow, MaxBytes: w.MaxBytes}
+	*c = HTTPCap{Allow: w.Allow, MaxBytes: w.MaxBytes, Private: w.Private}
 	if w.Timeout != "" {
 		d, err := time.ParseDuration(w.Timeout)
 		if err != nil {

@@ -5,7 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -230,4 +235,71 @@ func TestHostInFlightAtDeadline(t *testing.T) {
 	require.NoError(t, err)
 	cancel2()
 	assert.False(t, h2.InFlight(), "the call had finished before the context ended")
+}
+
+// loopbackName returns a host name other than localhost that resolves to a loopback address here
+// (the machine's own name usually does, through /etc/hosts), or skips.
+func loopbackName(t *testing.T) string {
+	t.Helper()
+	name, err := os.Hostname()
+	if err != nil {
+		t.Skipf("no host name: %v", err)
+	}
+	addrs, err := net.LookupHost(name)
+	if err != nil || len(addrs) == 0 {
+		t.Skipf("host name %q does not resolve: %v", name, err)
+	}
+	for _, a := range addrs {
+		if ip := net.ParseIP(a); ip == nil || !ip.IsLoopback() {
+			t.Skipf("host name %q resolves to %v, not only loopback", name, addrs)
+		}
+	}
+	return strings.ToLower(name)
+}
+
+// TestHostHTTPRefusesNamesThatLeadToPrivateAddresses: an allowed name that resolves to a loopback
+// address (what DNS rebinding does) is a policy error unless the role grants private; an IP literal
+// or localhost on the list reaches the address, and a request to an address is not redirected to
+// a name.
+func TestHostHTTPRefusesNamesThatLeadToPrivateAddresses(t *testing.T) {
+	name := loopbackName(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/redirect" {
+			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+			return
+		}
+		fmt.Fprint(w, "internal")
+	}))
+	defer srv.Close()
+	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	require.NoError(t, err)
+	byName := "http://" + net.JoinHostPort(name, port) + "/"
+	byIP := srv.URL + "/"
+	byLocalhost := "http://" + net.JoinHostPort("localhost", port) + "/"
+	get := func(cap sandbox.HTTPCap, u string) (string, error) {
+		h := sandbox.NewHost(context.Background(), sandbox.Input{Caps: sandbox.Capabilities{HTTP: &cap}})
+		return h.Get(u)
+	}
+
+	_, err = get(sandbox.HTTPCap{Allow: []string{name}}, byName)
+	require.Error(t, err)
+	assert.Equal(t, sandbox.KindPolicy, sandbox.KindOf(err))
+	assert.Contains(t, err.Error(), "not a public address")
+	assert.Contains(t, err.Error(), `"private": true`)
+
+	body, err := get(sandbox.HTTPCap{Allow: []string{name}, Private: true}, byName)
+	require.NoError(t, err)
+	assert.Equal(t, "internal", body)
+
+	body, err = get(sandbox.HTTPCap{Allow: []string{"127.0.0.1"}}, byIP)
+	require.NoError(t, err)
+	assert.Equal(t, "internal", body)
+	body, err = get(sandbox.HTTPCap{Allow: []string{"localhost"}}, byLocalhost)
+	require.NoError(t, err)
+	assert.Equal(t, "internal", body)
+
+	_, err = get(sandbox.HTTPCap{Allow: []string{"127.0.0.1", name}}, byIP+"redirect?to="+url.QueryEscape(byName))
+	require.Error(t, err)
+	assert.Equal(t, sandbox.KindPolicy, sandbox.KindOf(err))
+	assert.Contains(t, err.Error(), "may not be redirected to a name")
 }
