@@ -3,7 +3,6 @@ package registry
 import (
 	"os"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -25,11 +24,7 @@ func stampOf(path string) (fileStamp, error) {
 	if err != nil {
 		return fileStamp{}, err
 	}
-	st := fileStamp{mtime: fi.ModTime().UnixNano(), size: fi.Size()}
-	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-		st.ino = uint64(sys.Ino)
-	}
-	return st, nil
+	return fileStamp{ino: inode(fi), mtime: fi.ModTime().UnixNano(), size: fi.Size()}, nil
 }
 
 // snapshot is a cached artifact with the stamp of the file it was read from.

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/artifactforge/forge/sandbox"
@@ -184,25 +183,6 @@ var workerBusy atomic.Bool
 
 // workerSend lets the memory watchdog report on the worker's (serialized) stdout.
 var workerSend atomic.Pointer[func(workerMsg)]
-
-func applyRlimits(memLimit int64, cpuSeconds int) error {
-	if memLimit > 0 {
-		// Address space: what the runtime has reserved at start, plus room for the cap twice over
-		// (the watchdog reports the cap; this is the backstop against a single huge allocation).
-		vm := vmSize()
-		lim := uint64(vm) + uint64(2*memLimit) + 256<<20
-		if err := syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: lim, Max: lim}); err != nil {
-			return fmt.Errorf("setrlimit AS: %w", err)
-		}
-	}
-	if cpuSeconds > 0 {
-		lim := uint64(cpuSeconds)
-		if err := syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: lim, Max: lim + 5}); err != nil {
-			return fmt.Errorf("setrlimit CPU: %w", err)
-		}
-	}
-	return nil
-}
 
 func vmSize() int64 {
 	b, err := os.ReadFile("/proc/self/status")

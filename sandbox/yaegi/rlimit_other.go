@@ -1,0 +1,14 @@
+//go:build !(linux || darwin || freebsd)
+
+package yaegi
+
+import (
+	"errors"
+	"runtime"
+)
+
+// applyRlimits fails where the worker cannot be capped: process isolation without its memory and
+// CPU caps would promise what it does not do.
+func applyRlimits(memLimit int64, cpuSeconds int) error {
+	return errors.New("process isolation needs rlimits, which " + runtime.GOOS + " lacks: use the wasm sandbox for hard isolation here")
+}
