@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -45,6 +46,9 @@ func writeFileAtomic(path string, data []byte) (err error) {
 }
 
 func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil // directories cannot be flushed there; NTFS journals the rename itself
+	}
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
