@@ -40,6 +40,7 @@ func (s *Sandbox) Test(ctx context.Context, src sandbox.Source, testCode string,
 		return nil, err
 	}
 	if len(slow) > 0 && ctx.Err() == nil {
+		s.reruns.Add(int64(len(slow)))
 		again, _, err := s.runTestModule(ctx, src, bin, engTestCompiled, slow, in)
 		if err != nil {
 			return nil, err

@@ -22,7 +22,9 @@ func Fib(n int) int {
 `
 
 // TestSlowInInterpreterRerunsCompiled: a test that is quick in compiled code but outlasts its
-// deadline in the interpreter must pass, because Test reruns it compiled.
+// deadline in the interpreter must pass, because Test reruns it compiled. fib(31) takes about
+// 0.1 s compiled and 27 times that interpreted here; the deadline sits between the two with a
+// margin of 2x or more on each side.
 func TestSlowInInterpreterRerunsCompiled(t *testing.T) {
 	const tests = `package artifact
 
@@ -35,37 +37,24 @@ func TestQuick(t *testing.T) {
 }
 
 func TestHeavy(t *testing.T) {
-	if got := Fib(32); got != 2178309 {
-		t.Fatalf("fib(32) = %d", got)
+	if got := Fib(31); got != 1346269 {
+		t.Fatalf("fib(31) = %d", got)
 	}
 }
 `
-	in := sandbox.Input{Limits: sandbox.Limits{Timeout: 500 * time.Millisecond}.WithDefaults()}
-	src := sandbox.Source{Code: fibArtifact}
-	code, af, err := gate(src.Code, false, nil)
+	sb, err := New(Options{CacheDir: testCacheDir})
 	require.NoError(t, err)
-	tc, names, err := gateTests(tests, fileImports(af))
-	require.NoError(t, err)
-	bin, err := shared.builder.build(context.Background(), testGuest(code, tc, names, testifyVersion()), false)
-	require.NoError(t, err)
-
-	// The interpreter alone runs out of time on the heavy test (this is what makes the rerun matter).
+	defer sb.Close()
+	in := sandbox.Input{Limits: sandbox.Limits{Timeout: 1200 * time.Millisecond}}
 	start := time.Now()
-	done, slow, err := shared.runTestModule(context.Background(), src, bin, engTestInterp, names, in)
-	require.NoError(t, err)
-	t.Logf("interpreter: %v", time.Since(start))
-	assert.True(t, done["TestQuick"].Passed)
-	assert.False(t, done["TestHeavy"].Passed)
-	assert.Equal(t, []string{"TestHeavy"}, slow)
-
-	start = time.Now()
-	res, err := shared.Test(context.Background(), src, tests, in)
+	res, err := sb.Test(context.Background(), sandbox.Source{Code: fibArtifact}, tests, in)
 	require.NoError(t, err)
 	t.Logf("Test: %v", time.Since(start))
 	require.Len(t, res, 2)
 	for _, r := range res {
 		assert.True(t, r.Passed, "%s: %s", r.Name, r.Message)
 	}
+	assert.Equal(t, int64(1), sb.reruns.Load(), "TestHeavy ran out of time interpreted and was rerun compiled")
 }
 
 // TestEndlessTestFailsWithDeadline: a test that never ends fails with the deadline in compiled code

@@ -48,6 +48,7 @@ type Sandbox struct {
 	engines  map[engineKey]*engine
 	programs map[string]*Program
 	closed   atomic.Bool
+	reruns   atomic.Int64 // tests rerun compiled after hitting their deadline interpreted
 }
 
 var (
