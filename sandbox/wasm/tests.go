@@ -82,12 +82,12 @@ func (s *Sandbox) runTestModule(ctx context.Context, src sandbox.Source, bin []b
 	var slow []string
 	remaining := names
 	for len(remaining) > 0 {
-		batch, stopped, err := pl.runTests(ctx, remaining, in)
+		batch, deadline, err := pl.runTests(ctx, remaining, in)
 		if err != nil {
 			return nil, nil, err
 		}
-		if stopped != "" {
-			slow = append(slow, stopped)
+		if n := len(batch); deadline && n > 0 && !batch[n-1].Passed {
+			slow = append(slow, batch[n-1].Name) // the test that was running
 		}
 		progress := false
 		for _, r := range batch {
@@ -104,6 +104,9 @@ func (s *Sandbox) runTestModule(ctx context.Context, src sandbox.Source, bin []b
 		if !progress {
 			for _, n := range next {
 				done[n] = sandbox.TestResult{Name: n, Message: "the test module stopped before this test ran"}
+			}
+			if deadline {
+				slow = append(slow, next...)
 			}
 			next = nil
 		}
@@ -163,16 +166,17 @@ func (pl *pool) drain() {
 // runTests runs the named tests in one fresh instance (testing's M.Run, once) with a deadline of
 // Limits.Timeout per test. It returns a result for every test that finished; when the module
 // stops (deadline, depth or memory cap), the test that was running fails with that error and the
-// caller reruns the tests that never started in a new instance. stopped names the test that was
-// running when the deadline stopped the module, if that is what happened.
-func (pl *pool) runTests(ctx context.Context, names []string, in sandbox.Input) (results []sandbox.TestResult, stopped string, err error) {
-	ctx, cancel := context.WithTimeout(ctx, in.Limits.Timeout*time.Duration(len(names)))
-	defer cancel()
+// caller reruns the tests that never started in a new instance. deadline reports that the
+// deadline stopped the module. The instance starts before the deadline begins: starting one is the
+// sandbox's cost, not the tests'.
+func (pl *pool) runTests(ctx context.Context, names []string, in sandbox.Input) (results []sandbox.TestResult, deadline bool, err error) {
 	inst, err := pl.get(ctx)
 	if err != nil {
-		return nil, "", err
+		return nil, false, err
 	}
 	defer pl.put(inst, false) // testing keeps state across M.Run: one run per instance
+	ctx, cancel := context.WithTimeout(ctx, in.Limits.Timeout*time.Duration(len(names)))
+	defer cancel()
 	quoted := make([]string, len(names))
 	for i, n := range names {
 		quoted[i] = regexp.QuoteMeta(n)
@@ -183,9 +187,7 @@ func (pl *pool) runTests(ctx context.Context, names []string, in sandbox.Input) 
 	_, terr := inst.test(ctx, host, "^("+strings.Join(quoted, "|")+")$")
 	inst.capture = nil
 	results = parseTestReport(report.String(), terr)
-	if terr != nil && sandbox.AsError(terr).Kind == sandbox.KindDeadline && len(results) > 0 && !results[len(results)-1].Passed {
-		stopped = results[len(results)-1].Name
-	}
+	deadline = terr != nil && sandbox.AsError(terr).Kind == sandbox.KindDeadline
 	for i := range results {
 		if v := host.Violation(); v != nil {
 			results[i].Passed = false
@@ -195,7 +197,7 @@ func (pl *pool) runTests(ctx context.Context, names []string, in sandbox.Input) 
 	if len(results) > 0 {
 		results[0].Logs = host.Logs()
 	}
-	return results, stopped, nil
+	return results, deadline, nil
 }
 
 // parseTestReport reads testing's -test.v report: one result per top-level test with a verdict
