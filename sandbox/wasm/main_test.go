@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // testCacheDir is shared by every test and benchmark in the package (and across runs), so each
@@ -32,5 +33,10 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	shared.Close()
+	// Keep the shared cache from growing without end across runs (modules of code that tests no
+	// longer compile, compiled code of older toolchains): drop what no run used for two days.
+	if _, err := PruneCache(testCacheDir, time.Now().Add(-48*time.Hour), false); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
 	os.Exit(code)
 }
