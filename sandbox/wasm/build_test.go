@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -94,4 +96,46 @@ func removeIfExists(t *testing.T, path string) {
 	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
+}
+
+// TestRootVersion: the toolchain's version comes from GOROOT/VERSION when the go command sits in
+// a GOROOT, agrees with `go env GOVERSION` for the real toolchain, and is asked of the command
+// otherwise.
+func TestRootVersion(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	cmd := exec.Command(gobin, "env", "GOVERSION")
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	if v, ok := rootVersion(gobin); ok {
+		assert.Equal(t, strings.TrimSpace(string(out)), v)
+	}
+
+	root := t.TempDir()
+	bin := filepath.Join(root, "bin", "go")
+	require.NoError(t, os.MkdirAll(filepath.Dir(bin), 0o755))
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\necho go1.99.0\n"), 0o755))
+	_, ok := rootVersion(bin)
+	assert.False(t, ok, "no VERSION file")
+	require.NoError(t, os.WriteFile(filepath.Join(root, "VERSION"), []byte("go1.30.1\ntime 2027-02-01T00:00:00Z\n"), 0o644))
+	v, ok := rootVersion(bin)
+	assert.True(t, ok)
+	assert.Equal(t, "go1.30.1", v)
+	link := filepath.Join(t.TempDir(), "go")
+	require.NoError(t, os.Symlink(bin, link))
+	v, ok = rootVersion(link)
+	assert.True(t, ok, "a symlink to GOROOT/bin/go")
+	assert.Equal(t, "go1.30.1", v)
+
+	require.NoError(t, os.WriteFile(filepath.Join(root, "VERSION"), []byte("devel +abc\n"), 0o644))
+	_, ok = rootVersion(bin)
+	assert.False(t, ok, "not a release version: ask the command")
+	shim := filepath.Join(t.TempDir(), "shims", "go")
+	require.NoError(t, os.MkdirAll(filepath.Dir(shim), 0o755))
+	require.NoError(t, os.WriteFile(shim, []byte("#!/bin/sh\n"), 0o755))
+	_, ok = rootVersion(shim)
+	assert.False(t, ok, "outside a GOROOT")
 }
