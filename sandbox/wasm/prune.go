@@ -40,7 +40,7 @@ const staleTemp = time.Hour
 // Linux's default relatime mount keeps to within a day; on a noatime mount compiled code in use can
 // be removed, and the next process start compiles it again (about a second per module).
 func PruneCache(cacheDir string, cutoff time.Time, dryRun bool) (CacheReport, error) {
-	var rep CacheReport
+	rep := CacheReport{Removed: []CacheFile{}}
 	if cacheDir == "" {
 		return rep, errors.New("wasm: prune: no cache directory given")
 	}
