@@ -493,3 +493,46 @@ func TestSystemPromptFitsTheBackend(t *testing.T) {
 	require.Len(t, p.systems, 1)
 	assert.Equal(t, systemPrompt("yaegi"), p.systems[0])
 }
+
+// promptRecorder keeps the prompts that reach the provider.
+type promptRecorder struct {
+	provider.Provider
+	mu      sync.Mutex
+	prompts []string
+}
+
+func (p *promptRecorder) Generate(ctx context.Context, r provider.Request) (provider.Answer, error) {
+	p.mu.Lock()
+	p.prompts = append(p.prompts, r.Prompt)
+	p.mu.Unlock()
+	return p.Provider.Generate(ctx, r)
+}
+
+// TestGateCatchesStateKeptBetweenCalls: code that answers the examples right once but differently
+// when called again (a package-level counter) fails the gate with feedback that names the cause,
+// and is never persisted; a role whose code may read the clock is not held to this.
+func TestGateCatchesStateKeptBetweenCalls(t *testing.T) {
+	const stateful = "package artifact\n\nimport \"strings\"\n\nvar calls int\n\n" +
+		"func Upper(s string) string {\n\tcalls++\n\tif calls > 1 {\n\t\treturn s\n\t}\n\treturn strings.ToUpper(s)\n}\n"
+	p := &promptRecorder{Provider: cassette(t,
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: stateful},
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 2, Code: upperOK},
+	)}
+	f := openForge(t, t.TempDir(), p)
+	require.NoError(t, f.AddRole(textContract()))
+	o := f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"x"}`))
+	require.True(t, o.OK, "%+v", o.Err)
+	assert.Equal(t, 2, o.Meta.ProviderCalls)
+	require.Len(t, p.prompts, 2)
+	assert.Contains(t, p.prompts[1], "keeps state between calls")
+	art, err := f.Store().Load("text", "upper")
+	require.NoError(t, err)
+	assert.Equal(t, upperOK, art.Code)
+
+	c := textContract()
+	c.Capabilities = &registry.Capabilities{Now: true}
+	f2 := openForge(t, t.TempDir(), cassette(t, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: stateful}))
+	require.NoError(t, f2.AddRole(c))
+	o = f2.Call(context.Background(), "text", "upper", nil)
+	require.True(t, o.OK, "a role that may read the clock runs its examples once: %+v", o.Err)
+}
