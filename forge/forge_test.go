@@ -465,16 +465,16 @@ func TestOperatorVerbFromAnotherProcessReachesARunningForge(t *testing.T) {
 	assert.Equal(t, "execute:blessed", o.Meta.Decision)
 }
 
-// recordingProvider keeps the system prompts it was sent.
+// recordingProvider keeps the requests it was sent.
 type recordingProvider struct {
 	provider.Provider
-	mu      sync.Mutex
-	systems []string
+	mu   sync.Mutex
+	reqs []provider.Request
 }
 
 func (p *recordingProvider) Generate(ctx context.Context, r provider.Request) (provider.Answer, error) {
 	p.mu.Lock()
-	p.systems = append(p.systems, r.System)
+	p.reqs = append(p.reqs, r)
 	p.mu.Unlock()
 	return p.Provider.Generate(ctx, r)
 }
@@ -490,22 +490,8 @@ func TestSystemPromptFitsTheBackend(t *testing.T) {
 	f := openForge(t, t.TempDir(), p)
 	require.NoError(t, f.AddRole(textContract()))
 	require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
-	require.Len(t, p.systems, 1)
-	assert.Equal(t, systemPrompt("yaegi"), p.systems[0])
-}
-
-// promptRecorder keeps the prompts that reach the provider.
-type promptRecorder struct {
-	provider.Provider
-	mu      sync.Mutex
-	prompts []string
-}
-
-func (p *promptRecorder) Generate(ctx context.Context, r provider.Request) (provider.Answer, error) {
-	p.mu.Lock()
-	p.prompts = append(p.prompts, r.Prompt)
-	p.mu.Unlock()
-	return p.Provider.Generate(ctx, r)
+	require.Len(t, p.reqs, 1)
+	assert.Equal(t, systemPrompt("yaegi"), p.reqs[0].System)
 }
 
 // TestGateCatchesStateKeptBetweenCalls: code that answers the examples right once but differently
@@ -514,7 +500,7 @@ func (p *promptRecorder) Generate(ctx context.Context, r provider.Request) (prov
 func TestGateCatchesStateKeptBetweenCalls(t *testing.T) {
 	const stateful = "package artifact\n\nimport \"strings\"\n\nvar calls int\n\n" +
 		"func Upper(s string) string {\n\tcalls++\n\tif calls > 1 {\n\t\treturn s\n\t}\n\treturn strings.ToUpper(s)\n}\n"
-	p := &promptRecorder{Provider: cassette(t,
+	p := &recordingProvider{Provider: cassette(t,
 		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: stateful},
 		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 2, Code: upperOK},
 	)}
@@ -523,8 +509,8 @@ func TestGateCatchesStateKeptBetweenCalls(t *testing.T) {
 	o := f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"x"}`))
 	require.True(t, o.OK, "%+v", o.Err)
 	assert.Equal(t, 2, o.Meta.ProviderCalls)
-	require.Len(t, p.prompts, 2)
-	assert.Contains(t, p.prompts[1], "keeps state between calls")
+	require.Len(t, p.reqs, 2)
+	assert.Contains(t, p.reqs[1].Prompt, "keeps state between calls")
 	art, err := f.Store().Load("text", "upper")
 	require.NoError(t, err)
 	assert.Equal(t, upperOK, art.Code)
