@@ -16,8 +16,9 @@ import (
 // and the next test gets a fresh instance. The error is for what stops all tests (compile, policy).
 //
 // The tests run in wazero's interpreter first, which starts a test module about 6x sooner than the
-// compiler; a test that hits its deadline there runs again in compiled code, so that a verdict
-// never depends on the interpreter's speed (see engineKind).
+// compiler; a test that hits its deadline or the call-depth cap there runs again in compiled code,
+// so that a verdict never depends on the interpreter's speed or its 2,000-frame call stack (see
+// engineKind).
 func (s *Sandbox) Test(ctx context.Context, src sandbox.Source, testCode string, in sandbox.Input) ([]sandbox.TestResult, error) {
 	if s.closed.Load() {
 		return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: sandbox closed")
@@ -61,7 +62,8 @@ func (s *Sandbox) Test(ctx context.Context, src sandbox.Source, testCode string,
 
 // runTestModule runs the named tests of a built test module in a runtime of the given kind, a
 // fresh instance each time the module stops. It returns every test's result and the names of the
-// tests that hit their deadline. With no names it only proves that the module initializes.
+// tests that a limit the interpreter meets sooner stopped (deadline, call depth). With no names it
+// only proves that the module initializes.
 func (s *Sandbox) runTestModule(ctx context.Context, src sandbox.Source, bin []byte, kind engineKind, names []string, in sandbox.Input) (map[string]sandbox.TestResult, []string, error) {
 	p := &Program{src: src, sum: src.Checksum(), bin: bin, sb: s, kind: kind, pools: map[uint32]*pool{}}
 	pl, err := p.pool(ctx, pagesFor(in.Limits.MemoryBytes))
@@ -82,11 +84,11 @@ func (s *Sandbox) runTestModule(ctx context.Context, src sandbox.Source, bin []b
 	var slow []string
 	remaining := names
 	for len(remaining) > 0 {
-		batch, deadline, err := pl.runTests(ctx, remaining, in)
+		batch, limited, err := pl.runTests(ctx, remaining, in)
 		if err != nil {
 			return nil, nil, err
 		}
-		if n := len(batch); deadline && n > 0 && !batch[n-1].Passed {
+		if n := len(batch); limited && n > 0 && !batch[n-1].Passed {
 			slow = append(slow, batch[n-1].Name) // the test that was running
 		}
 		progress := false
@@ -105,7 +107,7 @@ func (s *Sandbox) runTestModule(ctx context.Context, src sandbox.Source, bin []b
 			for _, n := range next {
 				done[n] = sandbox.TestResult{Name: n, Message: "the test module stopped before this test ran"}
 			}
-			if deadline {
+			if limited {
 				slow = append(slow, next...)
 			}
 			next = nil
@@ -166,10 +168,10 @@ func (pl *pool) drain() {
 // runTests runs the named tests in one fresh instance (testing's M.Run, once) with a deadline of
 // Limits.Timeout per test. It returns a result for every test that finished; when the module
 // stops (deadline, depth or memory cap), the test that was running fails with that error and the
-// caller reruns the tests that never started in a new instance. deadline reports that the
-// deadline stopped the module. The instance starts before the deadline begins: starting one is the
-// sandbox's cost, not the tests'.
-func (pl *pool) runTests(ctx context.Context, names []string, in sandbox.Input) (results []sandbox.TestResult, deadline bool, err error) {
+// caller reruns the tests that never started in a new instance. limited reports that the
+// deadline or the call-depth cap stopped the module. The instance starts before the deadline
+// begins: starting one is the sandbox's cost, not the tests'.
+func (pl *pool) runTests(ctx context.Context, names []string, in sandbox.Input) (results []sandbox.TestResult, limited bool, err error) {
 	inst, err := pl.get(ctx)
 	if err != nil {
 		return nil, false, err
@@ -187,7 +189,10 @@ func (pl *pool) runTests(ctx context.Context, names []string, in sandbox.Input) 
 	_, terr := inst.test(ctx, host, "^("+strings.Join(quoted, "|")+")$")
 	inst.capture = nil
 	results = parseTestReport(report.String(), terr)
-	deadline = terr != nil && sandbox.AsError(terr).Kind == sandbox.KindDeadline
+	if terr != nil {
+		k := sandbox.AsError(terr).Kind
+		limited = k == sandbox.KindDeadline || k == sandbox.KindDepth
+	}
 	for i := range results {
 		if v := host.Violation(); v != nil {
 			results[i].Passed = false
@@ -197,7 +202,7 @@ func (pl *pool) runTests(ctx context.Context, names []string, in sandbox.Input) 
 	if len(results) > 0 {
 		results[0].Logs = host.Logs()
 	}
-	return results, deadline, nil
+	return results, limited, nil
 }
 
 // parseTestReport reads testing's -test.v report: one result per top-level test with a verdict

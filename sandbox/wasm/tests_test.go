@@ -90,3 +90,42 @@ func TestB(t *testing.T) {
 	assert.Contains(t, res[1].Message, "deadline")
 	assert.True(t, res[2].Passed, res[2].Message)
 }
+
+// TestDeepRecursionInTestRerunsCompiled: recursion 9,500 deep is within the depth cap (10,000) but
+// beyond the interpreter's 2,000-frame call stack; the test passes, run again compiled, and
+// recursion past the cap still fails as a depth error.
+func TestDeepRecursionInTestRerunsCompiled(t *testing.T) {
+	const art = `package artifact
+
+func Depth(n int) int {
+	if n == 0 {
+		return 0
+	}
+	return 1 + Depth(n-1)
+}
+`
+	const tests = `package artifact
+
+import "testing"
+
+func TestDeep(t *testing.T) {
+	if got := Depth(9500); got != 9500 {
+		t.Fatalf("Depth(9500) = %d", got)
+	}
+}
+
+func TestUnbounded(t *testing.T) {
+	Depth(1 << 30)
+}
+`
+	sb, err := New(Options{CacheDir: testCacheDir})
+	require.NoError(t, err)
+	defer sb.Close()
+	res, err := sb.Test(context.Background(), sandbox.Source{Code: art}, tests, sandbox.Input{})
+	require.NoError(t, err)
+	require.Len(t, res, 2)
+	assert.True(t, res[0].Passed, res[0].Message)
+	assert.False(t, res[1].Passed)
+	assert.Contains(t, res[1].Message, "depth")
+	assert.Equal(t, int64(2), sb.reruns.Load(), "both stopped at the interpreter's call stack and ran again compiled")
+}

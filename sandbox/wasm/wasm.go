@@ -48,7 +48,7 @@ type Sandbox struct {
 	engines  map[engineKey]*engine
 	programs map[string]*Program
 	closed   atomic.Bool
-	reruns   atomic.Int64 // tests rerun compiled after hitting their deadline interpreted
+	reruns   atomic.Int64 // tests rerun compiled after hitting a limit interpreted
 }
 
 var (
@@ -153,7 +153,8 @@ const (
 	// does (0.5 s against 3.3 s), which outweighs its slower execution for acceptance tests.
 	engTestInterp
 	// engTestCompiled compiles test modules in memory only; it reruns the tests that hit their
-	// deadline in the interpreter, so that no verdict depends on the interpreter's speed.
+	// deadline or the call-depth cap in the interpreter, so that no verdict depends on the
+	// interpreter's speed or its call-stack ceiling (2,000 wasm frames).
 	engTestCompiled
 )
 
@@ -565,6 +566,10 @@ func (inst *instance) classify(ctx context.Context, err error, stage string) *sa
 	case strings.Contains(stderr, "out of memory"):
 		return &sandbox.Error{Kind: sandbox.KindMemory, Message: "memory cap exceeded: " + firstLine(stderr, "out of memory"), Err: err,
 			Hint: "use less memory: stream or bound the data the code builds"}
+	case strings.Contains(err.Error(), "wasm error: stack overflow"):
+		// wazero's own call-stack ceiling: its interpreter allows 2,000 wasm frames, far fewer
+		// than the guest's Go stack cap (tests rerun such a stop compiled, see Test).
+		return &sandbox.Error{Kind: sandbox.KindDepth, Message: "call depth exceeded: the wasm call stack overflowed", Hint: depthHint, Err: err}
 	case strings.Contains(stderr, "all goroutines are asleep"):
 		return &sandbox.Error{Kind: sandbox.KindDeadline, Message: "the code blocks forever (all goroutines are asleep - deadlock)", Err: err}
 	}
