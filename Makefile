@@ -40,6 +40,6 @@ baselines:
 	$(GO) test ./cmd/forge -run '^TestDemo$$' -count=1 -update
 	$(GO) test ./forge -run '^TestHumanEvalBaseline$$' -count=1 -update
 
-# The whole sandbox corpus and all 164 HumanEval-X problems under the wasm backend (~5 min).
+# The whole sandbox corpus and all 164 HumanEval-X problems under the wasm backend (~6 min).
 test-wasm:
 	FORGE_WASM_FULL=1 $(GO) test -timeout 60m ./sandbox/wasm
