@@ -522,3 +522,13 @@ func TestGateCatchesStateKeptBetweenCalls(t *testing.T) {
 	o = f2.Call(context.Background(), "text", "upper", nil)
 	require.True(t, o.OK, "a role that may read the clock runs its examples once: %+v", o.Err)
 }
+
+// TestSystemPromptListsTheWholeHostAPI: every name forge/host exports is in the system prompt, so
+// the model knows all of it (the wasm shim is held to the same list in its own package).
+func TestSystemPromptListsTheWholeHostAPI(t *testing.T) {
+	for _, b := range []string{"yaegi", "wasm"} {
+		for _, name := range yaegi.HostAPI() {
+			assert.Contains(t, systemPrompt(b), "host."+name, "%s prompt", b)
+		}
+	}
+}

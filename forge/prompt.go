@@ -6,7 +6,7 @@ import (
 
 // PromptVersion names the system prompt and the request layout. It is recorded on every
 // generation as metadata; it is never a reason to replace a proven artifact.
-const PromptVersion = "2026-11-25.system-v2+" + repair.PromptLayout
+const PromptVersion = "2026-11-26.system-v3+" + repair.PromptLayout
 
 // systemPrompt is the stable part of every prompt for a role's sandbox backend, first so that
 // provider prompt caches hit. The yaegi backend adds the interpreter's known gaps.
@@ -46,6 +46,7 @@ Rules for the file:
     host.Log(msg string)    host.Logf(format string, args ...any)
     host.Now() time.Time    host.Rand() float64    host.RandIntn(n int) int
     host.Call(role, method string, args any) (resultJSON string, err error)
+    host.CallInto(role, method string, args any, out any) error   (decodes the result into out)
   HTTP reaches only the role's allowed hosts, with size and time caps; a status of 400 or more is an error.
 - No goroutines, no global mutable state, no printing: return values.
 `
