@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/artifactforge/forge/registry"
+	"github.com/artifactforge/forge/sandbox/wasm"
 )
 
 func init() {
@@ -276,8 +278,17 @@ func newDoctorCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// The wasm cache holds no stored data (everything in it can be rebuilt): doctor only
+			// removes temp files that crashed writes left there and reports its size.
+			cache, err := wasm.PruneCache(filepath.Join(s.Root(), "cache"), time.Time{}, false)
+			if err != nil {
+				return err
+			}
 			if a.jsonOut {
-				if err := a.printJSON(rep); err != nil {
+				if err := a.printJSON(struct {
+					registry.DoctorReport
+					Cache wasm.CacheReport `json:"cache"`
+				}{rep, cache}); err != nil {
 					return err
 				}
 			} else {
@@ -290,7 +301,13 @@ func newDoctorCmd(a *app) *cobra.Command {
 				for _, p := range rep.TempRemoved {
 					fmt.Fprintf(a.stdout, "removed leftover temp file %s\n", p)
 				}
+				for _, f := range cache.Removed {
+					fmt.Fprintf(a.stdout, "removed leftover temp file %s\n", f.Path)
+				}
 				fmt.Fprintf(a.stdout, "checked %d file(s) in %s: %d damaged\n", rep.Checked, s.Root(), len(rep.Quarantined)+len(rep.Incompatible))
+				if cache.Kept > 0 {
+					fmt.Fprintf(a.stdout, "wasm cache: %d file(s), %s (`forge prune` removes what was not used for 30 days)\n", cache.Kept, humanBytes(cache.KeptBytes))
+				}
 			}
 			if rep.Damaged() {
 				return codedError{exitFailed, fmt.Errorf("doctor found %d damaged file(s); quarantined ones are in %s/quarantine — regenerate with `forge regen ROLE METHOD` or restore by hand",

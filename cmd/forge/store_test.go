@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -87,4 +88,38 @@ func TestDoctorExitsOneOnDamage(t *testing.T) {
 	assert.Equal(t, 0, code, "damage was quarantined; the store is clean now")
 	q, _ := os.ReadDir(filepath.Join(store, "quarantine"))
 	assert.Len(t, q, 1, "nothing stored is lost: the damaged file is kept")
+}
+
+// TestDoctorReportsTheWasmCache: doctor removes stale temp files from the wasm cache, keeps the
+// rest, and reports its size in text and JSON.
+func TestDoctorReportsTheWasmCache(t *testing.T) {
+	store := t.TempDir()
+	mods := filepath.Join(store, "cache", "wasm", "modules")
+	require.NoError(t, os.MkdirAll(mods, 0o755))
+	mod, tmp := filepath.Join(mods, "m.wasm"), filepath.Join(mods, ".tmp-1")
+	require.NoError(t, os.WriteFile(mod, make([]byte, 2048), 0o644))
+	require.NoError(t, os.WriteFile(tmp, []byte("partial"), 0o644))
+	old := time.Now().Add(-3 * time.Hour)
+	require.NoError(t, os.Chtimes(tmp, old, old))
+	require.NoError(t, os.Chtimes(mod, old.Add(-1000*time.Hour), old.Add(-1000*time.Hour)))
+
+	code, out, _ := runCLI(t, "--store", store, "doctor")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "removed leftover temp file "+tmp)
+	assert.Contains(t, out, "wasm cache: 1 file(s), 2.0 KiB")
+	assert.NoFileExists(t, tmp)
+	assert.FileExists(t, mod, "doctor never evicts: that is prune's decision")
+
+	code, out, _ = runCLI(t, "--store", store, "--json", "doctor")
+	require.Equal(t, 0, code)
+	var rep struct {
+		Checked int `json:"checked"`
+		Cache   struct {
+			Kept      int   `json:"kept"`
+			KeptBytes int64 `json:"kept_bytes"`
+		} `json:"cache"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	assert.Equal(t, 1, rep.Cache.Kept)
+	assert.Equal(t, int64(2048), rep.Cache.KeptBytes)
 }
