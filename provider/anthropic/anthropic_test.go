@@ -218,18 +218,8 @@ func TestGenerateFailures(t *testing.T) {
 			srv := providertest.New(t, tt.reply)
 			p := newProvider(t, srv, nil)
 			_, err := p.Generate(context.Background(), req)
-			var pe *provider.Error
-			require.ErrorAs(t, err, &pe)
-			assert.Equal(t, tt.kind, pe.Kind, err.Error())
-			assert.Equal(t, "anthropic", pe.Provider)
-			assert.Equal(t, tt.status, pe.Status)
-			assert.Equal(t, tt.retryAfter, pe.RetryAfter)
-			for _, c := range tt.contains {
-				assert.Contains(t, err.Error(), c)
-			}
-			if tt.errIs != nil {
-				assert.ErrorIs(t, err, tt.errIs)
-			}
+			providertest.ExpectError(t, err, "anthropic", providertest.WantError{Kind: tt.kind, Status: tt.status,
+				RetryAfter: tt.retryAfter, Contains: tt.contains, Is: tt.errIs})
 			assert.Len(t, srv.Requests(), 1, "retries are off in this test")
 		})
 	}

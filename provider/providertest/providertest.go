@@ -11,6 +11,10 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/artifactforge/forge/provider"
 )
@@ -109,3 +113,29 @@ func (f Func) Generate(ctx context.Context, req provider.Request) (provider.Answ
 
 // Name reports "func".
 func (Func) Name() string { return "func" }
+
+// WantError is what a provider's error must carry; see ExpectError.
+type WantError struct {
+	Kind       provider.ErrorKind
+	Status     int           // the HTTP status, 0 when none
+	RetryAfter time.Duration // what the server asked for, 0 when nothing
+	Contains   []string      // substrings of the message
+	Is         error         // a cause errors.Is must find, if any
+}
+
+// ExpectError checks that err is a *provider.Error from the named provider with want's fields.
+func ExpectError(t testing.TB, err error, providerName string, want WantError) {
+	t.Helper()
+	var pe *provider.Error
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, want.Kind, pe.Kind, err.Error())
+	assert.Equal(t, providerName, pe.Provider)
+	assert.Equal(t, want.Status, pe.Status)
+	assert.Equal(t, want.RetryAfter, pe.RetryAfter)
+	for _, c := range want.Contains {
+		assert.Contains(t, err.Error(), c)
+	}
+	if want.Is != nil {
+		assert.ErrorIs(t, err, want.Is)
+	}
+}
