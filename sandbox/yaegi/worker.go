@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -22,8 +24,13 @@ import (
 )
 
 // WorkerEnv marks a process started as an isolation worker: a binary that embeds the sandbox
-// (the forge CLI, or a test binary via TestMain) calls MaybeServeWorker first thing in main.
+// (the forge CLI, an agent that embeds forge, or a test binary via TestMain) calls
+// MaybeServeWorker first thing in main.
 const WorkerEnv = "FORGE_SANDBOX_WORKER"
+
+// WorkerPathEnv names the worker binary (a forge CLI) for processes that do not serve workers
+// themselves; see WorkerConfig.
+const WorkerPathEnv = "FORGE_WORKER"
 
 // Worker environment: the memory cap (bytes) and CPU-seconds rlimit a worker applies to itself.
 const (
@@ -31,29 +38,51 @@ const (
 	workerCPUEnv    = "FORGE_SANDBOX_WORKER_CPU"
 )
 
+// workerProtocol is the version of the worker wire protocol: a worker binary from another forge
+// version is refused with an error that says so, instead of misunderstood.
+const workerProtocol = 2
+
 // exitMemory is the worker's exit code when its memory watchdog trips.
 const exitMemory = 3
 
-// WorkerConfig says how isolation-mode workers are started.
+// DefaultCompileTimeout bounds starting a worker and compiling a program in it (type check,
+// interpreter compile and package initializers; the initializers also get the call's Timeout).
+const DefaultCompileTimeout = 5 * time.Second
+
+// WorkerConfig says how isolation-mode workers are started. The worker binary is, in order:
+// Command; Path; $FORGE_WORKER; this executable if it serves workers (it called
+// MaybeServeWorker, as cmd/forge and test binaries do); `forge` on PATH. With none of them,
+// isolation fails with an error that says how to provide one.
 type WorkerConfig struct {
-	// Command is the worker's argv (default: this executable with "sandbox-worker").
+	// Command is the worker's full argv (overrides Path).
 	Command []string
+	// Path is a forge binary to run as "PATH sandbox-worker".
+	Path string
 	// Env is added to the worker's environment.
 	Env []string
-	// Max bounds live workers per memory limit (default GOMAXPROCS).
+	// Max bounds live workers per program and limits (default GOMAXPROCS).
 	Max int
+	// MaxTotal bounds live workers over all programs (default max(8, 2 x GOMAXPROCS)); idle
+	// workers of other programs are stopped to make room.
+	MaxTotal int
 	// CPUSeconds is the RLIMIT_CPU of each worker (default 600): a worker that used it up dies
 	// and is replaced.
 	CPUSeconds int
+	// CompileTimeout bounds starting a worker and compiling the program in it (default
+	// DefaultCompileTimeout).
+	CompileTimeout time.Duration
 }
 
 // wire messages between the sandbox and a worker (JSON lines).
 type workerMsg struct {
-	Op string `json:"op"` // run | result | call | call_result
+	Op string `json:"op"` // compile | compiled | run | result | call | call_result
 	ID uint64 `json:"id"`
+	// compile
+	Code string `json:"code,omitempty"`
+	Func string `json:"func,omitempty"`
+	// compiled
+	Version int `json:"version,omitempty"`
 	// run
-	Code   string               `json:"code,omitempty"`
-	Func   string               `json:"func,omitempty"`
 	Args   []json.RawMessage    `json:"args,omitempty"`
 	Caps   sandbox.Capabilities `json:"caps,omitempty"`
 	Limits sandbox.Limits       `json:"limits,omitempty"`
@@ -69,10 +98,26 @@ type workerMsg struct {
 	Method string `json:"method,omitempty"`
 }
 
+// servesWorkers is set once MaybeServeWorker has run in this process: the executable can then
+// be its own worker.
+var servesWorkers atomic.Bool
+
 // MaybeServeWorker turns this process into an isolation worker when WorkerEnv is set, serving
-// stdin/stdout until stdin closes, then exits. Otherwise it returns at once.
+// stdin/stdout until stdin closes, then exits. Otherwise it returns at once, and records that
+// this executable can serve as its own worker.
+//
+// An agent that embeds forge calls it first thing in main, before flags or other work:
+//
+//	func main() {
+//		yaegi.MaybeServeWorker()
+//		...
+//	}
+//
+// and gets process isolation with no further plumbing (without it, the worker is a forge binary:
+// see WorkerConfig).
 func MaybeServeWorker() {
 	if os.Getenv(WorkerEnv) == "" {
+		servesWorkers.Store(true)
 		return
 	}
 	if err := ServeWorker(os.Stdin, os.Stdout); err != nil {
@@ -82,8 +127,9 @@ func MaybeServeWorker() {
 	os.Exit(0)
 }
 
-// ServeWorker is the worker side of isolation mode: it applies its rlimits, then compiles and runs
-// what it is sent with an in-process yaegi sandbox, forwarding host Call delegation back.
+// ServeWorker is the worker side of isolation mode: it applies its rlimits, then compiles the
+// one program it is sent with an in-process yaegi sandbox (type check, compile, initializers)
+// and runs its calls, forwarding host Call delegation back. A worker serves one program only.
 func ServeWorker(r io.Reader, w io.Writer) error {
 	memLimit, _ := strconv.ParseInt(os.Getenv(workerMemoryEnv), 10, 64)
 	cpu, _ := strconv.Atoi(os.Getenv(workerCPUEnv))
@@ -95,7 +141,7 @@ func ServeWorker(r io.Reader, w io.Writer) error {
 		go memoryWatchdog(memLimit, w)
 	}
 	sb := New(Options{PoolSize: 1})
-	progs := map[string]*Program{}
+	var prog *Program
 	var wmu sync.Mutex
 	enc := json.NewEncoder(w)
 	send := func(m workerMsg) {
@@ -107,9 +153,9 @@ func ServeWorker(r io.Reader, w io.Writer) error {
 	var pmu sync.Mutex
 	pending := map[uint64]chan workerMsg{}
 	var nextCall uint64 = 1 << 32
-	runs := make(chan workerMsg, 1)
+	reqs := make(chan workerMsg, 1)
 	go func() {
-		defer close(runs)
+		defer close(reqs)
 		dec := json.NewDecoder(bufio.NewReaderSize(r, 1<<16))
 		for {
 			var m workerMsg
@@ -117,8 +163,8 @@ func ServeWorker(r io.Reader, w io.Writer) error {
 				return
 			}
 			switch m.Op {
-			case "run":
-				runs <- m
+			case "compile", "run":
+				reqs <- m
 			case "call_result":
 				pmu.Lock()
 				ch := pending[m.ID]
@@ -130,20 +176,34 @@ func ServeWorker(r io.Reader, w io.Writer) error {
 			}
 		}
 	}()
-	for m := range runs {
-		res := workerMsg{Op: "result", ID: m.ID}
-		src := sandbox.Source{Code: m.Code, Func: m.Func}
-		key := src.Checksum() + "\x00" + m.Func
-		p := progs[key]
-		if p == nil {
-			cp, err := sb.Compile(context.Background(), src)
-			if err != nil {
-				res.Error = sandbox.AsError(err)
+	for m := range reqs {
+		if m.Op == "compile" {
+			res := workerMsg{Op: "compiled", ID: m.ID, Version: workerProtocol}
+			if prog != nil {
+				res.Error = sandbox.Errorf(sandbox.KindInternal, "worker already serves a program")
 				send(res)
 				continue
 			}
-			p = cp.(*Program)
-			progs[key] = p
+			// Initializers run under the call's deadline (Compile bounds them by the default
+			// deadline as well).
+			ctx, cancel := context.WithTimeout(context.Background(), m.Limits.WithDefaults().Timeout)
+			workerBusy.Store(true)
+			cp, err := sb.Compile(ctx, sandbox.Source{Code: m.Code, Func: m.Func})
+			workerBusy.Store(false)
+			cancel()
+			if err != nil {
+				res.Error = sandbox.AsError(err)
+			} else {
+				prog = cp.(*Program)
+			}
+			send(res)
+			continue
+		}
+		res := workerMsg{Op: "result", ID: m.ID}
+		if prog == nil {
+			res.Error = sandbox.Errorf(sandbox.KindInternal, "worker got a call before a program")
+			send(res)
+			continue
 		}
 		in := sandbox.Input{Caps: m.Caps, Limits: m.Limits}
 		in.Limits.Isolation = ""
@@ -167,7 +227,7 @@ func ServeWorker(r io.Reader, w io.Writer) error {
 		}
 		ctx := sandbox.WithCallDepth(context.Background(), m.Depth)
 		workerBusy.Store(true)
-		out, err := p.run(ctx, nil, m.Args, in)
+		out, err := prog.run(ctx, nil, m.Args, in)
 		workerBusy.Store(false)
 		res.Value, res.Logs, res.HostCalls, res.UpstreamRead = out.Value, out.Logs, out.HostCalls, out.UpstreamRead
 		if err != nil {
@@ -178,7 +238,7 @@ func ServeWorker(r io.Reader, w io.Writer) error {
 	return nil
 }
 
-// workerBusy is set while the worker runs a call: the watchdog samples only then.
+// workerBusy is set while the worker compiles or runs a call: the watchdog samples only then.
 var workerBusy atomic.Bool
 
 // workerSend lets the memory watchdog report on the worker's (serialized) stdout.
@@ -222,14 +282,59 @@ func memoryWatchdog(limit int64, w io.Writer) {
 	}
 }
 
-// worker is one live worker process as the sandbox sees it.
+// isolatedGate is everything an isolated Compile does in the host: the bounded parse, the
+// policy gate and the signature, all from the syntax tree. Type checking, compiling and the
+// package initializers happen in the worker.
+func isolatedGate(src sandbox.Source) (sandbox.Signature, error) {
+	fset := token.NewFileSet()
+	f, parsed, err := sandbox.ParseFile(fset, src.Code)
+	if err != nil {
+		return sandbox.Signature{}, err
+	}
+	if err := CheckPolicy(fset, f, false); err != nil {
+		return sandbox.Signature{}, err
+	}
+	fd, err := sandbox.FindFunc(f, src.Func)
+	if err != nil {
+		return sandbox.Signature{}, err
+	}
+	return sandbox.ParseSignature(sandbox.Source{Code: parsed, Func: fd.Name.Name})
+}
+
+// compileIsolated gates src in the host and compiles it in a worker of its own, which stays idle
+// for the program's first call.
+func (s *Sandbox) compileIsolated(ctx context.Context, src sandbox.Source) (*Program, error) {
+	sig, err := isolatedGate(src)
+	if err != nil {
+		return nil, err
+	}
+	p := &Program{src: src, sum: src.Checksum(), sig: sig, isolated: true, workers: s.workers}
+	lim := src.Limits.WithDefaults()
+	w, err := s.workers.get(ctx, p, lim)
+	if err != nil {
+		return nil, err
+	}
+	s.workers.put(w, true)
+	return p, nil
+}
+
+// worker is one live worker process as the sandbox sees it; it serves one program.
 type worker struct {
+	key    workerKey
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	msgs   chan workerMsg
 	stderr *tailBuffer
 	done   chan struct{} // closed when the process has exited
 	err    error
+	idle   time.Time // when it was last put back
+}
+
+// workerKey is what a worker is dedicated to: one program (code and function) under one memory
+// cap. Workers are never shared across programs, so one role's state never meets another's.
+type workerKey struct {
+	sum, fn string
+	mem     int64
 }
 
 // tailBuffer keeps the first and last few KiB a worker wrote to stderr (a fatal error's reason
@@ -256,14 +361,18 @@ func (t *tailBuffer) Write(b []byte) (int, error) {
 func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if len(t.buf) <= len(t.head) {
+		return string(t.head)
+	}
 	return string(t.head) + "\n...\n" + string(t.buf)
 }
 
 type workerPool struct {
 	cfg    WorkerConfig
 	mu     sync.Mutex
-	idle   map[int64][]*worker
-	live   map[int64]int
+	idle   map[workerKey][]*worker
+	live   map[workerKey]int
+	total  int
 	nextID uint64
 	closed bool
 	cond   *sync.Cond
@@ -273,38 +382,77 @@ func newWorkerPool(cfg WorkerConfig) *workerPool {
 	if cfg.Max <= 0 {
 		cfg.Max = runtime.GOMAXPROCS(0)
 	}
+	if cfg.MaxTotal <= 0 {
+		cfg.MaxTotal = max(8, 2*runtime.GOMAXPROCS(0))
+	}
+	cfg.MaxTotal = max(cfg.MaxTotal, cfg.Max)
 	if cfg.CPUSeconds <= 0 {
 		cfg.CPUSeconds = 600
 	}
-	p := &workerPool{cfg: cfg, idle: map[int64][]*worker{}, live: map[int64]int{}}
+	if cfg.CompileTimeout <= 0 {
+		cfg.CompileTimeout = DefaultCompileTimeout
+	}
+	p := &workerPool{cfg: cfg, idle: map[workerKey][]*worker{}, live: map[workerKey]int{}}
 	p.cond = sync.NewCond(&p.mu)
 	return p
 }
 
-func (p *workerPool) start(mem int64) (*worker, error) {
-	argv := p.cfg.Command
-	if len(argv) == 0 {
+// ErrNoWorker is returned (wrapped in a KindInternal *sandbox.Error) when process isolation
+// finds no worker binary.
+var ErrNoWorker = errors.New("no isolation worker binary")
+
+// command returns the worker's argv (see WorkerConfig for the order).
+func (p *workerPool) command() ([]string, error) {
+	if len(p.cfg.Command) > 0 {
+		return p.cfg.Command, nil
+	}
+	if p.cfg.Path != "" {
+		return []string{p.cfg.Path, "sandbox-worker"}, nil
+	}
+	if env := os.Getenv(WorkerPathEnv); env != "" {
+		return []string{env, "sandbox-worker"}, nil
+	}
+	if servesWorkers.Load() {
 		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("find executable: %w", err)
+		if err == nil {
+			return []string{exe}, nil // WorkerEnv makes MaybeServeWorker serve
 		}
-		argv = []string{exe, "sandbox-worker"}
+	}
+	if path, err := exec.LookPath("forge"); err == nil {
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
+		return []string{path, "sandbox-worker"}, nil
+	}
+	return nil, fmt.Errorf("%w: process isolation runs each program in a worker process, and this program has none: "+
+		"install the forge CLI on PATH (go install github.com/artifactforge/forge/cmd/forge), or set $%s to a forge binary, "+
+		"or set yaegi.Options.Worker.Path, or call yaegi.MaybeServeWorker() first thing in main so that this executable serves its own workers",
+		ErrNoWorker, WorkerPathEnv)
+}
+
+// start starts a worker for key and compiles the program in it, under the compile bound.
+func (p *workerPool) start(ctx context.Context, key workerKey, prog *Program, lim sandbox.Limits) (*worker, error) {
+	argv, err := p.command()
+	if err != nil {
+		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: err.Error(), Err: err}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), WorkerEnv+"=1", workerMemoryEnv+"="+strconv.FormatInt(mem, 10), workerCPUEnv+"="+strconv.Itoa(p.cfg.CPUSeconds))
+	cmd.Env = append(os.Environ(), WorkerEnv+"=1", workerMemoryEnv+"="+strconv.FormatInt(key.mem, 10), workerCPUEnv+"="+strconv.Itoa(p.cfg.CPUSeconds))
 	cmd.Env = append(cmd.Env, p.cfg.Env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return nil, err
+		return nil, sandbox.AsError(err)
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return nil, sandbox.AsError(err)
 	}
-	w := &worker{cmd: cmd, stdin: stdin, msgs: make(chan workerMsg, 4), stderr: &tailBuffer{}, done: make(chan struct{})}
+	w := &worker{key: key, cmd: cmd, stdin: stdin, msgs: make(chan workerMsg, 4), stderr: &tailBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = w.stderr
+	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start worker %s: %w", argv[0], err)
+		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Err: err,
+			Message: fmt.Sprintf("start isolation worker %s: %v; set $%s or yaegi.Options.Worker.Path to a forge binary", argv[0], err, WorkerPathEnv)}
 	}
 	go func() {
 		dec := json.NewDecoder(bufio.NewReaderSize(stdout, 1<<16))
@@ -318,35 +466,90 @@ func (p *workerPool) start(mem int64) (*worker, error) {
 		w.err = cmd.Wait()
 		close(w.done)
 	}()
-	return w, nil
+	fail := func(err *sandbox.Error) (*worker, error) {
+		_ = stdin.Close()
+		_ = cmd.Process.Kill()
+		return nil, err
+	}
+	req, _ := json.Marshal(workerMsg{Op: "compile", Code: prog.src.Code, Func: prog.sig.Func, Limits: lim})
+	if _, err := stdin.Write(append(req, '\n')); err != nil {
+		return fail(p.died(w, "compile", time.Since(start), key.mem))
+	}
+	bound := time.NewTimer(p.cfg.CompileTimeout)
+	defer bound.Stop()
+	for {
+		select {
+		case m := <-w.msgs:
+			switch {
+			case m.Op == "compiled" && m.Version != workerProtocol:
+				return fail(&sandbox.Error{Kind: sandbox.KindInternal, Message: fmt.Sprintf(
+					"isolation worker %s speaks protocol %d, this forge speaks %d: use a forge binary built from the same version as this program", argv[0], m.Version, workerProtocol)})
+			case m.Op == "compiled" && m.Error != nil:
+				return fail(m.Error)
+			case m.Op == "compiled":
+				return w, nil
+			case m.Op == "result" && m.ID == 0 && m.Error != nil: // the memory watchdog
+				return fail(m.Error)
+			}
+		case <-w.done:
+			return fail(p.drained(w, "compile", time.Since(start)))
+		case <-bound.C:
+			return fail(&sandbox.Error{Kind: sandbox.KindDeadline, Message: fmt.Sprintf(
+				"compiling in the isolation worker took longer than %v (worker killed)", p.cfg.CompileTimeout),
+				Hint: "package initializers and constant expressions must be cheap: compute large tables at run time"})
+		case <-ctx.Done():
+			return fail(&sandbox.Error{Kind: sandbox.KindDeadline, Message: "call cancelled while its worker compiled", Err: ctx.Err()})
+		}
+	}
 }
 
-func (p *workerPool) get(ctx context.Context, mem int64) (*worker, error) {
+// drained returns the error a dying worker managed to report, or classifies its death.
+func (p *workerPool) drained(w *worker, during string, elapsed time.Duration) *sandbox.Error {
+	for {
+		select {
+		case m := <-w.msgs:
+			if (m.Op == "result" || m.Op == "compiled") && m.Error != nil {
+				return m.Error
+			}
+			continue
+		default:
+		}
+		return p.died(w, during, elapsed, w.key.mem)
+	}
+}
+
+// get returns an idle worker for prog under lim, or starts one (which compiles prog). The
+// compile bound, not the call's deadline, applies to starting it.
+func (p *workerPool) get(ctx context.Context, prog *Program, lim sandbox.Limits) (*worker, error) {
+	key := workerKey{sum: prog.sum, fn: prog.sig.Func, mem: lim.MemoryBytes}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for {
 		if p.closed {
 			return nil, sandbox.Errorf(sandbox.KindInternal, "sandbox closed")
 		}
-		if n := len(p.idle[mem]); n > 0 {
-			w := p.idle[mem][n-1]
-			p.idle[mem] = p.idle[mem][:n-1]
+		if n := len(p.idle[key]); n > 0 {
+			w := p.idle[key][n-1]
+			p.idle[key] = p.idle[key][:n-1]
 			select {
 			case <-w.done:
-				p.live[mem]--
-				continue // died while idle
+				p.forget(w) // died while idle
+				continue
 			default:
 			}
 			return w, nil
 		}
-		if p.live[mem] < p.cfg.Max {
-			p.live[mem]++
+		if p.live[key] < p.cfg.Max && (p.total < p.cfg.MaxTotal || p.evictIdle()) {
+			p.live[key]++
+			p.total++
 			p.mu.Unlock()
-			w, err := p.start(mem)
+			w, err := p.start(ctx, key, prog, lim)
 			p.mu.Lock()
 			if err != nil {
-				p.live[mem]--
-				return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: err.Error(), Err: err}
+				p.live[key]--
+				p.total--
+				p.cond.Broadcast()
+				return nil, err
 			}
 			return w, nil
 		}
@@ -359,44 +562,88 @@ func (p *workerPool) get(ctx context.Context, mem int64) (*worker, error) {
 	}
 }
 
-func (p *workerPool) put(mem int64, w *worker, ok bool) {
+// evictIdle stops the longest-idle worker of any program to make room (p.mu held).
+func (p *workerPool) evictIdle() bool {
+	var oldest *worker
+	for _, ws := range p.idle {
+		for _, w := range ws {
+			if oldest == nil || w.idle.Before(oldest.idle) {
+				oldest = w
+			}
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	ws := p.idle[oldest.key]
+	for i, w := range ws {
+		if w == oldest {
+			p.idle[oldest.key] = append(ws[:i:i], ws[i+1:]...)
+			break
+		}
+	}
+	if len(p.idle[oldest.key]) == 0 {
+		delete(p.idle, oldest.key)
+	}
+	p.stop(oldest)
+	return true
+}
+
+// forget drops a worker from the counts (p.mu held).
+func (p *workerPool) forget(w *worker) {
+	p.live[w.key]--
+	if p.live[w.key] <= 0 {
+		delete(p.live, w.key)
+	}
+	p.total--
+}
+
+// stop kills a worker and drops it from the counts (p.mu held).
+func (p *workerPool) stop(w *worker) {
+	_ = w.stdin.Close()
+	_ = w.cmd.Process.Kill()
+	p.forget(w)
+}
+
+func (p *workerPool) put(w *worker, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if ok && !p.closed {
-		p.idle[mem] = append(p.idle[mem], w)
+		w.idle = time.Now()
+		p.idle[w.key] = append(p.idle[w.key], w)
 	} else {
-		p.live[mem]--
-		_ = w.stdin.Close()
-		_ = w.cmd.Process.Kill()
+		p.stop(w)
 	}
 	p.cond.Broadcast()
 }
 
-// grace is how long past the call's deadline the sandbox waits for a worker before killing it.
-const grace = 250 * time.Millisecond
+// grace is how long past the call's deadline the sandbox waits for a worker's own report before
+// killing it (the worker stops its call at the deadline itself; this catches one stuck in
+// native code).
+const grace = 50 * time.Millisecond
 
 func (p *workerPool) run(ctx context.Context, prog *Program, in sandbox.Input) (sandbox.Output, error) {
-	start := time.Now()
 	args, err := OrderArgs(prog.sig, in.Args)
 	if err != nil {
 		return sandbox.Output{}, err
 	}
-	mem := in.Limits.MemoryBytes
-	wctx, cancel := context.WithTimeout(ctx, in.Limits.Timeout+grace)
-	defer cancel()
-	w, err := p.get(wctx, mem)
+	w, err := p.get(ctx, prog, in.Limits)
 	if err != nil {
 		return sandbox.Output{}, err
 	}
+	start := time.Now()
+	wctx, cancel := context.WithTimeout(ctx, in.Limits.Timeout+grace)
+	defer cancel()
 	p.mu.Lock()
 	p.nextID++
 	id := p.nextID
 	p.mu.Unlock()
-	req := workerMsg{Op: "run", ID: id, Code: prog.src.Code, Func: prog.sig.Func, Args: args, Caps: in.Caps, Limits: in.Limits, Depth: sandbox.CallDepth(ctx)}
+	req := workerMsg{Op: "run", ID: id, Args: args, Caps: in.Caps, Limits: in.Limits, Depth: sandbox.CallDepth(ctx)}
 	b, _ := json.Marshal(req)
 	if _, err := w.stdin.Write(append(b, '\n')); err != nil {
-		p.put(mem, w, false)
-		return sandbox.Output{}, p.died(w, "send request", time.Since(start))
+		e := p.drained(w, "run", time.Since(start))
+		p.put(w, false)
+		return sandbox.Output{}, e
 	}
 	for {
 		select {
@@ -418,72 +665,133 @@ func (p *workerPool) run(ctx context.Context, prog *Program, in sandbox.Input) (
 				if m.Error != nil {
 					// A worker whose call stopped at a deadline may still be running it: replace it.
 					keep := m.Error.Kind != sandbox.KindDeadline && m.Error.Kind != sandbox.KindMemory && m.Error.Kind != sandbox.KindDepth && m.ID != 0
-					p.put(mem, w, keep)
+					p.put(w, keep)
 					return out, m.Error
 				}
-				p.put(mem, w, true)
+				p.put(w, true)
 				return out, nil
 			}
 		case <-w.done:
-			// Drain a result the worker managed to write before dying.
-			select {
-			case m := <-w.msgs:
-				if m.Op == "result" && m.Error != nil {
-					p.put(mem, w, false)
-					return sandbox.Output{Duration: time.Since(start)}, m.Error
-				}
-			default:
-			}
-			p.put(mem, w, false)
-			return sandbox.Output{Duration: time.Since(start)}, p.died(w, "run", time.Since(start))
+			e := p.drained(w, "run", time.Since(start))
+			p.put(w, false)
+			return sandbox.Output{Duration: time.Since(start)}, e
 		case <-wctx.Done():
-			p.put(mem, w, false)
-			return sandbox.Output{Duration: time.Since(start)}, &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded (worker killed)", Err: wctx.Err()}
+			p.put(w, false)
+			e := &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded (worker killed)", Err: wctx.Err()}
+			if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
+				e.Message = "call cancelled (worker killed)"
+			}
+			return sandbox.Output{Duration: time.Since(start)}, e
 		}
 	}
 }
 
-// died classifies a worker's death from its exit status and the tail of its stderr.
-func (p *workerPool) died(w *worker, during string, elapsed time.Duration) *sandbox.Error {
+// died classifies a worker's death from its exit status and the head and tail of its stderr.
+func (p *workerPool) died(w *worker, during string, elapsed time.Duration, mem int64) *sandbox.Error {
 	<-w.done
-	tail := w.stderr.String()
+	d := death{during: during, elapsed: elapsed, stderr: w.stderr.String(), memLimit: mem, code: -1}
 	var ee *exec.ExitError
-	code := -1
 	if errors.As(w.err, &ee) {
-		code = ee.ExitCode()
+		d.code = ee.ExitCode()
+	} else if w.err == nil {
+		d.code = 0
 	}
-	last := strings.TrimSpace(tail)
-	if i := strings.Index(last, "fatal error:"); i >= 0 {
-		last = last[i:]
+	if ps := w.cmd.ProcessState; ps != nil {
+		d.signal = exitSignal(ps)
+		d.maxRSS = maxRSS(ps)
+		d.cpu = ps.UserTime() + ps.SystemTime()
 	}
-	if j := strings.IndexByte(last, '\n'); j > 0 {
-		last = last[:j]
+	d.cpuLimit = time.Duration(p.cfg.CPUSeconds) * time.Second
+	return d.classify()
+}
+
+// death is what the sandbox knows about a worker that exited on its own.
+type death struct {
+	during   string
+	elapsed  time.Duration
+	code     int    // exit code, -1 when killed by a signal
+	signal   string // "killed", "CPU time limit exceeded", ... ("" when it exited)
+	stderr   string
+	maxRSS   int64 // peak resident set, bytes (0 unknown)
+	memLimit int64
+	cpu      time.Duration
+	cpuLimit time.Duration
+}
+
+// fatalLine returns the runtime's one-line reason ("fatal error: stack overflow", "panic: ...",
+// "runtime: goroutine stack exceeds ...") from a dead worker's stderr.
+func fatalLine(stderr string) string {
+	for _, prefix := range []string{"fatal error:", "runtime: goroutine stack exceeds", "panic:", "runtime:"} {
+		if i := strings.Index(stderr, prefix); i >= 0 {
+			l := stderr[i:]
+			if j := strings.IndexByte(l, '\n'); j >= 0 {
+				l = l[:j]
+			}
+			return strings.TrimSpace(l)
+		}
 	}
-	msg := fmt.Sprintf("worker died during %s after %v (exit %d): %s", during, elapsed.Round(time.Millisecond), code, last)
+	return ""
+}
+
+// classify maps a worker's death onto an error kind. The worker served one program, so a death
+// the runtime attributes to what the code did (memory, stack, a fatal runtime error, CPU) is the
+// code's, intrinsic; only a death with no such cause (killed from outside, exited for no reason
+// given) stays KindInternal.
+func (d death) classify() *sandbox.Error {
+	line := fatalLine(d.stderr)
+	status := fmt.Sprintf("exit %d", d.code)
+	if d.signal != "" {
+		status = "signal: " + d.signal
+	}
+	msg := func(what string) string {
+		return fmt.Sprintf("%s (isolation worker died during %s after %v, %s)", what, d.during, d.elapsed.Round(time.Millisecond), status)
+	}
+	has := func(s ...string) bool {
+		for _, x := range s {
+			if strings.Contains(d.stderr, x) {
+				return true
+			}
+		}
+		return false
+	}
 	switch {
-	case code == exitMemory || strings.Contains(tail, "out of memory") || strings.Contains(tail, "cannot allocate memory") ||
-		strings.Contains(tail, "failed to allocate"): // the last one: the race detector's allocator under RLIMIT_AS
-		return &sandbox.Error{Kind: sandbox.KindMemory, Message: msg}
-	case strings.Contains(tail, "stack overflow") || strings.Contains(tail, "stack exceeds"):
-		return &sandbox.Error{Kind: sandbox.KindDepth, Message: msg}
-	case strings.Contains(tail, "CPU time limit") || (ee != nil && ee.Sys() != nil && strings.Contains(fmt.Sprint(ee.Sys()), "cpu")):
-		return &sandbox.Error{Kind: sandbox.KindDeadline, Message: msg}
+	case d.code == exitMemory:
+		return &sandbox.Error{Kind: sandbox.KindMemory, Message: msg(fmt.Sprintf("memory cap of %d MiB exceeded", d.memLimit>>20)),
+			Hint: "use less memory: stream or bound what the code builds"}
+	case has("stack overflow", "goroutine stack exceeds"):
+		return &sandbox.Error{Kind: sandbox.KindDepth, Message: msg(line), Hint: depthHint}
+	case has("out of memory", "cannot allocate memory", "failed to allocate", "mmap failed"):
+		// The runtime's allocator under RLIMIT_AS (the race detector's says "failed to allocate").
+		return &sandbox.Error{Kind: sandbox.KindMemory, Message: msg(line + fmt.Sprintf(": over the memory cap of %d MiB", d.memLimit>>20)),
+			Hint: "use less memory: stream or bound what the code builds"}
+	case strings.Contains(d.signal, "CPU time limit") || (d.signal == "killed" && d.cpuLimit > 0 && d.cpu >= d.cpuLimit-time.Second):
+		return &sandbox.Error{Kind: sandbox.KindDeadline, Message: msg(fmt.Sprintf("CPU time limit of %v used up", d.cpuLimit)),
+			Hint: "the code burnt CPU past every call's deadline (runaway goroutines?)"}
+	case d.signal == "killed" && d.memLimit > 0 && d.maxRSS >= d.memLimit/2:
+		return &sandbox.Error{Kind: sandbox.KindMemory, Message: msg(fmt.Sprintf("killed at a peak of %d MiB resident (memory cap %d MiB): most likely the kernel's OOM killer", d.maxRSS>>20, d.memLimit>>20)),
+			Hint: "use less memory: stream or bound what the code builds"}
+	case strings.HasPrefix(line, "fatal error:") || strings.HasPrefix(line, "panic:"):
+		// concurrent map writes, all goroutines asleep, an unrecovered panic in a goroutine the
+		// code started, ...
+		return &sandbox.Error{Kind: sandbox.KindPanic, Message: msg(line)}
 	}
-	return &sandbox.Error{Kind: sandbox.KindInternal, Message: msg}
+	what := "isolation worker died for no reason attributable to the code"
+	if line != "" {
+		what += ": " + line
+	}
+	return &sandbox.Error{Kind: sandbox.KindInternal, Message: msg(what)}
 }
 
 func (p *workerPool) close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
-	for mem, ws := range p.idle {
+	for _, ws := range p.idle {
 		for _, w := range ws {
-			_ = w.stdin.Close()
-			_ = w.cmd.Process.Kill()
-			p.live[mem]--
+			p.stop(w)
 		}
 	}
-	p.idle = map[int64][]*worker{}
+	p.idle = map[workerKey][]*worker{}
 	p.cond.Broadcast()
 	return nil
 }

@@ -28,8 +28,11 @@ type Options struct {
 	// PoolSize bounds the interpreters kept per program (default 2 x GOMAXPROCS). Calls beyond it
 	// wait for a free interpreter.
 	PoolSize int
-	// Worker configures isolation mode (Limits.Isolation == "process"); see WorkerConfig.
+	// Worker configures isolation mode; see WorkerConfig.
 	Worker WorkerConfig
+	// Isolation "process" isolates every program this sandbox compiles; otherwise a program is
+	// isolated when its Source.Limits.Isolation says so (see Compile).
+	Isolation string
 }
 
 // Sandbox is the yaegi backend: in-process interpretation behind the policy gate and source
@@ -69,6 +72,8 @@ type Program struct {
 	ht   *hostTypes // nil: args are decoded inside the interpreter
 	// guarded is set when the rewrite added a depth guard (the guard needs a per-call channel).
 	guarded bool
+	// isolated programs exist only in worker processes: the host holds no interpreter.
+	isolated bool
 
 	pool    chan *instance
 	sem     chan struct{} // one token per live interpreter
@@ -408,9 +413,16 @@ func directCall(sig sandbox.Signature) string {
 
 // Compile gates, rewrites and compiles src once; the first interpreter is built now so compile
 // errors surface here, later ones on demand up to the pool size.
+//
+// An isolated program (Options.Isolation or src.Limits.Isolation "process") is only parsed and
+// gated here; it is type-checked, compiled and initialized in a worker process of its own, under
+// src.Limits (memory cap; Timeout for the initializers) and the worker's compile bound.
 func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Program, error) {
 	if s.closed.Load() {
 		return nil, sandbox.Errorf(sandbox.KindInternal, "sandbox closed")
+	}
+	if s.opts.Isolation == sandbox.IsolationProcess || src.Limits.Isolation == sandbox.IsolationProcess {
+		return s.compileIsolated(ctx, src)
 	}
 	code, sig, ht, guarded, err := prepare(src)
 	if err != nil {
@@ -575,7 +587,7 @@ func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Inpu
 		return sandbox.Output{}, sandbox.Errorf(sandbox.KindInternal, "yaegi: program of type %T is not a yaegi program", prog)
 	}
 	in.Limits = in.Limits.WithDefaults()
-	if in.Limits.Isolation == sandbox.IsolationProcess {
+	if p.isolated || in.Limits.Isolation == sandbox.IsolationProcess {
 		return s.workers.run(ctx, p, in)
 	}
 	if ctx.Err() != nil {
