@@ -138,6 +138,10 @@ func ServeWorker(r io.Reader, w io.Writer) error {
 	}
 	if memLimit > 0 {
 		debug.SetMemoryLimit(memLimit)
+		// A goroutine stack may use half the cap: recursion through native code (which no depth
+		// guard sees) then ends in the runtime's "stack overflow", reported as a depth error,
+		// rather than in an out-of-memory death a second later.
+		debug.SetMaxStack(int(max(memLimit/2, 32<<20)))
 		go memoryWatchdog(memLimit, w)
 	}
 	sb := New(Options{PoolSize: 1})

@@ -1,0 +1,9 @@
+// args: []
+// kind: compile
+// stage: compile
+// contains: nested more than
+package artifact
+
+func F() int {
+	return (1)
+}
