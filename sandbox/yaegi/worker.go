@@ -419,7 +419,9 @@ func (p *workerPool) command() ([]string, error) {
 	if servesWorkers.Load() {
 		exe, err := os.Executable()
 		if err == nil {
-			return []string{exe}, nil // WorkerEnv makes MaybeServeWorker serve
+			// The same command line, so that the child reaches MaybeServeWorker the way this
+			// process did; WorkerEnv makes it serve.
+			return append([]string{exe}, os.Args[1:]...), nil
 		}
 	}
 	if path, err := exec.LookPath("forge"); err == nil {
@@ -780,6 +782,9 @@ func (d death) classify() *sandbox.Error {
 		return &sandbox.Error{Kind: sandbox.KindPanic, Message: msg(line)}
 	}
 	what := "isolation worker died for no reason attributable to the code"
+	if d.during == "compile" && d.code == 0 {
+		what = "isolation worker exited without answering: its binary does not serve workers (a forge CLI does, and so does a main that calls yaegi.MaybeServeWorker() first thing)"
+	}
 	if line != "" {
 		what += ": " + line
 	}

@@ -90,8 +90,8 @@ func TestWorkerCommandOrder(t *testing.T) {
 		t.Fatalf("$%s: argv %v", WorkerPathEnv, argv)
 	}
 	t.Setenv(WorkerPathEnv, "")
-	if argv, _ := p.command(); len(argv) != 1 || argv[0] != exe {
-		t.Fatalf("self: argv %v, want [%s]", argv, exe)
+	if argv, _ := p.command(); len(argv) != len(os.Args) || argv[0] != exe || strings.Join(argv[1:], " ") != strings.Join(os.Args[1:], " ") {
+		t.Fatalf("self: argv %v, want %s and this process's args %v", argv, exe, os.Args[1:])
 	}
 	servesWorkers.Store(false)
 	defer servesWorkers.Store(true)
