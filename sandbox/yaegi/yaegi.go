@@ -422,7 +422,11 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 		return nil, sandbox.Errorf(sandbox.KindInternal, "sandbox closed")
 	}
 	if s.opts.Isolation == sandbox.IsolationProcess || src.Limits.Isolation == sandbox.IsolationProcess {
-		return s.compileIsolated(ctx, src)
+		p, err := s.compileIsolated(ctx, src)
+		if err != nil {
+			return nil, err // not a typed nil
+		}
+		return p, nil
 	}
 	code, sig, ht, guarded, err := prepare(src)
 	if err != nil {
