@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/ast"
 	"go/token"
 	"io"
 	"os"
@@ -75,13 +76,16 @@ type WorkerConfig struct {
 
 // wire messages between the sandbox and a worker (JSON lines).
 type workerMsg struct {
-	Op string `json:"op"` // compile | compiled | run | result | call | call_result
+	Op string `json:"op"` // compile | compiled | run | result | test | tested | call | call_result
 	ID uint64 `json:"id"`
 	// compile
 	Code string `json:"code,omitempty"`
 	Func string `json:"func,omitempty"`
 	// compiled
 	Version int `json:"version,omitempty"`
+	// test / tested
+	Tests   string               `json:"tests,omitempty"`
+	Results []sandbox.TestResult `json:"results,omitempty"`
 	// run
 	Args   []json.RawMessage    `json:"args,omitempty"`
 	Caps   sandbox.Capabilities `json:"caps,omitempty"`
@@ -167,7 +171,7 @@ func ServeWorker(r io.Reader, w io.Writer) error {
 				return
 			}
 			switch m.Op {
-			case "compile", "run":
+			case "compile", "run", "test":
 				reqs <- m
 			case "call_result":
 				pmu.Lock()
@@ -180,7 +184,40 @@ func ServeWorker(r io.Reader, w io.Writer) error {
 			}
 		}
 	}()
+	// call is host Call delegation: forwarded to the sandbox, which runs the nested call.
+	call := func(ctx context.Context, role, method string, args json.RawMessage) (json.RawMessage, error) {
+		pmu.Lock()
+		nextCall++
+		id := nextCall
+		ch := make(chan workerMsg, 1)
+		pending[id] = ch
+		pmu.Unlock()
+		send(workerMsg{Op: "call", ID: id, Role: role, Method: method, Value: args, Depth: sandbox.CallDepth(ctx)})
+		select {
+		case reply := <-ch:
+			if reply.Error != nil {
+				return nil, reply.Error
+			}
+			return reply.Value, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	for m := range reqs {
+		if m.Op == "test" {
+			// A test worker runs one suite and is discarded.
+			in := sandbox.Input{Caps: m.Caps, Limits: m.Limits, Call: call}
+			in.Limits.Isolation = ""
+			workerBusy.Store(true)
+			results, err := sb.Test(sandbox.WithCallDepth(context.Background(), m.Depth), sandbox.Source{Code: m.Code, Func: m.Func}, m.Tests, in)
+			workerBusy.Store(false)
+			res := workerMsg{Op: "tested", ID: m.ID, Version: workerProtocol, Results: results}
+			if err != nil {
+				res.Error = sandbox.AsError(err)
+			}
+			send(res)
+			continue
+		}
 		if m.Op == "compile" {
 			res := workerMsg{Op: "compiled", ID: m.ID, Version: workerProtocol}
 			if prog != nil {
@@ -209,26 +246,8 @@ func ServeWorker(r io.Reader, w io.Writer) error {
 			send(res)
 			continue
 		}
-		in := sandbox.Input{Caps: m.Caps, Limits: m.Limits}
+		in := sandbox.Input{Caps: m.Caps, Limits: m.Limits, Call: call}
 		in.Limits.Isolation = ""
-		in.Call = func(ctx context.Context, role, method string, args json.RawMessage) (json.RawMessage, error) {
-			pmu.Lock()
-			nextCall++
-			id := nextCall
-			ch := make(chan workerMsg, 1)
-			pending[id] = ch
-			pmu.Unlock()
-			send(workerMsg{Op: "call", ID: id, Role: role, Method: method, Value: args, Depth: sandbox.CallDepth(ctx)})
-			select {
-			case reply := <-ch:
-				if reply.Error != nil {
-					return nil, reply.Error
-				}
-				return reply.Value, nil
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		}
 		ctx := sandbox.WithCallDepth(context.Background(), m.Depth)
 		workerBusy.Store(true)
 		out, err := prog.run(ctx, nil, m.Args, in)
@@ -332,6 +351,7 @@ type worker struct {
 	done   chan struct{} // closed when the process has exited
 	err    error
 	idle   time.Time // when it was last put back
+	argv0  string
 }
 
 // workerKey is what a worker is dedicated to: one program (code and function) under one memory
@@ -436,8 +456,8 @@ func (p *workerPool) command() ([]string, error) {
 		ErrNoWorker, WorkerPathEnv)
 }
 
-// start starts a worker for key and compiles the program in it, under the compile bound.
-func (p *workerPool) start(ctx context.Context, key workerKey, prog *Program, lim sandbox.Limits) (*worker, error) {
+// spawn starts a worker process for key.
+func (p *workerPool) spawn(key workerKey) (*worker, error) {
 	argv, err := p.command()
 	if err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: err.Error(), Err: err}
@@ -453,9 +473,8 @@ func (p *workerPool) start(ctx context.Context, key workerKey, prog *Program, li
 	if err != nil {
 		return nil, sandbox.AsError(err)
 	}
-	w := &worker{key: key, cmd: cmd, stdin: stdin, msgs: make(chan workerMsg, 4), stderr: &tailBuffer{}, done: make(chan struct{})}
+	w := &worker{key: key, cmd: cmd, stdin: stdin, msgs: make(chan workerMsg, 4), stderr: &tailBuffer{}, done: make(chan struct{}), argv0: argv[0]}
 	cmd.Stderr = w.stderr
-	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Err: err,
 			Message: fmt.Sprintf("start isolation worker %s: %v; set $%s or yaegi.Options.Worker.Path to a forge binary", argv[0], err, WorkerPathEnv)}
@@ -472,14 +491,38 @@ func (p *workerPool) start(ctx context.Context, key workerKey, prog *Program, li
 		w.err = cmd.Wait()
 		close(w.done)
 	}()
+	return w, nil
+}
+
+// kill stops a worker that never joined the pool.
+func (w *worker) kill() {
+	_ = w.stdin.Close()
+	_ = w.cmd.Process.Kill()
+}
+
+// checkVersion refuses a worker binary that speaks another protocol version.
+func (w *worker) checkVersion(m workerMsg) *sandbox.Error {
+	if m.Version == workerProtocol {
+		return nil
+	}
+	return &sandbox.Error{Kind: sandbox.KindInternal, Message: fmt.Sprintf(
+		"isolation worker %s speaks protocol %d, this forge speaks %d: use a forge binary built from the same version as this program", w.argv0, m.Version, workerProtocol)}
+}
+
+// start starts a worker for key and compiles the program in it, under the compile bound.
+func (p *workerPool) start(ctx context.Context, key workerKey, prog *Program, lim sandbox.Limits) (*worker, error) {
+	start := time.Now()
+	w, err := p.spawn(key)
+	if err != nil {
+		return nil, err
+	}
 	fail := func(err *sandbox.Error) (*worker, error) {
-		_ = stdin.Close()
-		_ = cmd.Process.Kill()
+		w.kill()
 		return nil, err
 	}
 	req, _ := json.Marshal(workerMsg{Op: "compile", Code: prog.src.Code, Func: prog.sig.Func, Limits: lim})
-	if _, err := stdin.Write(append(req, '\n')); err != nil {
-		return fail(p.died(w, "compile", time.Since(start), key.mem))
+	if _, err := w.stdin.Write(append(req, '\n')); err != nil {
+		return fail(p.drained(w, "compile", time.Since(start)))
 	}
 	bound := time.NewTimer(p.cfg.CompileTimeout)
 	defer bound.Stop()
@@ -487,9 +530,8 @@ func (p *workerPool) start(ctx context.Context, key workerKey, prog *Program, li
 		select {
 		case m := <-w.msgs:
 			switch {
-			case m.Op == "compiled" && m.Version != workerProtocol:
-				return fail(&sandbox.Error{Kind: sandbox.KindInternal, Message: fmt.Sprintf(
-					"isolation worker %s speaks protocol %d, this forge speaks %d: use a forge binary built from the same version as this program", argv[0], m.Version, workerProtocol)})
+			case m.Op == "compiled" && w.checkVersion(m) != nil:
+				return fail(w.checkVersion(m))
 			case m.Op == "compiled" && m.Error != nil:
 				return fail(m.Error)
 			case m.Op == "compiled":
@@ -528,6 +570,11 @@ func (p *workerPool) drained(w *worker, during string, elapsed time.Duration) *s
 // compile bound, not the call's deadline, applies to starting it.
 func (p *workerPool) get(ctx context.Context, prog *Program, lim sandbox.Limits) (*worker, error) {
 	key := workerKey{sum: prog.sum, fn: prog.sig.Func, mem: lim.MemoryBytes}
+	return p.acquire(ctx, key, func() (*worker, error) { return p.start(ctx, key, prog, lim) })
+}
+
+// acquire returns an idle worker for key or one from start, within the pool's bounds.
+func (p *workerPool) acquire(ctx context.Context, key workerKey, start func() (*worker, error)) (*worker, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for {
@@ -549,7 +596,7 @@ func (p *workerPool) get(ctx context.Context, prog *Program, lim sandbox.Limits)
 			p.live[key]++
 			p.total++
 			p.mu.Unlock()
-			w, err := p.start(ctx, key, prog, lim)
+			w, err := start()
 			p.mu.Lock()
 			if err != nil {
 				p.live[key]--
@@ -638,18 +685,36 @@ func (p *workerPool) run(ctx context.Context, prog *Program, in sandbox.Input) (
 		return sandbox.Output{}, err
 	}
 	start := time.Now()
-	wctx, cancel := context.WithTimeout(ctx, in.Limits.Timeout+grace)
+	m, e := p.exchange(ctx, w, workerMsg{Op: "run", Args: args, Caps: in.Caps, Limits: in.Limits, Depth: sandbox.CallDepth(ctx)}, in, in.Limits.Timeout+grace)
+	if e != nil {
+		p.put(w, false)
+		return sandbox.Output{Duration: time.Since(start)}, e
+	}
+	out := sandbox.Output{Value: m.Value, Logs: m.Logs, HostCalls: m.HostCalls, UpstreamRead: m.UpstreamRead, Duration: time.Since(start)}
+	if m.Error != nil {
+		// A worker whose call stopped at a deadline may still be running it: replace it.
+		keep := m.Error.Kind != sandbox.KindDeadline && m.Error.Kind != sandbox.KindMemory && m.Error.Kind != sandbox.KindDepth && m.ID != 0
+		p.put(w, keep)
+		return out, m.Error
+	}
+	p.put(w, true)
+	return out, nil
+}
+
+// exchange sends req to w and serves the worker's host calls until its answer (a result, or the
+// outcome of a test suite), its death or the bound. An error means the worker must be dropped.
+func (p *workerPool) exchange(ctx context.Context, w *worker, req workerMsg, in sandbox.Input, bound time.Duration) (workerMsg, *sandbox.Error) {
+	start := time.Now()
+	during := req.Op
+	wctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	p.mu.Lock()
 	p.nextID++
-	id := p.nextID
+	req.ID = p.nextID
 	p.mu.Unlock()
-	req := workerMsg{Op: "run", ID: id, Args: args, Caps: in.Caps, Limits: in.Limits, Depth: sandbox.CallDepth(ctx)}
 	b, _ := json.Marshal(req)
 	if _, err := w.stdin.Write(append(b, '\n')); err != nil {
-		e := p.drained(w, "run", time.Since(start))
-		p.put(w, false)
-		return sandbox.Output{}, e
+		return workerMsg{}, p.drained(w, during, time.Since(start))
 	}
 	for {
 		select {
@@ -666,30 +731,81 @@ func (p *workerPool) run(ctx context.Context, prog *Program, in sandbox.Input) (
 				}
 				rb, _ := json.Marshal(reply)
 				_, _ = w.stdin.Write(append(rb, '\n'))
-			case m.Op == "result" && (m.ID == id || m.ID == 0):
-				out := sandbox.Output{Value: m.Value, Logs: m.Logs, HostCalls: m.HostCalls, UpstreamRead: m.UpstreamRead, Duration: time.Since(start)}
-				if m.Error != nil {
-					// A worker whose call stopped at a deadline may still be running it: replace it.
-					keep := m.Error.Kind != sandbox.KindDeadline && m.Error.Kind != sandbox.KindMemory && m.Error.Kind != sandbox.KindDepth && m.ID != 0
-					p.put(w, keep)
-					return out, m.Error
-				}
-				p.put(w, true)
-				return out, nil
+			case m.Op == "result" && m.ID == 0 && req.Op != "run":
+				return workerMsg{}, m.Error // the memory watchdog, during a test suite
+			case (m.Op == "result" || m.Op == "tested") && (m.ID == req.ID || m.ID == 0):
+				return m, nil
 			}
 		case <-w.done:
-			e := p.drained(w, "run", time.Since(start))
-			p.put(w, false)
-			return sandbox.Output{Duration: time.Since(start)}, e
+			return workerMsg{}, p.drained(w, during, time.Since(start))
 		case <-wctx.Done():
-			p.put(w, false)
 			e := &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded (worker killed)", Err: wctx.Err()}
 			if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
 				e.Message = "call cancelled (worker killed)"
 			}
-			return sandbox.Output{Duration: time.Since(start)}, e
+			return workerMsg{}, e
 		}
 	}
+}
+
+// testIsolated runs an acceptance test suite in a worker of its own, discarded afterwards: the
+// host parses and gates both files; the worker type-checks, compiles, initializes and runs them.
+// The bound is the compile bound plus each test's deadline (and a second) per test.
+func (s *Sandbox) testIsolated(ctx context.Context, src sandbox.Source, testCode string, in sandbox.Input) ([]sandbox.TestResult, error) {
+	names, err := isolatedTestGate(src, testCode)
+	if err != nil {
+		return nil, err
+	}
+	lim := in.Limits
+	key := workerKey{sum: "test:" + sandbox.Source{Code: src.Code + "\x00" + testCode}.Checksum(), fn: src.Func, mem: lim.MemoryBytes}
+	p := s.workers
+	w, err := p.acquire(ctx, key, func() (*worker, error) { return p.spawn(key) })
+	if err != nil {
+		return nil, err
+	}
+	defer p.put(w, false)
+	bound := p.cfg.CompileTimeout + time.Duration(len(names))*(lim.Timeout+time.Second)
+	m, e := p.exchange(ctx, w, workerMsg{Op: "test", Code: src.Code, Func: src.Func, Tests: testCode, Caps: in.Caps, Limits: lim, Depth: sandbox.CallDepth(ctx)}, in, bound)
+	if e != nil {
+		return nil, e
+	}
+	if ve := w.checkVersion(m); ve != nil {
+		return nil, ve
+	}
+	if m.Error != nil {
+		return nil, m.Error
+	}
+	if m.Results == nil {
+		m.Results = []sandbox.TestResult{}
+	}
+	return m.Results, nil
+}
+
+// isolatedTestGate is the host's part of an isolated test run: the bounded parse and the policy
+// gate of the artifact and the tests; it returns the test names.
+func isolatedTestGate(src sandbox.Source, testCode string) ([]string, error) {
+	if _, err := isolatedGate(sandbox.Source{Code: src.Code, Func: src.Func}); err != nil {
+		var se *sandbox.Error
+		// An artifact that is only tested need not name its function.
+		if !errors.As(err, &se) || !strings.Contains(se.Message, "exported function") {
+			return nil, err
+		}
+	}
+	fset := token.NewFileSet()
+	tf, _, err := sandbox.ParseFile(fset, testCode)
+	if err != nil {
+		return nil, fmt.Errorf("tests: %w", err)
+	}
+	if err := CheckPolicy(fset, tf, true); err != nil {
+		return nil, fmt.Errorf("tests: %w", err)
+	}
+	var names []string
+	for _, d := range tf.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && strings.HasPrefix(fd.Name.Name, "Test") && isTestFunc(fd) {
+			names = append(names, fd.Name.Name)
+		}
+	}
+	return names, nil
 }
 
 // died classifies a worker's death from its exit status and the head and tail of its stderr.

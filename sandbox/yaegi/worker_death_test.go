@@ -174,3 +174,36 @@ func TestIsolatedCompile(t *testing.T) {
 		t.Fatalf("want a worker of its own for each program, got pids %d and %d", a, b)
 	}
 }
+
+// TestIsolatedTest checks that acceptance tests of an isolated program run in a worker with the
+// in-process results, and that an artifact whose test kills the worker is the code's error.
+func TestIsolatedTest(t *testing.T) {
+	ctx := context.Background()
+	sb := New(Options{})
+	defer sb.Close()
+	code := "package artifact\n\nfunc Add(a, b int) int { return a + b }\n"
+	tests := "package artifact\n\nimport (\n\t\"testing\"\n\n\t\"github.com/stretchr/testify/assert\"\n)\n\n" +
+		"func TestAdd(t *testing.T) { assert.Equal(t, 3, Add(1, 2)) }\n\nfunc TestWrong(t *testing.T) { assert.Equal(t, 4, Add(1, 2)) }\n"
+	in, err := sb.Test(ctx, sandbox.Source{Code: code}, tests, sandbox.Input{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	iso, err := sb.Test(ctx, isolatedSource(code), tests, sandbox.Input{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in) != 2 || len(iso) != 2 {
+		t.Fatalf("results: in-process %+v, isolated %+v", in, iso)
+	}
+	for i := range in {
+		if in[i].Name != iso[i].Name || in[i].Passed != iso[i].Passed || in[i].Message != iso[i].Message {
+			t.Fatalf("isolated %+v, in-process %+v", iso[i], in[i])
+		}
+	}
+	crash := "package artifact\n\nimport \"strings\"\n\nfunc shout(r rune) rune {\n\tstrings.Map(shout, \"x\")\n\treturn r\n}\n\nfunc Shout(s string) string { return strings.Map(shout, s) }\n"
+	crashTests := "package artifact\n\nimport \"testing\"\n\nfunc TestShout(t *testing.T) {\n\tif Shout(\"a\") != \"A\" {\n\t\tt.Fatal(\"no\")\n\t}\n}\n"
+	_, err = sb.Test(ctx, sandbox.Source{Code: crash}, crashTests, sandbox.Input{Limits: sandbox.Limits{Isolation: sandbox.IsolationProcess, Timeout: 5 * time.Second}})
+	if k := sandbox.KindOf(err); k != sandbox.KindDepth && k != sandbox.KindMemory {
+		t.Fatalf("err = %v, want the worker's death as the code's depth or memory error", err)
+	}
+}
