@@ -17,11 +17,13 @@ import (
 
 	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/provider/replay"
+	"github.com/artifactforge/forge/sandbox/yaegi"
 )
 
 const workerEnv = "FORGE_FORGE_TEST_WORKER"
 
 func TestMain(m *testing.M) {
+	yaegi.MaybeServeWorker() // isolated roles' workers are this binary (see isolation_test.go)
 	if os.Getenv(workerEnv) != "" {
 		os.Exit(forgeWorker(os.Getenv("FORGE_TEST_STORE"), os.Getenv("FORGE_TEST_CASSETTE")))
 	}
