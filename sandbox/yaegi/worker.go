@@ -338,6 +338,8 @@ func (s *Sandbox) compileIsolated(ctx context.Context, src sandbox.Source) (*Pro
 		return nil, err
 	}
 	s.workers.put(w, true)
+	// Once the program is unreachable, its idle workers only take room.
+	runtime.AddCleanup(p, func(k workerKey) { s.workers.drop(k.sum, k.fn) }, workerKey{sum: p.sum, fn: sig.Func})
 	return p, nil
 }
 
@@ -642,6 +644,21 @@ func (p *workerPool) evictIdle() bool {
 	return true
 }
 
+// drop stops the idle workers of a program (any memory cap).
+func (p *workerPool) drop(sum, fn string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for key, ws := range p.idle {
+		if key.sum == sum && key.fn == fn {
+			for _, w := range ws {
+				p.stop(w)
+			}
+			delete(p.idle, key)
+		}
+	}
+	p.cond.Broadcast()
+}
+
 // forget drops a worker from the counts (p.mu held).
 func (p *workerPool) forget(w *worker) {
 	p.live[w.key]--
@@ -882,8 +899,9 @@ func (d death) classify() *sandbox.Error {
 			Hint: "use less memory: stream or bound what the code builds"}
 	case has("stack overflow", "goroutine stack exceeds"):
 		return &sandbox.Error{Kind: sandbox.KindDepth, Message: msg(line), Hint: depthHint}
-	case has("out of memory", "cannot allocate memory", "failed to allocate", "mmap failed"):
-		// The runtime's allocator under RLIMIT_AS (the race detector's says "failed to allocate").
+	case has("out of memory", "cannot allocate memory", "failed to allocate", "mmap failed", "address space collisions"):
+		// The runtime's allocator under RLIMIT_AS (the race detector's says "failed to allocate" or
+		// "too many address space collisions").
 		return &sandbox.Error{Kind: sandbox.KindMemory, Message: msg(line + fmt.Sprintf(": over the memory cap of %d MiB", d.memLimit>>20)),
 			Hint: "use less memory: stream or bound what the code builds"}
 	case strings.Contains(d.signal, "CPU time limit") || (d.signal == "killed" && d.cpuLimit > 0 && d.cpu >= d.cpuLimit-time.Second):

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,7 @@ func TestWorkerDeathClassification(t *testing.T) {
 		{"runtime out of memory", death{code: 2, stderr: "fatal error: out of memory\n\ngoroutine 1 [running]:\n"}, sandbox.KindMemory, "fatal error: out of memory"},
 		{"mmap refused under RLIMIT_AS", death{code: 2, stderr: "runtime: cannot allocate memory\nfatal error: runtime: cannot allocate memory\n"}, sandbox.KindMemory, "cannot allocate memory"},
 		{"race detector allocator", death{code: 66, stderr: "==123==ERROR: ThreadSanitizer failed to allocate 0x1000 bytes\n"}, sandbox.KindMemory, "over the memory cap"},
+		{"race runtime under RLIMIT_AS", death{code: 2, stderr: "fatal error: too many address space collisions for -race mode\n"}, sandbox.KindMemory, "address space collisions"},
 		{"CPU rlimit (SIGXCPU)", death{code: -1, signal: "CPU time limit exceeded", cpuLimit: 600 * time.Second}, sandbox.KindDeadline, "CPU time limit of 10m0s"},
 		{"CPU hard rlimit (SIGKILL at the limit)", death{code: -1, signal: "killed", cpu: 600 * time.Second, cpuLimit: 600 * time.Second}, sandbox.KindDeadline, "CPU time limit"},
 		{"OOM killer", death{code: -1, signal: "killed", maxRSS: 60 << 20, cpu: time.Second, cpuLimit: 600 * time.Second}, sandbox.KindMemory, "OOM killer"},
@@ -205,5 +207,32 @@ func TestIsolatedTest(t *testing.T) {
 	_, err = sb.Test(ctx, sandbox.Source{Code: crash}, crashTests, sandbox.Input{Limits: sandbox.Limits{Isolation: sandbox.IsolationProcess, Timeout: 5 * time.Second}})
 	if k := sandbox.KindOf(err); k != sandbox.KindDepth && k != sandbox.KindMemory {
 		t.Fatalf("err = %v, want the worker's death as the code's depth or memory error", err)
+	}
+}
+
+// TestIsolatedProgramDropsItsWorkers checks that an unreachable isolated program's idle workers
+// are stopped.
+func TestIsolatedProgramDropsItsWorkers(t *testing.T) {
+	sb := New(Options{})
+	defer sb.Close()
+	func() {
+		p, err := sb.Compile(context.Background(), isolatedSource("package artifact\n\nfunc F() int { return 7 }\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sb.Run(context.Background(), p, sandbox.Input{}); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	idle := func() int {
+		sb.workers.mu.Lock()
+		defer sb.workers.mu.Unlock()
+		return sb.workers.total
+	}
+	for deadline := time.Now().Add(5 * time.Second); idle() > 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		runtime.GC()
+	}
+	if n := idle(); n != 0 {
+		t.Fatalf("%d workers still live after their program became unreachable", n)
 	}
 }
