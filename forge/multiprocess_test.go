@@ -23,7 +23,7 @@ import (
 const workerEnv = "FORGE_FORGE_TEST_WORKER"
 
 func TestMain(m *testing.M) {
-	yaegi.MaybeServeWorker() // isolated roles' workers are this binary (see isolation_test.go)
+	yaegi.MaybeServeWorker() // the test binary doubles as the isolation worker
 	if os.Getenv(workerEnv) != "" {
 		os.Exit(forgeWorker(os.Getenv("FORGE_TEST_STORE"), os.Getenv("FORGE_TEST_CASSETTE")))
 	}
@@ -50,7 +50,7 @@ func forgeWorker(store, cassettePath string) int {
 		}
 		p = slowProvider{c}
 	}
-	f, err := Open(Options{Store: store, Provider: p})
+	f, err := Open(Options{Store: store, Provider: p, DefaultSandbox: "yaegi"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -354,11 +354,3 @@ func JSONEqual(a, b json.RawMessage) bool {
 	}
 	return reflect.DeepEqual(x, y)
 }
-
-// FormatBytes writes n the way ParseBytes reads it ("64MB" for 64 MiB, a byte count otherwise).
-func FormatBytes(n int64) string {
-	if n > 0 && n%(1<<20) == 0 {
-		return fmt.Sprintf("%dMB", n>>20)
-	}
-	return fmt.Sprint(n)
-}
