@@ -333,7 +333,7 @@ func (s *Sandbox) compileIsolated(ctx context.Context, src sandbox.Source) (*Pro
 	}
 	p := &Program{src: src, sum: src.Checksum(), sig: sig, isolated: true, workers: s.workers}
 	lim := src.Limits.WithDefaults()
-	w, err := s.workers.get(ctx, p, lim)
+	w, err := s.workers.get(ctx, p, lim, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -570,13 +570,20 @@ func (p *workerPool) drained(w *worker, during string, elapsed time.Duration) *s
 
 // get returns an idle worker for prog under lim, or starts one (which compiles prog). The
 // compile bound, not the call's deadline, applies to starting it.
-func (p *workerPool) get(ctx context.Context, prog *Program, lim sandbox.Limits) (*worker, error) {
+func (p *workerPool) get(ctx context.Context, prog *Program, lim sandbox.Limits, wait time.Duration) (*worker, error) {
 	key := workerKey{sum: prog.sum, fn: prog.sig.Func, mem: lim.MemoryBytes}
-	return p.acquire(ctx, key, func() (*worker, error) { return p.start(ctx, key, prog, lim) })
+	return p.acquire(ctx, key, wait, func() (*worker, error) { return p.start(ctx, key, prog, lim) })
 }
 
-// acquire returns an idle worker for key or one from start, within the pool's bounds.
-func (p *workerPool) acquire(ctx context.Context, key workerKey, start func() (*worker, error)) (*worker, error) {
+// acquire returns an idle worker for key or one from start, within the pool's bounds; it waits
+// at most wait for a busy worker to come back (0: as long as ctx lets it).
+func (p *workerPool) acquire(ctx context.Context, key workerKey, wait time.Duration, start func() (*worker, error)) (*worker, error) {
+	if wait > 0 {
+		// Only the wait: start (bound to its caller's context) has the compile bound.
+		waitCtx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
+		ctx = waitCtx
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for {
@@ -609,7 +616,8 @@ func (p *workerPool) acquire(ctx context.Context, key workerKey, start func() (*
 			return w, nil
 		}
 		if ctx.Err() != nil {
-			return nil, &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded waiting for a worker", Err: ctx.Err()}
+			return nil, &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded waiting for a free worker (all busy)", Err: ctx.Err(),
+				Hint: "more concurrent calls than workers: raise yaegi.Options.Worker.Max or the timeout"}
 		}
 		stop := context.AfterFunc(ctx, func() { p.mu.Lock(); p.cond.Broadcast(); p.mu.Unlock() })
 		p.cond.Wait()
@@ -697,7 +705,7 @@ func (p *workerPool) run(ctx context.Context, prog *Program, in sandbox.Input) (
 	if err != nil {
 		return sandbox.Output{}, err
 	}
-	w, err := p.get(ctx, prog, in.Limits)
+	w, err := p.get(ctx, prog, in.Limits, in.Limits.Timeout)
 	if err != nil {
 		return sandbox.Output{}, err
 	}
@@ -776,7 +784,7 @@ func (s *Sandbox) testIsolated(ctx context.Context, src sandbox.Source, testCode
 	lim := in.Limits
 	key := workerKey{sum: "test:" + sandbox.Source{Code: src.Code + "\x00" + testCode}.Checksum(), fn: src.Func, mem: lim.MemoryBytes}
 	p := s.workers
-	w, err := p.acquire(ctx, key, func() (*worker, error) { return p.spawn(key) })
+	w, err := p.acquire(ctx, key, 0, func() (*worker, error) { return p.spawn(key) })
 	if err != nil {
 		return nil, err
 	}

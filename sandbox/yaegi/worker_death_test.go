@@ -236,3 +236,31 @@ func TestIsolatedProgramDropsItsWorkers(t *testing.T) {
 		t.Fatalf("%d workers still live after their program became unreachable", n)
 	}
 }
+
+// TestIsolatedCallsQueueWithinTheirDeadline checks that a call waiting for one of a program's
+// busy workers gives up at its own deadline.
+func TestIsolatedCallsQueueWithinTheirDeadline(t *testing.T) {
+	sb := New(Options{Isolation: sandbox.IsolationProcess, Worker: WorkerConfig{Max: 1}})
+	defer sb.Close()
+	p, err := sb.Compile(context.Background(), sandbox.Source{Code: "package artifact\n\nfunc Spin(n int) int {\n\tfor n > 0 {\n\t}\n\treturn n\n}\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := make(chan error, 1)
+	go func() {
+		_, err := sb.Run(context.Background(), p, sandbox.Input{Args: []byte(`[1]`), Limits: sandbox.Limits{Timeout: time.Second}})
+		slow <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // the first call holds the only worker
+	start := time.Now()
+	_, err = sb.Run(context.Background(), p, sandbox.Input{Args: []byte(`[0]`), Limits: sandbox.Limits{Timeout: 100 * time.Millisecond}})
+	if sandbox.KindOf(err) != sandbox.KindDeadline || !strings.Contains(err.Error(), "waiting for a free worker") {
+		t.Fatalf("queued call: %v, want a deadline while waiting for the busy worker", err)
+	}
+	if took := time.Since(start); took > 2*time.Second { // a hang bound, not a speed test
+		t.Fatalf("queued call took %v with a 100ms deadline", took)
+	}
+	if err := <-slow; sandbox.KindOf(err) != sandbox.KindDeadline {
+		t.Fatalf("spinning call: %v, want its deadline", err)
+	}
+}
