@@ -76,7 +76,7 @@ type WorkerConfig struct {
 
 // wire messages between the sandbox and a worker (JSON lines).
 type workerMsg struct {
-	Op string `json:"op"` // compile | compiled | run | result | test | tested | call | call_result
+	Op string `json:"op"` // hello | compile | compiled | run | result | test | tested | call | call_result
 	ID uint64 `json:"id"`
 	// compile
 	Code string `json:"code,omitempty"`
@@ -158,6 +158,7 @@ func ServeWorker(r io.Reader, w io.Writer) error {
 		_ = enc.Encode(m)
 	}
 	workerSend.Store(&send)
+	send(workerMsg{Op: "hello", Version: workerProtocol})
 	var pmu sync.Mutex
 	pending := map[uint64]chan workerMsg{}
 	var nextCall uint64 = 1 << 32
@@ -477,6 +478,7 @@ func (p *workerPool) spawn(key workerKey) (*worker, error) {
 	}
 	w := &worker{key: key, cmd: cmd, stdin: stdin, msgs: make(chan workerMsg, 4), stderr: &tailBuffer{}, done: make(chan struct{}), argv0: argv[0]}
 	cmd.Stderr = w.stderr
+	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Err: err,
 			Message: fmt.Sprintf("start isolation worker %s: %v; set $%s or yaegi.Options.Worker.Path to a forge binary", argv[0], err, WorkerPathEnv)}
@@ -493,7 +495,28 @@ func (p *workerPool) spawn(key workerKey) (*worker, error) {
 		w.err = cmd.Wait()
 		close(w.done)
 	}()
-	return w, nil
+	// The worker greets with its protocol version first: a binary that is not a worker of this
+	// version is the sandbox's problem (internal), never mistaken for the code's slow compile.
+	greet := time.NewTimer(p.cfg.CompileTimeout)
+	defer greet.Stop()
+	select {
+	case m := <-w.msgs:
+		if m.Op != "hello" {
+			m.Version = -1
+		}
+		if err := w.checkVersion(m); err != nil {
+			w.kill()
+			return nil, err
+		}
+		return w, nil
+	case <-w.done:
+		return nil, p.drained(w, "start", time.Since(start))
+	case <-greet.C:
+		w.kill()
+		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: fmt.Sprintf(
+			"isolation worker %s did not greet within %v: it is not a forge worker of this version (protocol %d); point $%s at a forge binary built from the same version",
+			argv[0], p.cfg.CompileTimeout, workerProtocol, WorkerPathEnv)}
+	}
 }
 
 // kill stops a worker that never joined the pool.
@@ -508,7 +531,7 @@ func (w *worker) checkVersion(m workerMsg) *sandbox.Error {
 		return nil
 	}
 	return &sandbox.Error{Kind: sandbox.KindInternal, Message: fmt.Sprintf(
-		"isolation worker %s speaks protocol %d, this forge speaks %d: use a forge binary built from the same version as this program", w.argv0, m.Version, workerProtocol)}
+		"isolation worker %s speaks protocol %d, this forge speaks %d: use a forge binary built from the same version as this program (or call yaegi.MaybeServeWorker in main)", w.argv0, m.Version, workerProtocol)}
 }
 
 // start starts a worker for key and compiles the program in it, under the compile bound.
@@ -532,8 +555,6 @@ func (p *workerPool) start(ctx context.Context, key workerKey, prog *Program, li
 		select {
 		case m := <-w.msgs:
 			switch {
-			case m.Op == "compiled" && w.checkVersion(m) != nil:
-				return fail(w.checkVersion(m))
 			case m.Op == "compiled" && m.Error != nil:
 				return fail(m.Error)
 			case m.Op == "compiled":
@@ -794,9 +815,6 @@ func (s *Sandbox) testIsolated(ctx context.Context, src sandbox.Source, testCode
 	if e != nil {
 		return nil, e
 	}
-	if ve := w.checkVersion(m); ve != nil {
-		return nil, ve
-	}
 	if m.Error != nil {
 		return nil, m.Error
 	}
@@ -924,7 +942,7 @@ func (d death) classify() *sandbox.Error {
 		return &sandbox.Error{Kind: sandbox.KindPanic, Message: msg(line)}
 	}
 	what := "isolation worker died for no reason attributable to the code"
-	if d.during == "compile" && d.code == 0 {
+	if (d.during == "start" || d.during == "compile") && d.code == 0 {
 		what = "isolation worker exited without answering: its binary does not serve workers (a forge CLI does, and so does a main that calls yaegi.MaybeServeWorker() first thing)"
 	}
 	if line != "" {

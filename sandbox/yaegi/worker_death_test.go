@@ -264,3 +264,31 @@ func TestIsolatedCallsQueueWithinTheirDeadline(t *testing.T) {
 		t.Fatalf("spinning call: %v, want its deadline", err)
 	}
 }
+
+// TestForeignWorkerBinary checks that a worker binary that is not a forge worker of this
+// version is the sandbox's failure with a message that says what to do, never the code's.
+func TestForeignWorkerBinary(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh:", err)
+	}
+	cases := []struct {
+		name     string
+		script   string
+		contains string
+	}{
+		{"silent", "sleep 5", "did not greet"},
+		{"exits", "exit 0", "does not serve workers"},
+		{"older protocol", `echo '{"op":"hello","version":1}'; sleep 5`, "speaks protocol 1"},
+		{"not a worker", `echo 'usage: forge [command]'; sleep 5`, "did not greet"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sb := New(Options{Worker: WorkerConfig{Command: []string{"sh", "-c", c.script}, CompileTimeout: 300 * time.Millisecond}})
+			defer sb.Close()
+			_, err := sb.Compile(context.Background(), isolatedSource("package artifact\n\nfunc F() int { return 1 }\n"))
+			if sandbox.KindOf(err) != sandbox.KindInternal || !strings.Contains(err.Error(), c.contains) {
+				t.Fatalf("err = %v, want an internal error containing %q", err, c.contains)
+			}
+		})
+	}
+}
