@@ -457,7 +457,7 @@ func (p *Program) newInstance(ctx context.Context) (*instance, error) {
 	if err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: err.Error(), Err: err}
 	}
-	prog, err := in.Compile(p.code)
+	prog, err := compileRecovered(in, p.code)
 	if err != nil {
 		return nil, compileError(err)
 	}
@@ -482,6 +482,18 @@ func (p *Program) newInstance(ctx context.Context) (*instance, error) {
 	s.next, s.ret, s.quit = make(chan struct{}, 1), make(chan struct{}, 1), life.Done()
 	go inst.serve(serve)
 	return inst, nil
+}
+
+// compileRecovered is in.Compile with yaegi's own panics (its compiler panics on some valid Go,
+// e.g. a sparse keyed array literal `[...]byte{1<<30 - 1: 1}`) turned into a compile error: the
+// process that compiles, host or worker, must survive the code it is given.
+func compileRecovered(in *interp.Interpreter, code string) (prog *interp.Program, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			prog, err = nil, fmt.Errorf("the interpreter cannot compile this code (it failed with: %v): write it another way", r)
+		}
+	}()
+	return in.Compile(code)
 }
 
 // gapHints explains interpreter gaps the rewrites could not cover.
