@@ -126,7 +126,7 @@ func (ts *testSuite) load(ctx context.Context, in sandbox.Input) (*testInstance,
 	defer cancel()
 	s.ctx, s.in = lctx, in
 	for i, code := range []string{ts.artifact, ts.tests} {
-		prog, err := it.Compile(code)
+		prog, err := compileRecovered(it, code)
 		if err != nil {
 			e := compileError(err)
 			if i == 1 {
