@@ -153,6 +153,7 @@ func ServeWorker(r io.Reader, w io.Writer) error {
 	var wmu sync.Mutex
 	enc := json.NewEncoder(w)
 	send := func(m workerMsg) {
+		clipMsg(&m)
 		wmu.Lock()
 		defer wmu.Unlock()
 		_ = enc.Encode(m)
@@ -260,6 +261,32 @@ func ServeWorker(r io.Reader, w io.Writer) error {
 		send(res)
 	}
 	return nil
+}
+
+// maxErrorText bounds the guest-made text a worker sends the host in an error or a test result
+// (a panic value, an error's text, an assertion message): the host decodes every line it gets, so
+// unbounded guest text would be a memory bomb aimed at the host through the pipe. Values and logs
+// are already bounded by Limits.OutputBytes.
+const maxErrorText = 16 << 10
+
+// clip bounds one guest-made text.
+func clip(s string) string {
+	if len(s) <= maxErrorText {
+		return s
+	}
+	return s[:maxErrorText] + fmt.Sprintf("... (%d more bytes cut)", len(s)-maxErrorText)
+}
+
+// clipMsg bounds the guest-made texts of an outgoing message.
+func clipMsg(m *workerMsg) {
+	if m.Error != nil && (len(m.Error.Message) > maxErrorText || len(m.Error.Hint) > maxErrorText) {
+		e := *m.Error
+		e.Message, e.Hint = clip(e.Message), clip(e.Hint)
+		m.Error = &e
+	}
+	for i := range m.Results {
+		m.Results[i].Name, m.Results[i].Message = clip(m.Results[i].Name), clip(m.Results[i].Message)
+	}
 }
 
 // workerBusy is set while the worker compiles or runs a call: the watchdog samples only then.

@@ -292,3 +292,26 @@ func TestForeignWorkerBinary(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkerClipsGuestText checks that guest-made error text reaches the host bounded.
+func TestWorkerClipsGuestText(t *testing.T) {
+	sb := New(Options{Isolation: sandbox.IsolationProcess})
+	defer sb.Close()
+	for _, code := range []string{
+		"package artifact\n\nimport \"strings\"\n\nfunc F() int { panic(strings.Repeat(\"x\", 32<<20)) }\n",
+		"package artifact\n\nimport (\n\t\"errors\"\n\t\"strings\"\n)\n\nfunc F() (int, error) { return 0, errors.New(strings.Repeat(\"y\", 32<<20)) }\n",
+	} {
+		p, err := sb.Compile(context.Background(), sandbox.Source{Code: code})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = sb.Run(context.Background(), p, sandbox.Input{})
+		if err == nil || len(err.Error()) > 2*maxErrorText || !strings.Contains(err.Error(), "more bytes cut") {
+			n := 0
+			if err != nil {
+				n = len(err.Error())
+			}
+			t.Fatalf("error of %d bytes, want a clipped one", n)
+		}
+	}
+}
