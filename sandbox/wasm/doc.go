@@ -15,7 +15,7 @@
 // forge_call and reads the tagged result. Guest code reaches the host only through forge/host
 // (HTTP, Log, Now, Rand, Call), //go:wasmimport functions that pass JSON through guest memory to
 // the same sandbox.Host, the one implementation of the capability policy, that the yaegi backend
-// uses. The policy gate is the yaegi backend's as well (yaegi.CheckPolicy), so both backends
+// uses. The policy gate is the one both backends share (sandbox/gate.Check), so both backends
 // accept and refuse the same programs with the same error kinds.
 //
 // Limits map onto the module: Limits.MemoryBytes is the runtime's memory cap (one wazero runtime

@@ -21,7 +21,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/artifactforge/forge/sandbox"
-	"github.com/artifactforge/forge/sandbox/yaegi"
+	"github.com/artifactforge/forge/sandbox/gate"
 )
 
 // Options configure a wasm Sandbox.
@@ -240,9 +240,9 @@ func (p *Program) Source() sandbox.Source { return p.src }
 // ModuleSize is the size of the built module in bytes (for reports).
 func (p *Program) ModuleSize() int { return len(p.bin) }
 
-// gate parses code, normalizes it to package artifact, adds forgotten imports (companion: the
+// gateCode parses code, normalizes it to package artifact, adds forgotten imports (companion: the
 // imports of the file it is compiled with), blanks unused ones and runs the shared policy check.
-func gate(code string, test bool, companion map[string]string) (string, *ast.File, error) {
+func gateCode(code string, test bool, companion map[string]string) (string, *ast.File, error) {
 	norm, f, fset, err := normalizePackage(code)
 	if err != nil {
 		return "", nil, err
@@ -258,7 +258,7 @@ func gate(code string, test bool, companion map[string]string) (string, *ast.Fil
 			return "", nil, err
 		}
 	}
-	if err := yaegi.CheckPolicy(fset, f, test); err != nil {
+	if err := gate.Check(fset, f, gate.Options{Test: test, Companion: companion}); err != nil {
 		return "", nil, err
 	}
 	return norm, f, nil
@@ -278,7 +278,7 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 	if p != nil {
 		return p, nil
 	}
-	code, _, err := gate(src.Code, false, nil)
+	code, _, err := gateCode(src.Code, false, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +339,7 @@ func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Inpu
 		return sandbox.Output{}, sandbox.Errorf(sandbox.KindInternal, "wasm: program of type %T is not from this wasm sandbox", prog)
 	}
 	in.Limits = in.Limits.WithDefaults()
-	args, err := yaegi.OrderArgs(p.sig, in.Args)
+	args, err := sandbox.OrderArgs(p.sig, in.Args)
 	if err != nil {
 		return sandbox.Output{}, err
 	}
