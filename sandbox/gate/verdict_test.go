@@ -27,7 +27,7 @@ func verdict(err error) string {
 
 // TestBackendsGateAlike runs every corpus case through both backends' gate entry points (the
 // parse + normalize + policy steps of Compile, nothing built) and requires identical verdicts,
-// and the verdict the case expects when it expects a policy refusal.
+// and, for the gate_ cases, the policy refusal they expect.
 func TestBackendsGateAlike(t *testing.T) {
 	var cases []sandboxtest.Case
 	for _, dir := range []string{"hostile", "valid"} {
@@ -39,17 +39,19 @@ func TestBackendsGateAlike(t *testing.T) {
 	refused := 0
 	for _, c := range cases {
 		src := sandbox.Source{Code: c.Code, Func: c.Func}
-		y, w := verdict(yaegi.Gate(src)), verdict(wasm.Gate(src))
+		yerr := yaegi.Gate(src)
+		y, w := verdict(yerr), verdict(wasm.Gate(src))
 		assert.Equal(t, y, w, "%s: yaegi and wasm gates disagree", c.Name)
-		if slices.Contains(c.Kinds, sandbox.KindPolicy) && len(c.Kinds) == 1 {
+		// gate_ cases expect their policy refusal from the gate itself (other policy cases may be
+		// refused at run time: a host function used without its capability).
+		if strings.HasPrefix(c.Name, "gate_") && slices.Contains(c.Kinds, sandbox.KindPolicy) {
 			refused++
-			assert.True(t, strings.HasPrefix(y, "policy: "), "%s: want a policy refusal, got %s", c.Name, y)
-			if c.Contains != "" {
-				assert.Contains(t, y, c.Contains, c.Name)
+			if assert.True(t, strings.HasPrefix(y, "policy: "), "%s: want a policy refusal, got %s", c.Name, y) && c.Contains != "" {
+				assert.Contains(t, yerr.Error(), c.Contains, c.Name)
 			}
 		}
 	}
-	assert.Greater(t, refused, 30, "policy cases seen")
+	assert.GreaterOrEqual(t, refused, 12, "gate_ policy cases seen")
 }
 
 // TestBackendsGateHumanEvalAlike: every HumanEval-X problem (prompt + canonical solution, and its
