@@ -142,52 +142,7 @@ import "testing"
 func TestD(t *testing.T) { _ = time.Now() }`, "ok"},
 }
 
-const artDecode = `package artifact
-
-// Decode undoes a Caesar shift of 5 over lowercase letters.
-func Decode(s string) string {
-	out := []rune(s)
-	for i, r := range out {
-		if r >= 'a' && r <= 'z' {
-			out[i] = 'a' + (r-'a'+21)%26
-		}
-	}
-	return string(out)
-}
-`
-
-// testRandomDecode is a property test in the style of HumanEval-X's: seeded from the clock, 100
-// random inputs checked against a reference.
-const testRandomDecode = `package artifact
-
-import (
-	"math/rand"
-	"testing"
-	"time"
-)
-
-func encodeShift(s string) string {
-	out := []rune(s)
-	for i, r := range out {
-		out[i] = 'a' + (r-'a'+5)%26
-	}
-	return string(out)
-}
-
-func TestDecodeRandom(t *testing.T) {
-	rand.Seed(time.Now().UnixNano())
-	for i := 0; i < 100; i++ {
-		b := make([]rune, 10+rand.Intn(11))
-		for j := range b {
-			b[j] = rune('a' + rand.Intn(26))
-		}
-		s := string(b)
-		if got := Decode(encodeShift(s)); got != s {
-			t.Fatalf("Decode(encodeShift(%q)) = %q", s, got)
-		}
-	}
-}
-`
+const artDecode, testRandomDecode = sandboxtest.ShiftDecoder, sandboxtest.ShiftDecoderRandomTest
 
 // TestBackendsGateTestFilesAlike: the boundary cases get the verdicts above from both backends'
 // test gates.

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/artifactforge/forge/sandbox/gate"
+	"github.com/artifactforge/forge/sandbox/sandboxtest"
 	"github.com/artifactforge/forge/sandbox/yaegi/symbols"
 )
 
@@ -26,4 +27,11 @@ func TestTestClockOnlyInTestInterpreters(t *testing.T) {
 		_, inTest := withTestClock(symbols.Symbols["time/time"])[name]
 		assert.True(t, inTest, "time.%s is missing from the test time table", name)
 	}
+}
+
+// TestTestFileMayUseTheClock: issue 14 on this backend (see sandboxtest.RunClockTests).
+func TestTestFileMayUseTheClock(t *testing.T) {
+	sb := New(Options{})
+	defer sb.Close()
+	sandboxtest.RunClockTests(t, sb)
 }

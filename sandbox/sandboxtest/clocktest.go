@@ -1,0 +1,80 @@
+package sandboxtest
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/artifactforge/forge/sandbox"
+)
+
+// ShiftDecoder is an artifact for the test-file boundary (issue 14): it undoes a Caesar shift.
+const ShiftDecoder = `package artifact
+
+// Decode undoes a Caesar shift of 5 over lowercase letters.
+func Decode(s string) string {
+	out := []rune(s)
+	for i, r := range out {
+		if r >= 'a' && r <= 'z' {
+			out[i] = 'a' + (r-'a'+21)%26
+		}
+	}
+	return string(out)
+}
+`
+
+// ShiftDecoderRandomTest is a property test in the style of HumanEval-X's full test suites:
+// math/rand seeded from the clock, 100 random inputs checked against a reference encoder.
+const ShiftDecoderRandomTest = `package artifact
+
+import (
+	"math/rand"
+	"testing"
+	"time"
+)
+
+func encodeShift(s string) string {
+	out := []rune(s)
+	for i, r := range out {
+		out[i] = 'a' + (r-'a'+5)%26
+	}
+	return string(out)
+}
+
+func TestDecodeRandom(t *testing.T) {
+	rand.Seed(time.Now().UnixNano())
+	for i := 0; i < 100; i++ {
+		b := make([]rune, 10+rand.Intn(11))
+		for j := range b {
+			b[j] = rune('a' + rand.Intn(26))
+		}
+		s := string(b)
+		if got := Decode(encodeShift(s)); got != s {
+			t.Fatalf("Decode(encodeShift(%q)) = %q", s, got)
+		}
+	}
+}
+`
+
+// RunClockTests holds a backend's Test to the test-file rules: a test file that seeds math/rand
+// from time.Now passes; time.Now in the artifact is refused with the artifact's message; an
+// artifact that calls a clock helper of the test file is refused.
+func RunClockTests(t *testing.T, tester sandbox.Tester) {
+	ctx := context.Background()
+	res, err := tester.Test(ctx, sandbox.Source{Code: ShiftDecoder}, ShiftDecoderRandomTest, sandbox.Input{})
+	if err != nil || len(res) != 1 || !res[0].Passed {
+		t.Fatalf("a test file that seeds math/rand from time.Now must run and pass: %+v %v", res, err)
+	}
+	clocked := strings.Replace(ShiftDecoder, "package artifact\n", "package artifact\n\nimport \"time\"\n", 1)
+	clocked = strings.Replace(clocked, "return string(out)", "return string(out) + time.Now().String()", 1)
+	_, err = tester.Test(ctx, sandbox.Source{Code: clocked}, ShiftDecoderRandomTest, sandbox.Input{})
+	if e := sandbox.AsError(err); err == nil || e.Kind != sandbox.KindPolicy || e.Message != "time.Now is not available in the sandbox" {
+		t.Fatalf("time.Now in the artifact under test: want the artifact's policy refusal, got %v", err)
+	}
+	helper := strings.Replace(ShiftDecoder, "return string(out)", "return string(out) + clock()", 1)
+	tests := ShiftDecoderRandomTest + "\nfunc clock() string { return time.Now().String() }\n"
+	_, err = tester.Test(ctx, sandbox.Source{Code: helper}, tests, sandbox.Input{})
+	if e := sandbox.AsError(err); err == nil || e.Kind != sandbox.KindPolicy || !strings.Contains(e.Message, "the artifact uses clock, which only the test file declares") {
+		t.Fatalf("an artifact calling the test file's clock helper: want a policy refusal, got %v", err)
+	}
+}
