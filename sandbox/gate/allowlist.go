@@ -41,6 +41,16 @@ func Allowed(path string, test bool) bool {
 	return genericPackages[path] || path == HostPackage || (test && path == "testing")
 }
 
+// TableNames returns the exported names code may reference in path as generated from the yaegi
+// symbol table of path (sorted; a copy), and whether path has a table.
+func TableNames(path string) ([]string, bool) {
+	p, ok := allowlist[path]
+	return slices.Clone(p.names), ok
+}
+
+// TablePaths lists the import paths that have generated tables, sorted.
+func TablePaths() []string { return slices.Sorted(maps.Keys(allowlist)) }
+
 // IsGeneric reports whether path is a standard package the yaegi backend loads from source.
 func IsGeneric(path string) bool { return genericPackages[path] }
 

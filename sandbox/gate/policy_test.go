@@ -66,6 +66,7 @@ func TestCheckSiblings(t *testing.T) {
 		{"time.Now in a test through the companion import", Options{Test: true, Companion: map[string]string{"time": "time"}}, `package a; var n = time.Now()`, "ok"},
 		{"testing.T in a test", test, `package a; import "testing"; func TestX(t *testing.T) { t.Log(testing.Short()) }`, "ok"},
 		{"testing.Main in a test", test, `package a; import "testing"; var f = testing.Main`, "testing.Main is not available in acceptance tests"},
+		{"TestMain in a test would take over the test binary", test, `package a; import "testing"; func TestMain(m *testing.M) {}`, "testing.M is not available in acceptance tests"},
 		{"t.TempDir in a test", test, `package a; import "testing"; func TestX(t *testing.T) { t.TempDir() }`, "TempDir is not available in acceptance tests"},
 		{"unsafe in a test", test, `package a; import "unsafe"`, `import "unsafe" is not allowed`},
 		{"reflect in a test", test, `package a; import "reflect"`, `import "reflect" is not allowed`},

@@ -1,8 +1,10 @@
 package yaegi
 
 import (
+	"go/token"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,4 +36,28 @@ func TestTestFileMayUseTheClock(t *testing.T) {
 	sb := New(Options{})
 	defer sb.Close()
 	sandboxtest.RunClockTests(t, sb)
+}
+
+// TestGateAllowlistMatchesTables: the gate's allowlist (sandbox/gate/zz_allowlist.go) lists
+// exactly the exported names of the symbol tables the interpreter loads. It fails when the tables
+// were regenerated or edited without the allowlist: run `go generate ./sandbox/yaegi/symbols`.
+func TestGateAllowlistMatchesTables(t *testing.T) {
+	var paths []string
+	for key, table := range symbols.Symbols {
+		path := key[:strings.LastIndex(key, "/")]
+		paths = append(paths, path)
+		var exported []string
+		for name := range table {
+			if token.IsExported(name) {
+				exported = append(exported, name)
+			}
+		}
+		slices.Sort(exported)
+		names, ok := gate.TableNames(path)
+		if assert.True(t, ok, "%s has a table but is not in the gate's allowlist", path) {
+			assert.Equal(t, exported, names, "%s: the gate's allowlist differs from the table (run go generate ./sandbox/yaegi/symbols)", path)
+		}
+	}
+	slices.Sort(paths)
+	assert.Equal(t, gate.TablePaths(), paths)
 }
