@@ -34,7 +34,7 @@ type pkg struct {
 }
 
 // allowed is the reviewed allowlist: pure computation only. The why of each exclusion is in
-// sandbox/yaegi/policy.go (deniedSymbols), which also tells the generator what to use instead.
+// sandbox/gate/policy.go (deniedSymbols), which also tells generated code what to use instead.
 var allowed = []pkg{
 	{path: "bufio"},
 	{path: "bytes"},
