@@ -3,6 +3,7 @@ package gate
 import (
 	"go/ast"
 	"go/token"
+	"strconv"
 
 	"github.com/artifactforge/forge/sandbox"
 )
@@ -12,7 +13,8 @@ import (
 // top level (a helper that reads the clock, a reference implementation) would be visible to the
 // artifact. This refuses, as KindPolicy errors:
 //
-//   - an artifact reference to a name declared at the test file's top level that the artifact does
+//   - an artifact reference to a name declared at the test file's top level, or imported only by
+//     the test file, that the artifact does
 //     not declare itself (at top level, or anywhere in the declaration that uses it: a local of
 //     the same name, a struct field);
 //   - a method the test file declares on a type the artifact declares (it would join the
@@ -34,12 +36,32 @@ func CheckTestBoundary(fset *token.FileSet, artifact, tests *ast.File) error {
 				Hint:    "tests cannot add methods to the artifact's types: write a plain helper function in the test file"}
 		}
 	}
+	// A package the test file imports and the artifact does not is test-only too (math/rand, the
+	// clock's time when only the test imports it): the artifact must not lean on its import.
+	artImports := map[string]bool{}
+	for _, is := range artifact.Imports {
+		artImports[importName(is)] = true
+	}
+	for _, is := range tests.Imports {
+		if n := importName(is); n != "_" && n != "." && !artImports[n] {
+			testNames[n] = true
+		}
+	}
 	for _, d := range artifact.Decls {
 		if err := refsToTests(fset, d, testNames, artNames, declaredIn(d)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// importName is the name an import binds in its file.
+func importName(is *ast.ImportSpec) string {
+	if is.Name != nil {
+		return is.Name.Name
+	}
+	p, _ := strconv.Unquote(is.Path.Value)
+	return defaultName(p)
 }
 
 // InTests marks a gate error as the test file's (or the test run's): a copy of the *sandbox.Error
@@ -83,7 +105,7 @@ func testOnly(fset *token.FileSet, id *ast.Ident, testNames, artNames, local map
 		return nil
 	}
 	return &sandbox.Error{Kind: sandbox.KindPolicy, Line: fset.Position(id.Pos()).Line,
-		Message: "the artifact uses " + id.Name + ", which only the test file declares",
+		Message: "the artifact uses " + id.Name + ", which only the test file declares or imports",
 		Hint:    "the artifact is compiled without its tests: declare what it needs in the artifact file or take it as an argument"}
 }
 

@@ -272,8 +272,13 @@ func checkBody(fset *token.FileSet, f *ast.File, opts Options, pkgOf func(*ast.I
 				err = policyError(fset, n.Pos(), "rename it", "identifier %s is reserved for the sandbox", n.Name)
 			}
 		case *ast.FuncDecl:
-			if n.Recv == nil && n.Name.Name == "main" && !opts.Test {
+			switch {
+			case n.Recv == nil && n.Name.Name == "main" && !opts.Test:
 				err = policyError(fset, n.Pos(), "export the method's function instead; artifacts have no main", "func main is not allowed in an artifact")
+			case n.Recv == nil && n.Name.Name == "main":
+				// The yaegi backend interprets tests as package main (it would run it on load), the
+				// wasm backend never calls it: refused so both behave alike.
+				err = policyError(fset, n.Pos(), "write TestXxx(t *testing.T) functions; the sandbox runs them", "func main is not allowed in acceptance tests")
 			}
 		case *ast.SelectorExpr:
 			if reserved(n.Sel.Name) {

@@ -90,17 +90,23 @@ func Decode(s string) string { return s + time.Now().String() }`, testRandomDeco
 func Decode(s string) string { return s + clock() }`, `package artifact
 import ("testing"; "time")
 func clock() string { return time.Now().String() }
-func TestD(t *testing.T) { _ = Decode("x") }`, "policy: tests: the artifact uses clock, which only the test file declares"},
+func TestD(t *testing.T) { _ = Decode("x") }`, "policy: tests: the artifact uses clock, which only the test file declares or imports"},
 	{"artifact calls the test's reference", `package artifact
 func Decode(s string) string { return reference(s) }`, `package artifact
 import "testing"
 func reference(s string) string { return s }
-func TestD(t *testing.T) { if Decode("x") != reference("x") { t.Fail() } }`, "policy: tests: the artifact uses reference, which only the test file declares"},
+func TestD(t *testing.T) { if Decode("x") != reference("x") { t.Fail() } }`, "policy: tests: the artifact uses reference, which only the test file declares or imports"},
 	{"artifact reads the test's clock var", `package artifact
 func Decode(s string) string { return s + started.String() }`, `package artifact
 import ("testing"; "time")
 var started = time.Now()
-func TestD(t *testing.T) { _ = Decode("x") }`, "policy: tests: the artifact uses started, which only the test file declares"},
+func TestD(t *testing.T) { _ = Decode("x") }`, "policy: tests: the artifact uses started, which only the test file declares or imports"},
+	{"artifact leans on the test's math/rand import", `package artifact
+func Decode(s string) string { return s[:rand.Intn(len(s))] }`, testRandomDecode, "policy: tests: the artifact uses rand, which only the test file declares or imports"},
+	{"test declares main", artDecode, `package artifact
+import "testing"
+func main() {}
+func TestD(t *testing.T) {}`, "policy: tests: func main is not allowed in acceptance tests"},
 	{"test adds a method to an artifact type", `package artifact
 type Clock struct{}
 type nower interface{ Now() string }
