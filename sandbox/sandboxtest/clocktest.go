@@ -78,3 +78,59 @@ func RunClockTests(t *testing.T, tester sandbox.Tester) {
 		t.Fatalf("an artifact calling the test file's clock helper: want a policy refusal, got %v", err)
 	}
 }
+
+// HumanEvalClockTests are property tests for the two HumanEval-X problems whose test setup
+// imports math/rand and time (Go/38, Go/50; their checked-in example tests are empty), written
+// the way the benchmark's full suites are: math/rand seeded from time.Now, 100 random lowercase
+// strings, each decoded after encoding. They are appended to the problem's test_setup.
+var HumanEvalClockTests = map[string]string{
+	"Go/38": `
+func TestDecodeCyclicRandom(t *testing.T) {
+	assert := assert.New(t)
+	rand.Seed(time.Now().UnixNano())
+	for i := 0; i < 100; i++ {
+		var b strings.Builder
+		for j := 0; j < 10+rand.Intn(11); j++ {
+			b.WriteRune(rune('a' + rand.Intn(26)))
+		}
+		s := b.String()
+		assert.Equal(s, DecodeCyclic(EncodeCyclic(s)))
+	}
+	_ = math.Pi
+}
+`,
+	"Go/50": `
+func TestDecodeShiftRandom(t *testing.T) {
+	assert := assert.New(t)
+	rand.Seed(time.Now().UnixNano())
+	for i := 0; i < 100; i++ {
+		b := make([]rune, 10+rand.Intn(11))
+		for j := range b {
+			b[j] = rune('a' + rand.Intn(26))
+		}
+		s := string(b)
+		assert.Equal(s, DecodeShift(EncodeShift(s)))
+	}
+}
+`,
+}
+
+// RunHumanEvalClockTests runs HumanEvalClockTests against the problems' canonical solutions
+// through tester (what forge test calls): both must pass.
+func RunHumanEvalClockTests(t *testing.T, tester sandbox.Tester) {
+	n := 0
+	for _, p := range LoadHumanEval(t) {
+		test, ok := HumanEvalClockTests[p.TaskID]
+		if !ok {
+			continue
+		}
+		n++
+		res, err := tester.Test(context.Background(), sandbox.Source{Code: p.Prompt + p.CanonicalSolution}, p.TestSetup+test, sandbox.Input{})
+		if err != nil || len(res) != 1 || !res[0].Passed {
+			t.Errorf("%s: a test seeding math/rand from time.Now must run and pass: %+v %v", p.TaskID, res, err)
+		}
+	}
+	if n != len(HumanEvalClockTests) {
+		t.Fatalf("found %d of the %d problems", n, len(HumanEvalClockTests))
+	}
+}

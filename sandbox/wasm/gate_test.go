@@ -10,4 +10,5 @@ import (
 // module is built; the two refusals come from the gate, before any build.
 func TestTestFileMayUseTheClock(t *testing.T) {
 	sandboxtest.RunClockTests(t, shared)
+	sandboxtest.RunHumanEvalClockTests(t, shared)
 }

@@ -36,6 +36,7 @@ func TestTestFileMayUseTheClock(t *testing.T) {
 	sb := New(Options{})
 	defer sb.Close()
 	sandboxtest.RunClockTests(t, sb)
+	sandboxtest.RunHumanEvalClockTests(t, sb)
 }
 
 // TestGateAllowlistMatchesTables: the gate's allowlist (sandbox/gate/zz_allowlist.go) lists
