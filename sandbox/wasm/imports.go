@@ -118,7 +118,11 @@ func blankUnusedImports(code string, f *ast.File, fset *token.FileSet) string {
 			edits = append(edits, edit{fset.Position(is.Name.Pos()).Offset, fset.Position(is.Name.End()).Offset, "_"})
 		} else {
 			off := fset.Position(is.Path.Pos()).Offset
-			edits = append(edits, edit{off, off, "_ "})
+			text := "_ "
+			if off > 0 && code[off-1] != ' ' && code[off-1] != '\t' && code[off-1] != '\n' {
+				text = " _ " // import"x" is valid Go, import_ "x" is not
+			}
+			edits = append(edits, edit{off, off, text})
 		}
 	}
 	for i := len(edits) - 1; i >= 0; i-- {

@@ -18,6 +18,11 @@ func TestBlankUnusedImports(t *testing.T) {
 	norm, f, fset, err := normalizePackage(code)
 	require.NoError(t, err)
 	assert.Equal(t, want, blankUnusedImports(norm, f, fset))
+
+	// import"x" (no space) is valid Go; the blank must not glue onto the keyword.
+	norm, f, fset, err = normalizePackage("package artifact;import\"strings\"\nfunc F() {}\n")
+	require.NoError(t, err)
+	assert.Equal(t, "package artifact;import _ \"strings\"\nfunc F() {}\n", blankUnusedImports(norm, f, fset))
 }
 
 func TestAddMissingImports(t *testing.T) {

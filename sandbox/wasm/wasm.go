@@ -240,11 +240,17 @@ func (p *Program) Source() sandbox.Source { return p.src }
 // ModuleSize is the size of the built module in bytes (for reports).
 func (p *Program) ModuleSize() int { return len(p.bin) }
 
-// gateCode parses code, normalizes it to package artifact, adds forgotten imports (companion: the
-// imports of the file it is compiled with), blanks unused ones and runs the shared policy check.
+// gateCode parses code, normalizes it to package artifact, runs the shared gate on it (as the
+// yaegi backend does: on the file as written), then adds forgotten imports (companion: the imports
+// of the file it is compiled with) and blanks unused ones, which go build needs and the gate
+// already judged (it resolves a forgotten import as if written; a blank import of an allowed
+// package is allowed). Gating after the edits let an unused refused alias through as a blank one.
 func gateCode(code string, test bool, companion map[string]string) (string, *ast.File, error) {
 	norm, f, fset, err := normalizePackage(code)
 	if err != nil {
+		return "", nil, err
+	}
+	if err := gate.Check(fset, f, gate.Options{Test: test, Companion: companion}); err != nil {
 		return "", nil, err
 	}
 	fixed := addMissingImports(norm, f, fset, companion)
@@ -254,12 +260,9 @@ func gateCode(code string, test bool, companion map[string]string) (string, *ast
 		}
 	}
 	if fixed := blankUnusedImports(norm, f, fset); fixed != norm {
-		if norm, f, fset, err = normalizePackage(fixed); err != nil {
+		if norm, f, _, err = normalizePackage(fixed); err != nil {
 			return "", nil, err
 		}
-	}
-	if err := gate.Check(fset, f, gate.Options{Test: test, Companion: companion}); err != nil {
-		return "", nil, err
 	}
 	return norm, f, nil
 }
