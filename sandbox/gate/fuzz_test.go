@@ -33,3 +33,24 @@ func FuzzBackendsGateAlike(f *testing.F) {
 		}
 	})
 }
+
+// FuzzBackendsGateTestsAlike does the same for a test run: an artifact and a test file through
+// both backends' test gates (artifact, test file, boundary).
+func FuzzBackendsGateTestsAlike(f *testing.F) {
+	for _, c := range testFileCases {
+		f.Add(c.artifact, c.tests)
+	}
+	for _, p := range sandboxtest.LoadHumanEval(f)[:20] {
+		f.Add(p.Prompt+p.CanonicalSolution, p.TestSetup+"\n"+p.ExampleTest)
+	}
+	f.Fuzz(func(t *testing.T, artifact, tests string) {
+		if len(artifact)+len(tests) > 1<<16 {
+			return
+		}
+		src := sandbox.Source{Code: artifact}
+		y, w := yaegi.GateTests(src, tests), wasm.GateTests(src, tests)
+		if (y == nil) != (w == nil) || (y != nil && sandbox.AsError(y).Kind != sandbox.AsError(w).Kind) {
+			t.Fatalf("test gates disagree on %q + %q:\nyaegi: %v\nwasm:  %v", artifact, tests, y, w)
+		}
+	})
+}
