@@ -57,13 +57,34 @@ func TestDecodeRandom(t *testing.T) {
 `
 
 // RunClockTests holds a backend's Test to the test-file rules: a test file that seeds math/rand
-// from time.Now passes; time.Now in the artifact is refused with the artifact's message; an
+// from time.Now passes; a test file reads the real clock (not a fake one); time.Now in the artifact is refused with the artifact's message; an
 // artifact that calls a clock helper of the test file is refused.
 func RunClockTests(t *testing.T, tester sandbox.Tester) {
 	ctx := context.Background()
 	res, err := tester.Test(ctx, sandbox.Source{Code: ShiftDecoder}, ShiftDecoderRandomTest, sandbox.Input{})
 	if err != nil || len(res) != 1 || !res[0].Passed {
 		t.Fatalf("a test file that seeds math/rand from time.Now must run and pass: %+v %v", res, err)
+	}
+	real := `package artifact
+
+import (
+	"testing"
+	"time"
+)
+
+func TestRealClock(t *testing.T) {
+	if now := time.Now(); now.Before(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("the test's clock reads %v: not the real clock", now)
+	}
+	start := time.Now()
+	if d := time.Since(start); d < 0 || d > time.Minute {
+		t.Fatalf("time.Since measured %v", d)
+	}
+}
+`
+	res, err = tester.Test(ctx, sandbox.Source{Code: ShiftDecoder}, real, sandbox.Input{})
+	if err != nil || len(res) != 1 || !res[0].Passed {
+		t.Fatalf("a test file reads the real clock: %+v %v", res, err)
 	}
 	clocked := strings.Replace(ShiftDecoder, "package artifact\n", "package artifact\n\nimport \"time\"\n", 1)
 	clocked = strings.Replace(clocked, "return string(out)", "return string(out) + time.Now().String()", 1)

@@ -2,6 +2,7 @@ package wasm
 
 import (
 	"context"
+	cryptorand "crypto/rand"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -445,6 +446,12 @@ func newInstance(ctx context.Context, eng *engine, cm wazero.CompiledModule, tes
 		WithStartFunctions("_initialize").
 		WithStdout(stdoutWriter{inst}).
 		WithStderr(&inst.stderr)
+	if test {
+		// Acceptance tests may read the clock and draw random inputs (the gate allows time.Now,
+		// time.Since and math/rand in test files only), as they do on the yaegi backend: the real
+		// clock and randomness, not wazero's deterministic defaults. Artifact calls keep those.
+		cfg = cfg.WithSysWalltime().WithSysNanotime().WithRandSource(cryptorand.Reader)
+	}
 	ictx, cancel := context.WithTimeout(ctx, sandbox.DefaultTimeout)
 	defer cancel()
 	ictx = context.WithValue(ictx, instanceKey{}, inst)
