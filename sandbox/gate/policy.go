@@ -129,14 +129,14 @@ func policyError(fset *token.FileSet, pos token.Pos, hint, format string, args .
 // that can end without a return (KindCompile, see sandbox.CheckReturns: an interpreter would
 // return zero values where Go refuses to compile).
 func Check(fset *token.FileSet, f *ast.File, opts Options) error {
-	if err := CheckPolicy(fset, f, opts); err != nil {
+	if err := checkPolicy(fset, f, opts); err != nil {
 		return err
 	}
 	return sandbox.CheckReturns(fset, f)
 }
 
-// CheckPolicy is Check without the missing-return check.
-func CheckPolicy(fset *token.FileSet, f *ast.File, opts Options) error {
+// checkPolicy is Check without the missing-return check.
+func checkPolicy(fset *token.FileSet, f *ast.File, opts Options) error {
 	if err := checkComments(fset, f); err != nil {
 		return err
 	}
