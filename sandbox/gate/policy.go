@@ -253,10 +253,13 @@ func checkTopLevel(fset *token.FileSet, f *ast.File) error {
 // scoping would need go/types, which evaluates constants: a doubling string constant would then
 // cost the host gigabytes before any sandbox bound applies.)
 func resolver(f *ast.File, imports, companion map[string]string) func(*ast.Ident) string {
-	declared := DeclaredNames(f)
+	var declared map[string]bool // computed on the first name that is not an import
 	return func(id *ast.Ident) string {
 		if p, ok := imports[id.Name]; ok {
 			return p
+		}
+		if declared == nil {
+			declared = DeclaredNames(f)
 		}
 		if declared[id.Name] {
 			return ""
