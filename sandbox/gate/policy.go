@@ -208,7 +208,8 @@ func checkImports(fset *token.FileSet, f *ast.File, test bool) (map[string]strin
 }
 
 // checkTopLevel refuses package-level declarations of predeclared names (type any = int, func
-// len, var nil): the code each backend adds to the artifact's package relies on them.
+// len, var nil): the code each backend adds to the artifact's package relies on them. It also
+// refuses a package-level type _, which only one backend compiles.
 func checkTopLevel(fset *token.FileSet, f *ast.File) error {
 	refuse := func(id *ast.Ident) error {
 		if id == nil || !predeclared[id.Name] {
@@ -231,6 +232,11 @@ func checkTopLevel(fset *token.FileSet, f *ast.File) error {
 				case *ast.TypeSpec:
 					if err := refuse(s.Name); err != nil {
 						return err
+					}
+					if s.Name.Name == "_" {
+						// It declares nothing; the interpreter cannot compile it (wasm can): refused
+						// so that both backends agree.
+						return policyError(fset, s.Name.Pos(), "delete it: a type named _ declares nothing", "package-level type _ is not allowed")
 					}
 				case *ast.ValueSpec:
 					for _, id := range s.Names {
