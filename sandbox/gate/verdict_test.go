@@ -30,8 +30,8 @@ func verdict(err error) string {
 // and, for the gate_ cases, the policy refusal they expect.
 func TestBackendsGateAlike(t *testing.T) {
 	var cases []sandboxtest.Case
-	for _, dir := range []string{"hostile", "valid"} {
-		cs, err := sandboxtest.LoadCorpus(filepath.Join("..", "testdata", dir))
+	for _, dir := range []string{"../testdata/hostile", "../testdata/valid", "../wasm/testdata/hostile"} {
+		cs, err := sandboxtest.LoadCorpus(filepath.FromSlash(dir))
 		require.NoError(t, err)
 		cases = append(cases, cs...)
 	}
