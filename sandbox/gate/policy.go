@@ -97,14 +97,16 @@ func init() {
 
 // predeclared are the universe scope's names. A package-level declaration of one would change
 // what the code each backend generates into the artifact's package means (its dispatcher uses
-// any, error, string, len, append, ...), so it is refused; a local one is fine.
+// any, error, string, len, append, ...), so it is refused; a local one is fine. min and max are
+// left out: models write their own (pre-Go 1.21 habit), no generated code calls them, and the
+// yaegi rewrite of the builtins leaves a declared min or max alone.
 var predeclared = map[string]bool{
 	"any": true, "bool": true, "byte": true, "comparable": true, "complex64": true, "complex128": true,
 	"error": true, "float32": true, "float64": true, "int": true, "int8": true, "int16": true, "int32": true,
 	"int64": true, "rune": true, "string": true, "uint": true, "uint8": true, "uint16": true, "uint32": true,
 	"uint64": true, "uintptr": true, "true": true, "false": true, "iota": true, "nil": true,
 	"append": true, "cap": true, "clear": true, "close": true, "complex": true, "copy": true, "delete": true,
-	"imag": true, "len": true, "make": true, "max": true, "min": true, "new": true, "panic": true,
+	"imag": true, "len": true, "make": true, "new": true, "panic": true,
 	"print": true, "println": true, "real": true, "recover": true,
 }
 

@@ -48,6 +48,7 @@ func TestCheckSiblings(t *testing.T) {
 		{"package-level type error", art, `package a; type error int`, "package-level declaration of predeclared error is not allowed"},
 		{"package-level type _", art, `package a; type _ struct{}`, "package-level type _ is not allowed"},
 		{"other blank declarations are fine", art, `package a; import _ "strings"; var _ = 1; const _ = 2; func _() {}; type t struct{ _ int }; func (t) _() {}; func g[_ any](_ int) { type _ int }`, "ok"},
+		{"package-level min and max helpers are fine", art, `package a; func min(a, b int) int { if a < b { return a }; return b }; func max(a, b int) int { if a > b { return a }; return b }`, "ok"},
 		{"method named len is fine", art, `package a; type T struct{}; func (T) len() int { return 0 }`, "ok"},
 		{"local shadowing of predeclared names", art, `package a; func F() int { len, any := 1, 2; return len + any }`, "ok"},
 		{"FORGE__ in any case", art, `package a; var FORGE__x = 1`, "identifier FORGE__x is reserved for the sandbox"},
