@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
-	"go/token"
 	"io"
 	"os"
 	"os/exec"
@@ -22,6 +21,7 @@ import (
 	"time"
 
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/gate"
 )
 
 // WorkerEnv marks a process started as an isolation worker: a binary that embeds the sandbox
@@ -337,12 +337,8 @@ func memoryWatchdog(limit int64, w io.Writer) {
 // policy gate and the signature, all from the syntax tree. Type checking, compiling and the
 // package initializers happen in the worker.
 func isolatedGate(src sandbox.Source) (sandbox.Signature, error) {
-	fset := token.NewFileSet()
-	f, parsed, err := sandbox.ParseFile(fset, src.Code)
+	_, f, parsed, err := gateSource(src.Code)
 	if err != nil {
-		return sandbox.Signature{}, err
-	}
-	if err := CheckPolicy(fset, f, false); err != nil {
 		return sandbox.Signature{}, err
 	}
 	fd, err := sandbox.FindFunc(f, src.Func)
@@ -749,7 +745,7 @@ func (p *workerPool) put(w *worker, ok bool) {
 const grace = 50 * time.Millisecond
 
 func (p *workerPool) run(ctx context.Context, prog *Program, in sandbox.Input) (sandbox.Output, error) {
-	args, err := OrderArgs(prog.sig, in.Args)
+	args, err := sandbox.OrderArgs(prog.sig, in.Args)
 	if err != nil {
 		return sandbox.Output{}, err
 	}
@@ -854,20 +850,13 @@ func (s *Sandbox) testIsolated(ctx context.Context, src sandbox.Source, testCode
 // isolatedTestGate is the host's part of an isolated test run: the bounded parse and the policy
 // gate of the artifact and the tests; it returns the test names.
 func isolatedTestGate(src sandbox.Source, testCode string) ([]string, error) {
-	if _, err := isolatedGate(sandbox.Source{Code: src.Code, Func: src.Func}); err != nil {
-		var se *sandbox.Error
-		// An artifact that is only tested need not name its function.
-		if !errors.As(err, &se) || !strings.Contains(se.Message, "exported function") {
-			return nil, err
-		}
-	}
-	fset := token.NewFileSet()
-	tf, _, err := sandbox.ParseFile(fset, testCode)
+	fset, f, _, err := gateSource(src.Code)
 	if err != nil {
-		return nil, fmt.Errorf("tests: %w", err)
+		return nil, err
 	}
-	if err := CheckPolicy(fset, tf, true); err != nil {
-		return nil, fmt.Errorf("tests: %w", err)
+	tf, _, err := gateTestFile(fset, f, testCode)
+	if err != nil {
+		return nil, gate.InTests(err)
 	}
 	var names []string
 	for _, d := range tf.Decls {
