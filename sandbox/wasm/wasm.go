@@ -1,8 +1,11 @@
 package wasm
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +22,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/yaegi"
@@ -106,11 +110,46 @@ func (s *Sandbox) Close() error {
 type engine struct {
 	rt    wazero.Runtime
 	pages uint32
-	// compileMu serializes CompileModule. wazero v1.12.0 publishes a module loaded from the
-	// on-disk cache to other callers before it is complete, so concurrent compiles of one module
-	// could instantiate a half-built one (an index-out-of-range panic inside wazevo); see
-	// TestConcurrentCompileSharesBuild and RATIONALE.md.
-	compileMu sync.Mutex
+	// compiles shares one CompileModule per module (by content hash). wazero v1.12.0 publishes a
+	// module loaded from the on-disk cache to other callers of the same module before it is
+	// complete, so concurrent compiles of one module could instantiate a half-built one (an
+	// index-out-of-range panic inside wazevo; see TestConcurrentCompileSharesBuild and
+	// RATIONALE.md). Different modules compile in parallel: wazero keys that table by module.
+	compiles singleflight.Group
+}
+
+// CompileTimeout bounds wazero's compilation of one module (shared by every caller that needs
+// it). Modules within the bounds of checkModule compile in a few seconds even on a loaded
+// machine; one that does not is refused as the code's compile error.
+const CompileTimeout = 30 * time.Second
+
+// compile compiles bin (named by its content hash) once for all concurrent callers. The compile
+// runs under its own CompileTimeout, detached from any one caller; a caller whose ctx ends stops
+// waiting (the compile goes on for the others and for wazero's caches).
+func (e *engine) compile(ctx context.Context, bin []byte, hash string) (wazero.CompiledModule, error) {
+	ch := e.compiles.DoChan(hash, func() (any, error) {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CompileTimeout)
+		defer cancel()
+		cm, err := e.rt.CompileModule(cctx, bin)
+		switch {
+		case err != nil && cctx.Err() != nil:
+			return nil, &sandbox.Error{Kind: sandbox.KindCompile, Err: err,
+				Message: fmt.Sprintf("compiling the WebAssembly module took longer than %v", CompileTimeout),
+				Hint:    "make the code smaller: fewer and shorter functions, loops and tables instead of unrolled code"}
+		case err != nil:
+			return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "wasm: compile module: " + err.Error(), Err: err}
+		}
+		return cm, nil
+	})
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(wazero.CompiledModule), nil
+	case <-ctx.Done():
+		return nil, &sandbox.Error{Kind: sandbox.KindCapacity, Message: "deadline exceeded waiting for the module to compile: retry (the compile goes on)", Err: ctx.Err()}
+	}
 }
 
 // stackFor is the guest's Go stack cap for a call: room for Limits.MaxDepth frames of 512 bytes,
@@ -221,6 +260,7 @@ type Program struct {
 	sum  string
 	sig  sandbox.Signature
 	bin  []byte
+	hash string // sha256 of bin, set by pool
 	sb   *Sandbox
 	kind engineKind
 
@@ -295,7 +335,7 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 	if err != nil {
 		return nil, err
 	}
-	inst, err := pl.get(ctx)
+	inst, _, err := pl.get(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -320,11 +360,16 @@ func (p *Program) pool(ctx context.Context, pages uint32) (*pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng.compileMu.Lock()
-	cm, err := eng.rt.CompileModule(ctx, p.bin)
-	eng.compileMu.Unlock()
+	if err := checkModule(p.bin); err != nil {
+		return nil, err
+	}
+	if p.hash == "" {
+		h := sha256.Sum256(p.bin)
+		p.hash = hex.EncodeToString(h[:])
+	}
+	cm, err := eng.compile(ctx, p.bin, p.hash)
 	if err != nil {
-		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "wasm: compile module: " + err.Error(), Err: err}
+		return nil, err
 	}
 	n := p.sb.opts.PoolSize
 	pl := &pool{eng: eng, cm: cm, idle: make(chan *instance, n), sem: make(chan struct{}, n), test: p.kind.test()}
@@ -350,7 +395,7 @@ func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Inpu
 	}
 	ctx, cancel := context.WithTimeout(ctx, in.Limits.Timeout)
 	defer cancel()
-	inst, err := pl.get(ctx)
+	inst, waited, err := pl.get(ctx)
 	if err != nil {
 		return sandbox.Output{}, err
 	}
@@ -359,6 +404,9 @@ func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Inpu
 	var out sandbox.Output
 	out.Value = value
 	rerr = host.Finish(&out, rerr)
+	if rerr != nil && waited > in.Limits.Timeout/10 {
+		rerr = waitedTooLong(rerr, waited, in.Limits.Timeout)
+	}
 	out.Duration = time.Since(start)
 	pl.put(inst, inst.healthy())
 	if rerr != nil {
@@ -376,25 +424,50 @@ type pool struct {
 	test bool
 }
 
-func (pl *pool) get(ctx context.Context) (*instance, error) {
+// get returns an idle instance or starts one, waiting while PoolSize instances are busy; waited
+// is how long it waited for one (not counting the start of a new one). Waiting for capacity is
+// never the code's fault: a wait that outlasts the deadline is KindCapacity, not KindDeadline.
+func (pl *pool) get(ctx context.Context) (inst *instance, waited time.Duration, err error) {
 	select {
 	case inst := <-pl.idle:
-		return inst, nil
+		return inst, 0, nil
 	default:
 	}
 	select {
-	case inst := <-pl.idle:
-		return inst, nil
 	case pl.sem <- struct{}{}:
-		inst, err := newInstance(ctx, pl.eng, pl.cm, pl.test)
-		if err != nil {
-			<-pl.sem
-			return nil, err
+	default:
+		start := time.Now()
+		select {
+		case inst := <-pl.idle:
+			return inst, time.Since(start), nil
+		case pl.sem <- struct{}{}:
+			waited = time.Since(start)
+		case <-ctx.Done():
+			return nil, time.Since(start), &sandbox.Error{Kind: sandbox.KindCapacity, Err: ctx.Err(),
+				Message: fmt.Sprintf("no free wasm instance within the deadline (%d busy with other calls of this artifact): retry later, or raise the pool size", cap(pl.sem))}
 		}
-		return inst, nil
-	case <-ctx.Done():
-		return nil, &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded waiting for a free wasm instance", Err: ctx.Err()}
 	}
+	inst, err = newInstance(ctx, pl.eng, pl.cm, pl.test)
+	if err != nil {
+		<-pl.sem
+		return nil, waited, err
+	}
+	return inst, waited, nil
+}
+
+// waitedTooLong turns a deadline into KindCapacity when the call spent more than a tenth of its
+// time limit waiting for an instance: the code did not get the time it is judged by, so the
+// deadline says nothing about it. A deadline during external work keeps its own classification.
+func waitedTooLong(err error, waited, limit time.Duration) error {
+	e := sandbox.AsError(err)
+	if e.Kind != sandbox.KindDeadline || e.HostCallInFlight {
+		return err
+	}
+	c := *e
+	c.Kind = sandbox.KindCapacity
+	c.Message = fmt.Sprintf("deadline exceeded after waiting %v of the %v limit for a free wasm instance: the code ran only %v; retry later, or raise the pool size",
+		waited.Round(time.Millisecond), limit, (limit - waited).Round(time.Millisecond))
+	return &c
 }
 
 // put returns inst to the pool, or closes it when it trapped, exited or was stopped: its Go
@@ -441,7 +514,13 @@ func newInstance(ctx context.Context, eng *engine, cm wazero.CompiledModule, tes
 		WithName("").
 		WithStartFunctions("_initialize").
 		WithStdout(stdoutWriter{inst}).
-		WithStderr(&inst.stderr)
+		WithStderr(&inst.stderr).
+		// The guest's Go runtime paces its collector by this clock. wazero's default is a fake
+		// one that advances 1 ms per reading: each collection then looks like 10+ ms of pause,
+		// the GC CPU limiter turns off assists, and with no preemption in wasm no mark worker
+		// ever runs, so a loop that only makes garbage grows to the memory cap. A monotonic
+		// clock relative to an arbitrary origin reveals nothing of the host's wall clock.
+		WithSysNanotime()
 	ictx, cancel := context.WithTimeout(ctx, sandbox.DefaultTimeout)
 	defer cancel()
 	ictx = context.WithValue(ictx, instanceKey{}, inst)
@@ -528,8 +607,17 @@ func (inst *instance) call(ctx context.Context, host *sandbox.Host, args []json.
 		if len(res)-1 > lim.OutputBytes {
 			return nil, &sandbox.Error{Kind: sandbox.KindOutput, Message: fmt.Sprintf("result is %d bytes, over the %d-byte cap", len(res)-1, lim.OutputBytes)}
 		}
+		if !json.Valid(res[1:]) {
+			return nil, &sandbox.Error{Kind: sandbox.KindResult, Message: "the result is not valid JSON",
+				Hint: "return plain values, or a json.Marshaler that returns valid JSON"}
+		}
 		return append(json.RawMessage(nil), res[1:]...), nil
 	case 'e':
+		// The guest caps its messages (forge__cap); a report far larger is not read at all.
+		if len(res) > maxErrorReport {
+			inst.broken = true
+			return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: error report of %d bytes from the guest, over the %d-byte bound", len(res), maxErrorReport)
+		}
 		var e sandbox.Error
 		if err := json.Unmarshal(res[1:], &e); err != nil {
 			inst.broken = true
@@ -543,6 +631,10 @@ func (inst *instance) call(ctx context.Context, host *sandbox.Host, args []json.
 	inst.broken = true
 	return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: bad result tag %q", res[0])
 }
+
+// maxErrorReport bounds the JSON error report the host reads from the guest: a message capped at
+// sandbox.MaxErrorBytes, JSON-escaped (up to 6 bytes per byte), plus its other fields.
+const maxErrorReport = 6*sandbox.MaxErrorBytes + 4<<10
 
 const depthHint = "unbounded or too deep recursion: make it iterative or bound it"
 
@@ -609,7 +701,7 @@ func (w stdoutWriter) Write(b []byte) (int, error) {
 		return len(b), nil
 	}
 	if h := w.inst.host; h != nil {
-		h.AppendLog(strings.TrimRight(string(b), "\n"))
+		h.AppendLogBytes(bytes.TrimRight(b, "\n"))
 	}
 	return len(b), nil
 }
