@@ -1,0 +1,259 @@
+package wasm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/sandbox"
+)
+
+// peekCode reads past the end of its first argument (what a reused input buffer would expose)
+// and echoes its second: each caller must see only its own token, and nothing past its args.
+const peekCode = `package artifact
+
+type Peek struct{ Past string }
+
+func (p *Peek) UnmarshalJSON(b []byte) error {
+	p.Past = string(b[len(b):cap(b)])
+	return nil
+}
+
+type Seen struct {
+	Token string ` + "`json:\"token\"`" + `
+	Past  string ` + "`json:\"past\"`" + `
+}
+
+func Leak(p Peek, token string) Seen { return Seen{Token: token, Past: p.Past} }
+`
+
+// TestInputIsolatedBetweenCallers replays the report: a long call, a call with a token, then a
+// short call on the same instance; no call sees bytes past its own args.
+func TestInputIsolatedBetweenCallers(t *testing.T) {
+	p := compile(t, peekCode)
+	ctx := context.Background()
+	for i, token := range []string{strings.Repeat("L", 4000), "second-caller-token", "c"} {
+		args, _ := json.Marshal([]any{map[string]int{"n": i}, token})
+		out, err := shared.Run(ctx, p, sandbox.Input{Args: args})
+		require.NoError(t, err)
+		var s struct{ Token, Past string }
+		require.NoError(t, json.Unmarshal(out.Value, &s))
+		assert.Equal(t, token, s.Token)
+		assert.Empty(t, s.Past, "call %d read past its argument", i)
+	}
+}
+
+// TestBulkCopyStopsAtDeadline: a loop of 64 MiB copies is one bulk instruction per copy, and
+// ran 14.8 s past a 1 s deadline before bulk operations were charged by size. The bound here
+// only detects a hang; the corpus logs the real overrun (~20 ms).
+func TestBulkCopyStopsAtDeadline(t *testing.T) {
+	p := compile(t, `package artifact
+
+func Churn() int {
+	src := make([]byte, 64<<20)
+	dst := make([]byte, 64<<20)
+	n := 0
+	for {
+		n += copy(dst, src)
+	}
+}
+`)
+	start := time.Now()
+	_, err := shared.Run(context.Background(), p, sandbox.Input{Limits: sandbox.Limits{Timeout: 500 * time.Millisecond}})
+	elapsed := time.Since(start)
+	require.Error(t, err)
+	assert.Equal(t, sandbox.KindDeadline, sandbox.KindOf(err), err.Error())
+	assert.Less(t, elapsed, 3*time.Second, "a deadline of 500ms")
+	t.Logf("stopped after %v (deadline 500ms)", elapsed)
+}
+
+// TestHostOpsAreNotInFlight: a runaway loop that calls Log, Now or Rand hits its deadline as
+// the code's own (not "host call in flight", which would make it extrinsic forever).
+func TestHostOpsAreNotInFlight(t *testing.T) {
+	p := compile(t, `package artifact
+
+import "forge/host"
+
+func Spin(op string) int {
+	n := 0
+	for {
+		switch op {
+		case "log":
+			host.Log("tick")
+		case "now":
+			n += host.Now().Nanosecond()
+		case "rand":
+			n += host.RandIntn(10)
+		}
+	}
+}
+`)
+	caps := sandbox.Capabilities{Log: true, Now: true, Rand: true}
+	for _, op := range []string{"log", "now", "rand"} {
+		out, err := shared.Run(context.Background(), p, sandbox.Input{Args: []byte(`["` + op + `"]`), Caps: caps,
+			Limits: sandbox.Limits{Timeout: 200 * time.Millisecond}})
+		require.Error(t, err, op)
+		var se *sandbox.Error
+		require.ErrorAs(t, err, &se)
+		assert.Equal(t, sandbox.KindDeadline, se.Kind, op)
+		assert.False(t, se.HostCallInFlight, "%s: %v", op, err)
+		if op == "log" {
+			assert.LessOrEqual(t, len(out.Logs), sandbox.MaxLogLines)
+		}
+	}
+}
+
+// TestGuestDataIsCapped: a 40 MiB error or panic text and oversized delegation args are bounded
+// before the host parses or keeps them.
+func TestGuestDataIsCapped(t *testing.T) {
+	p := compile(t, `package artifact
+
+import (
+	"errors"
+	"forge/host"
+	"strings"
+)
+
+func Big(what string) (int, error) {
+	switch what {
+	case "error":
+		return 0, errors.New(strings.Repeat("e", 40<<20))
+	case "panic":
+		panic(strings.Repeat("p", 40<<20))
+	case "call":
+		_, err := host.Call("other", "method", make([]int, 1<<20))
+		return 0, err
+	}
+	return 0, nil
+}
+`)
+	called := false
+	call := func(context.Context, string, string, json.RawMessage) (json.RawMessage, error) {
+		called = true
+		return json.RawMessage(`1`), nil
+	}
+	for what, kind := range map[string]sandbox.Kind{"error": sandbox.KindReturned, "panic": sandbox.KindPanic, "call": sandbox.KindReturned} {
+		_, err := shared.Run(context.Background(), p, sandbox.Input{Args: []byte(`["` + what + `"]`), Caps: sandbox.Capabilities{Call: true}, Call: call,
+			Limits: sandbox.Limits{Timeout: 5 * time.Second}})
+		require.Error(t, err, what)
+		se := sandbox.AsError(err)
+		assert.Equal(t, kind, se.Kind, what)
+		assert.LessOrEqual(t, len(se.Message), sandbox.MaxErrorBytes+64, what)
+		if what == "call" {
+			assert.Contains(t, se.Message, "cap")
+		} else {
+			assert.Contains(t, se.Message, "more bytes cut]", what)
+		}
+	}
+	assert.False(t, called, "oversized delegation args reached the call path")
+}
+
+// TestInvalidResultRefused: a result that is not JSON never leaves the bridge. The guest's own
+// encoder cannot produce one, so this module's dispatcher is altered to return raw bytes.
+func TestInvalidResultRefused(t *testing.T) {
+	code := "package artifact\n\nfunc Seven() int { return 7 }\n"
+	sig, err := sandbox.ParseSignature(sandbox.Source{Code: code, Func: "Seven"})
+	require.NoError(t, err)
+	g := callGuest(code, sig)
+	d := g.files["artifact/forge__call.go"]
+	require.Contains(t, d, "return forge__ok(Seven())")
+	g.files["artifact/forge__call.go"] = strings.Replace(d, "return forge__ok(Seven())", `return append([]byte{'v'}, "{not json"...)`, 1)
+	bin, err := shared.builder.build(context.Background(), g, false)
+	require.NoError(t, err)
+	p := &Program{src: sandbox.Source{Code: code}, sig: sig, bin: bin, sb: shared, pools: map[uint32]*pool{}}
+	_, err = shared.Run(context.Background(), p, sandbox.Input{})
+	require.Error(t, err)
+	assert.Equal(t, sandbox.KindResult, sandbox.KindOf(err), err.Error())
+}
+
+// TestWaitingForInstanceIsCapacity: with every instance held by calls blocked on a slow
+// upstream, a call that cannot get one fails as KindCapacity (never the code's fault), not as a
+// deadline of the code.
+func TestWaitingForInstanceIsCapacity(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-time.After(5 * time.Second):
+		}
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	defer close(release)
+	u, _ := url.Parse(srv.URL)
+	sb, err := New(Options{CacheDir: testCacheDir, PoolSize: 1})
+	require.NoError(t, err)
+	defer sb.Close()
+	prog, err := sb.Compile(context.Background(), sandbox.Source{Code: `package artifact
+
+import "forge/host"
+
+func Fetch(url string) (string, error) { return host.Get(url) }
+`})
+	require.NoError(t, err)
+	caps := sandbox.Capabilities{HTTP: &sandbox.HTTPCap{Allow: []string{u.Host}, Private: true}}
+	args, _ := json.Marshal([]string{srv.URL})
+	holding := make(chan error, 1)
+	go func() {
+		_, err := sb.Run(context.Background(), prog, sandbox.Input{Args: args, Caps: caps, Limits: sandbox.Limits{Timeout: 10 * time.Second}})
+		holding <- err
+	}()
+	require.Eventually(t, func() bool { return len(prog.(*Program).pools[pagesFor(sandbox.DefaultMemoryBytes)].idle) == 0 }, 5*time.Second, time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // the first call is now inside its HTTP request
+	_, err = sb.Run(context.Background(), prog, sandbox.Input{Args: args, Caps: caps, Limits: sandbox.Limits{Timeout: 300 * time.Millisecond}})
+	require.Error(t, err)
+	assert.Equal(t, sandbox.KindCapacity, sandbox.KindOf(err), err.Error())
+	release <- struct{}{}
+	require.NoError(t, <-holding)
+}
+
+func TestWaitedTooLong(t *testing.T) {
+	dl := &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded"}
+	err := waitedTooLong(dl, 600*time.Millisecond, time.Second)
+	assert.Equal(t, sandbox.KindCapacity, sandbox.KindOf(err))
+	assert.Contains(t, err.Error(), "ran only 400ms")
+	inFlight := &sandbox.Error{Kind: sandbox.KindDeadline, HostCallInFlight: true}
+	assert.Same(t, error(inFlight), waitedTooLong(inFlight, time.Second, time.Second))
+	panicked := &sandbox.Error{Kind: sandbox.KindPanic}
+	assert.Same(t, error(panicked), waitedTooLong(panicked, time.Second, time.Second))
+}
+
+// TestCompileRefusesHugeFunction: thousands of call sites in one function would make wazero's
+// compiler use hundreds of MiB of host memory; the module is refused before compiling.
+func TestCompileRefusesHugeFunction(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("package artifact\n\nvar sink int\n\nfunc f(i int) {\n\tif i < 0 {\n\t\tf(i + 1)\n\t}\n\tsink += i\n}\n\nfunc Unrolled() int {\n")
+	for i := range 4000 {
+		fmt.Fprintf(&b, "\tf(%d)\n", i)
+	}
+	b.WriteString("\treturn sink\n}\n")
+	_, err := shared.Compile(context.Background(), sandbox.Source{Code: b.String()})
+	require.Error(t, err)
+	se := sandbox.AsError(err)
+	assert.Equal(t, sandbox.KindCompile, se.Kind, err.Error())
+	assert.Contains(t, se.Message, "bytes of WebAssembly, over the")
+}
+
+func TestCheckModuleBounds(t *testing.T) {
+	fn := func(size int) []byte { // one function body of size bytes (never decoded)
+		code := appendU32(appendU32(nil, 1), uint32(size))
+		return append(code, make([]byte, size)...)
+	}
+	require.NoError(t, checkModule(wasmModule(sec(10, fn(100)...))))
+	err := checkModule(wasmModule(sec(10, fn(MaxFunctionBytes+1)...)))
+	assert.Equal(t, sandbox.KindCompile, sandbox.KindOf(err))
+	err = checkModule(append(wasmModule(), make([]byte, MaxModuleBytes)...))
+	assert.Equal(t, sandbox.KindCompile, sandbox.KindOf(err))
+	many := appendU32(nil, MaxFunctions+1)
+	err = checkModule(wasmModule(sec(10, many...)))
+	assert.Equal(t, sandbox.KindCompile, sandbox.KindOf(err))
+}
