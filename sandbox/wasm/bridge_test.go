@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -256,4 +257,101 @@ func TestCheckModuleBounds(t *testing.T) {
 	many := appendU32(nil, MaxFunctions+1)
 	err = checkModule(wasmModule(sec(10, many...)))
 	assert.Equal(t, sandbox.KindCompile, sandbox.KindOf(err))
+}
+
+// TestMultiCallerContainment runs hostile and innocent programs at once from several goroutines
+// on one Sandbox: every innocent call succeeds with its own data, no caller sees bytes past its
+// own args, and every hostile call ends with its own kind near its deadline.
+func TestMultiCallerContainment(t *testing.T) {
+	peek := compile(t, peekCode)
+	add := compile(t, "package artifact\n\nfunc Add(a, b int) int { return a + b }\n")
+	hostile := compile(t, `package artifact
+
+import (
+	"errors"
+	"forge/host"
+	"strings"
+)
+
+var sink []byte
+
+func Attack(what string) (int, error) {
+	switch what {
+	case "spin":
+		for n := 1; n > 0; n++ {
+		}
+	case "copy":
+		src, dst := make([]byte, 32<<20), make([]byte, 32<<20)
+		for {
+			copy(dst, src)
+		}
+	case "log":
+		for {
+			host.Log("")
+		}
+	case "garbage":
+		for i := 0; i < 500; i++ {
+			sink = make([]byte, 1<<20)
+		}
+		return len(sink), nil
+	case "error":
+		return 0, errors.New(strings.Repeat("e", 8<<20))
+	}
+	return 0, nil
+}
+`)
+	// Runaway attacks get 300ms; the two that must finish get 3s (they allocate hundreds of MiB
+	// on two cores shared with the rest). The hostile calls outnumber the pool (PoolSize is 2 x
+	// GOMAXPROCS), so a runaway may also end as KindCapacity: it waited for an instance held by
+	// another runaway, which is not its code's fault.
+	want := map[string]sandbox.Kind{"spin": sandbox.KindDeadline, "copy": sandbox.KindDeadline, "log": sandbox.KindDeadline, "garbage": "", "error": sandbox.KindReturned}
+	timeout := map[string]time.Duration{"spin": 300 * time.Millisecond, "copy": 300 * time.Millisecond, "log": 300 * time.Millisecond, "garbage": 3 * time.Second, "error": 3 * time.Second}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() { // innocent: each caller's token, of different lengths, comes back alone
+			defer wg.Done()
+			for i := range 30 {
+				token := fmt.Sprintf("caller-%d-call-%d-%s", g, i, strings.Repeat("x", (g*37+i*11)%300))
+				args, _ := json.Marshal([]any{map[string]int{"n": i}, token})
+				out, err := shared.Run(ctx, peek, sandbox.Input{Args: args})
+				if !assert.NoError(t, err) {
+					return
+				}
+				var s struct{ Token, Past string }
+				require.NoError(t, json.Unmarshal(out.Value, &s))
+				assert.Equal(t, token, s.Token)
+				assert.Empty(t, s.Past)
+				out, err = shared.Run(ctx, add, sandbox.Input{Args: []byte(fmt.Sprintf("[%d, %d]", g, i))})
+				if assert.NoError(t, err) {
+					assert.Equal(t, fmt.Sprint(g+i), string(out.Value))
+				}
+			}
+		}()
+	}
+	for what, kind := range want {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 2 {
+				start := time.Now()
+				_, err := shared.Run(ctx, hostile, sandbox.Input{Args: []byte(`["` + what + `"]`), Caps: sandbox.Capabilities{Log: true},
+					Limits: sandbox.Limits{Timeout: timeout[what], MemoryBytes: 128 << 20}})
+				elapsed := time.Since(start)
+				got := sandbox.KindOf(err)
+				if kind == sandbox.KindDeadline && got == sandbox.KindCapacity {
+					got = kind
+				}
+				if kind == "" {
+					assert.NoError(t, err, what)
+				} else if assert.Error(t, err, what) {
+					assert.Equal(t, kind, got, "%s: %v", what, err)
+					assert.LessOrEqual(t, len(sandbox.AsError(err).Message), sandbox.MaxErrorBytes+64)
+				}
+				assert.Less(t, elapsed, timeout[what]+3*time.Second, "%s: hang (deadline %v)", what, timeout[what])
+			}
+		}()
+	}
+	wg.Wait()
 }
