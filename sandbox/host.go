@@ -68,6 +68,19 @@ func CapMessage(s string) string {
 	return s[:cut] + fmt.Sprintf(CapMarker, len(s)-cut)
 }
 
+// CapError returns err as an *Error whose message is at most MaxErrorBytes (see CapMessage): a
+// copy when it had to be cut. Backends pass every error a call returns through it (Host.Finish
+// does).
+func CapError(err error) *Error {
+	e := AsError(err)
+	if e == nil || len(e.Message) <= MaxErrorBytes {
+		return e
+	}
+	c := *e
+	c.Message = CapMessage(c.Message)
+	return &c
+}
+
 // Host is the one implementation of the host API policy (forge/host) that every backend exposes to
 // guest code: it grants only what Capabilities allow, caps sizes and times, and records the evidence
 // the classifier needs (host call in flight, upstream read, host failures, policy violations).

@@ -56,6 +56,30 @@ func TestCorpusHostile(t *testing.T) {
 	sandboxtest.RunCorpus(t, corpusDir(t, "../testdata/hostile", "hostile"), newTestSandbox)
 }
 
+// TestCorpusBridge runs the shared hostile cases of the wasm bridge (bridge_*.go: input
+// isolation, bulk memory, caps on guest data, classification) in the default run too; a full
+// run gets them from TestCorpusHostile.
+func TestCorpusBridge(t *testing.T) {
+	if full() {
+		t.Skip("part of TestCorpusHostile in a full run")
+	}
+	files, err := filepath.Glob("../testdata/hostile/bridge_*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no bridge cases: %v", err)
+	}
+	tmp := t.TempDir()
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sandboxtest.RunCorpus(t, tmp, newTestSandbox)
+}
+
 // TestCorpusWasm runs the wasm-only cases: memory bombs contained in-process by the memory cap.
 func TestCorpusWasm(t *testing.T) {
 	sandboxtest.RunCorpus(t, "testdata/hostile", newTestSandbox)

@@ -166,7 +166,7 @@ func (s *slot) finish(out *sandbox.Output, err error) error {
 		return h.Finish(out, err)
 	}
 	if err != nil {
-		return sandbox.AsError(err)
+		return sandbox.CapError(err) // a returned error or panic text is bounded like Finish bounds it
 	}
 	return nil
 }
