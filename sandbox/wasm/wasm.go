@@ -53,6 +53,9 @@ type Sandbox struct {
 	programs map[string]*Program
 	closed   atomic.Bool
 	reruns   atomic.Int64 // tests rerun compiled after hitting a limit interpreted
+	// compileSlots bounds the modules wazero compiles at once (each compile of a module at the
+	// bounds of checkModule peaks at ~125 MiB of host memory; see RATIONALE.md).
+	compileSlots chan struct{}
 }
 
 var (
@@ -78,11 +81,12 @@ func New(opts Options) (*Sandbox, error) {
 		return nil, fmt.Errorf("wasm: compilation cache: %w", err)
 	}
 	return &Sandbox{
-		opts:     opts,
-		builder:  newBuilder(opts.CacheDir, opts.GoBin),
-		cache:    cache,
-		engines:  map[engineKey]*engine{},
-		programs: map[string]*Program{},
+		opts:         opts,
+		builder:      newBuilder(opts.CacheDir, opts.GoBin),
+		cache:        cache,
+		engines:      map[engineKey]*engine{},
+		programs:     map[string]*Program{},
+		compileSlots: make(chan struct{}, max(2, runtime.GOMAXPROCS(0))),
 	}, nil
 }
 
@@ -126,8 +130,15 @@ const CompileTimeout = 30 * time.Second
 // compile compiles bin (named by its content hash) once for all concurrent callers. The compile
 // runs under its own CompileTimeout, detached from any one caller; a caller whose ctx ends stops
 // waiting (the compile goes on for the others and for wazero's caches).
-func (e *engine) compile(ctx context.Context, bin []byte, hash string) (wazero.CompiledModule, error) {
+func (e *engine) compile(ctx context.Context, bin []byte, hash string, slots chan struct{}) (wazero.CompiledModule, error) {
 	ch := e.compiles.DoChan(hash, func() (any, error) {
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+		case <-time.After(CompileTimeout):
+			return nil, &sandbox.Error{Kind: sandbox.KindCapacity,
+				Message: fmt.Sprintf("no compile slot within %v (%d modules compiling): retry later", CompileTimeout, cap(slots))}
+		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CompileTimeout)
 		defer cancel()
 		cm, err := e.rt.CompileModule(cctx, bin)
@@ -367,7 +378,7 @@ func (p *Program) pool(ctx context.Context, pages uint32) (*pool, error) {
 		h := sha256.Sum256(p.bin)
 		p.hash = hex.EncodeToString(h[:])
 	}
-	cm, err := eng.compile(ctx, p.bin, p.hash)
+	cm, err := eng.compile(ctx, p.bin, p.hash, p.sb.compileSlots)
 	if err != nil {
 		return nil, err
 	}
