@@ -319,6 +319,14 @@ func gate(code string, test bool, companion map[string]string) (string, *ast.Fil
 // are shared), compiles it with wazero (cached on disk) and starts a first instance, so that
 // compile errors and panicking initializers surface here.
 func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Program, error) {
+	p, err := s.compile(ctx, src)
+	if err != nil {
+		return nil, sandbox.CapError(err) // go build output and initializer panics can be long
+	}
+	return p, nil
+}
+
+func (s *Sandbox) compile(ctx context.Context, src sandbox.Source) (*Program, error) {
 	if s.closed.Load() {
 		return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: sandbox closed")
 	}
@@ -408,7 +416,7 @@ func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Inpu
 	defer cancel()
 	inst, waited, err := pl.get(ctx)
 	if err != nil {
-		return sandbox.Output{}, err
+		return sandbox.Output{}, sandbox.CapError(err) // a new instance's initializer may have failed at length
 	}
 	host := sandbox.NewHost(ctx, in)
 	value, rerr := inst.call(ctx, host, args, in.Limits)
