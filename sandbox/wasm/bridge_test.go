@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -354,4 +355,59 @@ func Attack(what string) (int, error) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestCompileSharedPerModule: concurrent compiles of one module share a single CompileModule
+// (wazero's half-published-module race stays closed), while a different module compiles at the
+// same time (the per-runtime lock that made one artifact wait for another is gone).
+func TestCompileSharedPerModule(t *testing.T) {
+	ctx := context.Background()
+	var bins [][]byte
+	for _, code := range []string{"package artifact\n\nfunc A(x int) int { return x + 1 }\n", "package artifact\n\nfunc B(x int) int { return x * 2 }\n"} {
+		sig, err := sandbox.ParseSignature(sandbox.Source{Code: code})
+		require.NoError(t, err)
+		bin, err := shared.builder.build(ctx, callGuest(code, sig), true)
+		require.NoError(t, err)
+		bins = append(bins, bin)
+	}
+	eng, err := newEngine(ctx, nil, pagesFor(sandbox.DefaultMemoryBytes), false, false) // no disk cache: real compiles
+	require.NoError(t, err)
+	defer eng.rt.Close(ctx)
+	slots := make(chan struct{}, 2)
+	done := make(chan struct{})
+	var both atomic.Bool
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Microsecond):
+			}
+			if len(slots) == 2 {
+				both.Store(true)
+			}
+		}
+	}()
+	cms := make([]any, 6) // module A from 6 goroutines, module B from one, all at once
+	var wg sync.WaitGroup
+	for i := range len(cms) + 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i == len(cms) {
+				_, err := eng.compile(ctx, bins[1], "b", slots)
+				assert.NoError(t, err)
+				return
+			}
+			cm, err := eng.compile(ctx, bins[0], "a", slots)
+			assert.NoError(t, err)
+			cms[i] = cm
+		}()
+	}
+	wg.Wait()
+	close(done)
+	for _, cm := range cms[1:] {
+		assert.True(t, cm == cms[0], "concurrent compiles of one module were not shared")
+	}
+	assert.True(t, both.Load(), "the two modules never compiled at the same time")
 }
