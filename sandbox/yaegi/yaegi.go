@@ -548,7 +548,7 @@ func (p *Program) get(ctx context.Context, timeout time.Duration) (*instance, er
 	case inst := <-p.pool:
 		return inst, nil
 	case <-ctx.Done():
-		return nil, &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded waiting for a free interpreter", Err: ctx.Err()}
+		return nil, &sandbox.Error{Kind: sandbox.KindCapacity, Message: "no free interpreter within the deadline (all busy with other calls): retry later, or raise the pool size", Err: ctx.Err()}
 	}
 }
 
