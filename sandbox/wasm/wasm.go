@@ -3,6 +3,7 @@ package wasm
 import (
 	"bytes"
 	"context"
+	cryptorand "crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -25,7 +26,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/artifactforge/forge/sandbox"
-	"github.com/artifactforge/forge/sandbox/yaegi"
+	"github.com/artifactforge/forge/sandbox/gate"
 )
 
 // Options configure a wasm Sandbox.
@@ -291,11 +292,17 @@ func (p *Program) Source() sandbox.Source { return p.src }
 // ModuleSize is the size of the built module in bytes (for reports).
 func (p *Program) ModuleSize() int { return len(p.bin) }
 
-// gate parses code, normalizes it to package artifact, adds forgotten imports (companion: the
-// imports of the file it is compiled with), blanks unused ones and runs the shared policy check.
-func gate(code string, test bool, companion map[string]string) (string, *ast.File, error) {
+// gateCode parses code, normalizes it to package artifact, runs the shared gate on it (as the
+// yaegi backend does: on the file as written), then adds forgotten imports (companion: the imports
+// of the file it is compiled with) and blanks unused ones, which go build needs and the gate
+// already judged (it resolves a forgotten import as if written; a blank import of an allowed
+// package is allowed). Gating after the edits let an unused refused alias through as a blank one.
+func gateCode(code string, test bool, companion map[string]string) (string, *ast.File, error) {
 	norm, f, fset, err := normalizePackage(code)
 	if err != nil {
+		return "", nil, err
+	}
+	if err := gate.Check(fset, f, gate.Options{Test: test, Companion: companion}); err != nil {
 		return "", nil, err
 	}
 	fixed := addMissingImports(norm, f, fset, companion)
@@ -305,12 +312,9 @@ func gate(code string, test bool, companion map[string]string) (string, *ast.Fil
 		}
 	}
 	if fixed := blankUnusedImports(norm, f, fset); fixed != norm {
-		if norm, f, fset, err = normalizePackage(fixed); err != nil {
+		if norm, f, _, err = normalizePackage(fixed); err != nil {
 			return "", nil, err
 		}
-	}
-	if err := yaegi.CheckPolicy(fset, f, test); err != nil {
-		return "", nil, err
 	}
 	return norm, f, nil
 }
@@ -337,7 +341,7 @@ func (s *Sandbox) compile(ctx context.Context, src sandbox.Source) (*Program, er
 	if p != nil {
 		return p, nil
 	}
-	code, _, err := gate(src.Code, false, nil)
+	code, _, err := gateCode(src.Code, false, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -403,7 +407,7 @@ func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Inpu
 		return sandbox.Output{}, sandbox.Errorf(sandbox.KindInternal, "wasm: program of type %T is not from this wasm sandbox", prog)
 	}
 	in.Limits = in.Limits.WithDefaults()
-	args, err := yaegi.OrderArgs(p.sig, in.Args)
+	args, err := sandbox.OrderArgs(p.sig, in.Args)
 	if err != nil {
 		return sandbox.Output{}, err
 	}
@@ -545,6 +549,13 @@ func newInstance(ctx context.Context, eng *engine, cm wazero.CompiledModule, tes
 		// ever runs, so a loop that only makes garbage grows to the memory cap. A monotonic
 		// clock relative to an arbitrary origin reveals nothing of the host's wall clock.
 		WithSysNanotime()
+	if test {
+		// Acceptance tests may read the clock and draw random inputs (the gate allows time.Now,
+		// time.Since and math/rand in test files only), as they do on the yaegi backend: the real
+		// clock and randomness, not wazero's deterministic defaults. Artifact calls keep wazero's
+		// fixed wall clock and deterministic randomness.
+		cfg = cfg.WithSysWalltime().WithRandSource(cryptorand.Reader)
+	}
 	ictx, cancel := context.WithTimeout(ctx, sandbox.DefaultTimeout)
 	defer cancel()
 	ictx = context.WithValue(ictx, instanceKey{}, inst)
