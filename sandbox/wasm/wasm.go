@@ -642,7 +642,7 @@ func (inst *instance) call(ctx context.Context, host *sandbox.Host, args []json.
 		if len(res)-1 > lim.OutputBytes {
 			return nil, &sandbox.Error{Kind: sandbox.KindOutput, Message: fmt.Sprintf("result is %d bytes, over the %d-byte cap", len(res)-1, lim.OutputBytes)}
 		}
-		if !json.Valid(res[1:]) {
+		if !validResult(res[1:]) {
 			return nil, &sandbox.Error{Kind: sandbox.KindResult, Message: "the result is not valid JSON",
 				Hint: "return plain values, or a json.Marshaler that returns valid JSON"}
 		}
@@ -665,6 +665,39 @@ func (inst *instance) call(ctx context.Context, host *sandbox.Host, args []json.
 	}
 	inst.broken = true
 	return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: bad result tag %q", res[0])
+}
+
+// validResult reports whether b is valid JSON, deciding the shapes most results have (an integer,
+// a boolean, null, a string without escapes) without encoding/json's scanner, which was 2.7% of
+// a warm call's CPU.
+func validResult(b []byte) bool {
+	switch {
+	case len(b) == 0:
+		return false
+	case b[0] == '-' || b[0] >= '0' && b[0] <= '9':
+		d := b
+		if d[0] == '-' {
+			d = d[1:]
+		}
+		plain := len(d) > 0 && (d[0] != '0' || len(d) == 1)
+		for _, c := range d {
+			plain = plain && c >= '0' && c <= '9'
+		}
+		if plain {
+			return true
+		}
+	case b[0] == '"' && len(b) >= 2 && b[len(b)-1] == '"':
+		plain := true
+		for _, c := range b[1 : len(b)-1] {
+			plain = plain && c >= 0x20 && c != '"' && c != '\\' && c < 0x7f
+		}
+		if plain {
+			return true
+		}
+	case string(b) == "true" || string(b) == "false" || string(b) == "null":
+		return true
+	}
+	return json.Valid(b)
 }
 
 // maxErrorReport bounds the JSON error report the host reads from the guest: a message capped at
