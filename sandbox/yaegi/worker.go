@@ -660,8 +660,7 @@ func (p *workerPool) acquire(ctx context.Context, key workerKey, wait time.Durat
 			return w, nil
 		}
 		if ctx.Err() != nil {
-			return nil, &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded waiting for a free worker (all busy)", Err: ctx.Err(),
-				Hint: "more concurrent calls than workers: raise yaegi.Options.Worker.Max or the timeout"}
+			return nil, &sandbox.Error{Kind: sandbox.KindCapacity, Message: "no free worker within the deadline (all busy with other calls): retry later, or raise the pool size", Err: ctx.Err()}
 		}
 		stop := context.AfterFunc(ctx, func() { p.mu.Lock(); p.cond.Broadcast(); p.mu.Unlock() })
 		p.cond.Wait()

@@ -254,8 +254,8 @@ func TestIsolatedCallsQueueWithinTheirDeadline(t *testing.T) {
 	time.Sleep(200 * time.Millisecond) // the first call holds the only worker
 	start := time.Now()
 	_, err = sb.Run(context.Background(), p, sandbox.Input{Args: []byte(`[0]`), Limits: sandbox.Limits{Timeout: 100 * time.Millisecond}})
-	if sandbox.KindOf(err) != sandbox.KindDeadline || !strings.Contains(err.Error(), "waiting for a free worker") {
-		t.Fatalf("queued call: %v, want a deadline while waiting for the busy worker", err)
+	if sandbox.KindOf(err) != sandbox.KindCapacity || !strings.Contains(err.Error(), "no free worker") {
+		t.Fatalf("queued call: %v, want a capacity error at its deadline while waiting for the busy worker", err)
 	}
 	if took := time.Since(start); took > 2*time.Second { // a hang bound, not a speed test
 		t.Fatalf("queued call took %v with a 100ms deadline", took)
