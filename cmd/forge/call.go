@@ -190,7 +190,7 @@ func newCallCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "call ROLE METHOD [name=value ...]",
 		Short: "Call role.method: run its persisted artifact, or generate, verify and persist it first",
-		Args: nameArgs(2, math.MaxInt, "role", "method"),
+		Args:  nameArgs(2, math.MaxInt, "role", "method"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in, err := callArgs(argsFlag, args[2:], cmd.InOrStdin())
 			if err != nil {
@@ -288,7 +288,7 @@ func newRollbackCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "rollback ROLE METHOD [GEN]",
 		Short: "Make an earlier kept generation current again (default: the one before the current)",
-		Args: nameArgs(2, 3, "role", "method"),
+		Args:  nameArgs(2, 3, "role", "method"),
 		RunE: func(_ *cobra.Command, args []string) error {
 			gen := 0
 			if len(args) == 3 {
