@@ -2,9 +2,11 @@ package registry
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -223,4 +225,14 @@ func TestQuarantineIDsCannotEscape(t *testing.T) {
 		_, err = s.Dismiss(id)
 		assert.ErrorIs(t, err, ErrNoQuarantine, id)
 	}
+}
+
+func TestWriteErrAdvice(t *testing.T) {
+	perm := &os.PathError{Op: "open", Path: "x", Err: syscall.EACCES}
+	assert.Contains(t, writeErr("/s", perm).Error(), "read-only for this process")
+	assert.ErrorIs(t, writeErr("/s", perm), os.ErrPermission)
+	rofs := &os.PathError{Op: "open", Path: "x", Err: syscall.EROFS}
+	assert.Contains(t, writeErr("/s", rofs).Error(), "read-only for this process")
+	other := errors.New("disk on fire")
+	assert.Equal(t, other, writeErr("/s", other))
 }

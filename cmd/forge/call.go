@@ -348,7 +348,7 @@ func newStaleCmd(a *app) *cobra.Command {
 		Short: "List artifacts verified against an older contract, an unknown role, or another runtime",
 		Args:  exactArgs(0),
 		RunE: func(*cobra.Command, []string) error {
-			s, err := a.openStore()
+			s, err := a.openStoreRO()
 			if err != nil {
 				return err
 			}

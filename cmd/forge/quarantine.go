@@ -63,7 +63,7 @@ with ` + "`forge quarantine -- ls METHOD`.",
 			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tWHAT\tWHEN\tWHY\tRESTORED IN ITS PLACE")
 			for _, e := range q {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.ID, quarantineWhat(e), fmtTime(&e.At), oneLine(e.Reason, 100), orDash(e.Restored))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.ID, quarantineWhat(e), fmtTime(&e.At), oneLine(shortReason(e.Reason), 100), orDash(e.Restored))
 			}
 			if err := tw.Flush(); err != nil {
 				return err

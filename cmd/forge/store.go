@@ -257,7 +257,7 @@ func newLsCmd(a *app) *cobra.Command {
 			fmt.Fprintln(tw, "ROLE\tMETHOD\tLIFECYCLE\tGEN\tOK\tFAILED\tLAST USED")
 			for _, r := range rows {
 				if q := r.Quarantine; q != nil {
-					fmt.Fprintf(tw, "%s\t%s\tQUARANTINED\t-\t-\t-\t%s (`forge quarantine restore %s`)\n", r.Role, r.Method, oneLine(q.Reason, 80), q.ID)
+					fmt.Fprintf(tw, "%s\t%s\tQUARANTINED\t-\t-\t-\t%s (`forge quarantine restore %s`)\n", r.Role, r.Method, oneLine(shortReason(q.Reason), 80), q.ID)
 					continue
 				}
 				if r.Error != "" {
@@ -299,6 +299,14 @@ func withQuarantined(s *registry.Store, rows []artifactRow) ([]artifactRow, erro
 		return rows[i].Method < rows[j].Method
 	})
 	return rows, nil
+}
+
+// shortReason is the part of a quarantine reason after the path that it names.
+func shortReason(r string) string {
+	if _, after, ok := strings.Cut(r, registry.ErrCorrupt.Error()+": "); ok {
+		return after
+	}
+	return r
 }
 
 func newShowCmd(a *app) *cobra.Command {
