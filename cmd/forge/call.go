@@ -22,6 +22,7 @@ import (
 	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/repair"
+	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/wasm"
 )
 
@@ -53,6 +54,19 @@ func (a *app) openForge() (*forge.Forge, error) {
 		return nil, err
 	}
 	opts.Store, opts.Provider = dir, p
+	if p != nil && a.verbose && !a.jsonOut {
+		opts.Provider = verboseProvider{p, a.stderr}
+	}
+	if steps := a.steps(); steps != nil {
+		// The built-in backends, wrapped so that slow compiles and acceptance tests show.
+		opts.Sandboxes = func(name string) (sandbox.Sandbox, error) {
+			sb, err := forge.DefaultSandbox(name, dir)
+			if err != nil {
+				return nil, err
+			}
+			return withProgress(sb, name, steps), nil
+		}
+	}
 	return forge.Open(opts)
 }
 
