@@ -37,14 +37,9 @@ func (r DoctorReport) Damaged() bool {
 // copies), lists every pending quarantine, and removes temp files left by crashed writers.
 func (s *Store) Doctor() (DoctorReport, error) {
 	rep := DoctorReport{Quarantined: []QuarantineReport{}, Incompatible: []QuarantineReport{}, TempRemoved: []string{}}
-	prev := s.OnQuarantine
-	s.OnQuarantine = func(q QuarantineReport) {
-		rep.Quarantined = append(rep.Quarantined, q)
-		if prev != nil {
-			prev(q)
-		}
-	}
-	defer func() { s.OnQuarantine = prev }()
+	// This run's quarantines are the recorded entries made from now on (by this run, or by another
+	// process meanwhile): OnQuarantine is left alone, so a running forge's reporting is untouched.
+	start := time.Now().UTC()
 
 	if err := s.migrateLegacy(); err != nil {
 		return rep, err
@@ -55,15 +50,11 @@ func (s *Store) Doctor() (DoctorReport, error) {
 	}
 	for _, n := range names {
 		rep.Checked++
-		if _, err := os.Stat(s.rolePath(n)); err != nil {
-			if _, err := s.restoreMissingRole(n); err != nil {
-				rep.Quarantined = append(rep.Quarantined, QuarantineReport{Path: s.rolePath(n), Kind: "role", Role: n,
-					Reason: "the role file is missing and its last-good copy cannot be used: " + err.Error()})
-			}
-			continue
-		}
 		_, err := s.loadRole(n)
 		switch {
+		case errors.Is(err, ErrCorrupt) && !errors.As(err, new(*QuarantinedError)):
+			// the file is gone and its last-good copy is damaged: nothing was moved, report it here
+			rep.Quarantined = append(rep.Quarantined, QuarantineReport{Path: s.rolePath(n), Kind: "role", Role: n, Reason: err.Error(), At: time.Now().UTC()})
 		case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, ErrCorrupt):
 			// fine, gone meanwhile, or quarantined (reported through OnQuarantine)
 		case errors.Is(err, ErrIncompatible):
@@ -92,6 +83,11 @@ func (s *Store) Doctor() (DoctorReport, error) {
 	}
 	if rep.Pending, err = s.Quarantined(); err != nil {
 		return rep, err
+	}
+	for _, q := range rep.Pending {
+		if !q.At.Before(start) {
+			rep.Quarantined = append(rep.Quarantined, q)
+		}
 	}
 
 	cutoff := time.Now().Add(-StaleTempAge)

@@ -236,3 +236,29 @@ func TestWriteErrAdvice(t *testing.T) {
 	other := errors.New("disk on fire")
 	assert.Equal(t, other, writeErr("/s", other))
 }
+
+// TestRemovedRoleFileComesBackFromItsCopy: a role file removed by hand (or left missing by a
+// process that could not restore it) is put back from its last-good copy by the next read.
+func TestRemovedRoleFileComesBackFromItsCopy(t *testing.T) {
+	s, err := Open(t.TempDir())
+	require.NoError(t, err)
+	want, err := s.PutRole(Contract{Role: "r", Purpose: "p"}, t0)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(s.RolePath("r")))
+	s, err = Open(s.Root())
+	require.NoError(t, err)
+	r, err := s.Role("r")
+	require.NoError(t, err)
+	assert.Equal(t, want.Fingerprint, r.Fingerprint)
+	assert.FileExists(t, s.RolePath("r"))
+
+	require.NoError(t, os.Remove(s.RolePath("r")))
+	require.NoError(t, os.WriteFile(s.roleGoodPath("r"), []byte("{"), 0o644))
+	s, err = Open(s.Root())
+	require.NoError(t, err)
+	_, err = s.Role("r")
+	require.ErrorIs(t, err, ErrCorrupt)
+	rep, err := s.Doctor()
+	require.NoError(t, err)
+	assert.True(t, rep.Damaged(), "a role that cannot come back is reported")
+}

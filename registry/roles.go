@@ -138,6 +138,13 @@ func (s *Store) repairRoleLocked(name string, damage error) (*RoleRecord, Quaran
 func (s *Store) loadRole(name string) (*RoleRecord, error) {
 	st, _ := stampOf(s.rolePath(name))
 	rec, err := s.readRole(name)
+	if errors.Is(err, ErrNotFound) {
+		if _, gerr := os.Stat(s.roleGoodPath(name)); gerr == nil {
+			// Only the last-good copy is left: the file was removed by hand, or quarantined by a
+			// process that could not put the copy back. Restore it.
+			return s.restoreMissingRole(name)
+		}
+	}
 	if errors.Is(err, ErrCorrupt) {
 		err = withLock(s.roleLock(name), func() error {
 			var lerr error
@@ -303,14 +310,6 @@ func (s *Store) Roles() ([]*RoleRecord, error) {
 	}
 	out := make([]*RoleRecord, 0, len(names))
 	for _, n := range names {
-		if _, err := os.Stat(s.rolePath(n)); errors.Is(err, fs.ErrNotExist) {
-			// Only the last-good copy is left: the file itself was quarantined by a process that
-			// could not restore it, or removed by hand. Restore it now.
-			if rec, err := s.restoreMissingRole(n); err == nil && rec != nil {
-				out = append(out, rec)
-			}
-			continue
-		}
 		rec, err := s.loadRole(n)
 		if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrIncompatible) {
 			continue
@@ -332,10 +331,10 @@ func (s *Store) restoreMissingRole(name string) (*RoleRecord, error) {
 		}
 		good, err := os.ReadFile(s.roleGoodPath(name))
 		if err != nil {
-			return err
+			return fmt.Errorf("registry: role %q: %w (its last-good copy: %v); add it with `forge role add`", name, ErrNotFound, err)
 		}
 		if rec, err = decodeRole(good, name); err != nil {
-			return err
+			return fmt.Errorf("registry: role %s: its file is missing and its last-good copy %s is damaged: %w; re-add it with `forge role add`", name, s.roleGoodPath(name), err)
 		}
 		if err := writeFileAtomic(s.rolePath(name), good); err != nil {
 			return writeErr(s.root, err)

@@ -67,7 +67,13 @@ func (a *app) openForge() (*forge.Forge, error) {
 			return withProgress(sb, name, steps), nil
 		}
 	}
-	return forge.Open(opts)
+	f, err := forge.Open(opts)
+	if err != nil {
+		return nil, err
+	}
+	// Damaged files the calls find are quarantined (and recorded for doctor); say so here too.
+	f.Store().OnQuarantine = a.reportQuarantine
+	return f, nil
 }
 
 // optionsFromEnv reads the operator's switches: FORGE_READ_PATH=off, FORGE_REPAIR=off,
