@@ -25,9 +25,10 @@ func newTestSandbox(*testing.T) sandbox.Sandbox { return sharedSandbox{shared} }
 // and the known yaegi gaps that simply work here.
 var subsets = map[string][]string{
 	"valid": {"add", "generics_sum", "host_log", "json_unmarshal", "min_max_rewrite", "range_int_rewrite",
-		"loopvar_rewrite", "slices_sort_rewrite", "struct_param", "variadic", "any_int_numbers", "any_nested_numbers"},
+		"loopvar_rewrite", "slices_sort_rewrite", "struct_param", "variadic", "any_int_numbers", "any_nested_numbers",
+		"gate_blank_and_locals_ok"},
 	"hostile": {"args_wrong_type", "deep_recursion", "host_http_not_allowed", "huge_output", "infinite_loop",
-		"channel_deadlock", "os_readfile", "panic_index", "result_nan", "go_linkname_directive"},
+		"channel_deadlock", "os_readfile", "panic_index", "result_nan", "go_linkname_directive", "gate_dot_import_time"},
 }
 
 // corpusDir returns dir itself in a full run, else a temporary copy of the subset.
@@ -54,6 +55,30 @@ func TestCorpusValid(t *testing.T) {
 
 func TestCorpusHostile(t *testing.T) {
 	sandboxtest.RunCorpus(t, corpusDir(t, "../testdata/hostile", "hostile"), newTestSandbox)
+}
+
+// TestCorpusBridge runs the shared hostile cases of the wasm bridge (bridge_*.go: input
+// isolation, bulk memory, caps on guest data, classification) in the default run too; a full
+// run gets them from TestCorpusHostile.
+func TestCorpusBridge(t *testing.T) {
+	if full() {
+		t.Skip("part of TestCorpusHostile in a full run")
+	}
+	files, err := filepath.Glob("../testdata/hostile/bridge_*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no bridge cases: %v", err)
+	}
+	tmp := t.TempDir()
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sandboxtest.RunCorpus(t, tmp, newTestSandbox)
 }
 
 // TestCorpusWasm runs the wasm-only cases: memory bombs contained in-process by the memory cap.

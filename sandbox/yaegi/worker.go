@@ -351,7 +351,7 @@ func (p *workerPool) get(ctx context.Context, mem int64) (*worker, error) {
 			return w, nil
 		}
 		if ctx.Err() != nil {
-			return nil, &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded waiting for a worker", Err: ctx.Err()}
+			return nil, &sandbox.Error{Kind: sandbox.KindCapacity, Message: "no free worker within the deadline (all busy with other calls): retry later, or raise the pool size", Err: ctx.Err()}
 		}
 		stop := context.AfterFunc(ctx, func() { p.mu.Lock(); p.cond.Broadcast(); p.mu.Unlock() })
 		p.cond.Wait()
@@ -377,7 +377,7 @@ const grace = 250 * time.Millisecond
 
 func (p *workerPool) run(ctx context.Context, prog *Program, in sandbox.Input) (sandbox.Output, error) {
 	start := time.Now()
-	args, err := OrderArgs(prog.sig, in.Args)
+	args, err := sandbox.OrderArgs(prog.sig, in.Args)
 	if err != nil {
 		return sandbox.Output{}, err
 	}
