@@ -96,8 +96,15 @@ type progressSandbox struct {
 }
 
 func (s *progressSandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Program, error) {
-	defer s.steps.step(fmt.Sprintf("compiling %s for the %s sandbox (a first build takes a while; later ones are cached)", orDash(src.Func), s.name))()
+	defer s.steps.step(fmt.Sprintf("compiling %s for the %s sandbox (a first build takes a while; later ones are cached)", funcLabel(src.Func), s.name))()
 	return s.Sandbox.Compile(ctx, src)
+}
+
+func funcLabel(fn string) string {
+	if fn == "" {
+		return "the code"
+	}
+	return fn
 }
 
 // progressTester is progressSandbox for a sandbox that also runs acceptance tests.
@@ -107,7 +114,7 @@ type progressTester struct {
 }
 
 func (s progressTester) Test(ctx context.Context, src sandbox.Source, testCode string, in sandbox.Input) ([]sandbox.TestResult, error) {
-	defer s.steps.step(fmt.Sprintf("building and running the acceptance tests of %s in the %s sandbox", orDash(src.Func), s.name))()
+	defer s.steps.step(fmt.Sprintf("building and running the acceptance tests of %s in the %s sandbox", funcLabel(src.Func), s.name))()
 	return s.tester.Test(ctx, src, testCode, in)
 }
 
@@ -134,4 +141,11 @@ func (p verboseProvider) Generate(ctx context.Context, req provider.Request) (pr
 		fmt.Fprintf(p.w, "forge: provider: %s.%s: %v; retry %d of %d in %s\n", req.Role, req.Method, e.Err, e.Retry, e.Of, e.Wait.Round(time.Millisecond))
 	})
 	return p.Provider.Generate(ctx, req)
+}
+
+func backendLabel(name string) string {
+	if name == "" {
+		return "default"
+	}
+	return name
 }
