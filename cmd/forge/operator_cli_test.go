@@ -97,6 +97,12 @@ func TestBinDamagedRoleFileLosesNothing(t *testing.T) {
 	assert.Contains(t, r.stdout, "role units")
 	assert.Contains(t, r.stdout, "restored: role units restored from its last-good copy")
 
+	r = bin(t, nil, nil, storeArgs(store, "--json", "doctor")...)
+	assert.Equal(t, 1, r.code)
+	doc := oneJSONDoc(t, r.stdout)
+	assert.Equal(t, false, doc["ok"])
+	assert.Len(t, doc["pending"], 1)
+
 	r = bin(t, nil, nil, storeArgs(store, "--json", "quarantine", "ls")...)
 	require.Equal(t, 0, r.code)
 	var q []registry.QuarantineReport
