@@ -334,11 +334,12 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 		kind = provider.Repair
 	}
 	var last *failure
+	kn := c.lessons() // knowledge hook: lessons in each prompt, learned on success (knowledge.go)
 	for c.meta.ProviderCalls < f.opts.MaxProviderCalls {
 		if ctx.Err() != nil {
 			break
 		}
-		ans, err := prov.Generate(ctx, provider.Request{Kind: kind, Role: c.role, Method: c.method, System: systemPrompt(c.rt.backend), Prompt: req.Prompt()})
+		ans, err := prov.Generate(ctx, provider.Request{Kind: kind, Role: c.role, Method: c.method, System: systemPrompt(c.rt.backend), Prompt: kn.prompt(req)})
 		c.meta.ProviderCalls++
 		c.meta.Tokens.InputTokens += ans.Usage.InputTokens
 		c.meta.Tokens.OutputTokens += ans.Usage.OutputTokens
@@ -372,6 +373,7 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 			return res
 		}
 		res.art, res.saved = art, true
+		kn.passed(req) // knowledge hook
 		return res
 	}
 	if last == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/artifactforge/forge/classifier"
+	"github.com/artifactforge/forge/learner"
 	"github.com/artifactforge/forge/repair"
 	"path/filepath"
 	"sync"
@@ -24,6 +25,7 @@ type Forge struct {
 	store  *registry.Store
 	rec    *registry.Recorder
 	events *eventLog
+	learn  *learner.Store // nil when learning is off
 	now    func() time.Time
 
 	flight    singleflight.Group
@@ -65,6 +67,9 @@ func Open(opts Options) (*Forge, error) {
 			return nil, err
 		}
 	}
+	if err := f.openLearner(); err != nil {
+		return nil, err
+	}
 	f.rec = registry.NewRecorder(s, opts.FlushInterval)
 	return f, nil
 }
@@ -81,6 +86,9 @@ func (f *Forge) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var errs []error
+	if f.learn != nil {
+		errs = append(errs, f.learn.Close()) // the reflector: lessons of this process go to disk
+	}
 	for _, sb := range f.sandboxes {
 		errs = append(errs, sb.Close())
 	}
@@ -93,6 +101,9 @@ func (f *Forge) Flush() {
 	f.rec.Flush()
 	if f.events != nil {
 		f.events.sync()
+	}
+	if f.learn != nil {
+		_, _ = f.learn.Flush()
 	}
 }
 
