@@ -77,7 +77,7 @@ func (a *app) openForge() (*forge.Forge, error) {
 }
 
 // optionsFromEnv reads the operator's switches: FORGE_READ_PATH=off, FORGE_REPAIR=off,
-// FORGE_GENERATE_ONLY=1, FORGE_CANARY=role,role, FORGE_MAX_PROVIDER_CALLS=N and
+// FORGE_LEARNING=off, FORGE_GENERATE_ONLY=1, FORGE_CANARY=role,role, FORGE_MAX_PROVIDER_CALLS=N and
 // FORGE_MAX_REPAIRS_BEFORE_REGEN=N.
 func optionsFromEnv(getenv func(string) string) (forge.Options, error) {
 	var o forge.Options
@@ -95,6 +95,9 @@ func optionsFromEnv(getenv func(string) string) (forge.Options, error) {
 		return o, err
 	}
 	if o.Switches.RepairOff, err = off("FORGE_REPAIR"); err != nil {
+		return o, err
+	}
+	if o.NoLearning, err = off("FORGE_LEARNING"); err != nil { // knowledge hook: FORGE_LEARNING=off
 		return o, err
 	}
 	switch strings.ToLower(strings.TrimSpace(getenv("FORGE_GENERATE_ONLY"))) {
