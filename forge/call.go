@@ -334,12 +334,18 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 		kind = provider.Repair
 	}
 	var last *failure
-	kn := c.lessons() // knowledge hook: lessons in each prompt, learned on success (knowledge.go)
+	kn := c.lessons(prov) // knowledge and assembler hook (knowledge.go, assemble.go)
 	for c.meta.ProviderCalls < f.opts.MaxProviderCalls {
 		if ctx.Err() != nil {
 			break
 		}
-		ans, err := prov.Generate(ctx, provider.Request{Kind: kind, Role: c.role, Method: c.method, System: systemPrompt(c.rt.backend), Prompt: kn.prompt(req)})
+		system, prompt, pfl := kn.assemble(req)
+		if pfl != nil {
+			res.fail = pfl
+			return res
+		}
+		ans, err := prov.Generate(ctx, provider.Request{Kind: kind, Role: c.role, Method: c.method, System: system, Prompt: prompt})
+		kn.answered(ans)
 		c.meta.ProviderCalls++
 		c.meta.Tokens.InputTokens += ans.Usage.InputTokens
 		c.meta.Tokens.OutputTokens += ans.Usage.OutputTokens

@@ -26,6 +26,7 @@ type Forge struct {
 	rec    *registry.Recorder
 	events *eventLog
 	learn  *learner.Store // nil when learning is off
+	calib  *calibration   // token estimate per model (assemble.go)
 	now    func() time.Time
 
 	flight    singleflight.Group
@@ -67,7 +68,7 @@ func Open(opts Options) (*Forge, error) {
 			return nil, err
 		}
 	}
-	if err := f.openLearner(); err != nil {
+	if err := f.openLayers(); err != nil {
 		return nil, err
 	}
 	f.rec = registry.NewRecorder(s, opts.FlushInterval)
@@ -86,9 +87,8 @@ func (f *Forge) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var errs []error
-	if f.learn != nil {
-		errs = append(errs, f.learn.Close()) // the reflector: lessons of this process go to disk
-	}
+	errs = append(errs, f.closeLayers()) // the reflector: lessons of this process go to disk
+
 	for _, sb := range f.sandboxes {
 		errs = append(errs, sb.Close())
 	}
@@ -102,9 +102,7 @@ func (f *Forge) Flush() {
 	if f.events != nil {
 		f.events.sync()
 	}
-	if f.learn != nil {
-		_, _ = f.learn.Flush()
-	}
+	f.flushLayers()
 }
 
 // AddRole validates and stores a role contract (replacing the contract of an existing role).

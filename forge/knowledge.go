@@ -1,12 +1,15 @@
 package forge
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 
+	"github.com/artifactforge/forge/assembler"
 	"github.com/artifactforge/forge/classifier"
 	"github.com/artifactforge/forge/learner"
+	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/repair"
 )
 
@@ -25,9 +28,12 @@ const maxLessonChars = 400
 // Learner is the forge's knowledge store, nil when learning is off (Options.NoLearning).
 func (f *Forge) Learner() *learner.Store { return f.learn }
 
-// openLearner opens the knowledge store under the forge store, reporting damaged domain files
-// through the store's quarantine.
-func (f *Forge) openLearner() error {
+// openLayers opens the knowledge store under the forge store (reporting damaged domain files
+// through the store's quarantine) and the token calibration.
+func (f *Forge) openLayers() error {
+	if err := f.openCalibrator(); err != nil {
+		return err
+	}
 	if f.opts.NoLearning {
 		return nil
 	}
@@ -41,34 +47,86 @@ func (f *Forge) openLearner() error {
 	return nil
 }
 
-// lessons is the knowledge side of one generation (one call of generate).
-type lessons struct {
-	c        *call
-	attempts int
-	recalled []learner.Hit // in the latest prompt
+// closeLayers promotes this process's lessons (the reflector) and saves the calibration.
+func (f *Forge) closeLayers() error {
+	var errs []error
+	if f.learn != nil {
+		errs = append(errs, f.learn.Close())
+	}
+	if f.calib != nil {
+		errs = append(errs, f.calib.cal.Save())
+	}
+	return errors.Join(errs...)
 }
 
-func (c *call) lessons() *lessons { return &lessons{c: c} }
+func (f *Forge) flushLayers() {
+	if f.learn != nil {
+		_, _ = f.learn.Flush()
+	}
+	if f.calib != nil {
+		_ = f.calib.cal.Save()
+	}
+}
 
-// prompt returns the request's prompt with the lessons that match it, and counts the attempt.
-func (l *lessons) prompt(req repair.Request) string {
-	l.attempts++
-	p := req.Prompt()
+// lessons is the knowledge and assembly side of one generation (one call of generate).
+type lessons struct {
+	c        *call
+	prov     provider.Provider
+	attempts int
+	recalled []learner.Hit // in the latest prompt
+	chars    int           // of the latest prompt
+	last     assembler.Prompt
+}
+
+func (c *call) lessons(prov provider.Provider) *lessons { return &lessons{c: c, prov: prov} }
+
+// recall returns the lessons that match a request.
+func (l *lessons) recall(req repair.Request) []learner.Hit {
 	f := l.c.f
 	if f.learn == nil {
-		return p
+		return nil
 	}
 	q := []string{req.Role, req.Method, req.Contract, req.Signature, req.Failed.Error}
 	for _, a := range req.Earlier {
 		q = append(q, a.Error)
 	}
 	hits, err := f.learn.Recall(learner.Query{Text: strings.Join(q, "\n"), Domains: []string{req.Role, learner.ForgeDomain}, Limit: MaxLessonsInPrompt})
-	l.recalled = hits
-	if err != nil || len(hits) == 0 {
-		return p
+	if err != nil {
+		return nil
 	}
-	return p + "\n" + renderLessons(hits)
+	return hits
 }
+
+// assemble builds the system and user prompt of an attempt under the model's ceiling, with the
+// lessons and known tools that fit, and counts the attempt.
+func (l *lessons) assemble(req repair.Request) (system, user string, fl *failure) {
+	l.attempts++
+	f, c := l.c.f, l.c
+	l.recalled = l.recall(req)
+	var lessonPart assembler.Part
+	if len(l.recalled) > 0 {
+		lessonPart = assembler.Part{Name: "lessons", Priority: prioLessons, Full: renderLessons(l.recalled) + "\n"}
+	}
+	var toolPart assembler.Part
+	if c.rt.caps.Call {
+		toolPart = assembler.ToolsPart(f.knownTools(c.role), prioTools)
+	}
+	p, err := assembler.Assemble(promptParts(systemPrompt(c.rt.backend), req, toolPart, lessonPart), f.budget(l.prov))
+	if err != nil {
+		return "", "", contextFailure(err)
+	}
+	for _, pr := range p.Parts {
+		if pr.Name == "lessons" && pr.Fidelity == assembler.Archive {
+			l.recalled = nil // not sent: nothing to confirm
+		}
+	}
+	l.last, l.chars = p, len(p.System)+len(p.User)
+	c.ev.PromptTokensEstimate += p.Tokens
+	return p.System, p.User, nil
+}
+
+// answered feeds the provider's reported usage to the calibration.
+func (l *lessons) answered(ans provider.Answer) { l.c.f.observe(l.prov, l.chars, ans) }
 
 // renderLessons is the prompt section of recalled lessons.
 func renderLessons(hits []learner.Hit) string {
