@@ -77,7 +77,7 @@ func (a *app) openForge() (*forge.Forge, error) {
 }
 
 // optionsFromEnv reads the operator's switches: FORGE_READ_PATH=off, FORGE_REPAIR=off,
-// FORGE_LEARNING=off, FORGE_GENERATE_ONLY=1, FORGE_CANARY=role,role, FORGE_MAX_PROVIDER_CALLS=N and
+// FORGE_LEARNING=off, FORGE_CONTEXT_TOKENS=N, FORGE_GENERATE_ONLY=1, FORGE_CANARY=role,role, FORGE_MAX_PROVIDER_CALLS=N and
 // FORGE_MAX_REPAIRS_BEFORE_REGEN=N.
 func optionsFromEnv(getenv func(string) string) (forge.Options, error) {
 	var o forge.Options
@@ -116,6 +116,13 @@ func optionsFromEnv(getenv func(string) string) (forge.Options, error) {
 		}
 	}
 	o.DefaultSandbox = strings.TrimSpace(getenv("FORGE_SANDBOX"))
+	if v := getenv("FORGE_CONTEXT_TOKENS"); v != "" { // assembler hook: the prompts' token ceiling
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return o, fmt.Errorf("FORGE_CONTEXT_TOKENS=%q: use a positive number of tokens", v)
+		}
+		o.ContextTokens = n
+	}
 	if v := getenv("FORGE_MAX_PROVIDER_CALLS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {

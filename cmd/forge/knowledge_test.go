@@ -144,3 +144,40 @@ func TestKnowledgeCLI(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Contains(t, o, "no lessons")
 }
+
+func TestPromptCmd(t *testing.T) {
+	store := t.TempDir()
+	var out, errb strings.Builder
+	do := func(args ...string) int {
+		out.Reset()
+		errb.Reset()
+		return run(append([]string{"--store", store}, args...), &out, &errb)
+	}
+	require.Equal(t, 0, do("role", "add", "--role", "text", "--purpose", "string utilities"), errb.String())
+	require.Equal(t, 0, do("knowledge", "record", "string utilities must keep unicode intact", "--domain", "text"), errb.String())
+	require.Equal(t, 0, do("prompt", "text", "upper"), errb.String())
+	assert.Contains(t, out.String(), "lessons")
+	assert.Contains(t, out.String(), "=== SYSTEM ===")
+	assert.Contains(t, out.String(), "- string utilities must keep unicode intact (pattern, confidence 0.1)")
+	require.Equal(t, 0, do("--json", "prompt", "text", "upper"), errb.String())
+	var doc struct {
+		Prompt struct {
+			System string `json:"system"`
+			Parts  []struct {
+				Name     string `json:"name"`
+				Fidelity string `json:"fidelity"`
+				Tokens   int    `json:"tokens"`
+			} `json:"parts"`
+			Tokens, Ceiling int
+		} `json:"prompt"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out.String()), &doc))
+	require.NotEmpty(t, doc.Prompt.Parts)
+	assert.Equal(t, "system", doc.Prompt.Parts[0].Name)
+	assert.Equal(t, 32000, doc.Prompt.Ceiling)
+	t.Setenv("FORGE_CONTEXT_TOKENS", "10")
+	assert.Equal(t, 1, do("prompt", "text", "upper"))
+	assert.Contains(t, errb.String(), "context too large")
+	assert.Equal(t, 1, do("prompt", "text", "upper", "--repair"))
+	assert.Contains(t, errb.String(), "no persisted code to repair")
+}
