@@ -359,6 +359,13 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 			req = req.WithEarlier(repair.Attempt{Code: ans.Code, Error: fl.msg, Result: fl.result})
 			continue
 		}
+		if prog == nil {
+			// A gate step failed for a reason that is not the code's (an outage during an
+			// acceptance example, the sandbox's own failure): the gate could not decide. Nothing
+			// is persisted, no provider call is spent on feedback, and the failure says so.
+			res.fail = undecided(fl)
+			return res
+		}
 		// The code passed the gate; a caller or extrinsic failure of this call's own run is not
 		// the code's fault, so it is kept and the failure returned.
 		res.prog, res.out, res.fail = prog, out, fl
@@ -478,6 +485,22 @@ func (c *call) verify(ctx context.Context, code string) (*compiled, sandbox.Outp
 	return p, out, nil
 }
 
+// undecided is the failure of a gate that could not judge the code: a step failed with a class
+// that does not count against the code (extrinsic, internal). The class is kept (an outage stays
+// retriable); a caller class cannot come from the code's own gate steps, so it is the forge's.
+func undecided(fl *failure) *failure {
+	if fl == nil {
+		return &failure{typ: "internal", result: classifier.Classify(classifier.Failure{Kind: classifier.KindInternal}),
+			msg: "the gate returned neither a program nor a failure; nothing was persisted: report this as a forge bug"}
+	}
+	res := fl.result
+	if res.Class == classifier.Caller {
+		res = classifier.Classify(classifier.Failure{Kind: classifier.KindInternal})
+	}
+	return &failure{typ: fl.typ, result: res,
+		msg: "the generated code could not be verified, so nothing was persisted: " + fl.msg + "; call again when the cause is gone (the code is verified again then)"}
+}
+
 func acceptanceFailure(msg string) *failure {
 	return &failure{typ: "acceptance", result: classifier.Classify(classifier.Failure{Kind: classifier.KindAcceptance}), msg: msg}
 }
@@ -551,6 +574,11 @@ func jsonEqual(a, b json.RawMessage) bool {
 
 // persist makes verified code the current generation.
 func (c *call) persist(ans provider.Answer, p *compiled, trig repair.Trigger) (*registry.Artifact, error) {
+	if p == nil || p.prog == nil {
+		// Never reached while generate checks the gate's verdict; kept so that a future path
+		// that forgets cannot persist unverified code or crash the process.
+		return nil, errors.New("forge: refusing to persist code without a verified program; this is a forge bug, report it")
+	}
 	now := c.f.now().UTC()
 	sig := p.prog.Signature()
 	art, err := c.f.store.Update(c.role, c.method, func(a *registry.Artifact, _ bool) error {
