@@ -55,7 +55,7 @@ func newRoleRuntime(rec *registry.RoleRecord, defaultBudget repair.Budget) (*rol
 		}
 	}
 	if l := c.Limits; l != nil {
-		rt.limits.MaxDepth, rt.limits.Isolation = l.MaxDepth, l.Isolation
+		rt.limits.MaxDepth, rt.limits.MaxCallDepth, rt.limits.Isolation = l.MaxDepth, l.MaxCallDepth, l.Isolation
 		var err error
 		if l.Timeout != "" {
 			if rt.limits.Timeout, err = time.ParseDuration(l.Timeout); err != nil {

@@ -24,6 +24,8 @@ const (
 	KindResult   Kind = "result"   // the results could not be encoded as JSON
 	KindReturned Kind = "returned" // the function returned a non-nil error of its own
 	KindInternal Kind = "internal" // the sandbox itself failed (worker died for no known reason, ...)
+	// KindCallDepth: a host Call would have gone past Limits.MaxCallDepth (runaway delegation).
+	KindCallDepth Kind = "call_depth"
 )
 
 // Error is the typed error of every sandbox operation: it carries exactly what failure
@@ -39,6 +41,9 @@ type Error struct {
 	Param string `json:"param,omitempty"`
 	// HostCallInFlight is set on a deadline that hit while a host call was running.
 	HostCallInFlight bool `json:"host_call_in_flight,omitempty"`
+	// CapacityWait is set on a deadline spent waiting for a free interpreter, instance or worker:
+	// the sandbox was busy, the code never ran.
+	CapacityWait bool `json:"capacity_wait,omitempty"`
 	// HTTPStatus is the status of the failed HTTP host call (KindHost), 0 if none.
 	HTTPStatus int `json:"http_status,omitempty"`
 	// UpstreamRead is set when the code had read upstream (HTTP or Call) data before failing.

@@ -110,7 +110,7 @@ func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
 	}
 	if ctx.Err() != nil {
 		// The deadline hit while the host call ran: stop here, before the guest sees the failure.
-		inst.stopped, inst.inFlight = true, true
+		inst.stopped, inst.inFlight = true, h.InFlight()
 		panic(errStopped)
 	}
 	if err != nil {

@@ -382,6 +382,26 @@ func (pl *pool) get(ctx context.Context) (*instance, error) {
 		return inst, nil
 	default:
 	}
+	if sandbox.CallDepth(ctx) > 0 {
+		// A delegated call: its ancestors may hold every pooled instance while they wait for
+		// it, so it never waits for one. It takes a free slot, or an instance beyond the pool
+		// size (at most one per level of the chain, so bounded by Limits.MaxCallDepth).
+		select {
+		case pl.sem <- struct{}{}:
+			inst, err := newInstance(ctx, pl.eng, pl.cm, pl.test)
+			if err != nil {
+				<-pl.sem
+			}
+			return inst, err
+		default:
+		}
+		inst, err := newInstance(ctx, pl.eng, pl.cm, pl.test)
+		if err != nil {
+			return nil, err
+		}
+		inst.extra = true
+		return inst, nil
+	}
 	select {
 	case inst := <-pl.idle:
 		return inst, nil
@@ -393,7 +413,8 @@ func (pl *pool) get(ctx context.Context) (*instance, error) {
 		}
 		return inst, nil
 	case <-ctx.Done():
-		return nil, &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded waiting for a free wasm instance", Err: ctx.Err()}
+		return nil, &sandbox.Error{Kind: sandbox.KindDeadline, CapacityWait: true, Err: ctx.Err(),
+			Message: "deadline exceeded waiting for a free wasm instance: every one was busy with other calls; the code did not run"}
 	}
 }
 
@@ -401,9 +422,21 @@ func (pl *pool) get(ctx context.Context) (*instance, error) {
 // runtime may be in any state.
 func (pl *pool) put(inst *instance, ok bool) {
 	inst.host = nil
+	if inst.extra && ok {
+		// An instance made beyond the pool joins it if a slot is free, else it closes.
+		select {
+		case pl.sem <- struct{}{}:
+			inst.extra = false
+		default:
+			inst.close()
+			return
+		}
+	}
 	if !ok {
 		inst.close()
-		<-pl.sem
+		if !inst.extra {
+			<-pl.sem
+		}
 		return
 	}
 	pl.idle <- inst
@@ -426,6 +459,7 @@ type instance struct {
 	broken   bool
 	stderr   tailBuffer
 	capture  *strings.Builder // test output, when running tests
+	extra    bool             // made beyond the pool size for a delegated call (no sem token)
 }
 
 type instanceKey struct{}

@@ -339,7 +339,9 @@ func (p *workerPool) get(ctx context.Context, mem int64) (*worker, error) {
 			}
 			return w, nil
 		}
-		if p.live[mem] < p.cfg.Max {
+		// A delegated call (depth > 0) never waits: its ancestors may hold every worker while
+		// they wait for it. It starts one beyond Max, which put retires.
+		if p.live[mem] < p.cfg.Max || sandbox.CallDepth(ctx) > 0 {
 			p.live[mem]++
 			p.mu.Unlock()
 			w, err := p.start(mem)
@@ -351,7 +353,7 @@ func (p *workerPool) get(ctx context.Context, mem int64) (*worker, error) {
 			return w, nil
 		}
 		if ctx.Err() != nil {
-			return nil, &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded waiting for a worker", Err: ctx.Err()}
+			return nil, &sandbox.Error{Kind: sandbox.KindDeadline, CapacityWait: true, Message: "deadline exceeded waiting for a worker: every one was busy with other calls; the code did not run", Err: ctx.Err()}
 		}
 		stop := context.AfterFunc(ctx, func() { p.mu.Lock(); p.cond.Broadcast(); p.mu.Unlock() })
 		p.cond.Wait()
@@ -362,7 +364,7 @@ func (p *workerPool) get(ctx context.Context, mem int64) (*worker, error) {
 func (p *workerPool) put(mem int64, w *worker, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if ok && !p.closed {
+	if ok && !p.closed && p.live[mem] <= p.cfg.Max {
 		p.idle[mem] = append(p.idle[mem], w)
 	} else {
 		p.live[mem]--

@@ -229,6 +229,8 @@ type instance struct {
 	exited chan struct{}
 	xerr   error
 	end    context.CancelFunc // ends an idle serving loop (closes slot.quit)
+	// extra: made beyond the pool size for a re-entrant (delegated) call, holding no sem token.
+	extra bool
 }
 
 // serve runs the interpreter's serving loop (forge__serve) for the instance's whole life.
@@ -535,6 +537,26 @@ func (p *Program) get(ctx context.Context, timeout time.Duration) (*instance, er
 		return inst, nil
 	default:
 	}
+	if sandbox.CallDepth(ctx) > 0 {
+		// A delegated call: its ancestors may hold every pooled interpreter while they wait for
+		// it, so it never waits for one. It takes a free slot, or makes an interpreter beyond the
+		// pool size (at most one per level of the chain, so bounded by Limits.MaxCallDepth).
+		select {
+		case p.sem <- struct{}{}:
+			inst, err := p.newInstance(ctx)
+			if err != nil {
+				<-p.sem
+			}
+			return inst, err
+		default:
+		}
+		inst, err := p.newInstance(ctx)
+		if err != nil {
+			return nil, err
+		}
+		inst.extra = true
+		return inst, nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	select {
@@ -548,17 +570,31 @@ func (p *Program) get(ctx context.Context, timeout time.Duration) (*instance, er
 	case inst := <-p.pool:
 		return inst, nil
 	case <-ctx.Done():
-		return nil, &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded waiting for a free interpreter", Err: ctx.Err()}
+		return nil, &sandbox.Error{Kind: sandbox.KindDeadline, CapacityWait: true, Err: ctx.Err(),
+			Message: "deadline exceeded waiting for a free interpreter: every one was busy with other calls; the code did not run",
+			Hint:    "retry, or give the process more CPUs (the pool holds 2 interpreters per GOMAXPROCS)"}
 	}
 }
 
 func (p *Program) put(inst *instance, ok bool) {
+	if inst.extra && ok {
+		// An interpreter made beyond the pool joins it if a slot is free, else it ends.
+		select {
+		case p.sem <- struct{}{}:
+			inst.extra = false
+		default:
+			inst.end()
+			return
+		}
+	}
 	if !ok {
 		// Discard, and leave the slot alone: a stopped interpreter's goroutine may still be
 		// running native code that reads it. A loop that was stopped between two calls is
 		// parked in Next: end it.
 		inst.end()
-		<-p.sem
+		if !inst.extra {
+			<-p.sem
+		}
 		return
 	}
 	sl := inst.slot
