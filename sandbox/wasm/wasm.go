@@ -324,7 +324,8 @@ func (p *Program) pool(ctx context.Context, pages uint32) (*pool, error) {
 	cm, err := eng.rt.CompileModule(ctx, p.bin)
 	eng.compileMu.Unlock()
 	if err != nil {
-		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "wasm: compile module: " + err.Error(), Err: err}
+		// The module is the code's, built by the toolchain: one wazero refuses is the code's too.
+		return nil, &sandbox.Error{Kind: sandbox.KindCompile, Message: "wasm: compile module: " + err.Error(), Err: err}
 	}
 	n := p.sb.opts.PoolSize
 	pl := &pool{eng: eng, cm: cm, idle: make(chan *instance, n), sem: make(chan struct{}, n), test: p.kind.test()}
