@@ -65,6 +65,7 @@ const (
 	KindDeliverable Kind = "deliverable" // the result violates the role's deliverable schema
 	KindProvider    Kind = "provider"    // the code generator failed
 	KindCallDepth   Kind = "call_depth"  // a delegation (host Call) would pass the depth cap
+	KindCapacity    Kind = "capacity"    // no free interpreter, instance or worker in time: the code never ran
 )
 
 // Network is the kind of network error a failing host call met.
@@ -108,9 +109,6 @@ type Failure struct {
 	ProviderError ProviderError
 	// StaleContract: the artifact was verified against an older contract than the current one.
 	StaleContract bool
-	// CapacityWait: the deadline passed while the call waited for a free interpreter, instance
-	// or worker; the code never ran (sandbox.Error).
-	CapacityWait bool
 	// CallerDeadline: the deadline or cancellation that ended the call was its caller's (a
 	// delegating artifact's, or the context a program passed in), earlier than the artifact's
 	// own limit.
@@ -135,8 +133,7 @@ func (r Result) Retriable() bool { return r.Rule.info().retriable }
 //
 //   - caller: args do not fit the signature or the parameter schema;
 //   - extrinsic: a host call failed (DNS, refused, reset, TLS, timeout, HTTP 429 or 5xx), the
-//     deadline passed while a host call was in flight, while the call waited for sandbox
-//     capacity, or was the caller's (shorter than the artifact's own limit), the provider was
+//     deadline passed while a host call was in flight or was the caller's (shorter than the artifact's own limit), no sandbox capacity came in time, the provider was
 //     unavailable or rate limited — and the forge's own internal errors, which are never the
 //     artifact's fault;
 //   - adaptive: decode errors on fetched content, HTTP 404/410 (and other 4xx) from an allowed
@@ -175,8 +172,6 @@ func classifyKind(f Failure) Result {
 		return Result{Intrinsic, RuleResultEncode}
 	case KindDeadline:
 		switch {
-		case f.CapacityWait:
-			return Result{Extrinsic, RuleCapacityWait}
 		case f.HostCallInFlight:
 			return Result{Extrinsic, RuleDeadlineHostInFlight}
 		case f.CallerDeadline:
@@ -185,6 +180,8 @@ func classifyKind(f Failure) Result {
 		return Result{Intrinsic, RuleDeadlineCompute}
 	case KindCallDepth:
 		return Result{Intrinsic, RuleCallDepthCap}
+	case KindCapacity:
+		return Result{Extrinsic, RuleCapacity}
 	case KindHost:
 		return classifyHost(f)
 	case KindDecode:

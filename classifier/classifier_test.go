@@ -34,8 +34,8 @@ func TestClassifyNamedCases(t *testing.T) {
 		{"503", Failure{Kind: KindHost, HTTPStatus: 503}, Result{Extrinsic, RuleHostHTTP5xx}},
 		{"599", Failure{Kind: KindHost, HTTPStatus: 599}, Result{Extrinsic, RuleHostHTTP5xx}},
 		{"deadline with host call in flight", Failure{Kind: KindDeadline, HostCallInFlight: true}, Result{Extrinsic, RuleDeadlineHostInFlight}},
-		{"deadline waiting for capacity", Failure{Kind: KindDeadline, CapacityWait: true}, Result{Extrinsic, RuleCapacityWait}},
-		{"capacity wait wins over everything", Failure{Kind: KindDeadline, CapacityWait: true, HostCallInFlight: true, CallerDeadline: true, StaleContract: true}, Result{Extrinsic, RuleCapacityWait}},
+		{"no capacity", Failure{Kind: KindCapacity}, Result{Extrinsic, RuleCapacity}},
+		{"no capacity, stale or not", Failure{Kind: KindCapacity, StaleContract: true}, Result{Extrinsic, RuleCapacity}},
 		{"the caller's deadline", Failure{Kind: KindDeadline, CallerDeadline: true}, Result{Extrinsic, RuleDeadlineCaller}},
 		{"delegation depth cap", Failure{Kind: KindCallDepth}, Result{Intrinsic, RuleCallDepthCap}},
 		{"provider unavailable", Failure{Kind: KindProvider, ProviderError: ProviderUnavailable}, Result{Extrinsic, RuleProviderUnavailable}},
@@ -116,7 +116,7 @@ func TestRetriable(t *testing.T) {
 // all of them, and that every rule of the table can fire.
 func TestClassifyMatrix(t *testing.T) {
 	kinds := []Kind{KindCompile, KindPolicy, KindPanic, KindDeadline, KindDepth, KindMemory, KindOutput,
-		KindArgs, KindHost, KindDecode, KindResult, KindReturned, KindAcceptance, KindInternal, KindDeliverable, KindProvider, KindCallDepth, "", "bogus"}
+		KindArgs, KindHost, KindDecode, KindResult, KindReturned, KindAcceptance, KindInternal, KindDeliverable, KindProvider, KindCallDepth, KindCapacity, "", "bogus"}
 	statuses := []int{0, 100, 200, 301, 400, 401, 403, 404, 407, 408, 410, 418, 422, 429, 500, 503, 599, 600}
 	networks := []Network{"", NetDNS, NetRefused, NetReset, NetTLS, NetTimeout, "weird"}
 	providers := []ProviderError{"", ProviderUnavailable, ProviderRateLimited, ProviderBadAnswer, ProviderAuth, ProviderConfig, "weird"}
@@ -131,17 +131,15 @@ func TestClassifyMatrix(t *testing.T) {
 					for _, up := range bools {
 						for _, pe := range providers {
 							for _, stale := range bools {
-								for _, wait := range bools {
-									for _, callerDL := range bools {
-										f := Failure{Kind: k, HostCallInFlight: inFlight, HTTPStatus: st, Network: nw,
-											UpstreamRead: up, ProviderError: pe, StaleContract: stale, CapacityWait: wait, CallerDeadline: callerDL}
-										r := Classify(f)
-										n++
-										fired[r.Rule]++
-										checkInvariants(t, f, r)
-										if t.Failed() {
-											t.Fatalf("first violation at %+v -> %s", f, r)
-										}
+								for _, callerDL := range bools {
+									f := Failure{Kind: k, HostCallInFlight: inFlight, HTTPStatus: st, Network: nw,
+										UpstreamRead: up, ProviderError: pe, StaleContract: stale, CallerDeadline: callerDL}
+									r := Classify(f)
+									n++
+									fired[r.Rule]++
+									checkInvariants(t, f, r)
+									if t.Failed() {
+										t.Fatalf("first violation at %+v -> %s", f, r)
 									}
 								}
 							}
@@ -181,10 +179,10 @@ func checkInvariants(t *testing.T, f Failure, r Result) {
 		g.HTTPStatus, g.Network = 0, ""
 	}
 	if f.Kind != KindDeadline {
-		g.HostCallInFlight, g.CapacityWait, g.CallerDeadline = false, false, false
+		g.HostCallInFlight, g.CallerDeadline = false, false
 	}
 	// Waiting for capacity is never the code's fault.
-	if f.Kind == KindDeadline && f.CapacityWait {
+	if f.Kind == KindCapacity {
 		assert.Equal(t, Extrinsic, r.Class)
 	}
 	if f.Kind != KindDeliverable && f.Kind != KindReturned {

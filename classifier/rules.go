@@ -28,7 +28,7 @@ const (
 // Extrinsic rules: the world outside the artifact failed; never counted against it.
 const (
 	RuleDeadlineHostInFlight Rule = "deadline_host_in_flight" // deadline while a host call was in flight
-	RuleCapacityWait         Rule = "deadline_capacity"       // deadline while waiting for a free interpreter, instance or worker
+	RuleCapacity             Rule = "capacity"                // no free interpreter, instance or worker in time: the code never ran
 	RuleDeadlineCaller       Rule = "deadline_caller"         // the caller's deadline or cancellation, earlier than the artifact's own
 	RuleHostDNS              Rule = "host_network_dns"
 	RuleHostRefused          Rule = "host_network_refused"
@@ -85,7 +85,7 @@ var rules = map[Rule]ruleInfo{
 	RuleCallDepthCap:    {Intrinsic, false},
 
 	RuleDeadlineHostInFlight: {Extrinsic, true},
-	RuleCapacityWait:         {Extrinsic, true},
+	RuleCapacity:             {Extrinsic, true},
 	RuleDeadlineCaller:       {Extrinsic, false},
 	RuleHostDNS:              {Extrinsic, true},
 	RuleHostRefused:          {Extrinsic, true},

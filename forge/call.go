@@ -258,7 +258,7 @@ func (c *call) runFailure(ctx context.Context, start time.Time, err error) *fail
 	switch {
 	case se.Kind == sandbox.KindCallDepth:
 		c.blameCallDepth(se)
-	case se.Kind == sandbox.KindDeadline && !se.HostCallInFlight && !se.CapacityWait && ctx.Err() != nil:
+	case se.Kind == sandbox.KindDeadline && !se.HostCallInFlight && ctx.Err() != nil:
 		dl, ok := ctx.Deadline()
 		if errors.Is(ctx.Err(), context.Canceled) || (ok && dl.Before(start.Add(c.rt.limits.Timeout))) {
 			fl = &failure{typ: fl.typ, result: classifier.Classify(classifier.Failure{Kind: classifier.KindDeadline, CallerDeadline: true}),
@@ -393,7 +393,7 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 	waiting := sync.OnceFunc(sandbox.ExternalWork(ctx))
 	ch := f.flight.DoChan(c.role+"."+c.method, func() (any, error) {
 		if !role.CompareAndSwap(pending, leading) {
-			return &produced{fail: &failure{typ: string(sandbox.KindDeadline), result: classifier.Classify(classifier.Failure{Kind: classifier.KindDeadline, CapacityWait: true}),
+			return &produced{fail: &failure{typ: string(sandbox.KindCapacity), result: classifier.Classify(classifier.Failure{Kind: classifier.KindCapacity}),
 				msg: fmt.Sprintf("the call that was to generate %s.%s ended before it began; call again", c.role, c.method)}}, nil
 		}
 		waiting()
@@ -421,7 +421,7 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 			v = (<-ch).Val // the generation sees the same context and ends soon
 			break
 		}
-		return c.fail(&failure{typ: string(sandbox.KindDeadline), result: classifier.Classify(classifier.Failure{Kind: classifier.KindDeadline, CapacityWait: true}),
+		return c.fail(&failure{typ: string(sandbox.KindCapacity), result: classifier.Classify(classifier.Failure{Kind: classifier.KindCapacity}),
 			msg: fmt.Sprintf("the call's context ended while it waited for the code of %s.%s that another call is generating; call again when that generation is done", c.role, c.method)})
 	}
 	waiting()

@@ -75,7 +75,7 @@ func gateErrors() map[string]error {
 	errs := map[string]error{}
 	for _, k := range []sandbox.Kind{sandbox.KindCompile, sandbox.KindPolicy, sandbox.KindPanic, sandbox.KindDeadline,
 		sandbox.KindDepth, sandbox.KindMemory, sandbox.KindOutput, sandbox.KindArgs, sandbox.KindHost, sandbox.KindDecode,
-		sandbox.KindResult, sandbox.KindReturned, sandbox.KindInternal} {
+		sandbox.KindResult, sandbox.KindReturned, sandbox.KindInternal, sandbox.KindCapacity, sandbox.KindCallDepth} {
 		errs[string(k)] = &sandbox.Error{Kind: k, Message: "injected " + string(k)}
 	}
 	errs["deadline_host_in_flight"] = &sandbox.Error{Kind: sandbox.KindDeadline, HostCallInFlight: true, Message: "deadline exceeded while a host call was in flight"}

@@ -24,6 +24,10 @@ const (
 	KindResult   Kind = "result"   // the results could not be encoded as JSON
 	KindReturned Kind = "returned" // the function returned a non-nil error of its own
 	KindInternal Kind = "internal" // the sandbox itself failed (worker died for no known reason, ...)
+	// KindCapacity: the call never got to run its code: no free instance (or worker) came before
+	// the deadline, or waiting for one left the code less than its time limit. Never the code's
+	// fault; retry later or raise the pool size.
+	KindCapacity Kind = "capacity"
 	// KindCallDepth: a host Call would have gone past Limits.MaxCallDepth (runaway delegation).
 	KindCallDepth Kind = "call_depth"
 )
@@ -41,9 +45,6 @@ type Error struct {
 	Param string `json:"param,omitempty"`
 	// HostCallInFlight is set on a deadline that hit while a host call was running.
 	HostCallInFlight bool `json:"host_call_in_flight,omitempty"`
-	// CapacityWait is set on a deadline spent waiting for a free interpreter, instance or worker:
-	// the sandbox was busy, the code never ran.
-	CapacityWait bool `json:"capacity_wait,omitempty"`
 	// HTTPStatus is the status of the failed HTTP host call (KindHost), 0 if none.
 	HTTPStatus int `json:"http_status,omitempty"`
 	// UpstreamRead is set when the code had read upstream (HTTP or Call) data before failing.

@@ -414,8 +414,8 @@ func (pl *pool) get(ctx context.Context) (*instance, error) {
 		}
 		return inst, nil
 	case <-ctx.Done():
-		return nil, &sandbox.Error{Kind: sandbox.KindDeadline, CapacityWait: true, Err: ctx.Err(),
-			Message: "deadline exceeded waiting for a free wasm instance: every one was busy with other calls; the code did not run"}
+		return nil, &sandbox.Error{Kind: sandbox.KindCapacity, Err: ctx.Err(),
+			Message: fmt.Sprintf("no free wasm instance within the deadline (%d busy with other calls of this artifact): retry later, or raise the pool size", cap(pl.sem))}
 	}
 }
 

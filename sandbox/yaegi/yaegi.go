@@ -570,9 +570,7 @@ func (p *Program) get(ctx context.Context, timeout time.Duration) (*instance, er
 	case inst := <-p.pool:
 		return inst, nil
 	case <-ctx.Done():
-		return nil, &sandbox.Error{Kind: sandbox.KindDeadline, CapacityWait: true, Err: ctx.Err(),
-			Message: "deadline exceeded waiting for a free interpreter: every one was busy with other calls; the code did not run",
-			Hint:    "retry, or give the process more CPUs (the pool holds 2 interpreters per GOMAXPROCS)"}
+		return nil, &sandbox.Error{Kind: sandbox.KindCapacity, Message: "no free interpreter within the deadline (all busy with other calls): retry later, or raise the pool size", Err: ctx.Err()}
 	}
 }
 
