@@ -295,3 +295,80 @@ func TestDelegationBlamesOnlyTheRunaway(t *testing.T) {
 	}
 	assert.Positive(t, bBlamed)
 }
+
+// spinCode computes forever unless n is 0.
+const spinCode = `package artifact
+
+func P(n int) (string, error) {
+	if n == 0 {
+		return "ok", nil
+	}
+	s := 0
+	for i := 0; ; i++ {
+		s += i
+	}
+}
+`
+
+// fetchCode fetches the URL in n's place (see TestDeadlineDuringDelegation) unless n is 0.
+func fetchCode(url string) string {
+	return `package artifact
+
+import "forge/host"
+
+func P(n int) (string, error) {
+	if n == 0 {
+		return "ok", nil
+	}
+	return host.Get("` + url + `")
+}
+`
+}
+
+// TestDeadlineDuringDelegation: a's 300ms deadline hits while its delegated call of b runs. When
+// b computes, the time is code's time: a's failure is intrinsic (deadline_compute), and b, cut
+// short by its caller's deadline well before its own limit, is not blamed (deadline_caller).
+// When b waits on a slow upstream, a's deadline is host_in_flight (extrinsic), as for its own HTTP.
+func TestDeadlineDuringDelegation(t *testing.T) {
+	slow := make(chan struct{})
+	srv := httptestServer(t, slow)
+	for _, tc := range []struct {
+		name, bCode, wantRule string
+	}{
+		{"compute", spinCode, "deadline_compute"},
+		{"upstream", fetchCode(srv), "deadline_host_in_flight"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &ringProvider{ring: []string{"a", "b"}, code: map[string]string{"b": tc.bCode}}
+			f, ev := delegForge(t, "yaegi", p, "10s", func(c *registry.Contract) {
+				if c.Role == "a" {
+					c.Limits.Timeout = "300ms"
+				}
+				if c.Role == "b" {
+					c.Capabilities.HTTP = &registry.HTTPCapability{Allow: []string{strings.TrimPrefix(srv, "http://")}, Timeout: "10s"}
+				}
+			})
+			f.opts.Switches = selector.Switches{RepairOff: true}
+			require.True(t, f.Call(context.Background(), "b", "p", pArgs(0)).OK)
+			require.True(t, f.Call(context.Background(), "a", "p", pArgs(0)).OK)
+			start := time.Now()
+			o := f.Call(context.Background(), "a", "p", pArgs(2)) // b gets n=1
+			t.Logf("a's 300ms call ended after %v", time.Since(start).Round(time.Millisecond))
+			require.False(t, o.OK)
+			assert.Equal(t, tc.wantRule, o.Err.Rule, "%+v", o.Err)
+			f.Flush()
+			var bRule string
+			for _, e := range ev.all() {
+				if e.Role == "b" && e.Depth == 1 {
+					bRule = e.FailureRule
+				}
+			}
+			if tc.name == "compute" {
+				assert.Equal(t, "deadline_caller", bRule, "b ran 300ms of its 10s: the deadline was its caller's")
+			} else {
+				assert.Equal(t, "deadline_host_in_flight", bRule)
+			}
+		})
+	}
+	close(slow)
+}

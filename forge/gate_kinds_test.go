@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 
@@ -189,4 +191,17 @@ func TestGateOutageInExampleLeavesDecisionOpen(t *testing.T) {
 	assert.Equal(t, int64(1), p.n.Load())
 	_, err := f.Store().Load("web", "fetch")
 	require.ErrorIs(t, err, registry.ErrNotFound)
+}
+
+// httptestServer answers after slow is closed (a slow upstream); it returns its URL.
+func httptestServer(t *testing.T, slow chan struct{}) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-slow:
+		case <-r.Context().Done():
+		}
+		_, _ = w.Write([]byte("late"))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
