@@ -328,7 +328,7 @@ func (p *Program) pool(ctx context.Context, pages uint32) (*pool, error) {
 		return nil, &sandbox.Error{Kind: sandbox.KindCompile, Message: "wasm: compile module: " + err.Error(), Err: err}
 	}
 	n := p.sb.opts.PoolSize
-	pl := &pool{eng: eng, cm: cm, idle: make(chan *instance, n), sem: make(chan struct{}, n), test: p.kind.test()}
+	pl := &pool{eng: eng, cm: cm, idle: make(chan *instance, n), spare: make(chan *instance, sandbox.DefaultMaxCallDepth), sem: make(chan struct{}, n), test: p.kind.test()}
 	p.pools[pages] = pl
 	return pl, nil
 }
@@ -374,7 +374,9 @@ type pool struct {
 	cm   wazero.CompiledModule
 	idle chan *instance
 	sem  chan struct{}
-	test bool
+	// spare holds idle instances made beyond the pool for delegated calls (they hold no token).
+	spare chan *instance
+	test  bool
 }
 
 func (pl *pool) get(ctx context.Context) (*instance, error) {
@@ -388,6 +390,8 @@ func (pl *pool) get(ctx context.Context) (*instance, error) {
 		// it, so it never waits for one. It takes a free slot, or an instance beyond the pool
 		// size (at most one per level of the chain, so bounded by Limits.MaxCallDepth).
 		select {
+		case inst := <-pl.spare:
+			return inst, nil
 		case pl.sem <- struct{}{}:
 			inst, err := newInstance(ctx, pl.eng, pl.cm, pl.test)
 			if err != nil {
@@ -424,12 +428,17 @@ func (pl *pool) get(ctx context.Context) (*instance, error) {
 func (pl *pool) put(inst *instance, ok bool) {
 	inst.host = nil
 	if inst.extra && ok {
-		// An instance made beyond the pool joins it if a slot is free, else it closes.
+		// An instance made beyond the pool joins it if a slot is free; else it waits idle for
+		// the next deep chain if there is room (sandbox.DefaultMaxCallDepth of them), or closes.
 		select {
 		case pl.sem <- struct{}{}:
 			inst.extra = false
 		default:
-			inst.close()
+			select {
+			case pl.spare <- inst:
+			default:
+				inst.close()
+			}
 			return
 		}
 	}

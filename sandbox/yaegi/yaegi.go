@@ -71,7 +71,8 @@ type Program struct {
 	guarded bool
 
 	pool    chan *instance
-	sem     chan struct{} // one token per live interpreter
+	sem     chan struct{}  // one token per live interpreter
+	spare   chan *instance // idle interpreters made beyond the pool for delegated calls (no token)
 	first   sync.Once
 	workers *workerPool
 	// life ends the serving loops of this program's interpreters: cancelled by a cleanup once
@@ -420,7 +421,7 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 	}
 	life, end := context.WithCancel(s.life)
 	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code, ht: ht, guarded: guarded,
-		pool: make(chan *instance, s.opts.PoolSize), sem: make(chan struct{}, s.opts.PoolSize), workers: s.workers, life: life}
+		pool: make(chan *instance, s.opts.PoolSize), spare: make(chan *instance, sandbox.DefaultMaxCallDepth), sem: make(chan struct{}, s.opts.PoolSize), workers: s.workers, life: life}
 	// The serving loops hold the interpreters, never the program: once the program is
 	// unreachable, end them so that its interpreters can be collected.
 	runtime.AddCleanup(p, func(end context.CancelFunc) { end() }, end)
@@ -542,6 +543,8 @@ func (p *Program) get(ctx context.Context, timeout time.Duration) (*instance, er
 		// it, so it never waits for one. It takes a free slot, or makes an interpreter beyond the
 		// pool size (at most one per level of the chain, so bounded by Limits.MaxCallDepth).
 		select {
+		case inst := <-p.spare:
+			return inst, nil
 		case p.sem <- struct{}{}:
 			inst, err := p.newInstance(ctx)
 			if err != nil {
@@ -576,12 +579,21 @@ func (p *Program) get(ctx context.Context, timeout time.Duration) (*instance, er
 
 func (p *Program) put(inst *instance, ok bool) {
 	if inst.extra && ok {
-		// An interpreter made beyond the pool joins it if a slot is free, else it ends.
+		// An interpreter made beyond the pool joins it if a slot is free; else it waits idle
+		// for the next deep chain if there is room (sandbox.DefaultMaxCallDepth of them), or ends.
 		select {
 		case p.sem <- struct{}{}:
 			inst.extra = false
 		default:
-			inst.end()
+			sl := inst.slot
+			sl.setHost(nil)
+			sl.ctx, sl.in, sl.args = nil, sandbox.Input{}, nil
+			sl.Out, sl.Err, sl.badErr = nil, nil, nil
+			select {
+			case p.spare <- inst:
+			default:
+				inst.end()
+			}
 			return
 		}
 	}
