@@ -258,9 +258,11 @@ func (c *call) runFailure(ctx context.Context, start time.Time, err error) *fail
 	switch {
 	case se.Kind == sandbox.KindCallDepth:
 		c.blameCallDepth(se)
-	case se.Kind == sandbox.KindDeadline && !se.HostCallInFlight && ctx.Err() != nil:
+	case se.Kind == sandbox.KindDeadline && !se.HostCallInFlight:
+		// The caller's deadline (reached, and earlier than the role's own limit) or its
+		// cancellation; the sandbox's timer set to the same instant may have fired first.
 		dl, ok := ctx.Deadline()
-		if errors.Is(ctx.Err(), context.Canceled) || (ok && dl.Before(start.Add(c.rt.limits.Timeout))) {
+		if errors.Is(ctx.Err(), context.Canceled) || (ok && !time.Now().Before(dl) && dl.Before(start.Add(c.rt.limits.Timeout))) {
 			fl = &failure{typ: fl.typ, result: classifier.Classify(classifier.Failure{Kind: classifier.KindDeadline, CallerDeadline: true}),
 				msg: fl.msg + ": the caller's deadline or cancellation ended the call before the role's own limit (" + c.rt.limits.Timeout.String() +
 					"); give the call more time"}
@@ -391,19 +393,23 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 	)
 	var role atomic.Int32
 	waiting := sync.OnceFunc(sandbox.ExternalWork(ctx))
+	// The generation works on its own copy of the call (copied back when this call led it), so
+	// that c itself never leaves this goroutine and stays off the heap on the warm path.
+	gc := new(call)
+	*gc = *c
 	ch := f.flight.DoChan(c.role+"."+c.method, func() (any, error) {
 		if !role.CompareAndSwap(pending, leading) {
 			return &produced{fail: &failure{typ: string(sandbox.KindCapacity), result: classifier.Classify(classifier.Failure{Kind: classifier.KindCapacity}),
-				msg: fmt.Sprintf("the call that was to generate %s.%s ended before it began; call again", c.role, c.method)}}, nil
+				msg: fmt.Sprintf("the call that was to generate %s.%s ended before it began; call again", gc.role, gc.method)}}, nil
 		}
 		waiting()
 		var res *produced
-		err := f.store.WithGenerationLock(c.role, c.method, func() error {
-			if cur := c.producedMeanwhile(base); cur != nil {
+		err := f.store.WithGenerationLock(gc.role, gc.method, func() error {
+			if cur := gc.producedMeanwhile(base); cur != nil {
 				res = &produced{art: cur, elsewhere: true} // run it like any follower
 				return nil
 			}
-			res = c.generate(ctx, base, trig, failed)
+			res = gc.generate(ctx, base, trig, failed)
 			return nil
 		})
 		if err != nil {
@@ -426,6 +432,9 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 	}
 	waiting()
 	res := v.(*produced)
+	if role.Load() == leading {
+		*c = *gc
+	}
 	leader := role.Load() == leading && !res.elsewhere
 	if res.fail != nil && res.art == nil {
 		return c.fail(res.fail)

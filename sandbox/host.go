@@ -474,7 +474,12 @@ func (h *Host) Call(role, method string, args json.RawMessage) (json.RawMessage,
 	h.callEpoch.Store(epoch)
 	h.delegating.Add(1)
 	out, err := h.call(context.WithValue(WithCallDepth(h.ctx, depth), treeKey{}, t), role, method, args)
-	if h.ctx.Err() != nil && (!t.managed.Load() || t.external.Load() > 0 || t.cut.Load() != epoch) {
+	expired := h.ctx.Err() != nil
+	if dl, ok := h.ctx.Deadline(); ok && !time.Now().Before(dl) {
+		expired = true // the nested call's timer, set to the same instant, may have fired first
+	}
+	external := expired && (!t.managed.Load() || t.external.Load() > 0 || t.cut.Load() != epoch)
+	if external {
 		h.cutShort.Store(true)
 	}
 	h.delegating.Add(-1)
@@ -487,6 +492,13 @@ func (h *Host) Call(role, method string, args json.RawMessage) (json.RawMessage,
 			case KindPolicy:
 				return nil, err
 			}
+		}
+		if expired {
+			// This call's own deadline passed during the delegation: that, not the nested
+			// failure it caused, is this call's failure, whether or not the backend stops the
+			// code before it returns the error (in flight only if the chain waited on the world).
+			return nil, h.fail(&Error{Kind: KindDeadline, HostCallInFlight: external, Err: err,
+				Message: fmt.Sprintf("deadline exceeded while the delegated call %s.%s ran", role, method)})
 		}
 		return nil, h.fail(&Error{Kind: KindHost, Message: fmt.Sprintf("call %s.%s: %v", role, method, err), Err: err})
 	}
