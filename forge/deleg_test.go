@@ -398,3 +398,33 @@ func TestDeadlineDuringDelegation(t *testing.T) {
 	}
 	close(slow)
 }
+
+// TestColdSelfDelegation: the first call of code that delegates to itself generates it, and the
+// gate's run of the call's own args (and of an acceptance example) reaches the code under
+// verification instead of waiting for the generation it is part of.
+func TestColdSelfDelegation(t *testing.T) {
+	for _, backend := range []string{"yaegi", "wasm"} {
+		if backend == "wasm" && testing.Short() {
+			continue
+		}
+		t.Run(backend, func(t *testing.T) {
+			p := &ringProvider{ring: []string{"a"}}
+			f, ev := delegForge(t, backend, p, "60s", func(c *registry.Contract) {
+				c.Acceptance = &registry.Acceptance{Examples: []registry.Example{{Method: "p", Args: pArgs(3), Expect: json.RawMessage(`"done"`)}}}
+			})
+			start := time.Now()
+			o := f.Call(context.Background(), "a", "p", pArgs(5))
+			require.True(t, o.OK, "%+v", o.Err)
+			t.Logf("%s: cold call of a self-delegating method in %v", backend, time.Since(start).Round(time.Millisecond))
+			assert.Equal(t, 1, o.Meta.ProviderCalls)
+			candidates := 0
+			for _, e := range ev.all() {
+				if e.Reason == "candidate" {
+					candidates++
+				}
+			}
+			assert.Equal(t, 3+5, candidates, "the example's 3 levels and the call's 5 ran the candidate")
+			checkDelegationTree(t, ev.all())
+		})
+	}
+}
