@@ -15,6 +15,7 @@ import (
 	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/wasm"
 )
 
 // stepSandbox is a fake backend that fails one gate step with a chosen error: "compile", "example"
@@ -204,4 +205,34 @@ func httptestServer(t *testing.T, slow chan struct{}) string {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// TestGateWasmBuildFailuresAreTheCodes: code that breaks the wasm build outside its own lines
+// (a predeclared name redeclared at package level, which the generated wrapper uses; a build
+// line that excludes the file) is refused as the code's failure, with feedback, never persisted.
+func TestGateWasmBuildFailuresAreTheCodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds wasm modules with the Go toolchain")
+	}
+	for name, code := range map[string]string{
+		"predeclared": "package artifact\n\nimport \"strings\"\n\ntype any = int\n\nfunc Upper(s string) string { return strings.ToUpper(s) }\n",
+		"build line":  "// +build ignore\n\npackage artifact\n\nimport \"strings\"\n\nfunc Upper(s string) string { return strings.ToUpper(s) }\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := &fixedProvider{code: code}
+			f := openForge(t, t.TempDir(), p, func(o *Options) {
+				o.Sandboxes = func(string) (sandbox.Sandbox, error) { return wasm.New(wasm.Options{CacheDir: wasmTestCache(t)}) }
+			})
+			c := textContract()
+			c.Sandbox = "wasm"
+			require.NoError(t, f.AddRole(c))
+			o := f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"own"}`))
+			require.False(t, o.OK)
+			assert.Equal(t, "intrinsic", o.Err.Class, "%+v", o.Err)
+			assert.Equal(t, int64(DefaultMaxProviderCalls), p.n.Load(), "the failure goes back as feedback")
+			_, err := f.Store().Load("text", "upper")
+			require.ErrorIs(t, err, registry.ErrNotFound)
+			t.Log(o.Err.Message)
+		})
+	}
 }
