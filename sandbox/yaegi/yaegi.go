@@ -101,10 +101,10 @@ type slot struct {
 	MaxDepth int
 	// What the guest handed back, produced on the guest goroutine (see guest.go): the result's
 	// JSON, the returned error's text, or a failure (a panic, or one while producing those).
-	outJSON []byte
-	errText string
-	hasErr  bool
-	failed  *sandbox.Error
+	outJSON  []byte
+	errText  string
+	hasErr   bool
+	failed   *sandbox.Error
 	depthHit bool
 	ctx      context.Context // the current call's context
 	in       sandbox.Input   // the current call's input
