@@ -3,11 +3,14 @@ package yaegi
 import (
 	"encoding/json"
 	"fmt"
+	"go/scanner"
+	"go/token"
 	"reflect"
 	"runtime"
 	"strconv"
 
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/yaegi/symbols"
 )
 
 // Guest values stay in the guest. A value the artifact made (a returned error, a result, a panic
@@ -131,4 +134,40 @@ func fromRuntime(t reflect.Type) bool {
 		t = t.Elem()
 	}
 	return t.PkgPath() == "runtime"
+}
+
+// copyRef is a mutable package variable a program references (see symbols.Copies).
+type copyRef struct {
+	pkg, name string
+	make      func(*symbols.Copier) reflect.Value
+}
+
+// referencedCopies lists the mutable package variables whose names occur as identifiers in the
+// code (as pkg.Name, or bare): only those are copied into the program's interpreters, so programs
+// that use no unicode table pay nothing for them. Over-approximating is harmless (a copy too many).
+func referencedCopies(code ...string) []copyRef {
+	names := map[string]bool{}
+	for _, c := range code {
+		var sc scanner.Scanner
+		fset := token.NewFileSet()
+		sc.Init(fset.AddFile("", -1, len(c)), []byte(c), nil, 0)
+		for {
+			_, tok, lit := sc.Scan()
+			if tok == token.EOF {
+				break
+			}
+			if tok == token.IDENT {
+				names[lit] = true
+			}
+		}
+	}
+	var refs []copyRef
+	for pkg, vars := range symbols.Copies {
+		for name, mk := range vars {
+			if names[name] {
+				refs = append(refs, copyRef{pkg: pkg, name: name, make: mk})
+			}
+		}
+	}
+	return refs
 }

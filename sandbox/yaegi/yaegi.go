@@ -67,6 +67,8 @@ type Program struct {
 	sig  sandbox.Signature
 	code string     // rewritten source the interpreters run
 	ht   *hostTypes // nil: args are decoded inside the interpreter
+	// copies are the mutable package variables the code references: each interpreter gets its own.
+	copies []copyRef
 	// guarded is set when the rewrite added a depth guard (the guard needs a per-call channel).
 	guarded bool
 
@@ -269,7 +271,7 @@ func (inst *instance) exec() error {
 // emptyFS is the interpreter's source filesystem: no import is ever loaded from disk.
 var emptyFS = fstest.MapFS{}
 
-func newInterpreter(s *slot, test bool, tv *typedVars) (*interp.Interpreter, error) {
+func newInterpreter(s *slot, test bool, tv *typedVars, copies []copyRef) (*interp.Interpreter, error) {
 	s.stdout = hostWriter{s}
 	in := interp.New(interp.Options{
 		Stdin:                strings.NewReader(""),
@@ -289,6 +291,20 @@ func newInterpreter(s *slot, test bool, tv *typedVars) (*interp.Interpreter, err
 	}
 	if err := in.Use(syms); err != nil {
 		return nil, fmt.Errorf("load symbols: %w", err)
+	}
+	if len(copies) > 0 {
+		// The mutable package variables the program references, as this interpreter's own.
+		c := symbols.NewCopier()
+		own := interp.Exports{}
+		for _, r := range copies {
+			if own[r.pkg] == nil {
+				own[r.pkg] = map[string]reflect.Value{}
+			}
+			own[r.pkg][r.name] = r.make(c)
+		}
+		if err := in.Use(own); err != nil {
+			return nil, fmt.Errorf("load package variables: %w", err)
+		}
 	}
 	slotSyms := map[string]reflect.Value{
 		"Decode":        reflect.ValueOf(s.decode),
@@ -446,7 +462,7 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 		return nil, err
 	}
 	life, end := context.WithCancel(s.life)
-	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code, ht: ht, guarded: guarded,
+	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code, ht: ht, guarded: guarded, copies: referencedCopies(code),
 		pool: make(chan *instance, s.opts.PoolSize), sem: make(chan struct{}, s.opts.PoolSize), workers: s.workers, life: life}
 	// The serving loops hold the interpreters, never the program: once the program is
 	// unreachable, end them so that its interpreters can be collected.
@@ -466,7 +482,7 @@ func (p *Program) newInstance(ctx context.Context) (*instance, error) {
 	if p.ht != nil {
 		tv = newTypedVars(p.ht)
 	}
-	in, err := newInterpreter(s, false, tv)
+	in, err := newInterpreter(s, false, tv, p.copies)
 	if err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: err.Error(), Err: err}
 	}

@@ -1,6 +1,5 @@
 // args: []
 // kind: panic
-// contains: Error method
 package artifact
 
 type bad struct{}

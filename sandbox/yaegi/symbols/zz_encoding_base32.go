@@ -10,16 +10,20 @@ import (
 func init() {
 	Symbols["encoding/base32/base32"] = map[string]reflect.Value{
 		// function, constant and variable definitions
-		"HexEncoding": reflect.ValueOf(&base32.HexEncoding).Elem(),
 		"NewDecoder":  reflect.ValueOf(base32.NewDecoder),
 		"NewEncoder":  reflect.ValueOf(base32.NewEncoder),
 		"NewEncoding": reflect.ValueOf(base32.NewEncoding),
 		"NoPadding":   reflect.ValueOf(base32.NoPadding),
-		"StdEncoding": reflect.ValueOf(&base32.StdEncoding).Elem(),
 		"StdPadding":  reflect.ValueOf(base32.StdPadding),
 
 		// type definitions
 		"CorruptInputError": reflect.ValueOf((*base32.CorruptInputError)(nil)),
 		"Encoding":          reflect.ValueOf((*base32.Encoding)(nil)),
+	}
+
+	// Mutable variables: each interpreter that references one gets its own deep copy.
+	Copies["encoding/base32/base32"] = map[string]func(*Copier) reflect.Value{
+		"HexEncoding": func(c *Copier) reflect.Value { return c.Var(&base32.HexEncoding) },
+		"StdEncoding": func(c *Copier) reflect.Value { return c.Var(&base32.StdEncoding) },
 	}
 }

@@ -10,18 +10,22 @@ import (
 func init() {
 	Symbols["encoding/base64/base64"] = map[string]reflect.Value{
 		// function, constant and variable definitions
-		"NewDecoder":     reflect.ValueOf(base64.NewDecoder),
-		"NewEncoder":     reflect.ValueOf(base64.NewEncoder),
-		"NewEncoding":    reflect.ValueOf(base64.NewEncoding),
-		"NoPadding":      reflect.ValueOf(base64.NoPadding),
-		"RawStdEncoding": reflect.ValueOf(&base64.RawStdEncoding).Elem(),
-		"RawURLEncoding": reflect.ValueOf(&base64.RawURLEncoding).Elem(),
-		"StdEncoding":    reflect.ValueOf(&base64.StdEncoding).Elem(),
-		"StdPadding":     reflect.ValueOf(base64.StdPadding),
-		"URLEncoding":    reflect.ValueOf(&base64.URLEncoding).Elem(),
+		"NewDecoder":  reflect.ValueOf(base64.NewDecoder),
+		"NewEncoder":  reflect.ValueOf(base64.NewEncoder),
+		"NewEncoding": reflect.ValueOf(base64.NewEncoding),
+		"NoPadding":   reflect.ValueOf(base64.NoPadding),
+		"StdPadding":  reflect.ValueOf(base64.StdPadding),
 
 		// type definitions
 		"CorruptInputError": reflect.ValueOf((*base64.CorruptInputError)(nil)),
 		"Encoding":          reflect.ValueOf((*base64.Encoding)(nil)),
+	}
+
+	// Mutable variables: each interpreter that references one gets its own deep copy.
+	Copies["encoding/base64/base64"] = map[string]func(*Copier) reflect.Value{
+		"RawStdEncoding": func(c *Copier) reflect.Value { return c.Var(&base64.RawStdEncoding) },
+		"RawURLEncoding": func(c *Copier) reflect.Value { return c.Var(&base64.RawURLEncoding) },
+		"StdEncoding":    func(c *Copier) reflect.Value { return c.Var(&base64.StdEncoding) },
+		"URLEncoding":    func(c *Copier) reflect.Value { return c.Var(&base64.URLEncoding) },
 	}
 }

@@ -16,9 +16,8 @@ func init() {
 		"Checksum":     reflect.ValueOf(crc32.Checksum),
 		"ChecksumIEEE": reflect.ValueOf(crc32.ChecksumIEEE),
 		"IEEE":         reflect.ValueOf(constant.MakeFromLiteral("3988292384", token.INT, 0)),
-		"IEEETable":    reflect.ValueOf(&crc32.IEEETable).Elem(),
 		"Koopman":      reflect.ValueOf(constant.MakeFromLiteral("3945912366", token.INT, 0)),
-		"MakeTable":    reflect.ValueOf(crc32.MakeTable),
+		"MakeTable":    reflect.ValueOf(func(poly uint32) *crc32.Table { t := *crc32.MakeTable(poly); return &t }),
 		"New":          reflect.ValueOf(crc32.New),
 		"NewIEEE":      reflect.ValueOf(crc32.NewIEEE),
 		"Size":         reflect.ValueOf(constant.MakeFromLiteral("4", token.INT, 0)),
@@ -26,5 +25,10 @@ func init() {
 
 		// type definitions
 		"Table": reflect.ValueOf((*crc32.Table)(nil)),
+	}
+
+	// Mutable variables: each interpreter that references one gets its own deep copy.
+	Copies["hash/crc32/crc32"] = map[string]func(*Copier) reflect.Value{
+		"IEEETable": func(c *Copier) reflect.Value { return c.Var(&crc32.IEEETable) },
 	}
 }
