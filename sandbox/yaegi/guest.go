@@ -139,7 +139,7 @@ func fromRuntime(t reflect.Type) bool {
 // copyRef is a mutable package variable a program references (see symbols.Copies).
 type copyRef struct {
 	pkg, name string
-	make      func(*symbols.Copier) reflect.Value
+	hostVar   any // pointer to the host's variable: only ever copied
 }
 
 // referencedCopies lists the mutable package variables whose names occur as identifiers in the
@@ -163,9 +163,9 @@ func referencedCopies(code ...string) []copyRef {
 	}
 	var refs []copyRef
 	for pkg, vars := range symbols.Copies {
-		for name, mk := range vars {
+		for name, p := range vars {
 			if names[name] {
-				refs = append(refs, copyRef{pkg: pkg, name: name, make: mk})
+				refs = append(refs, copyRef{pkg: pkg, name: name, hostVar: p})
 			}
 		}
 	}

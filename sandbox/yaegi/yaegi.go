@@ -300,7 +300,7 @@ func newInterpreter(s *slot, test bool, tv *typedVars, copies []copyRef) (*inter
 			if own[r.pkg] == nil {
 				own[r.pkg] = map[string]reflect.Value{}
 			}
-			own[r.pkg][r.name] = r.make(c)
+			own[r.pkg][r.name] = c.Var(r.hostVar)
 		}
 		if err := in.Use(own); err != nil {
 			return nil, fmt.Errorf("load package variables: %w", err)

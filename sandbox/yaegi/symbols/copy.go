@@ -3,10 +3,11 @@ package symbols
 import "reflect"
 
 // Copies maps "import/path/name" to the package's mutable variables (unicode tables, encodings,
-// crc32 tables, time.UTC): for each, a function that returns the interpreter's own deep copy.
-// They are not in Symbols, which every interpreter shares: an interpreter gets a copy only of the
-// variables its program references (see gen/main.go, noHostState).
-var Copies = map[string]map[string]func(*Copier) reflect.Value{}
+// crc32 tables, time.UTC), each as a pointer to the host's variable. These pointers are never
+// handed to an interpreter: they are not in Symbols, which every interpreter shares, and an
+// interpreter gets its own deep copy (Copier.Var) of only the variables its program references
+// (see gen/main.go, noHostState).
+var Copies = map[string]map[string]any{}
 
 // Copier deep-copies host variables for one interpreter. Pointers, maps and slices reached from
 // several variables are copied once, so the copies keep the originals' sharing among themselves

@@ -21,9 +21,10 @@ func init() {
 		"Encoding":          reflect.ValueOf((*base32.Encoding)(nil)),
 	}
 
-	// Mutable variables: each interpreter that references one gets its own deep copy.
-	Copies["encoding/base32/base32"] = map[string]func(*Copier) reflect.Value{
-		"HexEncoding": func(c *Copier) reflect.Value { return c.Var(&base32.HexEncoding) },
-		"StdEncoding": func(c *Copier) reflect.Value { return c.Var(&base32.StdEncoding) },
+	// Mutable variables: never handed to an interpreter; each one that references a variable
+	// gets its own deep copy (Copier.Var).
+	Copies["encoding/base32/base32"] = map[string]any{
+		"HexEncoding": &base32.HexEncoding,
+		"StdEncoding": &base32.StdEncoding,
 	}
 }

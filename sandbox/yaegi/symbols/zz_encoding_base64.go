@@ -21,11 +21,12 @@ func init() {
 		"Encoding":          reflect.ValueOf((*base64.Encoding)(nil)),
 	}
 
-	// Mutable variables: each interpreter that references one gets its own deep copy.
-	Copies["encoding/base64/base64"] = map[string]func(*Copier) reflect.Value{
-		"RawStdEncoding": func(c *Copier) reflect.Value { return c.Var(&base64.RawStdEncoding) },
-		"RawURLEncoding": func(c *Copier) reflect.Value { return c.Var(&base64.RawURLEncoding) },
-		"StdEncoding":    func(c *Copier) reflect.Value { return c.Var(&base64.StdEncoding) },
-		"URLEncoding":    func(c *Copier) reflect.Value { return c.Var(&base64.URLEncoding) },
+	// Mutable variables: never handed to an interpreter; each one that references a variable
+	// gets its own deep copy (Copier.Var).
+	Copies["encoding/base64/base64"] = map[string]any{
+		"RawStdEncoding": &base64.RawStdEncoding,
+		"RawURLEncoding": &base64.RawURLEncoding,
+		"StdEncoding":    &base64.StdEncoding,
+		"URLEncoding":    &base64.URLEncoding,
 	}
 }

@@ -27,8 +27,9 @@ func init() {
 		"Table": reflect.ValueOf((*crc32.Table)(nil)),
 	}
 
-	// Mutable variables: each interpreter that references one gets its own deep copy.
-	Copies["hash/crc32/crc32"] = map[string]func(*Copier) reflect.Value{
-		"IEEETable": func(c *Copier) reflect.Value { return c.Var(&crc32.IEEETable) },
+	// Mutable variables: never handed to an interpreter; each one that references a variable
+	// gets its own deep copy (Copier.Var).
+	Copies["hash/crc32/crc32"] = map[string]any{
+		"IEEETable": &crc32.IEEETable,
 	}
 }

@@ -77,8 +77,9 @@ func init() {
 		"Weekday":    reflect.ValueOf((*time.Weekday)(nil)),
 	}
 
-	// Mutable variables: each interpreter that references one gets its own deep copy.
-	Copies["time/time"] = map[string]func(*Copier) reflect.Value{
-		"UTC": func(c *Copier) reflect.Value { return c.Var(&time.UTC) },
+	// Mutable variables: never handed to an interpreter; each one that references a variable
+	// gets its own deep copy (Copier.Var).
+	Copies["time/time"] = map[string]any{
+		"UTC": &time.UTC,
 	}
 }

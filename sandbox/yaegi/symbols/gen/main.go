@@ -176,7 +176,7 @@ func noHostState(path string, src []byte) ([]byte, error) {
 				return fmt.Appendf(nil, "\t\t%q: reflect.ValueOf(%s.%s), // by value: no references inside\n", key, qual, name)
 			}
 		}
-		copies = append(copies, fmt.Sprintf("\t\t%q: func(c *Copier) reflect.Value { return c.Var(&%s.%s) },\n", key, qual, name))
+		copies = append(copies, fmt.Sprintf("\t\t%q: &%s.%s,\n", key, qual, name))
 		return nil
 	})
 	if err != nil {
@@ -194,7 +194,7 @@ func noHostState(path string, src []byte) ([]byte, error) {
 	key := string(out[loc[2]:loc[3]])
 	var b bytes.Buffer
 	b.Write(out[:loc[1]])
-	fmt.Fprintf(&b, "\n\t// Mutable variables: each interpreter that references one gets its own deep copy.\n\tCopies[%q] = map[string]func(*Copier) reflect.Value{\n", key)
+	fmt.Fprintf(&b, "\n\t// Mutable variables: never handed to an interpreter; each one that references a variable\n\t// gets its own deep copy (Copier.Var).\n\tCopies[%q] = map[string]any{\n", key)
 	sort.Strings(copies)
 	for _, c := range copies {
 		b.WriteString(c)
