@@ -234,17 +234,27 @@ const depthEnter = " forge__depth++; if forge__depth > forge__maxDepth { forge__
 // on each return (results are evaluated first, into typed temporaries) and at the end of a
 // function without results. A defer would be simpler but costs yaegi about 3x on recursive code.
 // Past the limit the host stops the interpreter (no panic unwinding through thousands of frames).
+//
+// Native code can call guest code back: a function literal or a function value handed to
+// strings.Map, sort.Slice or a Regexp's ReplaceAllStringFunc, a method called through an
+// interface (String, Error, MarshalJSON, Less). Such a function can be re-entered without
+// calling anything itself (f = func(r rune) rune { strings.Map(f, "x"); ... }), so every function
+// literal, every method and every top-level function used as a value is guarded, whatever its
+// body calls; each level of that recursion then counts against the same depth cap.
 func (r *rewriter) guardDepth() {
+	asValue := r.funcsUsedAsValues()
 	ast.Inspect(r.file, func(n ast.Node) bool {
 		var body *ast.BlockStmt
 		var ft *ast.FuncType
+		reentrant := false
 		switch n := n.(type) {
 		case *ast.FuncDecl:
 			body, ft = n.Body, n.Type
+			reentrant = n.Recv != nil || asValue[n.Name.Name]
 		case *ast.FuncLit:
-			body, ft = n.Body, n.Type
+			body, ft, reentrant = n.Body, n.Type, true
 		}
-		if body == nil || !r.mayRecurse(body) {
+		if body == nil || !reentrant && !r.mayRecurse(body) {
 			return true
 		}
 		r.guarded = true
@@ -278,6 +288,38 @@ func (r *rewriter) guardDepth() {
 		}
 		return true
 	})
+}
+
+// funcsUsedAsValues returns the top-level functions the file mentions other than by calling them
+// (strings.Map(upper, s), f := step): native code may call those back.
+func (r *rewriter) funcsUsedAsValues() map[string]bool {
+	top := map[string]bool{}
+	skip := map[*ast.Ident]bool{}
+	for _, d := range r.file.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+			top[fd.Name.Name] = true
+			skip[fd.Name] = true
+		}
+	}
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if id, ok := n.Fun.(*ast.Ident); ok {
+				skip[id] = true
+			}
+		case *ast.SelectorExpr:
+			skip[n.Sel] = true // x.Name is a field or method, not the top-level Name
+		}
+		return true
+	})
+	used := map[string]bool{}
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && top[id.Name] && !skip[id] {
+			used[id.Name] = true
+		}
+		return true
+	})
+	return used
 }
 
 func (r *rewriter) guardReturn(m *ast.ReturnStmt, results []string, named bool) {
