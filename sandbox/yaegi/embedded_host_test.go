@@ -37,6 +37,7 @@ var embeddedHostile = []string{
 	"hoststate_io_eof_nil", "hoststate_io_eof_swap", "hoststate_base64_overwrite",
 	"hoststate_time_utc_overwrite", "hoststate_unicode_categories_stash", "hoststate_unicode_table_write",
 	"hoststate_unicode_caseranges_write", "hoststate_crc32_table_write", "hoststate_unicode_concurrent_writers",
+	"hoststate_time_location_deref",
 }
 
 // embeddedInnocent are ordinary programs with their answers.
@@ -307,5 +308,27 @@ func checkHostWork(t *testing.T) {
 	}
 	if crc32.IEEETable[1] != 0x77073096 || crc32.ChecksumIEEE([]byte("hello")) != 907060870 {
 		t.Error("crc32.IEEETable changed")
+	}
+}
+
+// TestInterpreterCompilePanicIsAnError: yaegi v0.16.1's type checker dereferences nil on some
+// programs (here: assigning through a generic function's pointer result of a package type); the
+// host gets a compile error instead of dying.
+func TestInterpreterCompilePanicIsAnError(t *testing.T) {
+	sb := New(Options{PoolSize: 1})
+	defer sb.Close()
+	_, err := sb.Compile(context.Background(), sandbox.Source{Code: `package artifact
+
+import "encoding/base64"
+
+func own[T any](p *T) *T { return p }
+
+func Enc() string {
+	*own(base64.StdEncoding) = *base64.URLEncoding
+	return base64.StdEncoding.EncodeToString([]byte{0xfb})
+}
+`})
+	if sandbox.KindOf(err) != sandbox.KindCompile || !strings.Contains(err.Error(), "interpreter failed to compile") {
+		t.Fatalf("want a compile error naming the interpreter's failure, got %v", err)
 	}
 }

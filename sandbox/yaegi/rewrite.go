@@ -352,6 +352,70 @@ func (r *rewriter) guardReturn(m *ast.ReturnStmt, results []string, named bool) 
 	r.add(end, end, "; forge__depth--; return "+list+" }")
 }
 
+// guardWrites precedes every write through a pointer whose type the file does not know (a
+// package's type: *loc = ..., *p += ...) with forge__slot.CheckWrite(p), which stops the write if
+// the pointer is one the host shares with every caller (see slot.checkWrite). Writes through the
+// file's own pointers are untouched (no cost). The pointer expression is evaluated twice, which
+// only matters for one with side effects; writes in an if/for/switch header are not covered.
+func (r *rewriter) guardWrites() {
+	target := func(e ast.Expr) ast.Expr {
+		for {
+			p, ok := e.(*ast.ParenExpr)
+			if !ok {
+				break
+			}
+			e = p.X
+		}
+		star, ok := e.(*ast.StarExpr)
+		if !ok || r.typeOf(star.X) != nil {
+			return nil
+		}
+		return star.X
+	}
+	check := func(st ast.Stmt) {
+		var ptrs []ast.Expr
+		switch st := st.(type) {
+		case *ast.AssignStmt:
+			if st.Tok != token.DEFINE {
+				for _, l := range st.Lhs {
+					if p := target(l); p != nil {
+						ptrs = append(ptrs, p)
+					}
+				}
+			}
+		case *ast.IncDecStmt:
+			if p := target(st.X); p != nil {
+				ptrs = append(ptrs, p)
+			}
+		}
+		for _, p := range ptrs {
+			text := r.text(p)
+			if strings.Contains(text, "\n") {
+				continue
+			}
+			r.add(r.off(st.Pos()), r.off(st.Pos()), "forge__slot.CheckWrite("+text+"); ")
+		}
+	}
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		var list []ast.Stmt
+		switch n := n.(type) {
+		case *ast.BlockStmt:
+			list = n.List
+		case *ast.CaseClause:
+			list = n.Body
+		case *ast.CommClause:
+			list = n.Body
+		}
+		for _, st := range list {
+			if l, ok := st.(*ast.LabeledStmt); ok {
+				st = l.Stmt
+			}
+			check(st)
+		}
+		return true
+	})
+}
+
 // gaps rewrites what yaegi v0.16.1 lacks: min/max/clear builtins, range over an integer,
 // per-iteration loop variables captured by closures, and slices.Sort & co.
 func (r *rewriter) gaps() {

@@ -56,6 +56,7 @@ func prepareTests(src sandbox.Source, testCode string) (*testSuite, error) {
 
 	ra := newRewriter(fset, f, parsed, info)
 	ra.guardDepth()
+	ra.guardWrites()
 	ra.gaps()
 	extra := ra.autoImports()
 	if ra.needSort {
@@ -65,6 +66,7 @@ func prepareTests(src sandbox.Source, testCode string) (*testSuite, error) {
 
 	rt := newRewriter(fset, tf, tparsed, info)
 	rt.guardDepth()
+	rt.guardWrites()
 	rt.gaps()
 	for name, path := range ra.imports {
 		if rt.imports[name] == "" && !rt.declared[name] {
@@ -126,7 +128,7 @@ func (ts *testSuite) load(ctx context.Context, in sandbox.Input) (*testInstance,
 	defer cancel()
 	s.ctx, s.in = lctx, in
 	for i, code := range []string{ts.artifact, ts.tests} {
-		prog, err := it.Compile(code)
+		prog, err := compileSafe(it, code)
 		if err != nil {
 			e := compileError(err)
 			if i == 1 {

@@ -314,6 +314,7 @@ func newInterpreter(s *slot, test bool, tv *typedVars, copies []copyRef) (*inter
 		"SetErr":        reflect.ValueOf(s.setErr),
 		"Encode":        reflect.ValueOf(s.encode),
 		"Recovered":     reflect.ValueOf(s.recovered),
+		"CheckWrite":    reflect.ValueOf(s.checkWrite),
 	}
 	if tv != nil {
 		tv.exports(slotSyms)
@@ -348,6 +349,7 @@ func prepare(src sandbox.Source) (code string, sig sandbox.Signature, ht *hostTy
 	info := typeCheck(fset, []*ast.File{f})
 	r := newRewriter(fset, f, parsed, info)
 	r.guardDepth()
+	r.guardWrites()
 	r.gaps()
 	extra := r.autoImports()
 	if r.needSort {
@@ -486,7 +488,7 @@ func (p *Program) newInstance(ctx context.Context) (*instance, error) {
 	if err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: err.Error(), Err: err}
 	}
-	prog, err := in.Compile(p.code)
+	prog, err := compileSafe(in, p.code)
 	if err != nil {
 		return nil, compileError(err)
 	}
@@ -511,6 +513,17 @@ func (p *Program) newInstance(ctx context.Context) (*instance, error) {
 	s.next, s.ret, s.quit = make(chan struct{}, 1), make(chan struct{}, 1), life.Done()
 	go inst.serve(serve)
 	return inst, nil
+}
+
+// compileSafe is in.Compile with yaegi's own panics (nil dereferences in its type checker on some
+// programs) turned into a compile error instead of killing the host.
+func compileSafe(in *interp.Interpreter, code string) (prog *interp.Program, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			prog, err = nil, fmt.Errorf("the interpreter failed to compile this program (%s): simplify the construct at fault", hostDescribe(r))
+		}
+	}()
+	return in.Compile(code)
 }
 
 // gapHints explains interpreter gaps the rewrites could not cover.
