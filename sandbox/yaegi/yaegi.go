@@ -182,7 +182,9 @@ func (s *slot) decode(i int, p any) bool {
 		return true // absent variadic or optional: zero value
 	}
 	if err := sandbox.UnmarshalArg(s.args[i], p); err != nil {
-		s.bad, s.badErr = i, err
+		// Keep the text only, taken here on the guest goroutine: the error may wrap one
+		// returned by a guest UnmarshalJSON method.
+		s.bad, s.badErr = i, errors.New(err.Error())
 		return false
 	}
 	return true
