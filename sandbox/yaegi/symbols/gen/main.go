@@ -1,5 +1,7 @@
 // Command gen writes the yaegi symbol tables of the packages sandboxed code may import: the
-// allowlist below, minus the symbols that reach the host (clock, sleep, timers, files). Run it with
+// allowlist below, minus the symbols that reach the host (clock, sleep, timers, files), with no
+// package variable exported by address (noHostState: immutable ones by value, mutable ones into
+// Copies, which interpreters get deep copies of). Run it with
 // `go generate ./sandbox/yaegi/symbols` after changing the list or the Go version; review the diff.
 package main
 
