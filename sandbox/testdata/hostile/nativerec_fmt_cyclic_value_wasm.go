@@ -1,12 +1,13 @@
 // args: []
 // backends: wasm
 // timeout: 5s
-// kind: memory|panic
+// kind: depth|memory|panic
 package artifact
 
 import "fmt"
 
-// Show formats a slice that contains itself (see nativerec_fmt_cyclic_value_isolated).
+// Show formats a slice that contains itself (see nativerec_fmt_cyclic_value_isolated): the wasm
+// guest's own stack cap stops it (a depth error).
 func Show() string {
 	x := []any{nil}
 	x[0] = x
