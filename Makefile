@@ -20,6 +20,8 @@ fuzz:
 	$(GO) test ./registry -run '^$$' -fuzz '^FuzzDecodeContract$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./registry -run '^$$' -fuzz '^FuzzDecodeArtifact$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./provider -run '^$$' -fuzz '^FuzzHeal$$' -fuzztime $(FUZZTIME) -parallel 1
+	$(GO) test ./sandbox/yaegi -run '^$$' -fuzz '^FuzzIsolated$$' -fuzztime $(FUZZTIME) -parallel 1
+	$(GO) test ./sandbox/wasm -run '^$$' -fuzz '^FuzzWasm$$' -fuzztime $(FUZZTIME) -parallel 1
 
 lint:
 	$(GO) vet $(PKGS)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/yaegi"
 )
@@ -92,4 +93,42 @@ func BenchmarkForgeCallWarmParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkForgeCallWarmPlaced is BenchmarkForgeCallWarm on each placement a contract can get:
+// the safe default (what a contract that names no sandbox runs on here), wasm, yaegi in worker
+// processes (the default without a Go toolchain) and in-process yaegi (trusted code only).
+func BenchmarkForgeCallWarmPlaced(b *testing.B) {
+	for _, pl := range []struct{ name, def, isolation string }{
+		{"default", "", ""},
+		{"wasm", "wasm", ""},
+		{"yaegi-process", "yaegi", sandbox.IsolationProcess},
+		{"yaegi-inprocess", "yaegi", ""},
+	} {
+		b.Run(pl.name, func(b *testing.B) {
+			p := cassette(b, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK})
+			f := openForge(b, b.TempDir(), p, func(o *Options) { o.DefaultSandbox = pl.def })
+			c := textContract()
+			if pl.isolation != "" {
+				c.Limits = &registry.Limits{Isolation: pl.isolation}
+			}
+			if err := f.AddRole(c); err != nil {
+				b.Fatal(err)
+			}
+			args := json.RawMessage(`{"s":"hello"}`)
+			ctx := context.Background()
+			if o := f.Call(ctx, "text", "upper", args); !o.OK {
+				b.Fatal(o.Err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				o := f.Call(ctx, "text", "upper", args)
+				if !o.OK {
+					b.Fatal(o.Err)
+				}
+				sink = o.Value
+			}
+		})
+	}
 }

@@ -28,12 +28,9 @@ type roleRuntime struct {
 	contract    string // canonical JSON, for prompts
 }
 
-func newRoleRuntime(rec *registry.RoleRecord, defaultBudget repair.Budget) (*roleRuntime, error) {
+func newRoleRuntime(rec *registry.RoleRecord, defaultBudget repair.Budget, def Placement) (*roleRuntime, error) {
 	c := rec.Contract
 	rt := &roleRuntime{rec: rec, backend: c.Sandbox, budget: defaultBudget}
-	if rt.backend == "" {
-		rt.backend = "yaegi"
-	}
 	if caps := c.Capabilities; caps != nil {
 		rt.caps = sandbox.Capabilities{Log: caps.Log, Now: caps.Now, Rand: caps.Rand, Call: caps.Call}
 		if h := caps.HTTP; h != nil {
@@ -66,6 +63,12 @@ func newRoleRuntime(rec *registry.RoleRecord, defaultBudget repair.Budget) (*rol
 				return nil, fmt.Errorf("role %s: limits.output: %w", c.Role, err)
 			}
 			rt.limits.OutputBytes = int(n)
+		}
+	}
+	if rt.backend == "" {
+		rt.backend = def.Backend
+		if rt.limits.Isolation == "" {
+			rt.limits.Isolation = def.Isolation
 		}
 	}
 	rt.limits = rt.limits.WithDefaults()

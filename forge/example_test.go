@@ -26,7 +26,9 @@ func exampleForge() (*forge.Forge, func()) {
 	if err != nil {
 		panic(err)
 	}
-	f, err := forge.Open(forge.Options{Store: dir, Provider: cas})
+	// The examples' code is known and trusted, so it runs in-process (fast); a contract naming
+	// no sandbox gets the safe default otherwise (forge.ChooseDefault).
+	f, err := forge.Open(forge.Options{Store: dir, Provider: cas, DefaultSandbox: "yaegi"})
 	if err != nil {
 		panic(err)
 	}

@@ -15,8 +15,6 @@ import (
 	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/sandbox"
-	"github.com/artifactforge/forge/sandbox/wasm"
-	"github.com/artifactforge/forge/sandbox/yaegi"
 )
 
 // Forge serves calls of role methods from one store. It is safe for concurrent use. Close it to
@@ -28,7 +26,8 @@ type Forge struct {
 	events *eventLog
 	now    func() time.Time
 
-	flight singleflight.Group
+	flight    singleflight.Group
+	placement Placement // where contracts that name no sandbox run
 
 	mu        sync.RWMutex
 	roles     map[string]*roleRuntime
@@ -55,7 +54,11 @@ func Open(opts Options) (*Forge, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	f := &Forge{opts: opts, store: s, now: opts.Now,
+	placement, err := ChooseDefault(opts.DefaultSandbox, sandbox.Backends())
+	if err != nil {
+		return nil, err
+	}
+	f := &Forge{opts: opts, store: s, now: opts.Now, placement: placement,
 		roles: map[string]*roleRuntime{}, programs: map[registry.Key]*compiled{}, sandboxes: map[string]sandbox.Sandbox{}}
 	if !opts.NoEvents {
 		if f.events, err = openEventLog(filepath.Join(s.Root(), "events"), eventLogMaxBytes); err != nil {
@@ -112,7 +115,7 @@ func (f *Forge) roleRuntime(role string) (*roleRuntime, error) {
 		// Same contract: a usage update rewrote the registry, not the role.
 		return rt, nil
 	}
-	rt, err = newRoleRuntime(rec, f.opts.Budget)
+	rt, err = newRoleRuntime(rec, f.opts.Budget, f.placement)
 	if err != nil {
 		return nil, err
 	}
@@ -151,16 +154,25 @@ func (f *Forge) sandbox(name string) (sandbox.Sandbox, error) {
 // ErrUnknownSandbox is returned for a sandbox name no backend answers to.
 var ErrUnknownSandbox = errors.New("unknown sandbox")
 
-// DefaultSandbox builds the built-in backend name ("" or "yaegi", or "wasm") for a store: the wasm
-// backend caches its built modules and compiled code under the store's cache/.
+// DefaultSandbox builds the registered backend name ("yaegi", "wasm") for a store: the wasm
+// backend caches its built modules and compiled code under the store's cache/. An empty name is
+// the safe default (see ChooseDefault).
 func DefaultSandbox(name, storeRoot string) (sandbox.Sandbox, error) {
-	switch name {
-	case "", "yaegi":
-		return yaegi.New(yaegi.Options{}), nil
-	case "wasm":
-		return wasm.New(wasm.Options{CacheDir: filepath.Join(storeRoot, "cache")})
+	if name == "" {
+		p, err := ChooseDefault("", sandbox.Backends())
+		if err != nil {
+			return nil, err
+		}
+		name = p.Backend
 	}
-	return nil, fmt.Errorf("forge: %w %q: use yaegi or wasm", ErrUnknownSandbox, name)
+	b, ok := sandbox.LookupBackend(name)
+	if !ok {
+		return nil, fmt.Errorf("forge: %w %q: use one of %s", ErrUnknownSandbox, name, sandbox.BackendNames())
+	}
+	if err := b.Usable(); err != nil {
+		return nil, fmt.Errorf("forge: %w", err)
+	}
+	return b.New(sandbox.Config{CacheDir: filepath.Join(storeRoot, "cache")})
 }
 
 // MarkRegenerate makes the next call of role.method regenerate its code (`forge regen --next-call`).

@@ -72,7 +72,9 @@ func textContract() registry.Contract {
 
 func openForge(t testing.TB, store string, p provider.Provider, mod ...func(*Options)) *Forge {
 	t.Helper()
-	opts := Options{Store: store, Provider: p}
+	// The call path's tests run trusted code: in-process yaegi keeps them fast. The safe default
+	// itself is tested in backend_test.go.
+	opts := Options{Store: store, Provider: p, DefaultSandbox: "yaegi"}
 	for _, m := range mod {
 		m(&opts)
 	}

@@ -486,7 +486,7 @@ func runHumanEval(t *testing.T) (*heReport, error) {
 	}
 	rep := &heReport{problems: len(ps), breakUsed: map[string]int{}, first: map[string]Outcome{}}
 	var mu sync.Mutex
-	f, err := Open(Options{Store: t.TempDir(), Provider: prov, FlushInterval: time.Hour,
+	f, err := Open(Options{Store: t.TempDir(), Provider: prov, FlushInterval: time.Hour, DefaultSandbox: "yaegi",
 		EventSink: func(e Event) { mu.Lock(); rep.events = append(rep.events, e); mu.Unlock() }})
 	if err != nil {
 		return nil, err

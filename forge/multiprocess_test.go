@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/artifactforge/forge/sandbox/yaegi"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 const workerEnv = "FORGE_FORGE_TEST_WORKER"
 
 func TestMain(m *testing.M) {
+	yaegi.MaybeServeWorker() // the test binary doubles as the isolation worker
 	if os.Getenv(workerEnv) != "" {
 		os.Exit(forgeWorker(os.Getenv("FORGE_TEST_STORE"), os.Getenv("FORGE_TEST_CASSETTE")))
 	}
@@ -48,7 +50,7 @@ func forgeWorker(store, cassettePath string) int {
 		}
 		p = slowProvider{c}
 	}
-	f, err := Open(Options{Store: store, Provider: p})
+	f, err := Open(Options{Store: store, Provider: p, DefaultSandbox: "yaegi"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

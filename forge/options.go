@@ -23,6 +23,11 @@ type Options struct {
 	// Sandboxes builds the backend for a contract's "sandbox" field ("yaegi" or "wasm"); nil uses
 	// the built-in backends. Each backend is built once, on first use.
 	Sandboxes func(name string) (sandbox.Sandbox, error)
+	// DefaultSandbox is the backend for contracts that name none ("yaegi", "wasm"). Empty is the
+	// safe default (ChooseDefault): a backend that contains hostile code on its own (wasm, when a
+	// Go toolchain is here), else yaegi in worker processes. Name "yaegi" only for trusted code:
+	// in-process, it is fast but no security boundary.
+	DefaultSandbox string
 	// Switches are the kill switches and canary list.
 	Switches selector.Switches
 	// MaxProviderCalls per Call (default DefaultMaxProviderCalls).

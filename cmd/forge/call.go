@@ -89,6 +89,7 @@ func optionsFromEnv(getenv func(string) string) (forge.Options, error) {
 			o.Switches.Canary = append(o.Switches.Canary, r)
 		}
 	}
+	o.DefaultSandbox = strings.TrimSpace(getenv("FORGE_SANDBOX"))
 	if v := getenv("FORGE_MAX_PROVIDER_CALLS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {

@@ -22,6 +22,7 @@ import (
 	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/provider/replay"
 	"github.com/artifactforge/forge/registry"
+	"github.com/artifactforge/forge/sandbox"
 )
 
 // demoCassette holds the answers the demo's "model" gives, so the demo runs offline and the same
@@ -36,7 +37,8 @@ const demoWarmCalls = 1000
 func init() { register(newDemoCmd) }
 
 func newDemoCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var backend string
+	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Show the whole lifecycle on a fresh store: generate, reuse, extrinsic failure, repair, regeneration, bless, quarantine, rollback",
 		Long: `demo runs the forge call path end to end with real sandbox runs and a cassette of model answers
@@ -48,10 +50,15 @@ and rolls back. Each step prints what happened and how long it took.
 The store is a temporary directory removed at the end, unless --store names a new or empty one
 to keep. Exit 0 when every step behaved as expected, 1 otherwise (with what differed), so the demo
 doubles as a smoke test. --json prints the call events (JSON Lines) on stdout and the narration on
-stderr.`,
+stderr.
+
+The demo's role names no sandbox, so it runs where any such contract would: the safe default
+(wasm when a Go toolchain is here, else yaegi in worker processes), or --sandbox.`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.demo(cmd.Context()) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.demo(cmd.Context(), backend) },
 	}
+	cmd.Flags().StringVar(&backend, "sandbox", "", "run the demo's role on this backend ("+sandbox.BackendNames()+"); default: the safe default, or $FORGE_SANDBOX")
+	return cmd
 }
 
 // demoStore returns the store directory for the demo and a cleanup: --store if it is new or empty
@@ -74,7 +81,10 @@ func (a *app) demoStore() (string, func(), error) {
 	return a.storeFlag, func() {}, nil
 }
 
-func (a *app) demo(ctx context.Context) error {
+func (a *app) demo(ctx context.Context, backend string) error {
+	if backend == "" {
+		backend = strings.TrimSpace(os.Getenv("FORGE_SANDBOX"))
+	}
 	dir, cleanup, err := a.demoStore()
 	if err != nil {
 		return err
@@ -84,7 +94,7 @@ func (a *app) demo(ctx context.Context) error {
 	if a.jsonOut {
 		narration = a.stderr
 	}
-	d, err := newDemo(dir, narration)
+	d, err := newDemo(dir, narration, backend)
 	if err != nil {
 		return err
 	}
@@ -92,7 +102,7 @@ func (a *app) demo(ctx context.Context) error {
 	if a.storeFlag != "" {
 		kept = "kept"
 	}
-	d.printf("forge demo: store %s (%s); provider replay:demo (%d answers embedded in the binary); sandbox yaegi\n", dir, kept, d.answers)
+	d.printf("forge demo: store %s (%s); provider replay:demo (%d answers embedded in the binary); sandbox %s\n", dir, kept, d.answers, d.placement)
 	start := time.Now()
 	steps := []struct {
 		title string
@@ -131,12 +141,13 @@ func (a *app) demo(ctx context.Context) error {
 
 // demoRun is the state of one demo run.
 type demoRun struct {
-	f       *forge.Forge
-	prov    *countingProvider
-	out     io.Writer
-	answers int
-	step    int
-	diffs   []string
+	f         *forge.Forge
+	placement string // where the role runs, for the narration
+	prov      *countingProvider
+	out       io.Writer
+	answers   int
+	step      int
+	diffs     []string
 
 	mu     sync.Mutex
 	events []forge.Event
@@ -154,7 +165,7 @@ func (p *countingProvider) Generate(ctx context.Context, r provider.Request) (pr
 	return p.Provider.Generate(ctx, r)
 }
 
-func newDemo(dir string, out io.Writer) (*demoRun, error) {
+func newDemo(dir string, out io.Writer, backend string) (*demoRun, error) {
 	c, err := replay.New("demo", demoCassette)
 	if err != nil {
 		return nil, fmt.Errorf("demo: embedded cassette: %w", err)
@@ -167,7 +178,7 @@ func newDemo(dir string, out io.Writer) (*demoRun, error) {
 	}
 	// Metrics are flushed explicitly between steps (never by the clock) so that the counters the
 	// demo shows, and the events it records, are the same on every run.
-	d.f, err = forge.Open(forge.Options{Store: dir, Provider: d.prov, FlushInterval: time.Hour,
+	d.f, err = forge.Open(forge.Options{Store: dir, Provider: d.prov, FlushInterval: time.Hour, DefaultSandbox: backend,
 		EventSink: func(e forge.Event) { d.mu.Lock(); d.events = append(d.events, e); d.mu.Unlock() }})
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
@@ -184,6 +195,7 @@ func newDemo(dir string, out io.Writer) (*demoRun, error) {
 			{Method: "lower", Args: json.RawMessage(`{"s":"GO"}`), Expect: json.RawMessage(`"go"`)},
 			{Method: "capitalize", Args: json.RawMessage(`{"s":"go"}`), Expect: json.RawMessage(`"Go"`)},
 		}}}
+	d.placement = d.f.DefaultPlacement().String()
 	if err := d.f.AddRole(text); err != nil {
 		d.f.Close()
 		return nil, fmt.Errorf("demo: %w", err)

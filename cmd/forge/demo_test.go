@@ -56,7 +56,7 @@ func TestDemo(t *testing.T) {
 func TestDemoKeepsNamedStore(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "kept")
 	var stdout, stderr bytes.Buffer
-	require.Equal(t, exitOK, run([]string{"demo", "--store", dir}, &stdout, &stderr), "stderr:\n%s", stderr.String())
+	require.Equal(t, exitOK, run([]string{"demo", "--sandbox", "yaegi", "--store", dir}, &stdout, &stderr), "stderr:\n%s", stderr.String())
 	assert.Contains(t, stdout.String(), "(kept)")
 	assert.Contains(t, stdout.String(), "ok: every step behaved as expected")
 	assert.FileExists(t, filepath.Join(dir, "tools", "text", "lower.json"))
@@ -82,7 +82,7 @@ func TestDemoTemporaryStoreIsRemoved(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	var stdout, stderr bytes.Buffer
-	require.Equal(t, exitOK, run([]string{"demo"}, &stdout, &stderr), "stderr:\n%s", stderr.String())
+	require.Equal(t, exitOK, run([]string{"demo", "--sandbox", "yaegi"}, &stdout, &stderr), "stderr:\n%s", stderr.String())
 	left, err := os.ReadDir(tmp)
 	require.NoError(t, err)
 	assert.Empty(t, left)
@@ -98,7 +98,7 @@ func TestDemoReportsDifferences(t *testing.T) {
 	require.NotEqual(t, orig, demoCassette)
 
 	var stdout, stderr bytes.Buffer
-	require.Equal(t, exitFailed, run([]string{"demo"}, &stdout, &stderr))
+	require.Equal(t, exitFailed, run([]string{"demo", "--sandbox", "yaegi"}, &stdout, &stderr))
 	assert.Contains(t, stdout.String(), `!! step 4: text.capitalize {"s":""}: ok = false, want true`)
 	assert.Contains(t, stderr.String(), "expectation(s) not met")
 	assert.Contains(t, stderr.String(), "step 4: ")

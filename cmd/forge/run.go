@@ -27,10 +27,10 @@ type sandboxFlags struct {
 }
 
 func (f *sandboxFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.backend, "sandbox", "yaegi", "sandbox backend ("+sandboxNames+")")
+	cmd.Flags().StringVar(&f.backend, "sandbox", "", "sandbox backend ("+sandbox.BackendNames()+`); default: the safe default, wasm when a Go toolchain is here, else yaegi with --isolation process ($FORGE_SANDBOX overrides)`)
 	cmd.Flags().StringVar(&f.isolation, "isolation", "", `isolation mode: "" (in-process) or "process" (worker processes with rlimits)`)
 	cmd.Flags().DurationVar(&f.timeout, "timeout", sandbox.DefaultTimeout, "deadline of each call (each test)")
-	cmd.Flags().StringVar(&f.memory, "memory", "256MB", "memory cap (enforced in --isolation process)")
+	cmd.Flags().StringVar(&f.memory, "memory", "256MB", "memory cap (enforced by wasm and --isolation process; not by in-process yaegi)")
 	cmd.Flags().StringSliceVar(&f.allowHTTP, "allow-http", nil, "grant host.Get/host.Do to these hosts (comma-separated)")
 	cmd.Flags().StringVar(&f.caps, "caps", "", `capabilities as JSON, e.g. '{"log":true,"now":true}'`)
 }
@@ -111,7 +111,7 @@ The result is printed as JSON (exit 0); a failure is printed with its class (exi
 				if err != nil {
 					return err
 				}
-				sb, err := a.newSandbox(f.backend)
+				sb, err := a.newSandbox(&f, &in)
 				if err != nil {
 					return err
 				}

@@ -41,7 +41,7 @@ with testify's assert and require available. It prints each test's outcome and e
 				if err != nil {
 					return err
 				}
-				sb, err := a.newSandbox(f.backend)
+				sb, err := a.newSandbox(&f, &in)
 				if err != nil {
 					return err
 				}

@@ -1,0 +1,82 @@
+package forge
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/sandbox"
+)
+
+func TestChooseDefault(t *testing.T) {
+	noToolchain := errors.New("no Go toolchain")
+	inproc := sandbox.Backend{Name: "yaegi"}
+	wasmOK := sandbox.Backend{Name: "wasm", Contains: true}
+	wasmMissing := sandbox.Backend{Name: "wasm", Contains: true, Available: func() error { return noToolchain }}
+	tests := []struct {
+		name     string
+		operator string
+		backends []sandbox.Backend
+		want     Placement
+		err      bool
+	}{
+		{"a containing backend that can run wins", "", []sandbox.Backend{wasmOK, inproc}, Placement{Backend: "wasm"}, false},
+		{"never in-process yaegi unasked", "", []sandbox.Backend{inproc}, FallbackPlacement, false},
+		{"no toolchain: isolated yaegi", "", []sandbox.Backend{wasmMissing, inproc}, FallbackPlacement, false},
+		{"the operator names in-process yaegi", "yaegi", []sandbox.Backend{wasmOK, inproc}, Placement{Backend: "yaegi"}, false},
+		{"the operator names wasm", "wasm", []sandbox.Backend{wasmOK, inproc}, Placement{Backend: "wasm"}, false},
+		{"the operator names an unknown backend", "lua", []sandbox.Backend{wasmOK, inproc}, Placement{}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ChooseDefault(tc.operator, tc.backends)
+			if tc.err {
+				require.Error(t, err)
+				assert.ErrorIs(t, err, ErrUnknownSandbox)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// TestBuiltInBackendsRegistered: the built-in backends describe themselves, and only wasm claims
+// to contain hostile code on its own.
+func TestBuiltInBackendsRegistered(t *testing.T) {
+	y, ok := sandbox.LookupBackend("yaegi")
+	require.True(t, ok)
+	assert.False(t, y.Contains, "in-process yaegi is no security boundary")
+	w, ok := sandbox.LookupBackend("wasm")
+	require.True(t, ok)
+	assert.True(t, w.Contains)
+	assert.Equal(t, "wasm, yaegi", sandbox.BackendNames())
+}
+
+// TestContractWithoutSandboxGetsThePlacement: a contract that names no sandbox runs where the
+// forge's placement says, isolation included; one that names a backend keeps it.
+func TestContractWithoutSandboxGetsThePlacement(t *testing.T) {
+	f := openForge(t, t.TempDir(), nil, func(o *Options) { o.DefaultSandbox = "" })
+	require.NoError(t, f.AddRole(textContract()))
+	rt, err := f.roleRuntime("text")
+	require.NoError(t, err)
+	assert.Equal(t, f.placement.Backend, rt.backend)
+	assert.Equal(t, f.placement.Isolation, rt.limits.Isolation)
+
+	rec, err := f.store.Role("text")
+	require.NoError(t, err)
+	fb, err := newRoleRuntime(rec, f.opts.Budget, FallbackPlacement)
+	require.NoError(t, err)
+	assert.Equal(t, "yaegi", fb.backend)
+	assert.Equal(t, sandbox.IsolationProcess, fb.limits.Isolation)
+
+	c := textContract()
+	c.Role, c.Sandbox = "trusted", "yaegi"
+	require.NoError(t, f.AddRole(c))
+	rt, err = f.roleRuntime("trusted")
+	require.NoError(t, err)
+	assert.Equal(t, "yaegi", rt.backend)
+	assert.Equal(t, "", rt.limits.Isolation)
+}

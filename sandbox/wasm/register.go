@@ -1,0 +1,16 @@
+package wasm
+
+import "github.com/artifactforge/forge/sandbox"
+
+func init() {
+	sandbox.Register(sandbox.Backend{
+		Name:     "wasm",
+		Summary:  "WebAssembly run by wazero: memory cap, fuel-checked deadline, no filesystem or sockets (needs a Go toolchain)",
+		Contains: true,
+		Available: func() error {
+			_, err := findToolchain("")
+			return err
+		},
+		New: func(c sandbox.Config) (sandbox.Sandbox, error) { return New(Options{CacheDir: c.CacheDir}) },
+	})
+}
