@@ -1,0 +1,16 @@
+// args: []
+// isolation: process
+// backends: yaegi
+// timeout: 5s
+// kind: memory|panic
+package artifact
+
+import "fmt"
+
+// Show formats a map that contains itself: fmt recurses natively forever, no guest frame in
+// between (in-process yaegi cannot contain it; see nativerec_fmt_cyclic_value_isolated).
+func Show() string {
+	m := map[string]any{}
+	m["self"] = m
+	return fmt.Sprint(m)
+}
