@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/artifactforge/forge/sandbox"
@@ -31,6 +32,7 @@ func (s *slot) setErr(err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.fail(sandbox.KindPanic, "the returned error's Error method panicked: "+describe(r))
+			s.failed.Hint = "Error() must return a string for every value, nil receivers included"
 		}
 	}()
 	s.errText = err.Error()
@@ -41,6 +43,7 @@ func (s *slot) encode(v any) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.fail(sandbox.KindPanic, "encoding the result panicked (in a MarshalJSON or MarshalText method): "+describe(r))
+			s.failed.Hint = "MarshalJSON must return JSON or an error, never panic; or return plain values"
 		}
 	}()
 	b, err := json.Marshal(v)
@@ -63,7 +66,11 @@ func (s *slot) recovered(r any) {
 		s.failed = se // raised by the sandbox itself (host API)
 		return
 	}
-	s.fail(sandbox.KindPanic, "panic: "+describe(r))
+	msg := describe(r)
+	s.fail(sandbox.KindPanic, "panic: "+msg)
+	if strings.Contains(msg, "using unaddressable value") {
+		s.failed.Hint = "package variables (io.EOF, base64.StdEncoding, ...) cannot be assigned here: use a variable of your own"
+	}
 }
 
 func (s *slot) fail(k sandbox.Kind, msg string) {
@@ -126,7 +133,7 @@ func hostDescribe(v any) string {
 			return strconv.FormatFloat(rv.Float(), 'g', -1, 64)
 		}
 	}
-	return "panic of type " + rv.Type().String() + " (not formatted outside the sandbox)"
+	return "a value of type " + rv.Type().String() + " (its methods are not called outside the sandbox)"
 }
 
 // fromRuntime reports whether t (or what it points to) is a type of package runtime.
