@@ -75,12 +75,20 @@ func (c *Copier) copy(v reflect.Value) reflect.Value {
 		}
 		n := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
 		c.memo[k] = n
+		if valueOnly(v.Type().Elem()) {
+			reflect.Copy(n, v) // the unicode tables' Range16/Range32 slices: one copy
+			return n
+		}
 		for i := range v.Len() {
 			n.Index(i).Set(c.copy(v.Index(i)))
 		}
 		return n
 	case reflect.Array:
 		n := reflect.New(v.Type()).Elem()
+		if valueOnly(v.Type().Elem()) {
+			n.Set(v)
+			return n
+		}
 		for i := range v.Len() {
 			n.Index(i).Set(c.copy(v.Index(i)))
 		}
@@ -103,4 +111,24 @@ func (c *Copier) copy(v reflect.Value) reflect.Value {
 		return n
 	}
 	return v
+}
+
+// valueOnly reports whether values of type t hold no pointer, map, slice, interface, channel or
+// function, so that a plain copy shares nothing.
+func valueOnly(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Array:
+		return valueOnly(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if !valueOnly(t.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface, reflect.Chan, reflect.Func,
+		reflect.UnsafePointer, reflect.String:
+		return t.Kind() == reflect.String // strings are immutable: sharing one is safe
+	}
+	return true
 }
