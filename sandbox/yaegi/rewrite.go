@@ -353,7 +353,7 @@ func (r *rewriter) guardReturn(m *ast.ReturnStmt, results []string, named bool) 
 }
 
 // guardWrites precedes every write through a pointer whose type the file does not know (a
-// package's type: *loc = ..., *p += ...) with forge__slot.CheckWrite(p), which stops the write if
+// package's type: *loc = ..., *p += ...), or to a type parameter, with forge__slot.CheckWrite(p), which stops the write if
 // the pointer is one the host shares with every caller (see slot.checkWrite). Writes through the
 // file's own pointers are untouched (no cost). The pointer expression is evaluated twice, which
 // only matters for one with side effects; writes in an if/for/switch header are not covered.
@@ -367,8 +367,15 @@ func (r *rewriter) guardWrites() {
 			e = p.X
 		}
 		star, ok := e.(*ast.StarExpr)
-		if !ok || r.typeOf(star.X) != nil {
+		if !ok {
 			return nil
+		}
+		if t := r.typeOf(star.X); t != nil {
+			// A *T of a type parameter can point anywhere (set(t.UTC().Location(), v)).
+			p, isPtr := t.Underlying().(*types.Pointer)
+			if _, generic := p.Elem().(*types.TypeParam); !isPtr || !generic {
+				return nil
+			}
 		}
 		return star.X
 	}

@@ -517,12 +517,14 @@ func (p *Program) newInstance(ctx context.Context) (*instance, error) {
 	return inst, nil
 }
 
-// compileSafe is in.Compile with yaegi's own panics (nil dereferences in its type checker on some
-// programs) turned into a compile error instead of killing the host.
+// compileSafe is in.Compile with yaegi's own panics (nil dereferences or errors raised as panics
+// in its type checker, on some programs) turned into a compile error instead of killing the
+// host. Compiling runs no guest code, so the panic value is yaegi's or the runtime's and is
+// safe to format.
 func compileSafe(in *interp.Interpreter, code string) (prog *interp.Program, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			prog, err = nil, fmt.Errorf("the interpreter failed to compile this program (%s): simplify the construct at fault", hostDescribe(r))
+			prog, err = nil, fmt.Errorf("the interpreter failed to compile this program (%v): simplify the construct at fault", r)
 		}
 	}()
 	return in.Compile(code)
