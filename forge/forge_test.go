@@ -18,6 +18,7 @@ import (
 	"github.com/artifactforge/forge/provider/replay"
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/gate"
 	"github.com/artifactforge/forge/sandbox/yaegi"
 	"github.com/artifactforge/forge/selector"
 )
@@ -529,7 +530,7 @@ func TestGateCatchesStateKeptBetweenCalls(t *testing.T) {
 // the model knows all of it (the wasm shim is held to the same list in its own package).
 func TestSystemPromptListsTheWholeHostAPI(t *testing.T) {
 	for _, b := range []string{"yaegi", "wasm"} {
-		for _, name := range yaegi.HostAPI() {
+		for _, name := range gate.HostAPI() {
 			assert.Contains(t, systemPrompt(b), "host."+name, "%s prompt", b)
 		}
 	}

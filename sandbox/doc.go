@@ -8,8 +8,10 @@
 // processes) and sandbox/wasm (compiled to WebAssembly, run by wazero).
 //
 // What both backends must agree on lives here too: CheckReturns (the gate's "missing return"
-// check, which an interpreter would not make) and UnmarshalArg (JSON args into parameters; a number
-// landing in an any is int for an integer literal that fits, float64 otherwise).
+// check, which an interpreter would not make), OrderArgs/AppendArgs (JSON args by name or position
+// onto the parameters) and UnmarshalArg (JSON args into parameters; a number landing in an any is
+// int for an integer literal that fits, float64 otherwise). The policy gate both backends run
+// before compiling is sandbox/gate.
 //
 // Guest code imports the host API as "forge/host", with the same surface in every backend:
 //

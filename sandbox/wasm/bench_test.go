@@ -128,7 +128,7 @@ func BenchmarkTermination(b *testing.B) {
 		b.Skip(err)
 	}
 	src := sandbox.Source{Code: sandboxtest.FibCode}
-	code, _, _ := gate(src.Code, false, nil)
+	code, _, _ := gateCode(src.Code, false, nil)
 	sig, err := sandbox.ParseSignature(sandbox.Source{Code: code})
 	if err != nil {
 		b.Fatal(err)

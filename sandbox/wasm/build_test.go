@@ -39,7 +39,7 @@ func TestConcurrentCompileSharesBuild(t *testing.T) {
 	require.NoError(t, err)
 	defer sb.Close()
 	src := sandbox.Source{Code: "package artifact\n\nfunc Twice(s string) string { return s + s }\n"}
-	code, _, err := gate(src.Code, false, nil)
+	code, _, err := gateCode(src.Code, false, nil)
 	require.NoError(t, err)
 	sig, err := sandbox.ParseSignature(sandbox.Source{Code: code})
 	require.NoError(t, err)

@@ -25,9 +25,10 @@ func newTestSandbox(*testing.T) sandbox.Sandbox { return sharedSandbox{shared} }
 // and the known yaegi gaps that simply work here.
 var subsets = map[string][]string{
 	"valid": {"add", "generics_sum", "host_log", "json_unmarshal", "min_max_rewrite", "range_int_rewrite",
-		"loopvar_rewrite", "slices_sort_rewrite", "struct_param", "variadic", "any_int_numbers", "any_nested_numbers"},
+		"loopvar_rewrite", "slices_sort_rewrite", "struct_param", "variadic", "any_int_numbers", "any_nested_numbers",
+		"gate_blank_and_locals_ok"},
 	"hostile": {"args_wrong_type", "deep_recursion", "host_http_not_allowed", "huge_output", "infinite_loop",
-		"channel_deadlock", "os_readfile", "panic_index", "result_nan", "go_linkname_directive"},
+		"channel_deadlock", "os_readfile", "panic_index", "result_nan", "go_linkname_directive", "gate_dot_import_time"},
 }
 
 // corpusDir returns dir itself in a full run, else a temporary copy of the subset.

@@ -15,13 +15,14 @@
 // forge_call and reads the tagged result. Guest code reaches the host only through forge/host
 // (HTTP, Log, Now, Rand, Call), //go:wasmimport functions that pass JSON through guest memory to
 // the same sandbox.Host, the one implementation of the capability policy, that the yaegi backend
-// uses. The policy gate is the yaegi backend's as well (yaegi.CheckPolicy), so both backends
+// uses. The policy gate is the one both backends share (sandbox/gate.Check), so both backends
 // accept and refuse the same programs with the same error kinds.
 //
 // Limits map onto the module: Limits.MemoryBytes is the runtime's memory cap (one wazero runtime
 // per cap), Limits.MaxDepth the guest's Go stack cap, Limits.Timeout the context the fuel tick
 // checks, Limits.OutputBytes the result size. Test runs acceptance tests with the real testing
-// package and testify compiled into the module, in wazero's interpreter first (it starts a
+// package and testify compiled into the module (test instances read the real clock and random
+// source, which test files may use), in wazero's interpreter first (it starts a
 // one-off test module far sooner) and again compiled for any test that hit its deadline there.
 //
 // Built modules and compiled code live under Options.CacheDir/wasm; PruneCache removes what was

@@ -8,8 +8,24 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/artifactforge/forge/sandbox/yaegi"
+	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/gate"
 )
+
+// Gate runs exactly what Compile runs before building: parse, normalize (package artifact,
+// forgotten imports added, unused ones blanked) and the shared gate (sandbox/gate.Check). It
+// exists so that tests can hold both backends to the same verdicts.
+func Gate(src sandbox.Source) error {
+	_, _, err := gateCode(src.Code, false, nil)
+	return err
+}
+
+// GateTests runs what Test runs before building: Gate on the artifact, the shared gate on the
+// test file (test rules, the artifact's imports visible) and the boundary check.
+func GateTests(src sandbox.Source, testCode string) error {
+	_, _, _, err := gateSuite(src.Code, testCode)
+	return err
+}
 
 // addMissingImports adds, on the package line (so no line moves), the imports of packages code
 // uses but forgot to import: first those of the companion file (a test file sees what the artifact
@@ -18,7 +34,7 @@ import (
 // through the policy gate.
 func addMissingImports(code string, f *ast.File, fset *token.FileSet, companion map[string]string) string {
 	imported := fileImports(f)
-	declared := declaredNames(f)
+	declared := gate.DeclaredNames(f)
 	missing := map[string]string{}
 	ast.Inspect(f, func(n ast.Node) bool {
 		sel, ok := n.(*ast.SelectorExpr)
@@ -31,7 +47,7 @@ func addMissingImports(code string, f *ast.File, fset *token.FileSet, companion 
 		}
 		if p := companion[x.Name]; p != "" {
 			missing[x.Name] = p
-		} else if p, ok := yaegi.StdImport(x.Name); ok {
+		} else if p, ok := gate.StdImport(x.Name); ok {
 			missing[x.Name] = p
 		}
 		return true
@@ -71,50 +87,6 @@ func fileImports(f *ast.File) map[string]string {
 	return m
 }
 
-// declaredNames lists every name the file defines anywhere (top level, parameters, locals), so
-// that a variable that shadows a package name is never taken for a forgotten import.
-func declaredNames(f *ast.File) map[string]bool {
-	m := map[string]bool{}
-	add := func(ids ...*ast.Ident) {
-		for _, id := range ids {
-			if id != nil {
-				m[id.Name] = true
-			}
-		}
-	}
-	ast.Inspect(f, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.FuncDecl:
-			add(n.Name)
-		case *ast.TypeSpec:
-			add(n.Name)
-		case *ast.ValueSpec:
-			add(n.Names...)
-		case *ast.Field:
-			add(n.Names...)
-		case *ast.AssignStmt:
-			if n.Tok == token.DEFINE {
-				for _, l := range n.Lhs {
-					if id, ok := l.(*ast.Ident); ok {
-						add(id)
-					}
-				}
-			}
-		case *ast.RangeStmt:
-			if n.Tok == token.DEFINE {
-				if id, ok := n.Key.(*ast.Ident); ok {
-					add(id)
-				}
-				if id, ok := n.Value.(*ast.Ident); ok {
-					add(id)
-				}
-			}
-		}
-		return true
-	})
-	return m
-}
-
 // blankUnusedImports turns imports the file never uses into blank imports (same line, same
 // package, init effects kept): go build rejects an unused import, the yaegi backend does not, and
 // a HumanEval-style prompt often imports for the test that shared its file.
@@ -146,7 +118,11 @@ func blankUnusedImports(code string, f *ast.File, fset *token.FileSet) string {
 			edits = append(edits, edit{fset.Position(is.Name.Pos()).Offset, fset.Position(is.Name.End()).Offset, "_"})
 		} else {
 			off := fset.Position(is.Path.Pos()).Offset
-			edits = append(edits, edit{off, off, "_ "})
+			text := "_ "
+			if off > 0 && code[off-1] != ' ' && code[off-1] != '\t' && code[off-1] != '\n' {
+				text = " _ " // import"x" is valid Go, import_ "x" is not
+			}
+			edits = append(edits, edit{off, off, text})
 		}
 	}
 	for i := len(edits) - 1; i >= 0; i-- {

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/artifactforge/forge/sandbox/yaegi"
+	"github.com/artifactforge/forge/sandbox/gate"
 )
 
 func TestBlankUnusedImports(t *testing.T) {
@@ -18,6 +18,11 @@ func TestBlankUnusedImports(t *testing.T) {
 	norm, f, fset, err := normalizePackage(code)
 	require.NoError(t, err)
 	assert.Equal(t, want, blankUnusedImports(norm, f, fset))
+
+	// import"x" (no space) is valid Go; the blank must not glue onto the keyword.
+	norm, f, fset, err = normalizePackage("package artifact;import\"strings\"\nfunc F() {}\n")
+	require.NoError(t, err)
+	assert.Equal(t, "package artifact;import _ \"strings\"\nfunc F() {}\n", blankUnusedImports(norm, f, fset))
 }
 
 func TestAddMissingImports(t *testing.T) {
@@ -47,7 +52,7 @@ func TestAddMissingImports(t *testing.T) {
 	}
 }
 
-// TestHostShimMatchesYaegi: forge/host inside wasm modules exports exactly what the yaegi
+// TestHostShimMatchesYaegi: forge/host inside wasm modules exports exactly gate.HostAPI, as the yaegi
 // backend's forge/host does, so code written for one runs under the other.
 func TestHostShimMatchesYaegi(t *testing.T) {
 	f, err := parser.ParseFile(token.NewFileSet(), "host.go", hostShimSource, parser.SkipObjectResolution)
@@ -67,5 +72,5 @@ func TestHostShimMatchesYaegi(t *testing.T) {
 			}
 		}
 	}
-	assert.ElementsMatch(t, yaegi.HostAPI(), names)
+	assert.ElementsMatch(t, gate.HostAPI(), names)
 }

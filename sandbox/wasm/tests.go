@@ -3,11 +3,14 @@ package wasm
 import (
 	"context"
 	"go/ast"
+	"go/parser"
+	"go/token"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/gate"
 )
 
 // Test builds src and testCode (same package) into one module with the real testing package and
@@ -24,11 +27,7 @@ func (s *Sandbox) Test(ctx context.Context, src sandbox.Source, testCode string,
 		return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: sandbox closed")
 	}
 	in.Limits = in.Limits.WithDefaults()
-	code, af, err := gate(src.Code, false, nil)
-	if err != nil {
-		return nil, err
-	}
-	tests, names, err := gateTests(testCode, fileImports(af))
+	code, tests, names, err := gateSuite(src.Code, testCode)
 	if err != nil {
 		return nil, err
 	}
@@ -117,11 +116,36 @@ func (s *Sandbox) runTestModule(ctx context.Context, src sandbox.Source, bin []b
 	return done, slow, nil
 }
 
+// gateSuite gates an artifact and its test file as Test compiles them: the artifact as in
+// Compile, the test file under the test rules with the artifact's imports visible, then the
+// boundary check (the artifact sees no name only the test file declares). It returns both
+// normalized files and the test names.
+func gateSuite(artifactCode, testCode string) (code, tests string, names []string, err error) {
+	code, af, err := gateCode(artifactCode, false, nil)
+	if err != nil {
+		return "", "", nil, err
+	}
+	tests, names, err = gateTests(testCode, fileImports(af))
+	if err != nil {
+		return "", "", nil, err
+	}
+	fset := token.NewFileSet()
+	af, aerr := parser.ParseFile(fset, "artifact.go", code, parser.SkipObjectResolution|parser.ParseComments)
+	tf, terr := parser.ParseFile(fset, "acceptance.go", tests, parser.SkipObjectResolution|parser.ParseComments)
+	if aerr != nil || terr != nil { // both parsed in gateCode already
+		return "", "", nil, sandbox.Errorf(sandbox.KindInternal, "wasm: reparse gated files: %v %v", aerr, terr)
+	}
+	if err := gate.CheckTestBoundary(fset, af, tf); err != nil {
+		return "", "", nil, gate.InTests(err)
+	}
+	return code, tests, names, nil
+}
+
 // gateTests normalizes the test file to package artifact, adds what it forgot to import (from the
 // artifact's imports first), checks it against the test policy and lists its TestXxx(t *testing.T)
 // functions.
 func gateTests(testCode string, artifactImports map[string]string) (string, []string, error) {
-	tests, f, err := gate(testCode, true, artifactImports)
+	tests, f, err := gateCode(testCode, true, artifactImports)
 	if err != nil {
 		return "", nil, prefixed("tests: ", err)
 	}

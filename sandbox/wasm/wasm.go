@@ -2,6 +2,7 @@ package wasm
 
 import (
 	"context"
+	cryptorand "crypto/rand"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -21,7 +22,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/artifactforge/forge/sandbox"
-	"github.com/artifactforge/forge/sandbox/yaegi"
+	"github.com/artifactforge/forge/sandbox/gate"
 )
 
 // Options configure a wasm Sandbox.
@@ -240,11 +241,17 @@ func (p *Program) Source() sandbox.Source { return p.src }
 // ModuleSize is the size of the built module in bytes (for reports).
 func (p *Program) ModuleSize() int { return len(p.bin) }
 
-// gate parses code, normalizes it to package artifact, adds forgotten imports (companion: the
-// imports of the file it is compiled with), blanks unused ones and runs the shared policy check.
-func gate(code string, test bool, companion map[string]string) (string, *ast.File, error) {
+// gateCode parses code, normalizes it to package artifact, runs the shared gate on it (as the
+// yaegi backend does: on the file as written), then adds forgotten imports (companion: the imports
+// of the file it is compiled with) and blanks unused ones, which go build needs and the gate
+// already judged (it resolves a forgotten import as if written; a blank import of an allowed
+// package is allowed). Gating after the edits let an unused refused alias through as a blank one.
+func gateCode(code string, test bool, companion map[string]string) (string, *ast.File, error) {
 	norm, f, fset, err := normalizePackage(code)
 	if err != nil {
+		return "", nil, err
+	}
+	if err := gate.Check(fset, f, gate.Options{Test: test, Companion: companion}); err != nil {
 		return "", nil, err
 	}
 	fixed := addMissingImports(norm, f, fset, companion)
@@ -254,12 +261,9 @@ func gate(code string, test bool, companion map[string]string) (string, *ast.Fil
 		}
 	}
 	if fixed := blankUnusedImports(norm, f, fset); fixed != norm {
-		if norm, f, fset, err = normalizePackage(fixed); err != nil {
+		if norm, f, _, err = normalizePackage(fixed); err != nil {
 			return "", nil, err
 		}
-	}
-	if err := yaegi.CheckPolicy(fset, f, test); err != nil {
-		return "", nil, err
 	}
 	return norm, f, nil
 }
@@ -278,7 +282,7 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 	if p != nil {
 		return p, nil
 	}
-	code, _, err := gate(src.Code, false, nil)
+	code, _, err := gateCode(src.Code, false, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +343,7 @@ func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Inpu
 		return sandbox.Output{}, sandbox.Errorf(sandbox.KindInternal, "wasm: program of type %T is not from this wasm sandbox", prog)
 	}
 	in.Limits = in.Limits.WithDefaults()
-	args, err := yaegi.OrderArgs(p.sig, in.Args)
+	args, err := sandbox.OrderArgs(p.sig, in.Args)
 	if err != nil {
 		return sandbox.Output{}, err
 	}
@@ -442,6 +446,12 @@ func newInstance(ctx context.Context, eng *engine, cm wazero.CompiledModule, tes
 		WithStartFunctions("_initialize").
 		WithStdout(stdoutWriter{inst}).
 		WithStderr(&inst.stderr)
+	if test {
+		// Acceptance tests may read the clock and draw random inputs (the gate allows time.Now,
+		// time.Since and math/rand in test files only), as they do on the yaegi backend: the real
+		// clock and randomness, not wazero's deterministic defaults. Artifact calls keep those.
+		cfg = cfg.WithSysWalltime().WithSysNanotime().WithRandSource(cryptorand.Reader)
+	}
 	ictx, cancel := context.WithTimeout(ctx, sandbox.DefaultTimeout)
 	defer cancel()
 	ictx = context.WithValue(ictx, instanceKey{}, inst)

@@ -2,8 +2,9 @@
 // policy gate, with source rewrites for what the interpreter cannot enforce, and optional worker
 // processes for crash and memory isolation.
 //
-// Compile parses, gates (allowlisted imports from the generated table in ./symbols, no goroutines,
-// no directives, no cgo, no host-reaching symbols), rewrites (call-depth guard, interpreter gap
+// Compile parses, gates (sandbox/gate, shared with the wasm backend: allowlisted imports and
+// symbols, generated with the tables in ./symbols, no goroutines, no directives, no cgo, no
+// host-reaching symbols), rewrites (call-depth guard, interpreter gap
 // fixes, forgotten imports) and loads the file into the first pooled interpreter. Each pooled
 // interpreter then runs one serving loop for its whole life (one yaegi execution, not one per
 // call). Run decodes JSON args into the function's parameter types, hands the call to a free

@@ -3,21 +3,14 @@ package yaegi
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"reflect"
-	"slices"
 	"time"
 
 	"github.com/artifactforge/forge/sandbox"
 )
 
-// HostAPI lists the names package forge/host exports to guest code (functions and types),
-// sorted: the one list prompts and the wasm backend's host shim are checked against.
-func HostAPI() []string {
-	return slices.Sorted(maps.Keys(hostExports(nil)))
-}
-
-// hostExports is forge/host as guest code sees it, bound to the slot's current call. Every
+// hostExports is forge/host as guest code sees it, bound to the slot's current call: the names of
+// gate.HostAPI, the one list (TestHostExportsAreTheHostAPI). Every
 // function goes through sandbox.Host, the one policy implementation both backends share:
 //
 //	host.Get(url string) (string, error)

@@ -1,27 +1,26 @@
 package yaegi
 
 import (
-	"go/ast"
-	"go/token"
-
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/gate"
 )
 
-// CheckPolicy is the gate every backend shares (the wasm backend calls it too, so there is one
-// policy): imports from the allowlist only, no go statements, no compiler directives, no cgo, no
-// withheld symbols (KindPolicy), then no function that can end without a return (KindCompile, see
-// sandbox.CheckReturns: the interpreter would return zero values where Go refuses to compile).
-// test selects the acceptance-test allowlist (testing and testify on top).
-func CheckPolicy(fset *token.FileSet, f *ast.File, test bool) error {
-	if err := checkPolicy(fset, f, test); err != nil {
-		return err
-	}
-	return sandbox.CheckReturns(fset, f)
+// Gate runs exactly what Compile runs before anything else: parse, then the shared gate
+// (sandbox/gate.Check). It exists so that tests can hold both backends to the same verdicts.
+func Gate(src sandbox.Source) error {
+	_, _, _, err := gateSource(src.Code)
+	return err
 }
 
-// StdImport returns the allowlisted package a selector prefix most likely means ("strings",
-// "json" -> "encoding/json"), so every backend adds the same forgotten imports.
-func StdImport(name string) (string, bool) {
-	p, ok := stdImports[name]
-	return p, ok
+// GateTests runs what Test runs before anything else: Gate on the artifact, then the shared gate
+// on the test file (test rules, the artifact's imports visible) and the boundary check.
+func GateTests(src sandbox.Source, testCode string) error {
+	fset, f, _, err := gateSource(src.Code)
+	if err != nil {
+		return err
+	}
+	if _, _, err := gateTestFile(fset, f, testCode); err != nil {
+		return gate.InTests(err)
+	}
+	return nil
 }

@@ -148,15 +148,6 @@ func (r *rewriter) blank(n ast.Node) {
 	r.add(r.off(n.Pos()), r.off(n.End()), strings.Repeat("\n", strings.Count(t, "\n")))
 }
 
-// stdImports maps the names models use without importing them onto allowlisted packages.
-var stdImports = map[string]string{
-	"strings": "strings", "strconv": "strconv", "math": "math", "sort": "sort", "unicode": "unicode",
-	"utf8": "unicode/utf8", "bytes": "bytes", "fmt": "fmt", "regexp": "regexp", "errors": "errors",
-	"json": "encoding/json", "time": "time", "big": "math/big", "bits": "math/bits", "hex": "encoding/hex",
-	"base64": "encoding/base64", "sha256": "crypto/sha256", "md5": "crypto/md5", "slices": "slices",
-	"maps": "maps", "heap": "container/heap", "list": "container/list", "cmplx": "math/cmplx",
-}
-
 // autoImports adds the import of an allowlisted package the code uses but forgot to import (a
 // common slip in generated code: it compiles once the import is there). The import goes on the
 // package line so no line moves; it returns the extra import text.

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"go/ast"
-	"go/token"
 	"strings"
 	"time"
 
 	"github.com/traefik/yaegi/interp"
 
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/gate"
 )
 
 // RunTests runs Go acceptance tests (testCode: TestXxx(t *testing.T) functions using testing and
@@ -27,20 +27,13 @@ type testSuite struct {
 }
 
 func prepareTests(src sandbox.Source, testCode string) (*testSuite, error) {
-	fset := token.NewFileSet()
-	f, parsed, err := sandbox.ParseFile(fset, src.Code)
+	fset, f, parsed, err := gateSource(src.Code)
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckPolicy(fset, f, false); err != nil {
-		return nil, err
-	}
-	tf, tparsed, err := sandbox.ParseFile(fset, testCode)
+	tf, tparsed, err := gateTestFile(fset, f, testCode)
 	if err != nil {
-		return nil, fmt.Errorf("tests: %w", err)
-	}
-	if err := CheckPolicy(fset, tf, true); err != nil {
-		return nil, fmt.Errorf("tests: %w", err)
+		return nil, gate.InTests(err)
 	}
 	var names []string
 	for _, d := range tf.Decls {

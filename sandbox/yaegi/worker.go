@@ -377,7 +377,7 @@ const grace = 250 * time.Millisecond
 
 func (p *workerPool) run(ctx context.Context, prog *Program, in sandbox.Input) (sandbox.Output, error) {
 	start := time.Now()
-	args, err := OrderArgs(prog.sig, in.Args)
+	args, err := sandbox.OrderArgs(prog.sig, in.Args)
 	if err != nil {
 		return sandbox.Output{}, err
 	}

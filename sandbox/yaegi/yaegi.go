@@ -1,13 +1,11 @@
 package yaegi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"go/ast"
-	"go/token"
 	"io"
 	"reflect"
 	"runtime"
@@ -291,6 +289,9 @@ func newInterpreter(s *slot, test bool, tv *typedVars, copies []copyRef) (*inter
 		}
 		syms[k] = v
 	}
+	if test {
+		syms["time/time"] = withTestClock(syms["time/time"])
+	}
 	if err := in.Use(syms); err != nil {
 		return nil, fmt.Errorf("load symbols: %w", err)
 	}
@@ -332,12 +333,8 @@ func newInterpreter(s *slot, test bool, tv *typedVars, copies []copyRef) (*inter
 
 // prepare parses, gates and rewrites src; it is everything Compile does before the interpreter.
 func prepare(src sandbox.Source) (code string, sig sandbox.Signature, ht *hostTypes, guarded bool, err error) {
-	fset := token.NewFileSet()
-	f, parsed, err := sandbox.ParseFile(fset, src.Code)
+	fset, f, parsed, err := gateSource(src.Code)
 	if err != nil {
-		return "", sig, nil, false, err
-	}
-	if err := CheckPolicy(fset, f, false); err != nil {
 		return "", sig, nil, false, err
 	}
 	fd, err := sandbox.FindFunc(f, src.Func)
@@ -651,7 +648,7 @@ func (p *Program) run(ctx context.Context, raw json.RawMessage, args []json.RawM
 		return sandbox.Output{}, err
 	}
 	if args == nil {
-		if args, err = orderArgs(p.sig, raw, inst.argBuf); err != nil {
+		if args, err = sandbox.AppendArgs(inst.argBuf, p.sig, raw); err != nil {
 			p.put(inst, true)
 			return sandbox.Output{}, err
 		}
@@ -734,147 +731,6 @@ func encodedResult(sig sandbox.Signature, b []byte, maxBytes int) (json.RawMessa
 		return nil, &sandbox.Error{Kind: sandbox.KindOutput, Message: fmt.Sprintf("result is %d bytes, over the %d-byte cap", len(b), maxBytes)}
 	}
 	return b, nil
-}
-
-// OrderArgs maps JSON args (an object by parameter name, or an array by position) onto the
-// signature's parameters; a missing, unknown or extra argument is a KindArgs error naming it.
-func OrderArgs(sig sandbox.Signature, raw json.RawMessage) ([]json.RawMessage, error) {
-	return orderArgs(sig, raw, nil)
-}
-
-// orderArgs is OrderArgs appending to buf: it slices raw in place (no decoding, no copies), which
-// keeps the warm call path free of allocations for its arguments.
-func orderArgs(sig sandbox.Signature, raw json.RawMessage, buf []json.RawMessage) ([]json.RawMessage, error) {
-	raw = bytes.TrimSpace(raw)
-	n := len(sig.Params)
-	if len(raw) == 0 || bytesString(raw) == "null" {
-		raw = json.RawMessage("{}")
-	}
-	if !json.Valid(raw) {
-		err := json.Unmarshal(raw, new(any))
-		return nil, &sandbox.Error{Kind: sandbox.KindArgs, Message: "args are not valid JSON: " + err.Error(), Err: err}
-	}
-	switch raw[0] {
-	case '[':
-		list := buf[:0]
-		for i := skipSpace(raw, 1); raw[i] != ']'; {
-			end := skipValue(raw, i)
-			list = append(list, raw[i:end])
-			i = skipSpace(raw, end)
-			if raw[i] == ',' {
-				i = skipSpace(raw, i+1)
-			}
-		}
-		if sig.Variadic && len(list) >= n {
-			// F(a, xs ...int) called as [a, x1, x2] or [a, [x1, x2]].
-			rest := list[n-1:]
-			if len(rest) != 1 || rest[0][0] != '[' {
-				b, _ := json.Marshal(rest)
-				list = append(list[:n-1:n-1], b)
-			}
-		}
-		if len(list) > n {
-			return nil, &sandbox.Error{Kind: sandbox.KindArgs, Message: fmt.Sprintf("got %d args, %s takes %d %s", len(list), sig.Func, n, paramList(sig))}
-		}
-		if len(list) < n && !(sig.Variadic && len(list) == n-1) {
-			return nil, &sandbox.Error{Kind: sandbox.KindArgs, Param: sig.Params[len(list)].Name, Message: fmt.Sprintf("missing argument (got %d of %d)", len(list), n)}
-		}
-		return list, nil
-	case '{':
-		list := buf[:0]
-		for range n {
-			list = append(list, nil)
-		}
-		for i := skipSpace(raw, 1); raw[i] != '}'; {
-			kend := skipValue(raw, i)
-			key := raw[i+1 : kend-1]
-			if bytes.IndexByte(key, '\\') >= 0 {
-				var k string
-				_ = json.Unmarshal(raw[i:kend], &k)
-				key = []byte(k)
-			}
-			i = skipSpace(raw, kend)
-			i = skipSpace(raw, i+1) // ':'
-			vend := skipValue(raw, i)
-			idx := -1
-			for j, p := range sig.Params {
-				if p.Name == bytesString(key) {
-					idx = j
-					break
-				}
-			}
-			if idx < 0 {
-				return nil, &sandbox.Error{Kind: sandbox.KindArgs, Param: string(key), Message: fmt.Sprintf("unknown argument %s; %s takes %s", key, sig.Func, paramList(sig))}
-			}
-			list[idx] = raw[i:vend]
-			i = skipSpace(raw, vend)
-			if raw[i] == ',' {
-				i = skipSpace(raw, i+1)
-			}
-		}
-		for i, p := range sig.Params {
-			if list[i] == nil && !(sig.Variadic && i == n-1) {
-				return nil, &sandbox.Error{Kind: sandbox.KindArgs, Param: p.Name, Message: fmt.Sprintf("missing argument %s (%s)", p.Name, p.Type)}
-			}
-		}
-		return list, nil
-	}
-	if n == 1 {
-		return append(buf[:0], raw), nil // a bare value for a one-parameter function
-	}
-	return nil, &sandbox.Error{Kind: sandbox.KindArgs, Message: "args must be a JSON object by parameter name or an array by position"}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipValue returns the offset just past the JSON value at b[i]; b is known to be valid JSON.
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		for j := i + 1; j < len(b); j++ {
-			switch b[j] {
-			case '\\':
-				j++
-			case '"':
-				return j + 1
-			}
-		}
-		return len(b)
-	case '[', '{':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				j = skipValue(b, j) - 1
-			case '[', '{':
-				depth++
-			case ']', '}':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(b)
-	}
-	j := i
-	for j < len(b) && b[j] != ',' && b[j] != ']' && b[j] != '}' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
-		j++
-	}
-	return j
-}
-
-func paramList(sig sandbox.Signature) string {
-	parts := make([]string, len(sig.Params))
-	for i, p := range sig.Params {
-		parts[i] = p.Name + " " + p.Type
-	}
-	return "(" + strings.Join(parts, ", ") + ")"
 }
 
 // Close ends the interpreters' serving loops (calls in flight finish; later calls fail) and stops

@@ -187,7 +187,7 @@ func TestOrderArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := OrderArgs(tt.sig, json.RawMessage(tt.args))
+			got, err := sandbox.OrderArgs(tt.sig, json.RawMessage(tt.args))
 			if tt.bad {
 				require.Error(t, err)
 				var se *sandbox.Error
