@@ -19,7 +19,12 @@ import (
 // int, float64 otherwise. So AnyInt(x, y, z any) called with [2, 3, 1] sees ints, [3.0, 4, 7] sees
 // a float64 3, and [1e2] sees float64 100. encoding/json alone would give float64 everywhere.
 // Numbers decoded into typed targets (int, float64, ...) are unaffected.
+//
+// data is cut to its length first (data[:len:len]): encoding/json hands UnmarshalJSON methods
+// subslices of it, and capacity past the argument (the next argument, or what an earlier caller
+// left in a reused buffer) must not be readable by the code.
 func UnmarshalArg(data []byte, v any) error {
+	data = data[:len(data):len(data)]
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() || !hasInterface(rv.Type().Elem()) {
 		return json.Unmarshal(data, v)

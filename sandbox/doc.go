@@ -10,8 +10,11 @@
 // What both backends must agree on lives here too: CheckReturns (the gate's "missing return"
 // check, which an interpreter would not make), OrderArgs/AppendArgs (JSON args by name or position
 // onto the parameters) and UnmarshalArg (JSON args into parameters; a number landing in an any is
-// int for an integer literal that fits, float64 otherwise). The policy gate both backends run
-// before compiling is sandbox/gate.
+// int for an integer literal that fits, float64 otherwise; no argument has capacity past its end).
+// The policy gate both backends run before compiling is sandbox/gate. The caps on what the host
+// takes from guest code, whatever Limits say, are here too: MaxErrorBytes (error and panic text,
+// see CapMessage), MaxLogLines, MaxHostRequestBytes and MaxCallArgsBytes. A call that could not get
+// a free instance or worker in time fails as KindCapacity, never as the code's deadline.
 //
 // Guest code imports the host API as "forge/host", with the same surface in every backend:
 //

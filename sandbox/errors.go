@@ -24,6 +24,10 @@ const (
 	KindResult   Kind = "result"   // the results could not be encoded as JSON
 	KindReturned Kind = "returned" // the function returned a non-nil error of its own
 	KindInternal Kind = "internal" // the sandbox itself failed (worker died for no known reason, ...)
+	// KindCapacity: the call never got to run its code: no free instance (or worker) came before
+	// the deadline, or waiting for one left the code less than its time limit. Never the code's
+	// fault; retry later or raise the pool size.
+	KindCapacity Kind = "capacity"
 )
 
 // Error is the typed error of every sandbox operation: it carries exactly what failure

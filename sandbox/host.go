@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // HTTPRequest is an HTTP request made through the host API.
@@ -31,6 +32,53 @@ type HTTPResponse struct {
 	Status int               `json:"status"`
 	Header map[string]string `json:"header,omitempty"`
 	Body   string            `json:"body"`
+}
+
+// Caps on what the host takes from guest code, the same for every backend. They hold whatever
+// Limits say, so one call cannot make the host hold more than about Limits.MemoryBytes of its data.
+const (
+	// MaxErrorBytes bounds the message of an error a call returns (a returned error, a panic, a
+	// host failure): the rest is cut (see CapMessage). Failure reasons stored with an artifact
+	// should use the same bound.
+	MaxErrorBytes = 4 << 10
+	// MaxLogLines bounds the log lines of one call; Limits.OutputBytes bounds their bytes (each
+	// line counts its length plus one, so empty lines are not free).
+	MaxLogLines = 1000
+	// MaxHostRequestBytes bounds one host API request of guest code (an HTTP request with its
+	// body, a log line): a larger one is refused before the host reads it.
+	MaxHostRequestBytes = 8 << 20
+	// MaxCallArgsBytes bounds the JSON args of one delegated call (host.Call), checked before
+	// anything parses or splits them.
+	MaxCallArgsBytes = 1 << 20
+)
+
+// CapMarker is the fmt format CapMessage appends to a cut text (%d: the number of bytes cut).
+const CapMarker = " [... %d more bytes cut]"
+
+// CapMessage returns s if it is at most MaxErrorBytes long, else its first MaxErrorBytes bytes
+// (cut at a UTF-8 boundary) followed by CapMarker.
+func CapMessage(s string) string {
+	if len(s) <= MaxErrorBytes {
+		return s
+	}
+	cut := MaxErrorBytes
+	for cut > MaxErrorBytes-4 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf(CapMarker, len(s)-cut)
+}
+
+// CapError returns err as an *Error whose message is at most MaxErrorBytes (see CapMessage): a
+// copy when it had to be cut. Backends pass every error a call returns through it (Host.Finish
+// does).
+func CapError(err error) *Error {
+	e := AsError(err)
+	if e == nil || len(e.Message) <= MaxErrorBytes {
+		return e
+	}
+	c := *e
+	c.Message = CapMessage(c.Message)
+	return &c
 }
 
 // Host is the one implementation of the host API policy (forge/host) that every backend exposes to
@@ -50,6 +98,7 @@ type Host struct {
 	mu        sync.Mutex
 	logs      []string
 	logBytes  int
+	logFull   bool // a log cap was reached: later lines are dropped
 	violation *Error
 	failure   *Error
 }
@@ -208,30 +257,56 @@ func (h *Host) begin() func() {
 	}
 }
 
-// Log records one log line (Capabilities.Log); lines past Limits.OutputBytes in total are dropped.
+// Log records one log line (Capabilities.Log). A call keeps at most MaxLogLines lines and
+// Limits.OutputBytes bytes (each line counts one byte more than its length); later lines are
+// dropped and the last kept line says so.
 func (h *Host) Log(msg string) error {
 	if !h.caps.Log {
 		return h.deny("host.Log not granted: the role has no log capability")
 	}
-	h.AppendLog(msg)
+	appendLog(h, msg)
 	return nil
 }
 
-// AppendLog records output the guest printed (stdout); it is kept only when Log is granted.
-func (h *Host) AppendLog(msg string) {
+// LogBytes is Log for a line still in guest memory: only a line that fits is copied.
+func (h *Host) LogBytes(msg []byte) error {
 	if !h.caps.Log {
-		return
+		return h.deny("host.Log not granted: the role has no log capability")
 	}
+	appendLog(h, msg)
+	return nil
+}
+
+// AppendLog records output the guest printed (stdout); it is kept only when Log is granted, under
+// the same caps as Log.
+func (h *Host) AppendLog(msg string) {
+	if h.caps.Log {
+		appendLog(h, msg)
+	}
+}
+
+// AppendLogBytes is AppendLog for output still in guest memory.
+func (h *Host) AppendLogBytes(msg []byte) {
+	if h.caps.Log {
+		appendLog(h, msg)
+	}
+}
+
+func appendLog[T string | []byte](h *Host, msg T) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.logBytes > h.limits.OutputBytes {
+	if h.logFull {
 		return
 	}
-	h.logBytes += len(msg)
-	if h.logBytes > h.limits.OutputBytes {
-		msg = "[log truncated: output cap reached]"
+	h.logBytes += len(msg) + 1
+	switch {
+	case h.logBytes > h.limits.OutputBytes:
+		h.logs, h.logFull = append(h.logs, "[log truncated: output cap reached]"), true
+	case len(h.logs) >= MaxLogLines-1:
+		h.logs, h.logFull = append(h.logs, fmt.Sprintf("[log truncated: %d-line cap reached]", MaxLogLines)), true
+	default:
+		h.logs = append(h.logs, string(msg))
 	}
-	h.logs = append(h.logs, msg)
 }
 
 // Now returns the wall clock (Capabilities.Now).
@@ -294,6 +369,9 @@ func (h *Host) HTTP(req HTTPRequest) (HTTPResponse, error) {
 	}
 	if !HostAllowed(h.caps.HTTP.Allow, u) {
 		return HTTPResponse{}, h.deny("host.HTTP to %s denied: allowed hosts are %v", u.Host, h.caps.HTTP.Allow)
+	}
+	if len(req.Body)+len(req.URL) > MaxHostRequestBytes {
+		return HTTPResponse{}, fmt.Errorf("host.HTTP: request of %d bytes is over the %d-byte cap: send less per request", len(req.Body)+len(req.URL), MaxHostRequestBytes)
 	}
 	method := strings.ToUpper(req.Method)
 	if method == "" {
@@ -375,6 +453,9 @@ func (h *Host) Call(role, method string, args json.RawMessage) (json.RawMessage,
 	if !h.caps.Call || h.call == nil {
 		return nil, h.deny("host.Call(%s, %s) not granted: the role has no call capability", role, method)
 	}
+	if err := CheckCallArgs(args); err != nil {
+		return nil, err
+	}
 	depth := CallDepth(h.ctx) + 1
 	if depth > h.limits.MaxCallHops {
 		return nil, h.deny("host.Call(%s, %s): delegation depth %d exceeds %d", role, method, depth, h.limits.MaxCallHops)
@@ -393,6 +474,15 @@ func (h *Host) Call(role, method string, args json.RawMessage) (json.RawMessage,
 	return out, nil
 }
 
+// CheckCallArgs refuses delegated args over MaxCallArgsBytes, before anything parses or splits
+// them (Host.Call; backends that read a delegation request from guest memory check its size first).
+func CheckCallArgs(args json.RawMessage) error {
+	if len(args) > MaxCallArgsBytes {
+		return fmt.Errorf("host.Call: args of %d bytes are over the %d-byte cap: delegate smaller requests", len(args), MaxCallArgsBytes)
+	}
+	return nil
+}
+
 // Finish merges the host's evidence into a run's outcome: a policy violation wins over everything
 // (the code tried something forbidden, even if it recovered), an error after a failed host call is
 // that host failure, a JSON decode error after upstream data was read is KindDecode, and every
@@ -405,6 +495,7 @@ func (h *Host) Finish(out *Output, err error) error {
 	}
 	if v := h.Violation(); v != nil {
 		c := *v
+		c.Message = CapMessage(c.Message)
 		c.UpstreamRead = h.UpstreamRead()
 		return &c
 	}
@@ -413,6 +504,7 @@ func (h *Host) Finish(out *Output, err error) error {
 	}
 	e := AsError(err)
 	c := *e
+	c.Message = CapMessage(c.Message)
 	c.UpstreamRead = h.UpstreamRead()
 	if c.Kind == KindReturned || c.Kind == KindPanic {
 		h.mu.Lock()
@@ -424,7 +516,7 @@ func (h *Host) Finish(out *Output, err error) error {
 		case f != nil:
 			hf := *f
 			hf.UpstreamRead = c.UpstreamRead
-			hf.Message = hf.Message + " (then: " + c.Message + ")"
+			hf.Message = CapMessage(hf.Message + " (then: " + c.Message + ")")
 			return &hf
 		case c.UpstreamRead && (errors.As(c.Err, &syn) || errors.As(c.Err, &typ) || looksLikeDecode(c.Message)):
 			c.Kind = KindDecode

@@ -18,6 +18,12 @@
 // uses. The policy gate is the one both backends share (sandbox/gate.Check), so both backends
 // accept and refuse the same programs with the same error kinds.
 //
+// Before wazero compiles a module, checkModule refuses one over MaxModuleBytes, MaxFunctions or
+// MaxFunctionBytes (KindCompile); a compile is shared by every concurrent caller of the same
+// module (by content hash), different modules compile in parallel (at most max(2, GOMAXPROCS) at
+// once), and each compile is bounded by CompileTimeout. Fuel metering charges loop headers and,
+// by size, bulk memory operations (copy, clear), so a deadline stops any guest within a few ms.
+//
 // Limits map onto the module: Limits.MemoryBytes is the runtime's memory cap (one wazero runtime
 // per cap), Limits.MaxDepth the guest's Go stack cap, Limits.Timeout the context the fuel tick
 // checks, Limits.OutputBytes the result size. Test runs acceptance tests with the real testing

@@ -13,7 +13,7 @@ import (
 
 // guestVersion changes whenever the generated guest code changes, so cached modules built from an
 // older wrapper are never reused.
-const guestVersion = "forge-wasm-guest-8"
+const guestVersion = "forge-wasm-guest-9"
 
 // guestModule is the Go module the build step writes for one artifact: module "forge" with the
 // artifact in forge/artifact, the host shim in forge/host and the exports in package main.
@@ -151,7 +151,8 @@ func forgeCall(n uint32) uint64 {
 		debug.SetMaxStack(int(ms))
 		maxStack = ms
 	}
-	output = artifact.Forge__Call(input[8:n])
+	// input[8:n:n]: no capacity past this call's args (the buffer is reused across callers).
+	output = artifact.Forge__Call(input[8:n:n])
 	return pack(output)
 }
 `)
@@ -234,6 +235,7 @@ import (
 	forge__runtime "runtime"
 	forge__strconv "strconv"
 	forge__strings "strings"
+	forge__utf8 "unicode/utf8"
 )
 
 // UnmarshalArg is unused by functions without parameters.
@@ -248,6 +250,7 @@ type forge__error struct {
 }
 
 func forge__fail(e forge__error) []byte {
+	e.Message = forge__cap(e.Message)
 	out, _ := forge__json.Marshal(e)
 	return append([]byte{'e'}, out...)
 }
@@ -276,6 +279,20 @@ func forge__ok(v any) []byte {
 			Hint: "return JSON-encodable values (no NaN/Inf, funcs, channels or cyclic pointers)"})
 	}
 	return append([]byte{'v'}, out...)
+}
+
+// forge__cap bounds an error or panic text as sandbox.CapMessage does, before it is encoded, so
+// the host never parses more than about sandbox.MaxErrorBytes of it.
+func forge__cap(s string) string {
+	const max = ` + strconv.Itoa(sandbox.MaxErrorBytes) + `
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > max-4 && !forge__utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + forge__fmt.Sprintf(` + "`" + sandbox.CapMarker + "`" + `, len(s)-cut)
 }
 
 // forge__panicLine finds the artifact line a recovered panic came from.
@@ -349,7 +366,7 @@ func forge__arg(in []byte) (arg, rest []byte) {
 		return nil, nil
 	}
 	n := int(in[0]) | int(in[1])<<8 | int(in[2])<<16 | int(in[3])<<24
-	return in[4 : 4+n], in[4+n:]
+	return in[4 : 4+n : 4+n], in[4+n:] // no capacity past the argument's end
 }
 
 func Forge__Call(in []byte) (out []byte) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -49,6 +50,9 @@ func tick(ctx context.Context, _ api.Module, _ []uint64) {
 	}
 }
 
+// callEnvelopeBytes is what a delegation request may carry besides its args (role, method, JSON).
+const callEnvelopeBytes = 4 << 10
+
 type hostReply struct {
 	Value any    `json:"v,omitempty"`
 	Err   string `json:"e,omitempty"`
@@ -60,14 +64,26 @@ func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
 	if inst == nil || inst.host == nil {
 		panic(errors.New("wasm: host API used outside a call"))
 	}
+	h := inst.host
+	var r hostReply
+	var err error
+	// Sizes are checked before anything is read: a request is a view of guest memory, and
+	// decoding a huge one would make the host hold (several times) what the memory cap allows
+	// the guest.
+	limit := uint32(sandbox.MaxHostRequestBytes)
+	if op == opCall {
+		limit = sandbox.MaxCallArgsBytes + callEnvelopeBytes
+	}
+	if n > limit {
+		err = fmt.Errorf("host request of %d bytes is over the %d-byte cap: send less per call", n, limit)
+		op = 0
+	}
 	req, ok := mod.Memory().Read(ptr, n)
 	if !ok {
 		panic(errors.New("wasm: host request out of range"))
 	}
-	h := inst.host
-	var r hostReply
-	var err error
 	switch op {
+	case 0: // refused above
 	case opHTTP:
 		var hr sandbox.HTTPRequest
 		if err = json.Unmarshal(req, &hr); err == nil {
@@ -78,7 +94,7 @@ func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
 			}
 		}
 	case opLog:
-		err = h.Log(string(req))
+		err = h.LogBytes(req)
 	case opNow:
 		t, e := h.Now()
 		if e == nil {
@@ -109,8 +125,10 @@ func hostCall(ctx context.Context, mod api.Module, stack []uint64) {
 		err = errors.New("unknown host operation")
 	}
 	if ctx.Err() != nil {
-		// The deadline hit while the host call ran: stop here, before the guest sees the failure.
-		inst.stopped, inst.inFlight = true, true
+		// The deadline hit: stop here, before the guest sees a failure. It counts as "in flight"
+		// (not the code's time) only if the host was blocked on external work (HTTP, delegation)
+		// when it hit, never for Log, Now or Rand, so a runaway loop that logs stays the code's.
+		inst.stopped, inst.inFlight = true, h.InFlight()
 		panic(errStopped)
 	}
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/artifactforge/forge/sandbox"
 )
 
 // Names of the metering hooks an instrumented module carries: the guest wrapper imports tickImport
@@ -41,10 +43,6 @@ var errInstrument = errors.New("wasm: instrument")
 func instrumentFuel(bin []byte) ([]byte, error) {
 	if len(bin) < 8 || !bytes.Equal(bin[:4], []byte("\x00asm")) || binary.LittleEndian.Uint32(bin[4:8]) != 1 {
 		return nil, fmt.Errorf("%w: not a WebAssembly 1.0 binary", errInstrument)
-	}
-	type section struct {
-		id   byte
-		body []byte
 	}
 	var secs []section
 	r := &reader{b: bin, off: 8}
@@ -150,11 +148,16 @@ func instrumentFuel(bin []byte) ([]byte, error) {
 	check = append(check, 0x10) // call tick
 	check = appendU32(check, uint32(imp.tick))
 	check = append(check, 0x0b) // end
+	params, err := functionParams(secs[:], imp.funcs)
+	if err != nil {
+		return nil, err
+	}
+	bulk := bulkCharge{fuel: fuelIdx, tick: uint32(imp.tick)}
 	for i, s := range secs {
 		if s.id != 10 {
 			continue
 		}
-		nb, err := instrumentCode(s.body, check)
+		nb, err := instrumentCode(s.body, check, params, bulk)
 		if err != nil {
 			return nil, err
 		}
@@ -171,9 +174,16 @@ func instrumentFuel(bin []byte) ([]byte, error) {
 	return out, nil
 }
 
+// section is one section of a module: its id and its contents.
+type section struct {
+	id   byte
+	body []byte
+}
+
 // imports is what the instrumenter needs from the import section.
 type imports struct {
 	globals uint32 // imported globals precede defined ones in the global index space
+	funcs   int    // imported functions precede defined ones in the function index space
 	tick    int    // function index of forge.tick, or -1
 }
 
@@ -211,12 +221,89 @@ func scanImports(body []byte) (imports, error) {
 	if r.err != nil {
 		return imp, fmt.Errorf("%w: import section: %v", errInstrument, r.err)
 	}
+	imp.funcs = funcs
 	return imp, nil
 }
 
-func instrumentCode(body, check []byte) ([]byte, error) {
+// bulkChargeShift: a bulk memory operation (memory.copy, memory.fill, memory.init) of n bytes
+// costs n>>bulkChargeShift fuel, one unit per 64 bytes. A loop-header pass is a few ns of work
+// and moving 64 bytes about as much, so a tick comes about every MiB of copying as it does every
+// fuelPerTick passes. Without it a 64 MiB copy cost one unit, and a loop of them ran 16,384
+// copies (1 TiB) between two deadline checks.
+const bulkChargeShift = 6
+
+// bulkCharge is what the bulk-operation metering needs: the fuel global and the tick function.
+type bulkCharge struct{ fuel, tick uint32 }
+
+// code returns the metering inserted before a bulk memory operation, whose byte count n is on
+// top of the stack; tmp is a scratch i32 local. It leaves the stack as it found it:
+//
+//	local.tee tmp; fuel = fuel - tmp>>bulkChargeShift
+//	if fuel <= 0 { fuel = fuelPerTick; call forge.tick }
+//
+// so the deadline is checked before a large operation starts, not after it.
+func (b bulkCharge) code(dst []byte, tmp uint32) []byte {
+	dst = append(dst, 0x22) // local.tee tmp
+	dst = appendU32(dst, tmp)
+	dst = append(dst, 0x23) // global.get fuel
+	dst = appendU32(dst, b.fuel)
+	dst = append(dst, 0x20) // local.get tmp
+	dst = appendU32(dst, tmp)
+	dst = append(dst, 0x41, bulkChargeShift, 0x76, 0x6b) // i32.const shift; i32.shr_u; i32.sub
+	dst = append(dst, 0x24)                              // global.set fuel
+	dst = appendU32(dst, b.fuel)
+	dst = append(dst, 0x23) // global.get fuel
+	dst = appendU32(dst, b.fuel)
+	dst = append(dst, 0x41, 0x00, 0x4c, 0x04, 0x40, 0x41) // i32.const 0; i32.le_s; if; i32.const fuelPerTick
+	dst = appendS32(dst, fuelPerTick)
+	dst = append(dst, 0x24) // global.set fuel
+	dst = appendU32(dst, b.fuel)
+	dst = append(dst, 0x10) // call tick
+	dst = appendU32(dst, b.tick)
+	return append(dst, 0x0b) // end
+}
+
+// functionParams returns the parameter count of each defined function (from the type and
+// function sections): a function's scratch local is numbered after its params and locals.
+func functionParams(secs []section, importedFuncs int) ([]uint32, error) {
+	var typeParams, params []uint32
+	for _, s := range secs {
+		r := &reader{b: s.body}
+		switch s.id {
+		case 1:
+			n := r.u32()
+			for i := uint32(0); i < n && r.err == nil; i++ {
+				if form := r.byte(); form != 0x60 && r.err == nil {
+					return nil, fmt.Errorf("%w: type %d: form 0x%02x", errInstrument, i, form)
+				}
+				np := r.u32()
+				typeParams = append(typeParams, np)
+				r.bytes(int(np))
+				r.bytes(int(r.u32()))
+			}
+		case 3:
+			n := r.u32()
+			for i := uint32(0); i < n && r.err == nil; i++ {
+				t := r.u32()
+				if int(t) >= len(typeParams) {
+					return nil, fmt.Errorf("%w: function %d: type %d out of range", errInstrument, i, t)
+				}
+				params = append(params, typeParams[t])
+			}
+		}
+		if r.err != nil {
+			return nil, fmt.Errorf("%w: section %d: %v", errInstrument, s.id, r.err)
+		}
+	}
+	return params, nil
+}
+
+func instrumentCode(body, check []byte, params []uint32, bulk bulkCharge) ([]byte, error) {
 	r := &reader{b: body}
 	n := r.u32()
+	if int(n) != len(params) {
+		return nil, fmt.Errorf("%w: %d function bodies for %d functions", errInstrument, n, len(params))
+	}
 	out := appendU32(make([]byte, 0, len(body)+len(body)/8), n)
 	var fn []byte
 	for i := uint32(0); i < n; i++ {
@@ -226,7 +313,7 @@ func instrumentCode(body, check []byte) ([]byte, error) {
 			return nil, fmt.Errorf("%w: code section: %v", errInstrument, r.err)
 		}
 		var err error
-		fn, err = instrumentFunc(fn[:0], code, check)
+		fn, err = instrumentFunc(fn[:0], code, check, params[i], bulk)
 		if err != nil {
 			return nil, fmt.Errorf("%w: function %d: %v", errInstrument, i, err)
 		}
@@ -236,18 +323,25 @@ func instrumentCode(body, check []byte) ([]byte, error) {
 	return out, nil
 }
 
-// instrumentFunc copies one function body into dst, inserting check after every loop header.
-func instrumentFunc(dst, code, check []byte) ([]byte, error) {
+// instrumentFunc copies one function body into dst, inserting check after every loop header and
+// bulk.code before every bulk memory operation (which then gets one more i32 local, numbered
+// after params and the declared locals).
+func instrumentFunc(dst, code, check []byte, params uint32, bulk bulkCharge) ([]byte, error) {
 	r := &reader{b: code}
 	groups := r.u32()
+	groupsEnd := r.off
+	tmp := params
 	for i := uint32(0); i < groups; i++ {
-		r.u32()
+		tmp += r.u32()
 		r.byte()
 	}
 	if r.err != nil {
 		return nil, r.err
 	}
-	last := 0 // start of the not yet copied input
+	header := r.off
+	start := len(dst) // the body goes here; the locals header is put in front at the end
+	usedTmp := false
+	last := header // start of the not yet copied input
 	for r.off < len(r.b) && r.err == nil {
 		op := r.byte()
 		switch {
@@ -291,17 +385,29 @@ func instrumentFunc(dst, code, check []byte) ([]byte, error) {
 			(op >= 0x45 && op <= 0xc4) || op == 0xd1:
 			// no immediates
 		case op == 0xfc:
+			opStart := r.off - 1
 			switch sub := r.u32(); {
 			case sub <= 7: // saturating truncations
-			case sub == 8: // memory.init
+			case sub == 8: // memory.init: charged like memory.copy
+				dst = append(dst, r.b[last:opStart]...)
+				dst = bulk.code(dst, tmp)
+				usedTmp = true
+				last = opStart
 				r.u32()
 				r.u32()
 			case sub == 9 || sub == 13 || sub == 15 || sub == 16 || sub == 17: // data.drop, elem.drop, table.grow/size/fill
 				r.u32()
-			case sub == 10 || sub == 12 || sub == 14: // memory.copy, table.init, table.copy
+			case sub == 10 || sub == 11: // memory.copy, memory.fill: charge n, on top of the stack
+				dst = append(dst, r.b[last:opStart]...)
+				dst = bulk.code(dst, tmp)
+				usedTmp = true
+				last = opStart
 				r.u32()
+				if sub == 10 {
+					r.u32()
+				}
+			case sub == 12 || sub == 14: // table.init, table.copy
 				r.u32()
-			case sub == 11: // memory.fill
 				r.u32()
 			default:
 				return nil, fmt.Errorf("unknown opcode 0xfc %d at %d", sub, r.off)
@@ -313,7 +419,17 @@ func instrumentFunc(dst, code, check []byte) ([]byte, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	return append(dst, r.b[last:]...), nil
+	dst = append(dst, r.b[last:]...)
+	hdr := code[:header]
+	if usedTmp {
+		// One more locals group: a single i32, the scratch local.
+		hdr = appendU32(nil, groups+1)
+		hdr = append(hdr, code[groupsEnd:header]...)
+		hdr = append(hdr, 0x01, 0x7f)
+	}
+	fn := make([]byte, 0, len(hdr)+len(dst)-start)
+	fn = append(append(fn, hdr...), dst[start:]...)
+	return append(dst[:start], fn...), nil
 }
 
 // reader decodes the LEB128 and byte vectors of the binary format; the first error sticks.
@@ -425,4 +541,56 @@ func appendS32(b []byte, v int32) []byte {
 func appendName(b []byte, s string) []byte {
 	b = appendU32(b, uint32(len(s)))
 	return append(b, s...)
+}
+
+// Bounds on a module before wazero compiles it. wazero's compiler needs host memory and time
+// that grow faster than a function's size (a 440 KiB function: +230 MiB of heap and 4.5 s; a
+// 60,000-call one: 1.75 GB), all outside the role's memory cap, so code that unrolls thousands
+// of statements into one function is refused as a compile error before compiling. For scale:
+// the largest function of Go's runtime and standard library in a call module is 29 KiB, in a
+// test module (with testify and net/http) 50 KiB; a call module is ~3 MiB with ~2,000
+// functions, a test module ~6 MiB with ~3,600.
+const (
+	MaxModuleBytes   = 16 << 20
+	MaxFunctions     = 50000
+	MaxFunctionBytes = 128 << 10
+)
+
+// checkModule refuses a module over MaxModuleBytes, MaxFunctions or MaxFunctionBytes, reading
+// only section headers and function sizes.
+func checkModule(bin []byte) error {
+	hint := "make the code smaller: use loops and tables instead of unrolled statements, and split very long functions"
+	if len(bin) > MaxModuleBytes {
+		return &sandbox.Error{Kind: sandbox.KindCompile, Hint: hint,
+			Message: fmt.Sprintf("the WebAssembly module is %d bytes, over the %d-byte bound", len(bin), MaxModuleBytes)}
+	}
+	r := &reader{b: bin, off: 8}
+	for r.off < len(r.b) && r.err == nil {
+		id := r.byte()
+		body := r.bytes(int(r.u32()))
+		if id != 10 || r.err != nil {
+			continue
+		}
+		cr := &reader{b: body}
+		n := cr.u32()
+		if n > MaxFunctions {
+			return &sandbox.Error{Kind: sandbox.KindCompile, Hint: hint,
+				Message: fmt.Sprintf("the WebAssembly module has %d functions, over the bound of %d", n, MaxFunctions)}
+		}
+		for i := uint32(0); i < n && cr.err == nil; i++ {
+			size := cr.u32()
+			if size > MaxFunctionBytes {
+				return &sandbox.Error{Kind: sandbox.KindCompile, Hint: hint,
+					Message: fmt.Sprintf("a function compiles to %d bytes of WebAssembly, over the %d-byte bound (thousands of statements or calls in one function)", size, MaxFunctionBytes)}
+			}
+			cr.bytes(int(size))
+		}
+		if cr.err != nil {
+			return sandbox.Errorf(sandbox.KindInternal, "wasm: code section: %v", cr.err)
+		}
+	}
+	if r.err != nil {
+		return sandbox.Errorf(sandbox.KindInternal, "wasm: module sections: %v", r.err)
+	}
+	return nil
 }

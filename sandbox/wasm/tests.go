@@ -73,7 +73,7 @@ func (s *Sandbox) runTestModule(ctx context.Context, src sandbox.Source, bin []b
 	defer pl.drain()
 	done := map[string]sandbox.TestResult{}
 	if len(names) == 0 {
-		inst, err := pl.get(ctx)
+		inst, _, err := pl.get(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -196,7 +196,7 @@ func (pl *pool) drain() {
 // deadline or the call-depth cap stopped the module. The instance starts before the deadline
 // begins: starting one is the sandbox's cost, not the tests'.
 func (pl *pool) runTests(ctx context.Context, names []string, in sandbox.Input) (results []sandbox.TestResult, limited bool, err error) {
-	inst, err := pl.get(ctx)
+	inst, _, err := pl.get(ctx)
 	if err != nil {
 		return nil, false, err
 	}

@@ -1,9 +1,12 @@
 package wasm
 
 import (
+	"bytes"
 	"context"
 	cryptorand "crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +23,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/gate"
@@ -50,6 +54,9 @@ type Sandbox struct {
 	programs map[string]*Program
 	closed   atomic.Bool
 	reruns   atomic.Int64 // tests rerun compiled after hitting a limit interpreted
+	// compileSlots bounds the modules wazero compiles at once (each compile of a module at the
+	// bounds of checkModule peaks at ~125 MiB of host memory; see RATIONALE.md).
+	compileSlots chan struct{}
 }
 
 var (
@@ -75,11 +82,12 @@ func New(opts Options) (*Sandbox, error) {
 		return nil, fmt.Errorf("wasm: compilation cache: %w", err)
 	}
 	return &Sandbox{
-		opts:     opts,
-		builder:  newBuilder(opts.CacheDir, opts.GoBin),
-		cache:    cache,
-		engines:  map[engineKey]*engine{},
-		programs: map[string]*Program{},
+		opts:         opts,
+		builder:      newBuilder(opts.CacheDir, opts.GoBin),
+		cache:        cache,
+		engines:      map[engineKey]*engine{},
+		programs:     map[string]*Program{},
+		compileSlots: make(chan struct{}, max(2, runtime.GOMAXPROCS(0))),
 	}, nil
 }
 
@@ -107,11 +115,53 @@ func (s *Sandbox) Close() error {
 type engine struct {
 	rt    wazero.Runtime
 	pages uint32
-	// compileMu serializes CompileModule. wazero v1.12.0 publishes a module loaded from the
-	// on-disk cache to other callers before it is complete, so concurrent compiles of one module
-	// could instantiate a half-built one (an index-out-of-range panic inside wazevo); see
-	// TestConcurrentCompileSharesBuild and RATIONALE.md.
-	compileMu sync.Mutex
+	// compiles shares one CompileModule per module (by content hash). wazero v1.12.0 publishes a
+	// module loaded from the on-disk cache to other callers of the same module before it is
+	// complete, so concurrent compiles of one module could instantiate a half-built one (an
+	// index-out-of-range panic inside wazevo; see TestConcurrentCompileSharesBuild and
+	// RATIONALE.md). Different modules compile in parallel: wazero keys that table by module.
+	compiles singleflight.Group
+}
+
+// CompileTimeout bounds wazero's compilation of one module (shared by every caller that needs
+// it). Modules within the bounds of checkModule compile in a few seconds even on a loaded
+// machine; one that does not is refused as the code's compile error.
+const CompileTimeout = 30 * time.Second
+
+// compile compiles bin (named by its content hash) once for all concurrent callers. The compile
+// runs under its own CompileTimeout, detached from any one caller; a caller whose ctx ends stops
+// waiting (the compile goes on for the others and for wazero's caches).
+func (e *engine) compile(ctx context.Context, bin []byte, hash string, slots chan struct{}) (wazero.CompiledModule, error) {
+	ch := e.compiles.DoChan(hash, func() (any, error) {
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+		case <-time.After(CompileTimeout):
+			return nil, &sandbox.Error{Kind: sandbox.KindCapacity,
+				Message: fmt.Sprintf("no compile slot within %v (%d modules compiling): retry later", CompileTimeout, cap(slots))}
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CompileTimeout)
+		defer cancel()
+		cm, err := e.rt.CompileModule(cctx, bin)
+		switch {
+		case err != nil && cctx.Err() != nil:
+			return nil, &sandbox.Error{Kind: sandbox.KindCompile, Err: err,
+				Message: fmt.Sprintf("compiling the WebAssembly module took longer than %v", CompileTimeout),
+				Hint:    "make the code smaller: fewer and shorter functions, loops and tables instead of unrolled code"}
+		case err != nil:
+			return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "wasm: compile module: " + err.Error(), Err: err}
+		}
+		return cm, nil
+	})
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(wazero.CompiledModule), nil
+	case <-ctx.Done():
+		return nil, &sandbox.Error{Kind: sandbox.KindCapacity, Message: "deadline exceeded waiting for the module to compile: retry (the compile goes on)", Err: ctx.Err()}
+	}
 }
 
 // stackFor is the guest's Go stack cap for a call: room for Limits.MaxDepth frames of 512 bytes,
@@ -222,6 +272,7 @@ type Program struct {
 	sum  string
 	sig  sandbox.Signature
 	bin  []byte
+	hash string // sha256 of bin, set by pool
 	sb   *Sandbox
 	kind engineKind
 
@@ -272,6 +323,14 @@ func gateCode(code string, test bool, companion map[string]string) (string, *ast
 // are shared), compiles it with wazero (cached on disk) and starts a first instance, so that
 // compile errors and panicking initializers surface here.
 func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Program, error) {
+	p, err := s.compile(ctx, src)
+	if err != nil {
+		return nil, sandbox.CapError(err) // go build output and initializer panics can be long
+	}
+	return p, nil
+}
+
+func (s *Sandbox) compile(ctx context.Context, src sandbox.Source) (*Program, error) {
 	if s.closed.Load() {
 		return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: sandbox closed")
 	}
@@ -299,7 +358,7 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 	if err != nil {
 		return nil, err
 	}
-	inst, err := pl.get(ctx)
+	inst, _, err := pl.get(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -324,11 +383,16 @@ func (p *Program) pool(ctx context.Context, pages uint32) (*pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng.compileMu.Lock()
-	cm, err := eng.rt.CompileModule(ctx, p.bin)
-	eng.compileMu.Unlock()
+	if err := checkModule(p.bin); err != nil {
+		return nil, err
+	}
+	if p.hash == "" {
+		h := sha256.Sum256(p.bin)
+		p.hash = hex.EncodeToString(h[:])
+	}
+	cm, err := eng.compile(ctx, p.bin, p.hash, p.sb.compileSlots)
 	if err != nil {
-		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "wasm: compile module: " + err.Error(), Err: err}
+		return nil, err
 	}
 	n := p.sb.opts.PoolSize
 	pl := &pool{eng: eng, cm: cm, idle: make(chan *instance, n), sem: make(chan struct{}, n), test: p.kind.test()}
@@ -354,15 +418,18 @@ func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Inpu
 	}
 	ctx, cancel := context.WithTimeout(ctx, in.Limits.Timeout)
 	defer cancel()
-	inst, err := pl.get(ctx)
+	inst, waited, err := pl.get(ctx)
 	if err != nil {
-		return sandbox.Output{}, err
+		return sandbox.Output{}, sandbox.CapError(err) // a new instance's initializer may have failed at length
 	}
 	host := sandbox.NewHost(ctx, in)
 	value, rerr := inst.call(ctx, host, args, in.Limits)
 	var out sandbox.Output
 	out.Value = value
 	rerr = host.Finish(&out, rerr)
+	if rerr != nil && waited > in.Limits.Timeout/10 {
+		rerr = waitedTooLong(rerr, waited, in.Limits.Timeout)
+	}
 	out.Duration = time.Since(start)
 	pl.put(inst, inst.healthy())
 	if rerr != nil {
@@ -380,25 +447,50 @@ type pool struct {
 	test bool
 }
 
-func (pl *pool) get(ctx context.Context) (*instance, error) {
+// get returns an idle instance or starts one, waiting while PoolSize instances are busy; waited
+// is how long it waited for one (not counting the start of a new one). Waiting for capacity is
+// never the code's fault: a wait that outlasts the deadline is KindCapacity, not KindDeadline.
+func (pl *pool) get(ctx context.Context) (inst *instance, waited time.Duration, err error) {
 	select {
 	case inst := <-pl.idle:
-		return inst, nil
+		return inst, 0, nil
 	default:
 	}
 	select {
-	case inst := <-pl.idle:
-		return inst, nil
 	case pl.sem <- struct{}{}:
-		inst, err := newInstance(ctx, pl.eng, pl.cm, pl.test)
-		if err != nil {
-			<-pl.sem
-			return nil, err
+	default:
+		start := time.Now()
+		select {
+		case inst := <-pl.idle:
+			return inst, time.Since(start), nil
+		case pl.sem <- struct{}{}:
+			waited = time.Since(start)
+		case <-ctx.Done():
+			return nil, time.Since(start), &sandbox.Error{Kind: sandbox.KindCapacity, Err: ctx.Err(),
+				Message: fmt.Sprintf("no free wasm instance within the deadline (%d busy with other calls of this artifact): retry later, or raise the pool size", cap(pl.sem))}
 		}
-		return inst, nil
-	case <-ctx.Done():
-		return nil, &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded waiting for a free wasm instance", Err: ctx.Err()}
 	}
+	inst, err = newInstance(ctx, pl.eng, pl.cm, pl.test)
+	if err != nil {
+		<-pl.sem
+		return nil, waited, err
+	}
+	return inst, waited, nil
+}
+
+// waitedTooLong turns a deadline into KindCapacity when the call spent more than a tenth of its
+// time limit waiting for an instance: the code did not get the time it is judged by, so the
+// deadline says nothing about it. A deadline during external work keeps its own classification.
+func waitedTooLong(err error, waited, limit time.Duration) error {
+	e := sandbox.AsError(err)
+	if e.Kind != sandbox.KindDeadline || e.HostCallInFlight {
+		return err
+	}
+	c := *e
+	c.Kind = sandbox.KindCapacity
+	c.Message = fmt.Sprintf("deadline exceeded after waiting %v of the %v limit for a free wasm instance: the code ran only %v; retry later, or raise the pool size",
+		waited.Round(time.Millisecond), limit, (limit - waited).Round(time.Millisecond))
+	return &c
 }
 
 // put returns inst to the pool, or closes it when it trapped, exited or was stopped: its Go
@@ -406,8 +498,13 @@ func (pl *pool) get(ctx context.Context) (*instance, error) {
 func (pl *pool) put(inst *instance, ok bool) {
 	inst.host = nil
 	if !ok {
-		inst.close()
-		<-pl.sem
+		// Unmapping a large linear memory takes milliseconds (43 ms measured for 128 MiB touched
+		// on a loaded machine): the caller does not wait for it, and the slot is freed after it,
+		// so live instances never exceed PoolSize.
+		go func() {
+			inst.close()
+			<-pl.sem
+		}()
 		return
 	}
 	pl.idle <- inst
@@ -445,12 +542,19 @@ func newInstance(ctx context.Context, eng *engine, cm wazero.CompiledModule, tes
 		WithName("").
 		WithStartFunctions("_initialize").
 		WithStdout(stdoutWriter{inst}).
-		WithStderr(&inst.stderr)
+		WithStderr(&inst.stderr).
+		// The guest's Go runtime paces its collector by this clock. wazero's default is a fake
+		// one that advances 1 ms per reading: each collection then looks like 10+ ms of pause,
+		// the GC CPU limiter turns off assists, and with no preemption in wasm no mark worker
+		// ever runs, so a loop that only makes garbage grows to the memory cap. A monotonic
+		// clock relative to an arbitrary origin reveals nothing of the host's wall clock.
+		WithSysNanotime()
 	if test {
 		// Acceptance tests may read the clock and draw random inputs (the gate allows time.Now,
 		// time.Since and math/rand in test files only), as they do on the yaegi backend: the real
-		// clock and randomness, not wazero's deterministic defaults. Artifact calls keep those.
-		cfg = cfg.WithSysWalltime().WithSysNanotime().WithRandSource(cryptorand.Reader)
+		// clock and randomness, not wazero's deterministic defaults. Artifact calls keep wazero's
+		// fixed wall clock and deterministic randomness.
+		cfg = cfg.WithSysWalltime().WithRandSource(cryptorand.Reader)
 	}
 	ictx, cancel := context.WithTimeout(ctx, sandbox.DefaultTimeout)
 	defer cancel()
@@ -538,8 +642,17 @@ func (inst *instance) call(ctx context.Context, host *sandbox.Host, args []json.
 		if len(res)-1 > lim.OutputBytes {
 			return nil, &sandbox.Error{Kind: sandbox.KindOutput, Message: fmt.Sprintf("result is %d bytes, over the %d-byte cap", len(res)-1, lim.OutputBytes)}
 		}
+		if !validResult(res[1:]) {
+			return nil, &sandbox.Error{Kind: sandbox.KindResult, Message: "the result is not valid JSON",
+				Hint: "return plain values, or a json.Marshaler that returns valid JSON"}
+		}
 		return append(json.RawMessage(nil), res[1:]...), nil
 	case 'e':
+		// The guest caps its messages (forge__cap); a report far larger is not read at all.
+		if len(res) > maxErrorReport {
+			inst.broken = true
+			return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: error report of %d bytes from the guest, over the %d-byte bound", len(res), maxErrorReport)
+		}
 		var e sandbox.Error
 		if err := json.Unmarshal(res[1:], &e); err != nil {
 			inst.broken = true
@@ -553,6 +666,43 @@ func (inst *instance) call(ctx context.Context, host *sandbox.Host, args []json.
 	inst.broken = true
 	return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: bad result tag %q", res[0])
 }
+
+// validResult reports whether b is valid JSON, deciding the shapes most results have (an integer,
+// a boolean, null, a string without escapes) without encoding/json's scanner, which was 2.7% of
+// a warm call's CPU.
+func validResult(b []byte) bool {
+	switch {
+	case len(b) == 0:
+		return false
+	case b[0] == '-' || b[0] >= '0' && b[0] <= '9':
+		d := b
+		if d[0] == '-' {
+			d = d[1:]
+		}
+		plain := len(d) > 0 && (d[0] != '0' || len(d) == 1)
+		for _, c := range d {
+			plain = plain && c >= '0' && c <= '9'
+		}
+		if plain {
+			return true
+		}
+	case b[0] == '"' && len(b) >= 2 && b[len(b)-1] == '"':
+		plain := true
+		for _, c := range b[1 : len(b)-1] {
+			plain = plain && c >= 0x20 && c != '"' && c != '\\' && c < 0x7f
+		}
+		if plain {
+			return true
+		}
+	case string(b) == "true" || string(b) == "false" || string(b) == "null":
+		return true
+	}
+	return json.Valid(b)
+}
+
+// maxErrorReport bounds the JSON error report the host reads from the guest: a message capped at
+// sandbox.MaxErrorBytes, JSON-escaped (up to 6 bytes per byte), plus its other fields.
+const maxErrorReport = 6*sandbox.MaxErrorBytes + 4<<10
 
 const depthHint = "unbounded or too deep recursion: make it iterative or bound it"
 
@@ -624,7 +774,7 @@ func (w stdoutWriter) Write(b []byte) (int, error) {
 		return len(b), nil
 	}
 	if h := w.inst.host; h != nil {
-		h.AppendLog(strings.TrimRight(string(b), "\n"))
+		h.AppendLogBytes(bytes.TrimRight(b, "\n"))
 	}
 	return len(b), nil
 }

@@ -351,7 +351,7 @@ func (p *workerPool) get(ctx context.Context, mem int64) (*worker, error) {
 			return w, nil
 		}
 		if ctx.Err() != nil {
-			return nil, &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded waiting for a worker", Err: ctx.Err()}
+			return nil, &sandbox.Error{Kind: sandbox.KindCapacity, Message: "no free worker within the deadline (all busy with other calls): retry later, or raise the pool size", Err: ctx.Err()}
 		}
 		stop := context.AfterFunc(ctx, func() { p.mu.Lock(); p.cond.Broadcast(); p.mu.Unlock() })
 		p.cond.Wait()

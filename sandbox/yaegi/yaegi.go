@@ -170,7 +170,7 @@ func (s *slot) finish(out *sandbox.Output, err error) error {
 		return h.Finish(out, err)
 	}
 	if err != nil {
-		return sandbox.AsError(err)
+		return sandbox.CapError(err) // a returned error or panic text is bounded like Finish bounds it
 	}
 	return nil
 }
@@ -604,7 +604,7 @@ func (p *Program) get(ctx context.Context, timeout time.Duration) (*instance, er
 	case inst := <-p.pool:
 		return inst, nil
 	case <-ctx.Done():
-		return nil, &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded waiting for a free interpreter", Err: ctx.Err()}
+		return nil, &sandbox.Error{Kind: sandbox.KindCapacity, Message: "no free interpreter within the deadline (all busy with other calls): retry later, or raise the pool size", Err: ctx.Err()}
 	}
 }
 
