@@ -177,7 +177,7 @@ func (f *Forge) program(ctx context.Context, rt *roleRuntime, art *registry.Arti
 	if err != nil {
 		return nil, err
 	}
-	prog, err := sb.Compile(ctx, sandbox.Source{Code: art.Code, Func: art.Method})
+	prog, err := sb.Compile(ctx, sandbox.Source{Code: art.Code, Func: art.Method, Limits: rt.limits})
 	if err != nil {
 		return nil, err
 	}
@@ -401,7 +401,7 @@ func (c *call) verify(ctx context.Context, code string) (*compiled, sandbox.Outp
 	if err != nil {
 		return nil, sandbox.Output{}, classifyErr(err, false)
 	}
-	src := sandbox.Source{Code: code, Func: c.method}
+	src := sandbox.Source{Code: code, Func: c.method, Limits: c.rt.limits}
 	prog, err := sb.Compile(ctx, src)
 	if err != nil {
 		return nil, sandbox.Output{}, classifyErr(err, false)

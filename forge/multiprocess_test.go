@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/artifactforge/forge/sandbox/yaegi"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/provider/replay"
+	"github.com/artifactforge/forge/sandbox/yaegi"
 )
 
 const workerEnv = "FORGE_FORGE_TEST_WORKER"

@@ -44,6 +44,10 @@ type Source struct {
 	// Func is the exported function name or a snake_case method name (has_close_elements ->
 	// HasCloseElements); empty selects the file's only exported function.
 	Func string `json:"func,omitempty"`
+	// Limits are the limits the program will run under, when the caller knows them at Compile
+	// time: with Isolation "process", yaegi compiles the program in a worker process under them
+	// (memory cap; Timeout bounds its initializers) instead of in the caller's process.
+	Limits Limits `json:"-"`
 }
 
 // Checksum is the sha256 (hex) of the code, the key artifacts and compiled-module caches use.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/printer"
 	"go/token"
 	"strconv"
@@ -27,24 +26,6 @@ func ExportedName(method string) string {
 		b.WriteString(string(r))
 	}
 	return b.String()
-}
-
-// ParseFile parses code as one Go file. A file without a package clause gets "package artifact;"
-// in front, on the same line so that line numbers do not move; the returned string is the code
-// actually parsed.
-func ParseFile(fset *token.FileSet, code string) (*ast.File, string, error) {
-	f, err := parser.ParseFile(fset, "artifact.go", code, parser.ParseComments|parser.SkipObjectResolution)
-	if err == nil {
-		return f, code, nil
-	}
-	if strings.Contains(err.Error(), "expected 'package'") {
-		code = "package " + PackageName + ";" + code
-		f, err = parser.ParseFile(fset, "artifact.go", code, parser.ParseComments|parser.SkipObjectResolution)
-		if err == nil {
-			return f, code, nil
-		}
-	}
-	return nil, code, CompileError(err)
 }
 
 // CompileError turns a go/parser or interpreter error ("file.go:LINE:COL: msg") into a KindCompile

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+
+	"github.com/artifactforge/forge/sandbox/yaegi"
 )
 
 // Exit codes shared by every command.
@@ -121,4 +123,9 @@ type codedError struct {
 func (e codedError) Error() string { return e.err.Error() }
 func (e codedError) Unwrap() error { return e.err }
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	// A forge process serves as its own isolation worker (and as the worker of agents that embed
+	// forge and find this binary through $FORGE_WORKER or PATH).
+	yaegi.MaybeServeWorker()
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}

@@ -120,7 +120,7 @@ The result is printed as JSON (exit 0); a failure is printed with its class (exi
 				if ctx == nil {
 					ctx = context.Background()
 				}
-				prog, err := sb.Compile(ctx, sandbox.Source{Code: code, Func: fn})
+				prog, err := sb.Compile(ctx, sandbox.Source{Code: code, Func: fn, Limits: in.Limits})
 				var out sandbox.Output
 				if err == nil {
 					out, err = sb.Run(ctx, prog, in)

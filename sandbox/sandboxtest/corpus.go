@@ -29,7 +29,9 @@ import (
 //	// timeout: 300ms          Limits.Timeout (default 1s)
 //	// memory: 64MB            Limits.MemoryBytes
 //	// output: 1024            Limits.OutputBytes
-//	// isolation: process      Limits.Isolation
+//	// isolation: process      Limits.Isolation: the case runs only isolated (see CorpusOptions.Modes)
+//	// modes: isolated         the modes the case runs in when the runner runs several:
+//	//                         "isolated", "inprocess" (behaviour differs) or both (default)
 //	// backends: yaegi         run only on these backends (see Named)
 //	// stage: compile          the error must come from Compile (default: either)
 type Case struct {
@@ -43,6 +45,7 @@ type Case struct {
 	Caps      sandbox.Capabilities
 	Limits    sandbox.Limits
 	Backends  []string
+	Modes     []string
 	Stage     string
 	HasWant   bool
 	HasArgs   bool
@@ -116,6 +119,13 @@ func ParseCase(name, code string) Case {
 			c.Limits.Isolation = val
 		case "backends":
 			c.Backends = strings.Fields(strings.ReplaceAll(val, ",", " "))
+		case "modes":
+			c.Modes = strings.Fields(strings.ReplaceAll(val, ",", " "))
+			for _, m := range c.Modes {
+				if m != ModeInProcess && m != ModeIsolated {
+					err = fmt.Errorf("mode %q: want %s or %s", m, ModeInProcess, ModeIsolated)
+				}
+			}
 		case "stage":
 			c.Stage = val
 		}
@@ -165,10 +175,39 @@ func RunCorpus(t *testing.T, dir string, newSandbox func(t *testing.T) sandbox.S
 	return RunCorpusWith(t, dir, newSandbox, CorpusOptions{})
 }
 
+// Corpus modes: a case runs in-process (Limits.Isolation "") or isolated ("process").
+const (
+	ModeInProcess = "inprocess"
+	ModeIsolated  = "isolated"
+)
+
 // CorpusOptions adjust RunCorpusWith.
 type CorpusOptions struct {
 	// Skip returns a reason to skip a case ("" runs it), e.g. a backend's known upstream bug.
+	// The case's Limits.Isolation says which mode it is about to run in.
 	Skip func(Case) string
+	// Modes runs every case in each of these modes (ModeInProcess, ModeIsolated) as subtests
+	// named after the mode, except that a case with "isolation: process" runs only isolated and
+	// a case with a "modes:" header only in its modes. Empty: each case runs once, as its
+	// header says.
+	Modes []string
+}
+
+// modesOf returns the modes c runs in under opts ("" for the single run as the header says).
+func modesOf(c Case, opts CorpusOptions) []string {
+	if len(opts.Modes) == 0 {
+		return []string{""}
+	}
+	var out []string
+	for _, m := range opts.Modes {
+		switch {
+		case c.Limits.Isolation == sandbox.IsolationProcess && m != ModeIsolated:
+		case len(c.Modes) > 0 && !contains(c.Modes, m):
+		default:
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // RunCorpusWith is RunCorpus with options.
@@ -187,21 +226,44 @@ func RunCorpusWith(t *testing.T, dir string, newSandbox func(t *testing.T) sandb
 			if c.headerErr != nil {
 				t.Fatalf("%s: %v", c.Name, c.headerErr)
 			}
-			if opts.Skip != nil {
-				if why := opts.Skip(c); why != "" {
-					t.Skip(why)
+			modes := modesOf(c, opts)
+			if len(modes) == 0 {
+				t.Skipf("only in modes %v", c.Modes)
+			}
+			for _, mode := range modes {
+				c := c
+				switch mode {
+				case ModeInProcess:
+					c.Limits.Isolation = sandbox.IsolationNone
+				case ModeIsolated:
+					c.Limits.Isolation = sandbox.IsolationProcess
+				}
+				one := func(t *testing.T) {
+					if opts.Skip != nil {
+						if why := opts.Skip(c); why != "" {
+							t.Skip(why)
+						}
+					}
+					sb := newSandbox(t)
+					defer sb.Close()
+					if len(c.Backends) > 0 {
+						n, ok := sb.(Named)
+						if !ok || !contains(c.Backends, n.Name()) {
+							t.Skipf("only for backends %v", c.Backends)
+						}
+					}
+					r := runCase(t, sb, c)
+					if mode != "" {
+						r.Case += "/" + mode
+					}
+					results = append(results, r)
+				}
+				if mode == "" {
+					one(t)
+				} else {
+					t.Run(mode, one)
 				}
 			}
-			sb := newSandbox(t)
-			defer sb.Close()
-			if len(c.Backends) > 0 {
-				n, ok := sb.(Named)
-				if !ok || !contains(c.Backends, n.Name()) {
-					t.Skipf("only for backends %v", c.Backends)
-				}
-			}
-			r := runCase(t, sb, c)
-			results = append(results, r)
 		})
 	}
 	var worst Result
@@ -228,7 +290,7 @@ func runCase(t *testing.T, sb sandbox.Sandbox, c Case) Result {
 	ctx := context.Background()
 	res := Result{Case: c.Name}
 	start := time.Now()
-	prog, err := sb.Compile(ctx, sandbox.Source{Code: c.Code, Func: c.Func})
+	prog, err := sb.Compile(ctx, sandbox.Source{Code: c.Code, Func: c.Func, Limits: c.Limits})
 	if err != nil {
 		res.Elapsed, res.Err = time.Since(start), err
 		checkError(t, c, err, "compile")

@@ -65,7 +65,8 @@ func FuzzProgram(t *testing.T, sb sandbox.Sandbox, code, args string, opts FuzzO
 	}
 	ctx := context.Background()
 	start := time.Now()
-	prog, err := sb.Compile(ctx, sandbox.Source{Code: code})
+	// The limits go to Compile too: an isolated program is compiled in its worker, not here.
+	prog, err := sb.Compile(ctx, sandbox.Source{Code: code, Limits: lim})
 	if took := time.Since(start); took > opts.CompileBound {
 		t.Fatalf("Compile took %v, over its bound %v", took, opts.CompileBound)
 	}

@@ -143,6 +143,10 @@ type builder struct {
 	opt    string
 	group  singleflight.Group
 	builds atomic.Int64 // go builds run (tests check that concurrent requests share one)
+	// warm records the warm-up build of each kind of module (call, test): once it passed, the
+	// toolchain's cache holds the standard library for wasip1 and an artifact's own build is
+	// held to buildTimeout.
+	warmCall, warmTest atomic.Bool
 }
 
 func newBuilder(cacheDir, gobin string) *builder {
@@ -168,6 +172,9 @@ func (b *builder) build(ctx context.Context, g guestModule, persist bool) ([]byt
 		// Record the use for PruneCache; a read-only cache simply keeps its old time.
 		_ = os.Chtimes(path, time.Time{}, time.Now())
 		return bin, nil
+	}
+	if err := b.warmUp(ctx, tc, g.isTest()); err != nil {
+		return nil, err
 	}
 	// The build is shared by every caller of this key and outlives any one of them: it runs under
 	// its own timeout, and a caller whose deadline passes stops waiting (the module still lands in
@@ -198,12 +205,82 @@ func (b *builder) build(ctx context.Context, g guestModule, persist bool) ([]byt
 	}
 }
 
-// buildTimeout bounds one go build (the first wasip1 build on a machine compiles the standard
-// library: seconds, not minutes).
-const buildTimeout = 5 * time.Minute
+// Build bounds. An artifact's go build (the go command and the compiler and linker it starts)
+// runs with buildTimeout and buildDataBytes; what it exceeds is the code's doing, since the
+// warm-up build of a trivial module of the same kind has already compiled everything else (the
+// standard library for wasip1, testify) under the looser warmTimeout. Measured on a 2-core
+// machine (see RATIONALE.md): a warm build takes 0.2-0.5 s and under 200 MB of data; a cold one
+// (the runtime and standard library) about 30 s and 200-300 MB.
+const (
+	buildTimeout   = 60 * time.Second
+	warmTimeout    = 5 * time.Minute
+	buildDataBytes = 1 << 30
+)
 
-// goBuildRaw writes g to a temporary directory and builds it as a wasip1 reactor.
+// isTest says whether g is a test module (testGuest) rather than a call module.
+func (g guestModule) isTest() bool {
+	_, ok := g.files["artifact/acceptance.go"]
+	return ok
+}
+
+// warmGuest is the trivial module of each kind that the warm-up builds.
+func warmGuest(test bool) guestModule {
+	code := "package artifact\n\nfunc Warm(n int) int { return n }\n"
+	if test {
+		tests := "package artifact\n\nimport (\n\t\"testing\"\n\n\t\"github.com/stretchr/testify/assert\"\n\t\"github.com/stretchr/testify/require\"\n)\n\n" +
+			"func TestWarm(t *testing.T) {\n\trequire.Equal(t, 1, Warm(1))\n\tassert.Equal(t, 2, Warm(2))\n}\n"
+		return testGuest(code, tests, []string{"TestWarm"}, testifyVersion())
+	}
+	sig, _ := sandbox.ParseSignature(sandbox.Source{Code: code})
+	return callGuest(code, sig)
+}
+
+// warmUp builds the trivial module of g's kind once per builder, under warmTimeout: on a cold
+// cache that compiles the standard library, which is no artifact's doing. Its failure is the
+// toolchain's (KindInternal).
+func (b *builder) warmUp(ctx context.Context, tc toolchain, test bool) error {
+	flag, key := &b.warmCall, "warm:call"
+	if test {
+		flag, key = &b.warmTest, "warm:test"
+	}
+	if flag.Load() {
+		return nil
+	}
+	ch := b.group.DoChan(key, func() (any, error) {
+		if flag.Load() {
+			return nil, nil
+		}
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), warmTimeout)
+		defer cancel()
+		if _, err := b.runGoBuild(wctx, tc, warmGuest(test), warmTimeout); err != nil {
+			return nil, &sandbox.Error{Kind: sandbox.KindInternal, Err: err,
+				Message: "the warm-up build of a trivial wasm module failed, so the toolchain cannot build modules: " + err.Error(),
+				Hint:    "check that `GOOS=wasip1 GOARCH=wasm go build` works with this Go, or use the yaegi sandbox"}
+		}
+		flag.Store(true)
+		return nil, nil
+	})
+	select {
+	case r := <-ch:
+		return r.Err
+	case <-ctx.Done():
+		return &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded waiting for the warm-up build of the wasm toolchain", Err: ctx.Err()}
+	}
+}
+
+// goBuildRaw writes g to a temporary directory and builds it as a wasip1 reactor, under the
+// build bounds.
 func (b *builder) goBuildRaw(ctx context.Context, tc toolchain, g guestModule) ([]byte, error) {
+	bin, err := b.runGoBuild(ctx, tc, g, buildTimeout)
+	if err == nil {
+		b.builds.Add(1)
+	}
+	return bin, err
+}
+
+// runGoBuild runs go build for g with the data limit and the deadline in ctx (limit is what the
+// deadline was, for the error).
+func (b *builder) runGoBuild(ctx context.Context, tc toolchain, g guestModule, limit time.Duration) ([]byte, error) {
 	dir, err := os.MkdirTemp("", "forge-wasm-*")
 	if err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "build dir: " + err.Error(), Err: err}
@@ -225,9 +302,26 @@ func (b *builder) goBuildRaw(ctx context.Context, tc toolchain, g guestModule) (
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.Stdout = &stderr
-	if err := cmd.Run(); err != nil {
+	boundBuild(cmd) // a process group, so that the deadline stops the compiler and linker too
+	err = cmd.Start()
+	if err == nil {
+		if lerr := limitBuildData(cmd.Process.Pid, buildDataBytes); lerr != nil {
+			_ = cmd.Cancel()
+			_ = cmd.Wait()
+			return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "bound go build: " + lerr.Error(), Err: lerr}
+		}
+		err = cmd.Wait()
+	}
+	if err != nil {
 		if ctx.Err() != nil {
-			return nil, &sandbox.Error{Kind: sandbox.KindDeadline, Message: "go build: " + ctx.Err().Error(), Err: ctx.Err()}
+			return nil, &sandbox.Error{Kind: sandbox.KindDeadline, Err: ctx.Err(),
+				Message: fmt.Sprintf("the build of this code exceeded %v (go build stopped)", limit),
+				Hint:    "the Go compiler needs far less for ordinary code: avoid huge literals, generated tables and deep generic instantiation"}
+		}
+		if outOfMemory(stderr.String()) {
+			return nil, &sandbox.Error{Kind: sandbox.KindMemory, Err: err,
+				Message: fmt.Sprintf("the build of this code exceeded %d MB (go build ran out of memory: %s)", buildDataBytes>>20, oomLine(stderr.String())),
+				Hint:    "the Go compiler needs far less for ordinary code: avoid huge array literals and static data"}
 		}
 		return nil, buildError(stderr.String(), err)
 	}
@@ -235,8 +329,27 @@ func (b *builder) goBuildRaw(ctx context.Context, tc toolchain, g guestModule) (
 	if err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "read module: " + err.Error(), Err: err}
 	}
-	b.builds.Add(1)
 	return bin, nil
+}
+
+// outOfMemory says whether go build output reports a process of the build out of memory (the
+// data limit, or the machine). A Go process whose mmap fails under RLIMIT_DATA sometimes dies of
+// SIGSEGV in the runtime instead of "out of memory" (seen in about one build in four of a 1 GiB
+// static array); a compiler that segfaults with memory to spare would be a toolchain bug.
+func outOfMemory(out string) bool {
+	return strings.Contains(out, "out of memory") || strings.Contains(out, "cannot allocate memory") ||
+		strings.Contains(out, "SIGSEGV")
+}
+
+// oomLine is the first "fatal error"/"out of memory" line of go build output, or its first line.
+func oomLine(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "out of memory") || strings.Contains(l, "cannot allocate memory") || strings.Contains(l, "SIGSEGV") {
+			return strings.TrimSpace(l)
+		}
+	}
+	l, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
+	return l
 }
 
 // goBuild builds g and instruments it (see instrumentFuel).

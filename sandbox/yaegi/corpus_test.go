@@ -22,10 +22,13 @@ func skipUnderRace(c sandboxtest.Case) string {
 	return ""
 }
 
+// bothModes runs every corpus case in-process and isolated (except the cases marked for one).
+var bothModes = []string{sandboxtest.ModeInProcess, sandboxtest.ModeIsolated}
+
 func TestCorpusValid(t *testing.T) {
-	sandboxtest.RunCorpusWith(t, "../testdata/valid", newTestSandbox, sandboxtest.CorpusOptions{Skip: skipUnderRace})
+	sandboxtest.RunCorpusWith(t, "../testdata/valid", newTestSandbox, sandboxtest.CorpusOptions{Skip: skipUnderRace, Modes: bothModes})
 }
 
 func TestCorpusHostile(t *testing.T) {
-	sandboxtest.RunCorpusWith(t, "../testdata/hostile", newTestSandbox, sandboxtest.CorpusOptions{Skip: skipUnderRace})
+	sandboxtest.RunCorpusWith(t, "../testdata/hostile", newTestSandbox, sandboxtest.CorpusOptions{Skip: skipUnderRace, Modes: bothModes})
 }

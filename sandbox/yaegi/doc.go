@@ -10,4 +10,12 @@
 // call). Run decodes JSON args into the function's parameter types, hands the call to a free
 // interpreter's loop under a deadline and encodes the result. Test runs acceptance tests with a native testing.T and testify's assert/require.
 // Guest code reaches the host only through forge/host, backed by sandbox.Host.
+//
+// Isolation (Options.Isolation, or a Source's or Input's Limits.Isolation "process"): Compile only
+// parses (with sandbox.ParseFile's bounds) and gates the code in the host; a worker process of
+// its own (one program and memory cap per worker, never shared) type-checks, compiles and
+// initializes it and serves its calls and tests. The worker binary is found through
+// WorkerConfig (Command, Path), $FORGE_WORKER, this executable when its main called
+// MaybeServeWorker, or `forge` on PATH. A worker's death is classified by its cause (see
+// death.classify): what the code did is the code's error, anything else KindInternal.
 package yaegi

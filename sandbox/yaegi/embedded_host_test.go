@@ -328,7 +328,7 @@ func Enc() string {
 	return base64.StdEncoding.EncodeToString([]byte{0xfb})
 }
 `})
-	if sandbox.KindOf(err) != sandbox.KindCompile || !strings.Contains(err.Error(), "interpreter failed to compile") {
+	if sandbox.KindOf(err) != sandbox.KindCompile || !strings.Contains(err.Error(), "interpreter cannot compile") {
 		t.Fatalf("want a compile error naming the interpreter's failure, got %v", err)
 	}
 }

@@ -4,6 +4,7 @@ package yaegi
 
 import (
 	"errors"
+	"os"
 	"runtime"
 )
 
@@ -12,3 +13,7 @@ import (
 func applyRlimits(memLimit int64, cpuSeconds int) error {
 	return errors.New("process isolation needs rlimits, which " + runtime.GOOS + " lacks: use the wasm sandbox for hard isolation here")
 }
+
+func exitSignal(*os.ProcessState) string { return "" }
+
+func maxRSS(*os.ProcessState) int64 { return 0 }

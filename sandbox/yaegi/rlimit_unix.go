@@ -4,6 +4,8 @@ package yaegi
 
 import (
 	"fmt"
+	"os"
+	"runtime"
 	"syscall"
 )
 
@@ -26,4 +28,24 @@ func applyRlimits(memLimit int64, cpuSeconds int) error {
 		}
 	}
 	return nil
+}
+
+// exitSignal names the signal that ended a worker ("killed", "CPU time limit exceeded"), or "".
+func exitSignal(ps *os.ProcessState) string {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return ws.Signal().String()
+	}
+	return ""
+}
+
+// maxRSS is a dead worker's peak resident set in bytes (0 if unknown).
+func maxRSS(ps *os.ProcessState) int64 {
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0
+	}
+	if runtime.GOOS == "darwin" {
+		return int64(ru.Maxrss) // bytes
+	}
+	return int64(ru.Maxrss) << 10 // KiB
 }

@@ -121,7 +121,7 @@ func (ts *testSuite) load(ctx context.Context, in sandbox.Input) (*testInstance,
 	defer cancel()
 	s.ctx, s.in = lctx, in
 	for i, code := range []string{ts.artifact, ts.tests} {
-		prog, err := compileSafe(it, code)
+		prog, err := compileRecovered(it, code)
 		if err != nil {
 			e := compileError(err)
 			if i == 1 {
@@ -148,6 +148,9 @@ func (ts *testSuite) load(ctx context.Context, in sandbox.Input) (*testInstance,
 // fresh interpreter. The error is for what stops all tests (compile or policy).
 func (s *Sandbox) Test(ctx context.Context, src sandbox.Source, testCode string, in sandbox.Input) ([]sandbox.TestResult, error) {
 	in.Limits = in.Limits.WithDefaults()
+	if s.opts.Isolation == sandbox.IsolationProcess || src.Limits.Isolation == sandbox.IsolationProcess || in.Limits.Isolation == sandbox.IsolationProcess {
+		return s.testIsolated(ctx, src, testCode, in) // everything after parse and policy in a worker
+	}
 	ts, err := prepareTests(src, testCode)
 	if err != nil {
 		return nil, err

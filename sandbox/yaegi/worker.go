@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/ast"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -19,11 +21,17 @@ import (
 	"time"
 
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/gate"
 )
 
 // WorkerEnv marks a process started as an isolation worker: a binary that embeds the sandbox
-// (the forge CLI, or a test binary via TestMain) calls MaybeServeWorker first thing in main.
+// (the forge CLI, an agent that embeds forge, or a test binary via TestMain) calls
+// MaybeServeWorker first thing in main.
 const WorkerEnv = "FORGE_SANDBOX_WORKER"
+
+// WorkerPathEnv names the worker binary (a forge CLI) for processes that do not serve workers
+// themselves; see WorkerConfig.
+const WorkerPathEnv = "FORGE_WORKER"
 
 // Worker environment: the memory cap (bytes) and CPU-seconds rlimit a worker applies to itself.
 const (
@@ -31,29 +39,54 @@ const (
 	workerCPUEnv    = "FORGE_SANDBOX_WORKER_CPU"
 )
 
+// workerProtocol is the version of the worker wire protocol: a worker binary from another forge
+// version is refused with an error that says so, instead of misunderstood.
+const workerProtocol = 2
+
 // exitMemory is the worker's exit code when its memory watchdog trips.
 const exitMemory = 3
 
-// WorkerConfig says how isolation-mode workers are started.
+// DefaultCompileTimeout bounds starting a worker and compiling a program in it (type check,
+// interpreter compile and package initializers; the initializers also get the call's Timeout).
+const DefaultCompileTimeout = 5 * time.Second
+
+// WorkerConfig says how isolation-mode workers are started. The worker binary is, in order:
+// Command; Path; $FORGE_WORKER; this executable if it serves workers (it called
+// MaybeServeWorker, as cmd/forge and test binaries do); `forge` on PATH. With none of them,
+// isolation fails with an error that says how to provide one.
 type WorkerConfig struct {
-	// Command is the worker's argv (default: this executable with "sandbox-worker").
+	// Command is the worker's full argv (overrides Path).
 	Command []string
+	// Path is a forge binary to run as "PATH sandbox-worker".
+	Path string
 	// Env is added to the worker's environment.
 	Env []string
-	// Max bounds live workers per memory limit (default GOMAXPROCS).
+	// Max bounds live workers per program and limits (default GOMAXPROCS).
 	Max int
+	// MaxTotal bounds live workers over all programs (default max(8, 2 x GOMAXPROCS)); idle
+	// workers of other programs are stopped to make room.
+	MaxTotal int
 	// CPUSeconds is the RLIMIT_CPU of each worker (default 600): a worker that used it up dies
 	// and is replaced.
 	CPUSeconds int
+	// CompileTimeout bounds starting a worker and compiling the program in it (default
+	// DefaultCompileTimeout).
+	CompileTimeout time.Duration
 }
 
 // wire messages between the sandbox and a worker (JSON lines).
 type workerMsg struct {
-	Op string `json:"op"` // run | result | call | call_result
+	Op string `json:"op"` // hello | compile | compiled | run | result | test | tested | call | call_result
 	ID uint64 `json:"id"`
+	// compile
+	Code string `json:"code,omitempty"`
+	Func string `json:"func,omitempty"`
+	// compiled
+	Version int `json:"version,omitempty"`
+	// test / tested
+	Tests   string               `json:"tests,omitempty"`
+	Results []sandbox.TestResult `json:"results,omitempty"`
 	// run
-	Code   string               `json:"code,omitempty"`
-	Func   string               `json:"func,omitempty"`
 	Args   []json.RawMessage    `json:"args,omitempty"`
 	Caps   sandbox.Capabilities `json:"caps,omitempty"`
 	Limits sandbox.Limits       `json:"limits,omitempty"`
@@ -69,10 +102,26 @@ type workerMsg struct {
 	Method string `json:"method,omitempty"`
 }
 
+// servesWorkers is set once MaybeServeWorker has run in this process: the executable can then
+// be its own worker.
+var servesWorkers atomic.Bool
+
 // MaybeServeWorker turns this process into an isolation worker when WorkerEnv is set, serving
-// stdin/stdout until stdin closes, then exits. Otherwise it returns at once.
+// stdin/stdout until stdin closes, then exits. Otherwise it returns at once, and records that
+// this executable can serve as its own worker.
+//
+// An agent that embeds forge calls it first thing in main, before flags or other work:
+//
+//	func main() {
+//		yaegi.MaybeServeWorker()
+//		...
+//	}
+//
+// and gets process isolation with no further plumbing (without it, the worker is a forge binary:
+// see WorkerConfig).
 func MaybeServeWorker() {
 	if os.Getenv(WorkerEnv) == "" {
+		servesWorkers.Store(true)
 		return
 	}
 	if err := ServeWorker(os.Stdin, os.Stdout); err != nil {
@@ -82,8 +131,9 @@ func MaybeServeWorker() {
 	os.Exit(0)
 }
 
-// ServeWorker is the worker side of isolation mode: it applies its rlimits, then compiles and runs
-// what it is sent with an in-process yaegi sandbox, forwarding host Call delegation back.
+// ServeWorker is the worker side of isolation mode: it applies its rlimits, then compiles the
+// one program it is sent with an in-process yaegi sandbox (type check, compile, initializers)
+// and runs its calls, forwarding host Call delegation back. A worker serves one program only.
 func ServeWorker(r io.Reader, w io.Writer) error {
 	memLimit, _ := strconv.ParseInt(os.Getenv(workerMemoryEnv), 10, 64)
 	cpu, _ := strconv.Atoi(os.Getenv(workerCPUEnv))
@@ -92,24 +142,30 @@ func ServeWorker(r io.Reader, w io.Writer) error {
 	}
 	if memLimit > 0 {
 		debug.SetMemoryLimit(memLimit)
+		// A goroutine stack may use half the cap: recursion through native code (which no depth
+		// guard sees) then ends in the runtime's "stack overflow", reported as a depth error,
+		// rather than in an out-of-memory death a second later.
+		debug.SetMaxStack(int(max(memLimit/2, 32<<20)))
 		go memoryWatchdog(memLimit, w)
 	}
 	sb := New(Options{PoolSize: 1})
-	progs := map[string]*Program{}
+	var prog *Program
 	var wmu sync.Mutex
 	enc := json.NewEncoder(w)
 	send := func(m workerMsg) {
+		clipMsg(&m)
 		wmu.Lock()
 		defer wmu.Unlock()
 		_ = enc.Encode(m)
 	}
 	workerSend.Store(&send)
+	send(workerMsg{Op: "hello", Version: workerProtocol})
 	var pmu sync.Mutex
 	pending := map[uint64]chan workerMsg{}
 	var nextCall uint64 = 1 << 32
-	runs := make(chan workerMsg, 1)
+	reqs := make(chan workerMsg, 1)
 	go func() {
-		defer close(runs)
+		defer close(reqs)
 		dec := json.NewDecoder(bufio.NewReaderSize(r, 1<<16))
 		for {
 			var m workerMsg
@@ -117,8 +173,8 @@ func ServeWorker(r io.Reader, w io.Writer) error {
 				return
 			}
 			switch m.Op {
-			case "run":
-				runs <- m
+			case "compile", "run", "test":
+				reqs <- m
 			case "call_result":
 				pmu.Lock()
 				ch := pending[m.ID]
@@ -130,44 +186,73 @@ func ServeWorker(r io.Reader, w io.Writer) error {
 			}
 		}
 	}()
-	for m := range runs {
-		res := workerMsg{Op: "result", ID: m.ID}
-		src := sandbox.Source{Code: m.Code, Func: m.Func}
-		key := src.Checksum() + "\x00" + m.Func
-		p := progs[key]
-		if p == nil {
-			cp, err := sb.Compile(context.Background(), src)
+	// call is host Call delegation: forwarded to the sandbox, which runs the nested call.
+	call := func(ctx context.Context, role, method string, args json.RawMessage) (json.RawMessage, error) {
+		pmu.Lock()
+		nextCall++
+		id := nextCall
+		ch := make(chan workerMsg, 1)
+		pending[id] = ch
+		pmu.Unlock()
+		send(workerMsg{Op: "call", ID: id, Role: role, Method: method, Value: args, Depth: sandbox.CallDepth(ctx)})
+		select {
+		case reply := <-ch:
+			if reply.Error != nil {
+				return nil, reply.Error
+			}
+			return reply.Value, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	for m := range reqs {
+		if m.Op == "test" {
+			// A test worker runs one suite and is discarded.
+			in := sandbox.Input{Caps: m.Caps, Limits: m.Limits, Call: call}
+			in.Limits.Isolation = ""
+			workerBusy.Store(true)
+			results, err := sb.Test(sandbox.WithCallDepth(context.Background(), m.Depth), sandbox.Source{Code: m.Code, Func: m.Func}, m.Tests, in)
+			workerBusy.Store(false)
+			res := workerMsg{Op: "tested", ID: m.ID, Version: workerProtocol, Results: results}
 			if err != nil {
 				res.Error = sandbox.AsError(err)
+			}
+			send(res)
+			continue
+		}
+		if m.Op == "compile" {
+			res := workerMsg{Op: "compiled", ID: m.ID, Version: workerProtocol}
+			if prog != nil {
+				res.Error = sandbox.Errorf(sandbox.KindInternal, "worker already serves a program")
 				send(res)
 				continue
 			}
-			p = cp.(*Program)
-			progs[key] = p
-		}
-		in := sandbox.Input{Caps: m.Caps, Limits: m.Limits}
-		in.Limits.Isolation = ""
-		in.Call = func(ctx context.Context, role, method string, args json.RawMessage) (json.RawMessage, error) {
-			pmu.Lock()
-			nextCall++
-			id := nextCall
-			ch := make(chan workerMsg, 1)
-			pending[id] = ch
-			pmu.Unlock()
-			send(workerMsg{Op: "call", ID: id, Role: role, Method: method, Value: args, Depth: sandbox.CallDepth(ctx)})
-			select {
-			case reply := <-ch:
-				if reply.Error != nil {
-					return nil, reply.Error
-				}
-				return reply.Value, nil
-			case <-ctx.Done():
-				return nil, ctx.Err()
+			// Initializers run under the call's deadline (Compile bounds them by the default
+			// deadline as well).
+			ctx, cancel := context.WithTimeout(context.Background(), m.Limits.WithDefaults().Timeout)
+			workerBusy.Store(true)
+			cp, err := sb.Compile(ctx, sandbox.Source{Code: m.Code, Func: m.Func})
+			workerBusy.Store(false)
+			cancel()
+			if err != nil {
+				res.Error = sandbox.AsError(err)
+			} else {
+				prog = cp.(*Program)
 			}
+			send(res)
+			continue
 		}
+		res := workerMsg{Op: "result", ID: m.ID}
+		if prog == nil {
+			res.Error = sandbox.Errorf(sandbox.KindInternal, "worker got a call before a program")
+			send(res)
+			continue
+		}
+		in := sandbox.Input{Caps: m.Caps, Limits: m.Limits, Call: call}
+		in.Limits.Isolation = ""
 		ctx := sandbox.WithCallDepth(context.Background(), m.Depth)
 		workerBusy.Store(true)
-		out, err := p.run(ctx, nil, m.Args, in)
+		out, err := prog.run(ctx, nil, m.Args, in)
 		workerBusy.Store(false)
 		res.Value, res.Logs, res.HostCalls, res.UpstreamRead = out.Value, out.Logs, out.HostCalls, out.UpstreamRead
 		if err != nil {
@@ -178,7 +263,33 @@ func ServeWorker(r io.Reader, w io.Writer) error {
 	return nil
 }
 
-// workerBusy is set while the worker runs a call: the watchdog samples only then.
+// maxErrorText bounds the guest-made text a worker sends the host in an error or a test result
+// (a panic value, an error's text, an assertion message): the host decodes every line it gets, so
+// unbounded guest text would be a memory bomb aimed at the host through the pipe. Values and logs
+// are already bounded by Limits.OutputBytes.
+const maxErrorText = 16 << 10
+
+// clip bounds one guest-made text.
+func clip(s string) string {
+	if len(s) <= maxErrorText {
+		return s
+	}
+	return s[:maxErrorText] + fmt.Sprintf("... (%d more bytes cut)", len(s)-maxErrorText)
+}
+
+// clipMsg bounds the guest-made texts of an outgoing message.
+func clipMsg(m *workerMsg) {
+	if m.Error != nil && (len(m.Error.Message) > maxErrorText || len(m.Error.Hint) > maxErrorText) {
+		e := *m.Error
+		e.Message, e.Hint = clip(e.Message), clip(e.Hint)
+		m.Error = &e
+	}
+	for i := range m.Results {
+		m.Results[i].Name, m.Results[i].Message = clip(m.Results[i].Name), clip(m.Results[i].Message)
+	}
+}
+
+// workerBusy is set while the worker compiles or runs a call: the watchdog samples only then.
 var workerBusy atomic.Bool
 
 // workerSend lets the memory watchdog report on the worker's (serialized) stdout.
@@ -222,14 +333,58 @@ func memoryWatchdog(limit int64, w io.Writer) {
 	}
 }
 
-// worker is one live worker process as the sandbox sees it.
+// isolatedGate is everything an isolated Compile does in the host: the bounded parse, the
+// policy gate and the signature, all from the syntax tree. Type checking, compiling and the
+// package initializers happen in the worker.
+func isolatedGate(src sandbox.Source) (sandbox.Signature, error) {
+	_, f, parsed, err := gateSource(src.Code)
+	if err != nil {
+		return sandbox.Signature{}, err
+	}
+	fd, err := sandbox.FindFunc(f, src.Func)
+	if err != nil {
+		return sandbox.Signature{}, err
+	}
+	return sandbox.ParseSignature(sandbox.Source{Code: parsed, Func: fd.Name.Name})
+}
+
+// compileIsolated gates src in the host and compiles it in a worker of its own, which stays idle
+// for the program's first call.
+func (s *Sandbox) compileIsolated(ctx context.Context, src sandbox.Source) (*Program, error) {
+	sig, err := isolatedGate(src)
+	if err != nil {
+		return nil, err
+	}
+	p := &Program{src: src, sum: src.Checksum(), sig: sig, isolated: true, workers: s.workers}
+	lim := src.Limits.WithDefaults()
+	w, err := s.workers.get(ctx, p, lim, 0)
+	if err != nil {
+		return nil, err
+	}
+	s.workers.put(w, true)
+	// Once the program is unreachable, its idle workers only take room.
+	runtime.AddCleanup(p, func(k workerKey) { s.workers.drop(k.sum, k.fn) }, workerKey{sum: p.sum, fn: sig.Func})
+	return p, nil
+}
+
+// worker is one live worker process as the sandbox sees it; it serves one program.
 type worker struct {
+	key    workerKey
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	msgs   chan workerMsg
 	stderr *tailBuffer
 	done   chan struct{} // closed when the process has exited
 	err    error
+	idle   time.Time // when it was last put back
+	argv0  string
+}
+
+// workerKey is what a worker is dedicated to: one program (code and function) under one memory
+// cap. Workers are never shared across programs, so one role's state never meets another's.
+type workerKey struct {
+	sum, fn string
+	mem     int64
 }
 
 // tailBuffer keeps the first and last few KiB a worker wrote to stderr (a fatal error's reason
@@ -256,14 +411,18 @@ func (t *tailBuffer) Write(b []byte) (int, error) {
 func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if len(t.buf) <= len(t.head) {
+		return string(t.head)
+	}
 	return string(t.head) + "\n...\n" + string(t.buf)
 }
 
 type workerPool struct {
 	cfg    WorkerConfig
 	mu     sync.Mutex
-	idle   map[int64][]*worker
-	live   map[int64]int
+	idle   map[workerKey][]*worker
+	live   map[workerKey]int
+	total  int
 	nextID uint64
 	closed bool
 	cond   *sync.Cond
@@ -273,38 +432,79 @@ func newWorkerPool(cfg WorkerConfig) *workerPool {
 	if cfg.Max <= 0 {
 		cfg.Max = runtime.GOMAXPROCS(0)
 	}
+	if cfg.MaxTotal <= 0 {
+		cfg.MaxTotal = max(8, 2*runtime.GOMAXPROCS(0))
+	}
+	cfg.MaxTotal = max(cfg.MaxTotal, cfg.Max)
 	if cfg.CPUSeconds <= 0 {
 		cfg.CPUSeconds = 600
 	}
-	p := &workerPool{cfg: cfg, idle: map[int64][]*worker{}, live: map[int64]int{}}
+	if cfg.CompileTimeout <= 0 {
+		cfg.CompileTimeout = DefaultCompileTimeout
+	}
+	p := &workerPool{cfg: cfg, idle: map[workerKey][]*worker{}, live: map[workerKey]int{}}
 	p.cond = sync.NewCond(&p.mu)
 	return p
 }
 
-func (p *workerPool) start(mem int64) (*worker, error) {
-	argv := p.cfg.Command
-	if len(argv) == 0 {
+// ErrNoWorker is returned (wrapped in a KindInternal *sandbox.Error) when process isolation
+// finds no worker binary.
+var ErrNoWorker = errors.New("no isolation worker binary")
+
+// command returns the worker's argv (see WorkerConfig for the order).
+func (p *workerPool) command() ([]string, error) {
+	if len(p.cfg.Command) > 0 {
+		return p.cfg.Command, nil
+	}
+	if p.cfg.Path != "" {
+		return []string{p.cfg.Path, "sandbox-worker"}, nil
+	}
+	if env := os.Getenv(WorkerPathEnv); env != "" {
+		return []string{env, "sandbox-worker"}, nil
+	}
+	if servesWorkers.Load() {
 		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("find executable: %w", err)
+		if err == nil {
+			// The same command line, so that the child reaches MaybeServeWorker the way this
+			// process did; WorkerEnv makes it serve.
+			return append([]string{exe}, os.Args[1:]...), nil
 		}
-		argv = []string{exe, "sandbox-worker"}
+	}
+	if path, err := exec.LookPath("forge"); err == nil {
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
+		return []string{path, "sandbox-worker"}, nil
+	}
+	return nil, fmt.Errorf("%w: process isolation runs each program in a worker process, and this program has none: "+
+		"install the forge CLI on PATH (go install github.com/artifactforge/forge/cmd/forge), or set $%s to a forge binary, "+
+		"or set yaegi.Options.Worker.Path, or call yaegi.MaybeServeWorker() first thing in main so that this executable serves its own workers",
+		ErrNoWorker, WorkerPathEnv)
+}
+
+// spawn starts a worker process for key.
+func (p *workerPool) spawn(key workerKey) (*worker, error) {
+	argv, err := p.command()
+	if err != nil {
+		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: err.Error(), Err: err}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), WorkerEnv+"=1", workerMemoryEnv+"="+strconv.FormatInt(mem, 10), workerCPUEnv+"="+strconv.Itoa(p.cfg.CPUSeconds))
+	cmd.Env = append(os.Environ(), WorkerEnv+"=1", workerMemoryEnv+"="+strconv.FormatInt(key.mem, 10), workerCPUEnv+"="+strconv.Itoa(p.cfg.CPUSeconds))
 	cmd.Env = append(cmd.Env, p.cfg.Env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return nil, err
+		return nil, sandbox.AsError(err)
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return nil, sandbox.AsError(err)
 	}
-	w := &worker{cmd: cmd, stdin: stdin, msgs: make(chan workerMsg, 4), stderr: &tailBuffer{}, done: make(chan struct{})}
+	w := &worker{key: key, cmd: cmd, stdin: stdin, msgs: make(chan workerMsg, 4), stderr: &tailBuffer{}, done: make(chan struct{}), argv0: argv[0]}
 	cmd.Stderr = w.stderr
+	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start worker %s: %w", argv[0], err)
+		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Err: err,
+			Message: fmt.Sprintf("start isolation worker %s: %v; set $%s or yaegi.Options.Worker.Path to a forge binary", argv[0], err, WorkerPathEnv)}
 	}
 	go func() {
 		dec := json.NewDecoder(bufio.NewReaderSize(stdout, 1<<16))
@@ -318,35 +518,144 @@ func (p *workerPool) start(mem int64) (*worker, error) {
 		w.err = cmd.Wait()
 		close(w.done)
 	}()
-	return w, nil
+	// The worker greets with its protocol version first: a binary that is not a worker of this
+	// version is the sandbox's problem (internal), never mistaken for the code's slow compile.
+	greet := time.NewTimer(p.cfg.CompileTimeout)
+	defer greet.Stop()
+	select {
+	case m := <-w.msgs:
+		if m.Op != "hello" {
+			m.Version = -1
+		}
+		if err := w.checkVersion(m); err != nil {
+			w.kill()
+			return nil, err
+		}
+		return w, nil
+	case <-w.done:
+		return nil, p.drained(w, "start", time.Since(start))
+	case <-greet.C:
+		w.kill()
+		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: fmt.Sprintf(
+			"isolation worker %s did not greet within %v: it is not a forge worker of this version (protocol %d); point $%s at a forge binary built from the same version",
+			argv[0], p.cfg.CompileTimeout, workerProtocol, WorkerPathEnv)}
+	}
 }
 
-func (p *workerPool) get(ctx context.Context, mem int64) (*worker, error) {
+// kill stops a worker that never joined the pool.
+func (w *worker) kill() {
+	_ = w.stdin.Close()
+	_ = w.cmd.Process.Kill()
+}
+
+// checkVersion refuses a worker binary that speaks another protocol version.
+func (w *worker) checkVersion(m workerMsg) *sandbox.Error {
+	if m.Version == workerProtocol {
+		return nil
+	}
+	return &sandbox.Error{Kind: sandbox.KindInternal, Message: fmt.Sprintf(
+		"isolation worker %s speaks protocol %d, this forge speaks %d: use a forge binary built from the same version as this program (or call yaegi.MaybeServeWorker in main)", w.argv0, m.Version, workerProtocol)}
+}
+
+// start starts a worker for key and compiles the program in it, under the compile bound.
+func (p *workerPool) start(ctx context.Context, key workerKey, prog *Program, lim sandbox.Limits) (*worker, error) {
+	start := time.Now()
+	w, err := p.spawn(key)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err *sandbox.Error) (*worker, error) {
+		w.kill()
+		return nil, err
+	}
+	req, _ := json.Marshal(workerMsg{Op: "compile", Code: prog.src.Code, Func: prog.sig.Func, Limits: lim})
+	if _, err := w.stdin.Write(append(req, '\n')); err != nil {
+		return fail(p.drained(w, "compile", time.Since(start)))
+	}
+	bound := time.NewTimer(p.cfg.CompileTimeout)
+	defer bound.Stop()
+	for {
+		select {
+		case m := <-w.msgs:
+			switch {
+			case m.Op == "compiled" && m.Error != nil:
+				return fail(m.Error)
+			case m.Op == "compiled":
+				return w, nil
+			case m.Op == "result" && m.ID == 0 && m.Error != nil: // the memory watchdog
+				return fail(m.Error)
+			}
+		case <-w.done:
+			return fail(p.drained(w, "compile", time.Since(start)))
+		case <-bound.C:
+			return fail(&sandbox.Error{Kind: sandbox.KindDeadline, Message: fmt.Sprintf(
+				"compiling in the isolation worker took longer than %v (worker killed)", p.cfg.CompileTimeout),
+				Hint: "package initializers and constant expressions must be cheap: compute large tables at run time"})
+		case <-ctx.Done():
+			return fail(&sandbox.Error{Kind: sandbox.KindDeadline, Message: "call cancelled while its worker compiled", Err: ctx.Err()})
+		}
+	}
+}
+
+// drained returns the error a dying worker managed to report, or classifies its death.
+func (p *workerPool) drained(w *worker, during string, elapsed time.Duration) *sandbox.Error {
+	for {
+		select {
+		case m := <-w.msgs:
+			if (m.Op == "result" || m.Op == "compiled") && m.Error != nil {
+				return m.Error
+			}
+			continue
+		default:
+		}
+		return p.died(w, during, elapsed, w.key.mem)
+	}
+}
+
+// get returns an idle worker for prog under lim, or starts one (which compiles prog). The
+// compile bound, not the call's deadline, applies to starting it.
+func (p *workerPool) get(ctx context.Context, prog *Program, lim sandbox.Limits, wait time.Duration) (*worker, error) {
+	key := workerKey{sum: prog.sum, fn: prog.sig.Func, mem: lim.MemoryBytes}
+	return p.acquire(ctx, key, wait, func() (*worker, error) { return p.start(ctx, key, prog, lim) })
+}
+
+// acquire returns an idle worker for key or one from start, within the pool's bounds; it waits
+// at most wait for a busy worker to come back (0: as long as ctx lets it).
+func (p *workerPool) acquire(ctx context.Context, key workerKey, wait time.Duration, start func() (*worker, error)) (*worker, error) {
+	if wait > 0 {
+		// Only the wait: start (bound to its caller's context) has the compile bound.
+		waitCtx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
+		ctx = waitCtx
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for {
 		if p.closed {
 			return nil, sandbox.Errorf(sandbox.KindInternal, "sandbox closed")
 		}
-		if n := len(p.idle[mem]); n > 0 {
-			w := p.idle[mem][n-1]
-			p.idle[mem] = p.idle[mem][:n-1]
+		if n := len(p.idle[key]); n > 0 {
+			w := p.idle[key][n-1]
+			p.idle[key] = p.idle[key][:n-1]
 			select {
 			case <-w.done:
-				p.live[mem]--
-				continue // died while idle
+				p.forget(w) // died while idle
+				continue
 			default:
 			}
 			return w, nil
 		}
-		if p.live[mem] < p.cfg.Max {
-			p.live[mem]++
+		if p.live[key] < p.cfg.Max && (p.total < p.cfg.MaxTotal || p.evictIdle()) {
+			p.live[key]++
+			p.total++
 			p.mu.Unlock()
-			w, err := p.start(mem)
+			w, err := start()
 			p.mu.Lock()
 			if err != nil {
-				p.live[mem]--
-				return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: err.Error(), Err: err}
+				p.live[key]--
+				p.total--
+				p.cond.Broadcast()
+				return nil, err
 			}
 			return w, nil
 		}
@@ -359,44 +668,121 @@ func (p *workerPool) get(ctx context.Context, mem int64) (*worker, error) {
 	}
 }
 
-func (p *workerPool) put(mem int64, w *worker, ok bool) {
+// evictIdle stops the longest-idle worker of any program to make room (p.mu held).
+func (p *workerPool) evictIdle() bool {
+	var oldest *worker
+	for _, ws := range p.idle {
+		for _, w := range ws {
+			if oldest == nil || w.idle.Before(oldest.idle) {
+				oldest = w
+			}
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	ws := p.idle[oldest.key]
+	for i, w := range ws {
+		if w == oldest {
+			p.idle[oldest.key] = append(ws[:i:i], ws[i+1:]...)
+			break
+		}
+	}
+	if len(p.idle[oldest.key]) == 0 {
+		delete(p.idle, oldest.key)
+	}
+	p.stop(oldest)
+	return true
+}
+
+// drop stops the idle workers of a program (any memory cap).
+func (p *workerPool) drop(sum, fn string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if ok && !p.closed {
-		p.idle[mem] = append(p.idle[mem], w)
-	} else {
-		p.live[mem]--
-		_ = w.stdin.Close()
-		_ = w.cmd.Process.Kill()
+	for key, ws := range p.idle {
+		if key.sum == sum && key.fn == fn {
+			for _, w := range ws {
+				p.stop(w)
+			}
+			delete(p.idle, key)
+		}
 	}
 	p.cond.Broadcast()
 }
 
-// grace is how long past the call's deadline the sandbox waits for a worker before killing it.
-const grace = 250 * time.Millisecond
+// forget drops a worker from the counts (p.mu held).
+func (p *workerPool) forget(w *worker) {
+	p.live[w.key]--
+	if p.live[w.key] <= 0 {
+		delete(p.live, w.key)
+	}
+	p.total--
+}
+
+// stop kills a worker and drops it from the counts (p.mu held).
+func (p *workerPool) stop(w *worker) {
+	_ = w.stdin.Close()
+	_ = w.cmd.Process.Kill()
+	p.forget(w)
+}
+
+func (p *workerPool) put(w *worker, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ok && !p.closed {
+		w.idle = time.Now()
+		p.idle[w.key] = append(p.idle[w.key], w)
+	} else {
+		p.stop(w)
+	}
+	p.cond.Broadcast()
+}
+
+// grace is how long past the call's deadline the sandbox waits for a worker's own report before
+// killing it (the worker stops its call at the deadline itself; this catches one stuck in
+// native code).
+const grace = 50 * time.Millisecond
 
 func (p *workerPool) run(ctx context.Context, prog *Program, in sandbox.Input) (sandbox.Output, error) {
-	start := time.Now()
 	args, err := sandbox.OrderArgs(prog.sig, in.Args)
 	if err != nil {
 		return sandbox.Output{}, err
 	}
-	mem := in.Limits.MemoryBytes
-	wctx, cancel := context.WithTimeout(ctx, in.Limits.Timeout+grace)
-	defer cancel()
-	w, err := p.get(wctx, mem)
+	w, err := p.get(ctx, prog, in.Limits, in.Limits.Timeout)
 	if err != nil {
 		return sandbox.Output{}, err
 	}
+	start := time.Now()
+	m, e := p.exchange(ctx, w, workerMsg{Op: "run", Args: args, Caps: in.Caps, Limits: in.Limits, Depth: sandbox.CallDepth(ctx)}, in, in.Limits.Timeout+grace)
+	if e != nil {
+		p.put(w, false)
+		return sandbox.Output{Duration: time.Since(start)}, e
+	}
+	out := sandbox.Output{Value: m.Value, Logs: m.Logs, HostCalls: m.HostCalls, UpstreamRead: m.UpstreamRead, Duration: time.Since(start)}
+	if m.Error != nil {
+		// A worker whose call stopped at a deadline may still be running it: replace it.
+		keep := m.Error.Kind != sandbox.KindDeadline && m.Error.Kind != sandbox.KindMemory && m.Error.Kind != sandbox.KindDepth && m.ID != 0
+		p.put(w, keep)
+		return out, m.Error
+	}
+	p.put(w, true)
+	return out, nil
+}
+
+// exchange sends req to w and serves the worker's host calls until its answer (a result, or the
+// outcome of a test suite), its death or the bound. An error means the worker must be dropped.
+func (p *workerPool) exchange(ctx context.Context, w *worker, req workerMsg, in sandbox.Input, bound time.Duration) (workerMsg, *sandbox.Error) {
+	start := time.Now()
+	during := req.Op
+	wctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
 	p.mu.Lock()
 	p.nextID++
-	id := p.nextID
+	req.ID = p.nextID
 	p.mu.Unlock()
-	req := workerMsg{Op: "run", ID: id, Code: prog.src.Code, Func: prog.sig.Func, Args: args, Caps: in.Caps, Limits: in.Limits, Depth: sandbox.CallDepth(ctx)}
 	b, _ := json.Marshal(req)
 	if _, err := w.stdin.Write(append(b, '\n')); err != nil {
-		p.put(mem, w, false)
-		return sandbox.Output{}, p.died(w, "send request", time.Since(start))
+		return workerMsg{}, p.drained(w, during, time.Since(start))
 	}
 	for {
 		select {
@@ -413,77 +799,183 @@ func (p *workerPool) run(ctx context.Context, prog *Program, in sandbox.Input) (
 				}
 				rb, _ := json.Marshal(reply)
 				_, _ = w.stdin.Write(append(rb, '\n'))
-			case m.Op == "result" && (m.ID == id || m.ID == 0):
-				out := sandbox.Output{Value: m.Value, Logs: m.Logs, HostCalls: m.HostCalls, UpstreamRead: m.UpstreamRead, Duration: time.Since(start)}
-				if m.Error != nil {
-					// A worker whose call stopped at a deadline may still be running it: replace it.
-					keep := m.Error.Kind != sandbox.KindDeadline && m.Error.Kind != sandbox.KindMemory && m.Error.Kind != sandbox.KindDepth && m.ID != 0
-					p.put(mem, w, keep)
-					return out, m.Error
-				}
-				p.put(mem, w, true)
-				return out, nil
+			case m.Op == "result" && m.ID == 0 && req.Op != "run":
+				return workerMsg{}, m.Error // the memory watchdog, during a test suite
+			case (m.Op == "result" || m.Op == "tested") && (m.ID == req.ID || m.ID == 0):
+				return m, nil
 			}
 		case <-w.done:
-			// Drain a result the worker managed to write before dying.
-			select {
-			case m := <-w.msgs:
-				if m.Op == "result" && m.Error != nil {
-					p.put(mem, w, false)
-					return sandbox.Output{Duration: time.Since(start)}, m.Error
-				}
-			default:
-			}
-			p.put(mem, w, false)
-			return sandbox.Output{Duration: time.Since(start)}, p.died(w, "run", time.Since(start))
+			return workerMsg{}, p.drained(w, during, time.Since(start))
 		case <-wctx.Done():
-			p.put(mem, w, false)
-			return sandbox.Output{Duration: time.Since(start)}, &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded (worker killed)", Err: wctx.Err()}
+			e := &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded (worker killed)", Err: wctx.Err()}
+			if ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled) {
+				e.Message = "call cancelled (worker killed)"
+			}
+			return workerMsg{}, e
 		}
 	}
 }
 
-// died classifies a worker's death from its exit status and the tail of its stderr.
-func (p *workerPool) died(w *worker, during string, elapsed time.Duration) *sandbox.Error {
+// testIsolated runs an acceptance test suite in a worker of its own, discarded afterwards: the
+// host parses and gates both files; the worker type-checks, compiles, initializes and runs them.
+// The bound is the compile bound plus each test's deadline (and a second) per test.
+func (s *Sandbox) testIsolated(ctx context.Context, src sandbox.Source, testCode string, in sandbox.Input) ([]sandbox.TestResult, error) {
+	names, err := isolatedTestGate(src, testCode)
+	if err != nil {
+		return nil, err
+	}
+	lim := in.Limits
+	key := workerKey{sum: "test:" + sandbox.Source{Code: src.Code + "\x00" + testCode}.Checksum(), fn: src.Func, mem: lim.MemoryBytes}
+	p := s.workers
+	w, err := p.acquire(ctx, key, 0, func() (*worker, error) { return p.spawn(key) })
+	if err != nil {
+		return nil, err
+	}
+	defer p.put(w, false)
+	bound := p.cfg.CompileTimeout + time.Duration(len(names))*(lim.Timeout+time.Second)
+	m, e := p.exchange(ctx, w, workerMsg{Op: "test", Code: src.Code, Func: src.Func, Tests: testCode, Caps: in.Caps, Limits: lim, Depth: sandbox.CallDepth(ctx)}, in, bound)
+	if e != nil {
+		return nil, e
+	}
+	if m.Error != nil {
+		return nil, m.Error
+	}
+	if m.Results == nil {
+		m.Results = []sandbox.TestResult{}
+	}
+	return m.Results, nil
+}
+
+// isolatedTestGate is the host's part of an isolated test run: the bounded parse and the policy
+// gate of the artifact and the tests; it returns the test names.
+func isolatedTestGate(src sandbox.Source, testCode string) ([]string, error) {
+	fset, f, _, err := gateSource(src.Code)
+	if err != nil {
+		return nil, err
+	}
+	tf, _, err := gateTestFile(fset, f, testCode)
+	if err != nil {
+		return nil, gate.InTests(err)
+	}
+	var names []string
+	for _, d := range tf.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && strings.HasPrefix(fd.Name.Name, "Test") && isTestFunc(fd) {
+			names = append(names, fd.Name.Name)
+		}
+	}
+	return names, nil
+}
+
+// died classifies a worker's death from its exit status and the head and tail of its stderr.
+func (p *workerPool) died(w *worker, during string, elapsed time.Duration, mem int64) *sandbox.Error {
 	<-w.done
-	tail := w.stderr.String()
+	d := death{during: during, elapsed: elapsed, stderr: w.stderr.String(), memLimit: mem, code: -1}
 	var ee *exec.ExitError
-	code := -1
 	if errors.As(w.err, &ee) {
-		code = ee.ExitCode()
+		d.code = ee.ExitCode()
+	} else if w.err == nil {
+		d.code = 0
 	}
-	last := strings.TrimSpace(tail)
-	if i := strings.Index(last, "fatal error:"); i >= 0 {
-		last = last[i:]
+	if ps := w.cmd.ProcessState; ps != nil {
+		d.signal = exitSignal(ps)
+		d.maxRSS = maxRSS(ps)
+		d.cpu = ps.UserTime() + ps.SystemTime()
 	}
-	if j := strings.IndexByte(last, '\n'); j > 0 {
-		last = last[:j]
+	d.cpuLimit = time.Duration(p.cfg.CPUSeconds) * time.Second
+	return d.classify()
+}
+
+// death is what the sandbox knows about a worker that exited on its own.
+type death struct {
+	during   string
+	elapsed  time.Duration
+	code     int    // exit code, -1 when killed by a signal
+	signal   string // "killed", "CPU time limit exceeded", ... ("" when it exited)
+	stderr   string
+	maxRSS   int64 // peak resident set, bytes (0 unknown)
+	memLimit int64
+	cpu      time.Duration
+	cpuLimit time.Duration
+}
+
+// fatalLine returns the runtime's one-line reason ("fatal error: stack overflow", "panic: ...",
+// "runtime: goroutine stack exceeds ...") from a dead worker's stderr.
+func fatalLine(stderr string) string {
+	for _, prefix := range []string{"fatal error:", "runtime: goroutine stack exceeds", "panic:", "runtime:"} {
+		if i := strings.Index(stderr, prefix); i >= 0 {
+			l := stderr[i:]
+			if j := strings.IndexByte(l, '\n'); j >= 0 {
+				l = l[:j]
+			}
+			return strings.TrimSpace(l)
+		}
 	}
-	msg := fmt.Sprintf("worker died during %s after %v (exit %d): %s", during, elapsed.Round(time.Millisecond), code, last)
+	return ""
+}
+
+// classify maps a worker's death onto an error kind. The worker served one program, so a death
+// the runtime attributes to what the code did (memory, stack, a fatal runtime error, CPU) is the
+// code's, intrinsic; only a death with no such cause (killed from outside, exited for no reason
+// given) stays KindInternal.
+func (d death) classify() *sandbox.Error {
+	line := fatalLine(d.stderr)
+	status := fmt.Sprintf("exit %d", d.code)
+	if d.signal != "" {
+		status = "signal: " + d.signal
+	}
+	msg := func(what string) string {
+		return fmt.Sprintf("%s (isolation worker died during %s after %v, %s)", what, d.during, d.elapsed.Round(time.Millisecond), status)
+	}
+	has := func(s ...string) bool {
+		for _, x := range s {
+			if strings.Contains(d.stderr, x) {
+				return true
+			}
+		}
+		return false
+	}
 	switch {
-	case code == exitMemory || strings.Contains(tail, "out of memory") || strings.Contains(tail, "cannot allocate memory") ||
-		strings.Contains(tail, "failed to allocate"): // the last one: the race detector's allocator under RLIMIT_AS
-		return &sandbox.Error{Kind: sandbox.KindMemory, Message: msg}
-	case strings.Contains(tail, "stack overflow") || strings.Contains(tail, "stack exceeds"):
-		return &sandbox.Error{Kind: sandbox.KindDepth, Message: msg}
-	case strings.Contains(tail, "CPU time limit") || (ee != nil && ee.Sys() != nil && strings.Contains(fmt.Sprint(ee.Sys()), "cpu")):
-		return &sandbox.Error{Kind: sandbox.KindDeadline, Message: msg}
+	case d.code == exitMemory:
+		return &sandbox.Error{Kind: sandbox.KindMemory, Message: msg(fmt.Sprintf("memory cap of %d MiB exceeded", d.memLimit>>20)),
+			Hint: "use less memory: stream or bound what the code builds"}
+	case has("stack overflow", "goroutine stack exceeds"):
+		return &sandbox.Error{Kind: sandbox.KindDepth, Message: msg(line), Hint: depthHint}
+	case has("out of memory", "cannot allocate memory", "failed to allocate", "mmap failed", "address space collisions"):
+		// The runtime's allocator under RLIMIT_AS (the race detector's says "failed to allocate" or
+		// "too many address space collisions").
+		return &sandbox.Error{Kind: sandbox.KindMemory, Message: msg(line + fmt.Sprintf(": over the memory cap of %d MiB", d.memLimit>>20)),
+			Hint: "use less memory: stream or bound what the code builds"}
+	case strings.Contains(d.signal, "CPU time limit") || (d.signal == "killed" && d.cpuLimit > 0 && d.cpu >= d.cpuLimit-time.Second):
+		return &sandbox.Error{Kind: sandbox.KindDeadline, Message: msg(fmt.Sprintf("CPU time limit of %v used up", d.cpuLimit)),
+			Hint: "the code burnt CPU past every call's deadline (runaway goroutines?)"}
+	case d.signal == "killed" && d.memLimit > 0 && d.maxRSS >= d.memLimit/2:
+		return &sandbox.Error{Kind: sandbox.KindMemory, Message: msg(fmt.Sprintf("killed at a peak of %d MiB resident (memory cap %d MiB): most likely the kernel's OOM killer", d.maxRSS>>20, d.memLimit>>20)),
+			Hint: "use less memory: stream or bound what the code builds"}
+	case strings.HasPrefix(line, "fatal error:") || strings.HasPrefix(line, "panic:"):
+		// concurrent map writes, all goroutines asleep, an unrecovered panic in a goroutine the
+		// code started, ...
+		return &sandbox.Error{Kind: sandbox.KindPanic, Message: msg(line)}
 	}
-	return &sandbox.Error{Kind: sandbox.KindInternal, Message: msg}
+	what := "isolation worker died for no reason attributable to the code"
+	if (d.during == "start" || d.during == "compile") && d.code == 0 {
+		what = "isolation worker exited without answering: its binary does not serve workers (a forge CLI does, and so does a main that calls yaegi.MaybeServeWorker() first thing)"
+	}
+	if line != "" {
+		what += ": " + line
+	}
+	return &sandbox.Error{Kind: sandbox.KindInternal, Message: msg(what)}
 }
 
 func (p *workerPool) close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
-	for mem, ws := range p.idle {
+	for _, ws := range p.idle {
 		for _, w := range ws {
-			_ = w.stdin.Close()
-			_ = w.cmd.Process.Kill()
-			p.live[mem]--
+			p.stop(w)
 		}
 	}
-	p.idle = map[int64][]*worker{}
+	p.idle = map[workerKey][]*worker{}
 	p.cond.Broadcast()
 	return nil
 }

@@ -26,8 +26,11 @@ type Options struct {
 	// PoolSize bounds the interpreters kept per program (default 2 x GOMAXPROCS). Calls beyond it
 	// wait for a free interpreter.
 	PoolSize int
-	// Worker configures isolation mode (Limits.Isolation == "process"); see WorkerConfig.
+	// Worker configures isolation mode; see WorkerConfig.
 	Worker WorkerConfig
+	// Isolation "process" isolates every program this sandbox compiles; otherwise a program is
+	// isolated when its Source.Limits.Isolation says so (see Compile).
+	Isolation string
 }
 
 // Sandbox is the yaegi backend: in-process interpretation behind the policy gate and source
@@ -69,6 +72,8 @@ type Program struct {
 	copies []copyRef
 	// guarded is set when the rewrite added a depth guard (the guard needs a per-call channel).
 	guarded bool
+	// isolated programs exist only in worker processes: the host holds no interpreter.
+	isolated bool
 
 	pool    chan *instance
 	sem     chan struct{} // one token per live interpreter
@@ -454,9 +459,20 @@ func canDirect(sig sandbox.Signature, ht *hostTypes, guarded bool) bool {
 
 // Compile gates, rewrites and compiles src once; the first interpreter is built now so compile
 // errors surface here, later ones on demand up to the pool size.
+//
+// An isolated program (Options.Isolation or src.Limits.Isolation "process") is only parsed and
+// gated here; it is type-checked, compiled and initialized in a worker process of its own, under
+// src.Limits (memory cap; Timeout for the initializers) and the worker's compile bound.
 func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Program, error) {
 	if s.closed.Load() {
 		return nil, sandbox.Errorf(sandbox.KindInternal, "sandbox closed")
+	}
+	if s.opts.Isolation == sandbox.IsolationProcess || src.Limits.Isolation == sandbox.IsolationProcess {
+		p, err := s.compileIsolated(ctx, src)
+		if err != nil {
+			return nil, err // not a typed nil
+		}
+		return p, nil
 	}
 	code, sig, ht, guarded, err := prepare(src)
 	if err != nil {
@@ -487,7 +503,7 @@ func (p *Program) newInstance(ctx context.Context) (*instance, error) {
 	if err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: err.Error(), Err: err}
 	}
-	prog, err := compileSafe(in, p.code)
+	prog, err := compileRecovered(in, p.code)
 	if err != nil {
 		return nil, compileError(err)
 	}
@@ -514,14 +530,13 @@ func (p *Program) newInstance(ctx context.Context) (*instance, error) {
 	return inst, nil
 }
 
-// compileSafe is in.Compile with yaegi's own panics (nil dereferences or errors raised as panics
-// in its type checker, on some programs) turned into a compile error instead of killing the
-// host. Compiling runs no guest code, so the panic value is yaegi's or the runtime's and is
-// safe to format.
-func compileSafe(in *interp.Interpreter, code string) (prog *interp.Program, err error) {
+// compileRecovered is in.Compile with yaegi's own panics (its compiler panics on some valid Go,
+// e.g. a sparse keyed array literal `[...]byte{1<<30 - 1: 1}`) turned into a compile error: the
+// process that compiles, host or worker, must survive the code it is given.
+func compileRecovered(in *interp.Interpreter, code string) (prog *interp.Program, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			prog, err = nil, fmt.Errorf("the interpreter failed to compile this program (%v): simplify the construct at fault", r)
+			prog, err = nil, fmt.Errorf("the interpreter cannot compile this code (it failed with: %v): write it another way", r)
 		}
 	}()
 	return in.Compile(code)
@@ -631,7 +646,7 @@ func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Inpu
 		return sandbox.Output{}, sandbox.Errorf(sandbox.KindInternal, "yaegi: program of type %T is not a yaegi program", prog)
 	}
 	in.Limits = in.Limits.WithDefaults()
-	if in.Limits.Isolation == sandbox.IsolationProcess {
+	if p.isolated || in.Limits.Isolation == sandbox.IsolationProcess {
 		return s.workers.run(ctx, p, in)
 	}
 	if ctx.Err() != nil {
