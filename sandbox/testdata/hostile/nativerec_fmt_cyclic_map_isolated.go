@@ -2,7 +2,7 @@
 // isolation: process
 // backends: yaegi
 // timeout: 5s
-// kind: memory|panic|deadline
+// kind: depth|memory|panic|deadline
 package artifact
 
 import "fmt"

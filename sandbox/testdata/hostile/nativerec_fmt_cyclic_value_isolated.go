@@ -2,7 +2,7 @@
 // isolation: process
 // backends: yaegi
 // timeout: 5s
-// kind: memory|panic
+// kind: depth|memory|panic
 package artifact
 
 import "fmt"
