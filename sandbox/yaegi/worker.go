@@ -645,7 +645,9 @@ func (p *workerPool) acquire(ctx context.Context, key workerKey, wait time.Durat
 			}
 			return w, nil
 		}
-		if p.live[key] < p.cfg.Max && (p.total < p.cfg.MaxTotal || p.evictIdle()) {
+		// A delegated call (depth > 0) never waits: its ancestors may hold every worker while
+		// they wait for it. It starts one beyond the limits, which put retires.
+		if (p.live[key] < p.cfg.Max && (p.total < p.cfg.MaxTotal || p.evictIdle())) || sandbox.CallDepth(ctx) > 0 {
 			p.live[key]++
 			p.total++
 			p.mu.Unlock()
@@ -729,7 +731,7 @@ func (p *workerPool) stop(w *worker) {
 func (p *workerPool) put(w *worker, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if ok && !p.closed {
+	if ok && !p.closed && p.live[w.key] <= p.cfg.Max && p.total <= p.cfg.MaxTotal {
 		w.idle = time.Now()
 		p.idle[w.key] = append(p.idle[w.key], w)
 	} else {
