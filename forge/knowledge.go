@@ -180,8 +180,8 @@ var lessonRules = map[classifier.Rule]bool{
 	classifier.RuleDeadlineCompute: true,
 }
 
-// positions are file:line:col prefixes, which differ from one answer to the next.
-var positions = regexp.MustCompile(`(?m)(^|\s)[\w./-]*\.go:\d+(:\d+)?:?\s*`)
+// positions are file:line:col and "line N:" prefixes, which differ from one answer to the next.
+var positions = regexp.MustCompile(`(?m)(^|\s)([\w./-]*\.go:\d+(:\d+)?:?|line \d+(:\d+)?:)\s*`)
 
 // lessonOf is the lesson content of a fixed failure: "<class>/<rule>: <message>", without source
 // positions, clipped.

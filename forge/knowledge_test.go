@@ -12,9 +12,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/artifactforge/forge/classifier"
 	"github.com/artifactforge/forge/learner"
 	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/registry"
+	"github.com/artifactforge/forge/repair"
 )
 
 // clockContract is a role whose obvious code (time.Now) is refused by the sandbox.
@@ -117,4 +119,23 @@ func TestDamagedKnowledgeIsQuarantinedByTheStore(t *testing.T) {
 	l, _ := learner.Open(store, learner.Options{})
 	es, _ := l.List(learner.ForgeDomain)
 	assert.Len(t, es, 1, "the domain started again and learned the new lesson")
+}
+
+func TestLessonOf(t *testing.T) {
+	for _, tc := range []struct {
+		a    repair.Attempt
+		want string
+		ok   bool
+	}{
+		{repair.Attempt{Error: "sandbox: policy: line 5: time.Now is not available", Result: classifier.Result{Class: classifier.Intrinsic, Rule: classifier.RulePolicy}},
+			"intrinsic/policy: sandbox: policy: time.Now is not available", true},
+		{repair.Attempt{Error: "artifact.go:3:9: undefined: foo", Result: classifier.Result{Class: classifier.Intrinsic, Rule: classifier.RuleCompile}},
+			"intrinsic/compile: undefined: foo", true},
+		{repair.Attempt{Error: "the contract changed", Result: classifier.Result{Class: classifier.Intrinsic, Rule: classifier.RuleStaleContract}}, "", false},
+		{repair.Attempt{Error: "upstream 503", Result: classifier.Result{Class: classifier.Extrinsic, Rule: classifier.RuleHostHTTP5xx}}, "", false},
+	} {
+		got, ok := lessonOf(tc.a)
+		assert.Equal(t, tc.ok, ok, tc.a.Error)
+		assert.Equal(t, tc.want, got)
+	}
 }
