@@ -71,6 +71,9 @@ type call struct {
 	meta   Meta
 	art    *registry.Artifact // the artifact the call ended with, if any
 	start  time.Time
+	// operator: an operator's regeneration (Regenerate): no args to run, and a generation that
+	// produces nothing usable leaves the current one exactly as it was.
+	operator bool
 }
 
 // Call runs role.method with args (a JSON object by parameter name, or an array by position).
@@ -374,6 +377,9 @@ type produced struct {
 	saved bool // persisted as the current generation
 	// elsewhere: another process produced it while this one waited for the generation lock.
 	elsewhere bool
+	// unchanged: the verified answer was byte-identical to the current generation's code, so
+	// no generation was added (the history keeps its real generations).
+	unchanged bool
 }
 
 // produce writes new code for the call (generate, repair or regenerate), shared by concurrent
@@ -440,6 +446,20 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 		return c.fail(res.fail)
 	}
 	c.art = res.art
+	if !leader && c.operator {
+		// An operator's regeneration that joined one already under way (in this process, or in
+		// another one that held the generation lock): its result is this regeneration's result.
+		// There are no args to run the code with.
+		if res.fail != nil {
+			return c.fail(res.fail)
+		}
+		c.meta.Joined = true
+		c.meta.ArtifactGen, c.meta.ProgramSource = res.art.Generation, SourceRegenerated
+		if len(res.art.History) > 0 {
+			c.ev.GenerationTrigger = res.art.History[0].Trigger
+		}
+		return Outcome{OK: true}
+	}
 	if !leader {
 		// Another caller produced the code: run it with this call's args.
 		c.ev.ArtifactHit = true
@@ -447,7 +467,11 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 	}
 	c.meta.ArtifactGen = res.art.Generation
 	c.meta.ProgramSource = sourceOf(res.trig)
+	c.meta.Unchanged = res.unchanged
 	c.ev.GenerationTrigger = res.trig.String()
+	if res.unchanged && len(res.art.History) > 0 {
+		c.ev.GenerationTrigger = res.art.History[0].Trigger
+	}
 	if c.meta.RepairAttempted {
 		c.meta.RepairSucceeded = res.saved
 	}
@@ -560,12 +584,12 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 			res.art = &registry.Artifact{Role: c.role, Method: c.method, Code: ans.Code, Generation: 0}
 			return res
 		}
-		art, err := c.persist(ans, prog, trig)
+		art, unchanged, err := c.persist(ans, prog, trig)
 		if err != nil {
 			res.fail = classifyErr(err, false)
 			return res
 		}
-		res.art, res.saved = art, true
+		res.art, res.saved, res.unchanged = art, true, unchanged
 		return res
 	}
 	if last == nil {
@@ -573,6 +597,14 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 	}
 	res.fail = &failure{typ: "gate", result: last.result,
 		msg: fmt.Sprintf("no generated code passed verification after %d provider call(s); last failure: %s", c.meta.ProviderCalls, last.msg)}
+	if c.operator {
+		// An operator asked for new code and none was usable: that says nothing about the
+		// current code, which keeps its lifecycle and counters.
+		if base != nil {
+			res.fail.msg += fmt.Sprintf("; the current generation %d of %s.%s is unchanged (lifecycle %s, counters kept)", base.Generation, c.role, c.method, base.Lifecycle)
+		}
+		return res
+	}
 	if base != nil && base.Lifecycle != registry.Blessed && base.Lifecycle != registry.Quarantined && !f.opts.Switches.GenerateOnly {
 		// The persisted code failed and could not be fixed in this call: mark it degraded so the
 		// next call tries again (repair first while the budget lasts).
@@ -762,15 +794,28 @@ func jsonEqual(a, b json.RawMessage) bool {
 }
 
 // persist makes verified code the current generation.
-func (c *call) persist(ans provider.Answer, p *compiled, trig repair.Trigger) (*registry.Artifact, error) {
+func (c *call) persist(ans provider.Answer, p *compiled, trig repair.Trigger) (*registry.Artifact, bool, error) {
 	if p == nil || p.prog == nil {
 		// Never reached while generate checks the gate's verdict; kept so that a future path
 		// that forgets cannot persist unverified code or crash the process.
-		return nil, errors.New("forge: refusing to persist code without a verified program; this is a forge bug, report it")
+		return nil, false, errors.New("forge: refusing to persist code without a verified program; this is a forge bug, report it")
 	}
 	now := c.f.now().UTC()
 	sig := p.prog.Signature()
+	unchanged := false
 	art, err := c.f.store.Update(c.role, c.method, func(a *registry.Artifact, _ bool) error {
+		unchanged = false
+		if a.Generation > 0 && a.Code == ans.Code && a.ContractFingerprint == c.rt.rec.Fingerprint {
+			// The answer is the current code, byte for byte: a new generation would only push a
+			// real one out of the kept history. The code passed the gate again, so a degraded
+			// artifact becomes a candidate; a forced regeneration is done.
+			unchanged = true
+			a.ForceRegenerate = false
+			if a.Lifecycle == registry.Degraded {
+				a.Lifecycle = registry.Candidate
+			}
+			return nil
+		}
 		a.Promote(ans.Code, trig.String(), ans.Model, PromptVersion, now)
 		a.Lifecycle = registry.Candidate
 		a.ContractFingerprint = c.rt.rec.Fingerprint
@@ -782,13 +827,13 @@ func (c *call) persist(ans provider.Answer, p *compiled, trig repair.Trigger) (*
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	p.art = art
 	c.f.mu.Lock()
 	c.f.programs[registry.Key{Role: c.role, Method: c.method}] = p
 	c.f.mu.Unlock()
-	return art, nil
+	return art, unchanged, nil
 }
 
 func (c *call) record(o registry.Outcome, reason string) {

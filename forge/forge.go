@@ -251,7 +251,7 @@ func (f *Forge) providerOrErr() (provider.Provider, error) {
 // (`forge regen`), verifies it and makes it current; the old code stays in the history. The
 // Outcome has no value: no call args were given.
 func (f *Forge) Regenerate(ctx context.Context, role, method string) Outcome {
-	c := &call{f: f, role: role, method: method, start: time.Now()}
+	c := &call{f: f, role: role, method: method, start: time.Now(), operator: true}
 	c.ev.Role, c.ev.Method, c.ev.CallID = role, method, newID()
 	c.ev.TraceID = c.ev.CallID
 	c.ev.Action, c.ev.Reason = "regenerate", "operator"
