@@ -74,6 +74,9 @@ type call struct {
 	// operator: an operator's regeneration (Regenerate): no args to run, and a generation that
 	// produces nothing usable leaves the current one exactly as it was.
 	operator bool
+	// cause is the failure of the persisted code that sent this call to repair or regenerate,
+	// if any: reported first when no code generator is there to fix it.
+	cause *failure
 }
 
 // Call runs role.method with args (a JSON object by parameter name, or an array by position).
@@ -364,6 +367,7 @@ func (c *call) executePersisted(ctx context.Context, art *registry.Artifact) Out
 		return c.fail(fl)
 	}
 	c.meta.RepairAttempted = plan.Step == repair.StepRepair
+	c.cause = fl
 	return c.produce(ctx, art, plan.Trigger, &repair.Attempt{Code: art.Code, Error: fl.msg, Result: fl.result})
 }
 
@@ -518,7 +522,7 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 	res := &produced{trig: trig}
 	prov, err := f.providerOrErr()
 	if err != nil {
-		res.fail = classifyErr(err, false)
+		res.fail = c.noProvider(classifyErr(err, false), trig, failed)
 		return res
 	}
 	sig := c.rt.declared(c.method)
@@ -618,6 +622,32 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 		}
 	}
 	return res
+}
+
+// noProvider is the failure of a call that needs new code when no code generator is configured.
+// When the persisted code failed first, that failure is the call's failure (its class, rule and
+// message come first); the missing generator is what kept it from being repaired, and the
+// message ends with how to configure one.
+func (c *call) noProvider(pf *failure, trig repair.Trigger, failed *repair.Attempt) *failure {
+	what := "writing its code"
+	switch trig.Kind {
+	case repair.TriggerRepair:
+		what = "repairing it"
+	case repair.TriggerRegenerate, repair.TriggerOperator:
+		what = "regenerating it"
+	}
+	switch {
+	case c.cause != nil:
+		return &failure{typ: c.cause.typ, result: c.cause.result,
+			msg: fmt.Sprintf("%s failure (rule %s): %s; %s needs a code generator and none is configured: %s",
+				c.cause.result.Class, c.cause.result.Rule, c.cause.msg, what, pf.msg)}
+	case failed != nil && failed.Error != "" && !c.operator:
+		// The selector sent the call to repair (a degraded or stale artifact): say why first.
+		return &failure{typ: pf.typ, result: pf.result,
+			msg: fmt.Sprintf("%s.%s needs new code: %s; %s needs a code generator and none is configured: %s",
+				c.role, c.method, failed.Error, what, pf.msg)}
+	}
+	return pf
 }
 
 // verify is the gate: policy and compile in the target sandbox, the declared signature, the

@@ -3,6 +3,7 @@ package forge
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -184,4 +185,25 @@ func TestIdenticalRegenKeepsHistory(t *testing.T) {
 	}
 	_, err = f.Rollback("text", "upper", 1)
 	assert.NoError(t, err, "generation 1 is still kept")
+}
+
+// Issue 9 item 4: with no code generator configured, a failure that needs a repair is reported
+// first (class, rule, message), then that a repair needs a provider and how to configure one.
+func TestNoProviderReportsTheFailureFirst(t *testing.T) {
+	store := t.TempDir()
+	f := openForge(t, store, codeAnswers(upperPanics))
+	require.NoError(t, f.AddRole(textContract()))
+	require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
+	require.NoError(t, f.Close())
+
+	g := openForge(t, store, nil)
+	o := g.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":""}`))
+	require.False(t, o.OK)
+	assert.Equal(t, "intrinsic", o.Err.Class)
+	assert.Equal(t, "panic", o.Err.Rule)
+	assert.Equal(t, "panic", o.Err.Type)
+	assert.True(t, strings.HasPrefix(o.Err.Message, "intrinsic failure (rule panic): "), o.Err.Message)
+	assert.Contains(t, o.Err.Message, "index out of bounds")
+	assert.Contains(t, o.Err.Message, "repairing it needs a code generator")
+	assert.Contains(t, o.Err.Message, "FORGE_PROVIDER")
 }
