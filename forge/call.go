@@ -133,7 +133,7 @@ func (c *call) executeCandidate(ctx context.Context, p *compiled) Outcome {
 		err = checkDeliverable(c.rt.deliverable, out)
 	}
 	if err != nil {
-		return c.fail(c.runFailure(ctx, start, err))
+		return c.fail(c.judgeReturned(c.runFailure(ctx, start, err), c.args, p.prog.Signature()))
 	}
 	return Outcome{OK: true, Value: out.Value}
 }
@@ -355,6 +355,9 @@ func (c *call) executePersisted(ctx context.Context, art *registry.Artifact) Out
 		return Outcome{OK: true, Value: out.Value}
 	}
 	fl := c.runFailure(ctx, start, err)
+	if p != nil {
+		fl = c.judgeReturned(fl, c.args, p.prog.Signature())
+	}
 	c.recordFailure(fl)
 	if fl.result.Rule == classifier.RuleCallDepthCap && c.ev.Depth > 0 {
 		// Every call of a runaway chain fails at once: the top-level call repairs (it is blamed
@@ -368,7 +371,7 @@ func (c *call) executePersisted(ctx context.Context, art *registry.Artifact) Out
 	}
 	c.meta.RepairAttempted = plan.Step == repair.StepRepair
 	c.cause = fl
-	return c.produce(ctx, art, plan.Trigger, &repair.Attempt{Code: art.Code, Error: fl.msg, Result: fl.result})
+	return c.produce(ctx, art, plan.Trigger, &repair.Attempt{Code: art.Code, Error: fl.msg, Result: fl.result, Args: string(c.args)})
 }
 
 // produced is what one generation (shared by concurrent callers) yields.
@@ -571,7 +574,7 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 		}
 		if fl != nil && (fl.result.Class == classifier.Intrinsic || fl.result.Class == classifier.Adaptive) {
 			last = fl
-			req = req.WithEarlier(repair.Attempt{Code: ans.Code, Error: fl.msg, Result: fl.result})
+			req = req.WithEarlier(repair.Attempt{Code: ans.Code, Error: fl.msg, Result: fl.result, Args: string(fl.args)})
 			continue
 		}
 		if prog == nil {
@@ -681,11 +684,21 @@ func (c *call) verify(ctx context.Context, code string) (*compiled, sandbox.Outp
 				}
 				start := time.Now()
 				out, err := sb.Run(c.runCtx(ctx, p), prog, c.input(ex.Args))
+				if ex.ExpectError != "" {
+					if fl := checkExpectedError(c.runFailure(ctx, start, err), i+1, ex, out); fl != nil {
+						return nil, out, fl
+					}
+					continue
+				}
 				if err != nil {
 					fl := c.runFailure(ctx, start, err)
-					if fl.result.Class == classifier.Caller {
+					switch {
+					case fl.typ == string(sandbox.KindReturned) && fl.result.Class == classifier.Caller:
+						// An error returned on purpose where the contract wants a value.
+						fl = acceptanceFailure(fmt.Sprintf("acceptance example %d: args %s: want %s, got the error %q", i+1, ex.Args, ex.Expect, fl.msg))
+					case fl.result.Class == classifier.Caller:
 						fl = acceptanceFailure(fmt.Sprintf("acceptance example %d: args %s do not fit the code's signature: %s", i+1, ex.Args, fl.msg))
-					} else {
+					default:
 						fl.msg = fmt.Sprintf("acceptance example %d (args %s): %s", i+1, ex.Args, fl.msg)
 					}
 					return nil, out, fl
@@ -729,9 +742,12 @@ func (c *call) verify(ctx context.Context, code string) (*compiled, sandbox.Outp
 	c.ev.SandboxNS = int64(out.Duration)
 	var fl *failure
 	if err != nil {
-		fl = c.runFailure(ctx, start, err)
+		fl = c.judgeReturned(c.runFailure(ctx, start, err), c.args, prog.Signature())
 	} else if err = checkDeliverable(c.rt.deliverable, out); err != nil {
 		fl = classifyErr(err, false)
+	}
+	if fl != nil {
+		fl.args = c.args
 	}
 	return p, out, fl
 }
@@ -750,6 +766,72 @@ func undecided(fl *failure) *failure {
 	}
 	return &failure{typ: fl.typ, result: res,
 		msg: "the generated code could not be verified, so nothing was persisted: " + fl.msg + "; call again when the cause is gone (the code is verified again then)"}
+}
+
+// checkExpectedError judges an acceptance example that expects an error (expect_error): the code
+// must return an error of its own whose message contains ex.ExpectError. fl is the run's
+// classified failure (nil when it returned a value); a failure that is not a returned error
+// (a panic, a deadline, an outage) is kept as it is.
+func checkExpectedError(fl *failure, n int, ex registry.Example, out sandbox.Output) *failure {
+	switch {
+	case fl == nil:
+		return acceptanceFailure(fmt.Sprintf("acceptance example %d: args %s: want an error containing %q, got the value %s", n, ex.Args, ex.ExpectError, out.Value))
+	case fl.typ != string(sandbox.KindReturned):
+		if fl.result.Class == classifier.Caller {
+			return acceptanceFailure(fmt.Sprintf("acceptance example %d: args %s do not fit the code's signature: %s", n, ex.Args, fl.msg))
+		}
+		fl.msg = fmt.Sprintf("acceptance example %d (args %s, want an error containing %q): %s", n, ex.Args, ex.ExpectError, fl.msg)
+		return fl
+	case !strings.Contains(fl.msg, ex.ExpectError):
+		return acceptanceFailure(fmt.Sprintf("acceptance example %d: args %s: want an error containing %q, got the error %q", n, ex.Args, ex.ExpectError, fl.msg))
+	}
+	return nil
+}
+
+// judgeReturned makes an error the code returned on purpose (caller/returned_answer) the code's
+// own fault when the contract says these args must succeed: an acceptance example of the method
+// with the same args expects a value.
+func (c *call) judgeReturned(fl *failure, args json.RawMessage, sig sandbox.Signature) *failure {
+	if fl == nil || fl.result.Rule != classifier.RuleReturnedAnswer || c.rt.rec.Acceptance == nil {
+		return fl
+	}
+	want := normalArgs(args, sig)
+	if want == nil {
+		return fl
+	}
+	for i, ex := range c.rt.rec.Acceptance.Examples {
+		if (ex.Method != "" && ex.Method != c.method) || ex.ExpectError != "" {
+			continue
+		}
+		if got := normalArgs(ex.Args, sig); got != nil && reflect.DeepEqual(got, want) {
+			return &failure{typ: fl.typ, result: classifier.Classify(classifier.Failure{Kind: classifier.KindReturned, ValueExpected: true}),
+				msg: fmt.Sprintf("%s: acceptance example %d expects the value %s for these args", fl.msg, i+1, ex.Expect)}
+		}
+	}
+	return fl
+}
+
+// normalArgs decodes call args into a map by parameter name (positional args are named from the
+// signature), or nil when they do not decode.
+func normalArgs(args json.RawMessage, sig sandbox.Signature) map[string]any {
+	var v any
+	if json.Unmarshal(args, &v) != nil {
+		return nil
+	}
+	switch a := v.(type) {
+	case map[string]any:
+		return a
+	case []any:
+		if len(a) > len(sig.Params) {
+			return nil
+		}
+		m := make(map[string]any, len(a))
+		for i, x := range a {
+			m[sig.Params[i].Name] = x
+		}
+		return m
+	}
+	return nil
 }
 
 func acceptanceFailure(msg string) *failure {

@@ -11,8 +11,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/artifactforge/forge/classifier"
 	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/registry"
+	"github.com/artifactforge/forge/repair"
+	"github.com/artifactforge/forge/sandbox"
 )
 
 // funcProvider answers every request with fn.
@@ -206,4 +209,139 @@ func TestNoProviderReportsTheFailureFirst(t *testing.T) {
 	assert.Contains(t, o.Err.Message, "index out of bounds")
 	assert.Contains(t, o.Err.Message, "repairing it needs a code generator")
 	assert.Contains(t, o.Err.Message, "FORGE_PROVIDER")
+}
+
+const convertOK = `package artifact
+
+import "fmt"
+
+func Convert(value float64, from, to string) (float64, error) {
+	if from == "c" && to == "f" {
+		return value*9/5 + 32, nil
+	}
+	if from == to && (from == "c" || from == "f") {
+		return value, nil
+	}
+	return 0, fmt.Errorf("unknown unit %q", from+"->"+to)
+}
+`
+
+// convertNoRefusal answers every input, even a bad unit: the expect_error example refuses it.
+const convertNoRefusal = `package artifact
+
+func Convert(value float64, from, to string) (float64, error) {
+	if from == "c" && to == "f" {
+		return value*9/5 + 32, nil
+	}
+	return value, nil
+}
+`
+
+// convertRefusesAll returns an error for everything: the value examples refuse it.
+const convertRefusesAll = `package artifact
+
+import "errors"
+
+func Convert(value float64, from, to string) (float64, error) { return 0, errors.New("unknown unit") }
+`
+
+func unitsContract() registry.Contract {
+	return registry.Contract{Role: "units", Purpose: "unit conversion",
+		Methods: map[string]string{"convert": "func Convert(value float64, from, to string) (float64, error)"},
+		Acceptance: &registry.Acceptance{Examples: []registry.Example{
+			{Method: "convert", Args: json.RawMessage(`{"value":100,"from":"c","to":"f"}`), Expect: json.RawMessage(`212`)},
+			{Method: "convert", Args: json.RawMessage(`{"value":1,"from":"X","to":"f"}`), ExpectError: "unknown unit"},
+		}}}
+}
+
+// Issue 9 item 3: an error the code returns on purpose is the caller's answer (no repair, no
+// health penalty); acceptance examples check both sides (expect and expect_error).
+func TestReturnedErrorIsTheCallersAnswer(t *testing.T) {
+	p := codeAnswers(convertOK)
+	f := openForge(t, t.TempDir(), p)
+	require.NoError(t, f.AddRole(unitsContract()))
+
+	// The first call generates; the code's answer for a bad unit is an error, kept as the caller's.
+	o := f.Call(context.Background(), "units", "convert", json.RawMessage(`{"value":1,"from":"Y","to":"f"}`))
+	require.False(t, o.OK)
+	assert.Equal(t, "caller", o.Err.Class)
+	assert.Equal(t, "returned_answer", o.Err.Rule)
+	assert.Equal(t, "returned", o.Err.Type)
+	assert.Contains(t, o.Err.Message, `unknown unit`)
+	assert.Equal(t, 1, o.Meta.ProviderCalls, "the code passed the gate; no feedback round for a deliberate error")
+
+	for range 3 {
+		o = f.Call(context.Background(), "units", "convert", json.RawMessage(`{"value":1,"from":"Y","to":"f"}`))
+		require.False(t, o.OK)
+		assert.Equal(t, "caller", o.Err.Class)
+		assert.Zero(t, o.Meta.ProviderCalls, "no repair")
+		assert.False(t, o.Meta.RepairAttempted)
+	}
+	o = f.Call(context.Background(), "units", "convert", json.RawMessage(`[0,"c","f"]`))
+	require.True(t, o.OK, "%+v", o.Err)
+	assert.JSONEq(t, `32`, string(o.Value))
+	f.Flush()
+	art, err := f.Store().Load("units", "convert")
+	require.NoError(t, err)
+	assert.Equal(t, 1, art.Generation)
+	assert.NotEqual(t, registry.Degraded, art.Lifecycle)
+	assert.Zero(t, art.IntrinsicFailureCount, "no health penalty")
+	assert.Equal(t, int64(4), art.CallerFailureCount)
+	assert.Len(t, p.requests(), 1)
+}
+
+// The gate checks both sides: code that never refuses fails the expect_error example, code that
+// refuses everything fails the value examples (an error there is the code's fault).
+func TestAcceptanceExpectError(t *testing.T) {
+	p := codeAnswers(convertNoRefusal, convertRefusesAll, convertOK)
+	f := openForge(t, t.TempDir(), p)
+	require.NoError(t, f.AddRole(unitsContract()))
+	o := f.Call(context.Background(), "units", "convert", json.RawMessage(`{"value":100,"from":"c","to":"f"}`))
+	require.True(t, o.OK, "%+v", o.Err)
+	assert.JSONEq(t, `212`, string(o.Value))
+	reqs := p.requests()
+	require.Len(t, reqs, 3)
+	assert.Contains(t, reqs[1].Prompt, `acceptance example 2: args {"value":1,"from":"X","to":"f"}: want an error containing "unknown unit", got the value 1`)
+	assert.Contains(t, reqs[2].Prompt, `acceptance example 1: args {"value":100,"from":"c","to":"f"}: want 212, got the error`)
+
+	bad := unitsContract()
+	bad.Acceptance.Examples[0].ExpectError = "x"
+	assert.ErrorContains(t, f.AddRole(bad), "either expect")
+}
+
+// judgeReturned: an error for args an acceptance example expects a value for is intrinsic, by
+// name or by position.
+func TestReturnedErrorAgainstTheContractIsIntrinsic(t *testing.T) {
+	rt, err := newRoleRuntime(&registry.RoleRecord{Contract: unitsContract()}, repair.Budget{}, Placement{Backend: "yaegi"})
+	require.NoError(t, err)
+	c := &call{rt: rt, method: "convert"}
+	sig := sandbox.Signature{Params: []sandbox.Param{{Name: "value"}, {Name: "from"}, {Name: "to"}}}
+	deliberate := classifyErr(&sandbox.Error{Kind: sandbox.KindReturned, Message: "unknown unit"}, false)
+	require.Equal(t, classifier.Caller, deliberate.result.Class)
+	for _, args := range []string{`{"value":100,"from":"c","to":"f"}`, `[100,"c","f"]`, `{"to":"f","from":"c","value":100.0}`} {
+		fl := c.judgeReturned(deliberate, json.RawMessage(args), sig)
+		assert.Equal(t, classifier.Result{Class: classifier.Intrinsic, Rule: classifier.RuleReturned}, fl.result, args)
+		assert.Contains(t, fl.msg, "acceptance example 1 expects the value 212")
+	}
+	for _, args := range []string{`{"value":1,"from":"X","to":"f"}`, `{"value":7,"from":"c","to":"f"}`, `not json`} {
+		assert.Equal(t, deliberate, c.judgeReturned(deliberate, json.RawMessage(args), sig), args)
+	}
+	panicked := classifyErr(&sandbox.Error{Kind: sandbox.KindPanic, Message: "boom"}, false)
+	assert.Equal(t, classifier.Intrinsic, c.judgeReturned(panicked, json.RawMessage(`{"value":1,"from":"X","to":"f"}`), sig).result.Class)
+}
+
+// Issue 9 item 9: the repair prompt shows the input that failed next to the failure.
+func TestRepairPromptShowsTheFailingInput(t *testing.T) {
+	p := codeAnswers(upperPanics, upperOK)
+	f := openForge(t, t.TempDir(), p)
+	require.NoError(t, f.AddRole(textContract()))
+	require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
+	o := f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":""}`))
+	require.True(t, o.OK, "%+v", o.Err)
+	assert.True(t, o.Meta.RepairSucceeded)
+	reqs := p.requests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, provider.Repair, reqs[1].Kind)
+	assert.Contains(t, reqs[1].Prompt, "Failure (intrinsic/panic): ")
+	assert.Contains(t, reqs[1].Prompt, "Input that failed (call args, JSON):\n\n```json\n{\"s\":\"\"}\n```")
 }
