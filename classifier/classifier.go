@@ -66,6 +66,7 @@ const (
 	KindProvider    Kind = "provider"    // the code generator failed
 	KindCallDepth   Kind = "call_depth"  // a delegation (host Call) would pass the depth cap
 	KindCapacity    Kind = "capacity"    // no free interpreter, instance or worker in time: the code never ran
+	KindClosed      Kind = "closed"      // the call was made on a closed Forge: the code never ran
 )
 
 // Network is the kind of network error a failing host call met.
@@ -162,6 +163,8 @@ func classifyKind(f Failure) Result {
 	switch f.Kind {
 	case KindArgs:
 		return Result{Caller, RuleArgs}
+	case KindClosed:
+		return Result{Caller, RuleClosed}
 	case KindCompile:
 		return Result{Intrinsic, RuleCompile}
 	case KindPolicy:

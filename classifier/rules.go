@@ -10,6 +10,8 @@ const (
 	// RuleReturnedAnswer: the code returned an error of its own on purpose, its answer about
 	// this input ("unknown unit"), and the contract does not say the input must succeed.
 	RuleReturnedAnswer Rule = "returned_answer"
+	// RuleClosed: the program called a Forge after closing it.
+	RuleClosed Rule = "closed"
 )
 
 // Intrinsic rules: the artifact's own code is at fault.
@@ -74,6 +76,7 @@ type ruleInfo struct {
 var rules = map[Rule]ruleInfo{
 	RuleArgs:           {Caller, false},
 	RuleReturnedAnswer: {Caller, false},
+	RuleClosed:         {Caller, false},
 
 	RuleCompile:         {Intrinsic, false},
 	RulePolicy:          {Intrinsic, false},

@@ -83,6 +83,10 @@ type call struct {
 // A healthy persisted artifact runs with no provider call; otherwise the code is generated,
 // repaired or regenerated first. The Outcome says what happened; Call never panics.
 func (f *Forge) Call(ctx context.Context, role, method string, args json.RawMessage) Outcome {
+	if !f.enter() {
+		return Outcome{Err: closedFailure(role, method).toError()}
+	}
+	defer f.leave()
 	c := &call{f: f, role: role, method: method, args: args, start: time.Now()}
 	c.ev.Role, c.ev.Method, c.ev.CallID = role, method, newID()
 	if sandbox.CallDepth(ctx) > 0 {

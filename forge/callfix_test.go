@@ -3,6 +3,7 @@ package forge
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -344,4 +345,88 @@ func TestRepairPromptShowsTheFailingInput(t *testing.T) {
 	assert.Equal(t, provider.Repair, reqs[1].Kind)
 	assert.Contains(t, reqs[1].Prompt, "Failure (intrinsic/panic): ")
 	assert.Contains(t, reqs[1].Prompt, "Input that failed (call args, JSON):\n\n```json\n{\"s\":\"\"}\n```")
+}
+
+// Issue 9 item 6: Close is idempotent, a call after Close is an Outcome error (no panic), and
+// calls racing with Close either run or say the Forge is closed.
+func TestCallAfterClose(t *testing.T) {
+	f := openForge(t, t.TempDir(), codeAnswers(upperOK))
+	require.NoError(t, f.AddRole(textContract()))
+	require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
+
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				o := f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"b"}`))
+				if !o.OK {
+					assert.Equal(t, "closed", o.Err.Type)
+					return
+				}
+			}
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	require.NoError(t, f.Close())
+	require.NoError(t, f.Close(), "Close is idempotent")
+	close(stop)
+	wg.Wait()
+
+	o := f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"c"}`))
+	require.False(t, o.OK)
+	assert.Equal(t, "closed", o.Err.Type)
+	assert.Equal(t, "caller", o.Err.Class)
+	assert.Contains(t, o.Err.Message, "closed Forge")
+	o = f.Regenerate(context.Background(), "text", "upper")
+	require.False(t, o.OK)
+	assert.Equal(t, "closed", o.Err.Type)
+	assert.True(t, f.Stats().Closed)
+}
+
+// Dropped events are never silent: later events carry the count, Close keeps it in
+// events/dropped.jsonl (forge doctor), and Stats reports it.
+func TestDroppedEventsAreCounted(t *testing.T) {
+	store := t.TempDir()
+	dir := filepath.Join(store, "events")
+	l, file, err := newEventLog(dir, eventLogMaxBytes, 4)
+	require.NoError(t, err)
+	for i := range 6 { // the writer is not running yet: 4 fit the queue, 2 are dropped
+		l.emit(Event{Role: "text", Method: "upper", Depth: i})
+	}
+	assert.Equal(t, int64(2), l.dropped.Load())
+	go l.run(file)
+	l.close()
+	l.close() // idempotent
+	l.emit(Event{Role: "late"})
+	assert.Equal(t, int64(3), l.dropped.Load(), "an event after close is dropped and counted, never sent")
+
+	evs, err := readEvents(store)
+	require.NoError(t, err)
+	require.Len(t, evs, 4)
+	for _, e := range evs {
+		assert.Equal(t, int64(2), e.EventsDropped)
+	}
+	n, err := DroppedEvents(store)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), n)
+
+	f := openForge(t, t.TempDir(), nil)
+	assert.Zero(t, f.Stats().EventsDropped)
+	f.events.dropped.Add(5)
+	assert.Equal(t, int64(5), f.Stats().EventsDropped)
+	n, err = DroppedEvents(f.Store().Root())
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	require.NoError(t, f.Close())
+	n, err = DroppedEvents(f.Store().Root())
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), n)
 }

@@ -29,6 +29,14 @@ type Forge struct {
 	flight    singleflight.Group
 	placement Placement // where contracts that name no sandbox run
 
+	// life is held for reading by every Call and Regenerate (and detached generations) while
+	// they run, and for writing by Close: Close waits for them, and after it every call returns
+	// an Outcome error instead of touching closed parts.
+	life      sync.RWMutex
+	closed    bool
+	closeOnce sync.Once
+	closeErr  error
+
 	mu        sync.RWMutex
 	roles     map[string]*roleRuntime
 	programs  map[registry.Key]*compiled
@@ -72,20 +80,75 @@ func Open(opts Options) (*Forge, error) {
 // Store is the underlying store, for read-only inspection.
 func (f *Forge) Store() *registry.Store { return f.store }
 
-// Close flushes buffered metrics and events and releases the sandboxes. Calls must have returned.
+// Close waits for calls in flight, flushes buffered metrics and events and releases the
+// sandboxes. It is idempotent (a second Close returns the first one's result); a Call or
+// Regenerate after Close returns an Outcome error of type "closed".
 func (f *Forge) Close() error {
-	f.rec.Close()
+	f.closeOnce.Do(func() {
+		f.life.Lock()
+		f.closed = true
+		f.life.Unlock()
+		f.rec.Close()
+		if f.events != nil {
+			f.events.close()
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		var errs []error
+		for _, sb := range f.sandboxes {
+			errs = append(errs, sb.Close())
+		}
+		f.sandboxes = map[string]sandbox.Sandbox{}
+		f.closeErr = errors.Join(errs...)
+	})
+	return f.closeErr
+}
+
+// enter admits a call unless the Forge is closed or closing; leave must follow when it is true.
+func (f *Forge) enter() bool {
+	if !f.life.TryRLock() {
+		return false // Close holds or waits for the lock
+	}
+	if f.closed {
+		f.life.RUnlock()
+		return false
+	}
+	return true
+}
+
+func (f *Forge) leave() { f.life.RUnlock() }
+
+// closedFailure is the failure of a call made on a closed Forge.
+func closedFailure(role, method string) *failure {
+	return &failure{typ: "closed", result: classifier.Classify(classifier.Failure{Kind: classifier.KindClosed}),
+		msg: fmt.Sprintf("forge: %s.%s was called on a closed Forge; open a new one with forge.Open to make calls", role, method)}
+}
+
+// Stats are counters of a running Forge, for metrics and health checks.
+type Stats struct {
+	// EventsDropped is how many events were not written since Open because the event queue was
+	// full (each later event and events/dropped.jsonl carry the count too).
+	EventsDropped int64 `json:"events_dropped"`
+	// EventsQueued is how many events wait to be written now.
+	EventsQueued int `json:"events_queued"`
+	// Closed reports whether Close was called.
+	Closed bool `json:"closed"`
+}
+
+// Stats reports the Forge's counters now.
+func (f *Forge) Stats() Stats {
+	var st Stats
 	if f.events != nil {
-		f.events.close()
+		st.EventsDropped = f.events.dropped.Load()
+		st.EventsQueued = len(f.events.queue)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var errs []error
-	for _, sb := range f.sandboxes {
-		errs = append(errs, sb.Close())
+	if f.life.TryRLock() {
+		st.Closed = f.closed
+		f.life.RUnlock()
+	} else {
+		st.Closed = true // closing
 	}
-	f.sandboxes = map[string]sandbox.Sandbox{}
-	return errors.Join(errs...)
+	return st
 }
 
 // Flush writes buffered metrics and queued events now.
@@ -256,6 +319,10 @@ func (f *Forge) Regenerate(ctx context.Context, role, method string) Outcome {
 	c.ev.TraceID = c.ev.CallID
 	c.ev.Action, c.ev.Reason = "regenerate", "operator"
 	c.meta.Decision = "regenerate:operator"
+	if !f.enter() {
+		return Outcome{Err: closedFailure(role, method).toError(), Meta: c.meta}
+	}
+	defer f.leave()
 	rt, err := f.roleRuntime(role)
 	if err != nil {
 		return c.finish(c.fail(&failure{typ: "unknown_role", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()}))
