@@ -396,22 +396,31 @@ type produced struct {
 // produce writes new code for the call (generate, repair or regenerate), shared by concurrent
 // callers of the same role.method in this process (single flight) and across processes (the
 // generation lock), then answers the call with it.
+//
+// A top-level call's generation is detached from that call: it runs under its own deadline
+// (Options.GenerationTimeout) with the call's values but not its cancellation, so a leader that
+// gives up (cancel, deadline) fails alone and every other caller waiting on the same generation
+// still gets it; each waiter, the leader included, honours its own context. A delegated call's
+// generation stays under its delegation chain's context (it serves that chain, whose deadline
+// bounds every wait in it; see RATIONALE, delegation).
 func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair.Trigger, failed *repair.Attempt) Outcome {
 	f := c.f
 	// Waiting for a generation another call leads is external work for a delegation chain (see
 	// sandbox.ExternalWork), and ends with the call's context: a delegated call must never wait
 	// past its caller's deadline for a generation that may itself wait for the caller. The
-	// generation runs on singleflight's goroutine; role says whether this call leads it (and so
-	// must wait for it to end, since it writes this call's state) or gave up before it started.
+	// generation runs on singleflight's goroutine; role says whether this call leads it and
+	// whether a delegated leader gave up before it started.
 	const (
 		pending int32 = iota
 		leading
 		gaveUp
 	)
 	var role atomic.Int32
+	detached := sandbox.CallDepth(ctx) == 0
 	waiting := sync.OnceFunc(sandbox.ExternalWork(ctx))
-	// The generation works on its own copy of the call (copied back when this call led it), so
-	// that c itself never leaves this goroutine and stays off the heap on the warm path.
+	// The generation works on its own copy of the call (copied back when this call led it and
+	// saw it end), so that c itself never leaves this goroutine and stays off the heap on the
+	// warm path.
 	gc := new(call)
 	*gc = *c
 	ch := f.flight.DoChan(c.role+"."+c.method, func() (any, error) {
@@ -420,13 +429,23 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 				msg: fmt.Sprintf("the call that was to generate %s.%s ended before it began; call again", gc.role, gc.method)}}, nil
 		}
 		waiting()
+		gctx := ctx
+		if detached {
+			var cancel context.CancelFunc
+			gctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), f.generationTimeout())
+			defer cancel()
+		}
+		if !f.enter() {
+			return &produced{fail: closedFailure(gc.role, gc.method)}, nil
+		}
+		defer f.leave()
 		var res *produced
 		err := f.store.WithGenerationLock(gc.role, gc.method, func() error {
 			if cur := gc.producedMeanwhile(base); cur != nil {
 				res = &produced{art: cur, elsewhere: true} // run it like any follower
 				return nil
 			}
-			res = gc.generate(ctx, base, trig, failed)
+			res = gc.generate(gctx, base, trig, failed)
 			return nil
 		})
 		if err != nil {
@@ -440,12 +459,16 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 		v = r.Val
 	case <-ctx.Done():
 		waiting()
-		if !role.CompareAndSwap(pending, gaveUp) && role.Load() == leading {
+		if !detached && !role.CompareAndSwap(pending, gaveUp) && role.Load() == leading {
 			v = (<-ch).Val // the generation sees the same context and ends soon
 			break
 		}
+		what := "that another call is generating"
+		if detached && role.Load() == leading {
+			what = "that this call started generating (the generation goes on for the other callers and the next call)"
+		}
 		return c.fail(&failure{typ: string(sandbox.KindCapacity), result: classifier.Classify(classifier.Failure{Kind: classifier.KindCapacity}),
-			msg: fmt.Sprintf("the call's context ended while it waited for the code of %s.%s that another call is generating; call again when that generation is done", c.role, c.method)})
+			msg: fmt.Sprintf("the call's context ended while it waited for the code of %s.%s %s; call again when that generation is done", c.role, c.method, what)})
 	}
 	waiting()
 	res := v.(*produced)
@@ -510,6 +533,14 @@ func (c *call) producedMeanwhile(base *registry.Artifact) *registry.Artifact {
 		return nil
 	}
 	return cur
+}
+
+// generationTimeout bounds a generation detached from its callers (Options.GenerationTimeout).
+func (f *Forge) generationTimeout() time.Duration {
+	if f.opts.GenerationTimeout > 0 {
+		return f.opts.GenerationTimeout
+	}
+	return DefaultGenerationTimeout
 }
 
 func sourceOf(t repair.Trigger) string {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -430,3 +431,67 @@ func TestDroppedEventsAreCounted(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(5), n)
 }
+
+// Issue 9 item 7: the generation is detached from the caller that started it: when that caller
+// cancels, it fails alone and the callers waiting on the same generation still get the code.
+func TestGenerationSurvivesTheLeadersCancel(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	ctxProvider := &ctxFuncProvider{fn: func(ctx context.Context) (provider.Answer, error) {
+		once.Do(func() { close(entered) })
+		select {
+		case <-release:
+			return provider.Answer{Code: upperOK, Raw: upperOK, Model: "func"}, nil
+		case <-ctx.Done():
+			return provider.Answer{}, &provider.Error{Kind: provider.Unavailable, Provider: "func", Message: "cancelled", Err: ctx.Err()}
+		}
+	}}
+	f := openForge(t, t.TempDir(), ctxProvider)
+	require.NoError(t, f.AddRole(textContract()))
+
+	leaderCtx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var leader, follower Outcome
+	leaderDone := make(chan struct{})
+	go func() {
+		defer close(leaderDone)
+		leader = f.Call(leaderCtx, "text", "upper", json.RawMessage(`{"s":"a"}`))
+	}()
+	<-entered
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		follower = f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"b"}`))
+	}()
+	time.Sleep(100 * time.Millisecond) // let the follower join the flight (ordering only)
+	cancel()
+	// The leader honours its own context: it returns while the generation still waits.
+	select {
+	case <-leaderDone:
+	case <-time.After(60 * time.Second): // a hang detector, not a timing assertion
+		t.Fatal("the cancelled leader waited for the generation")
+	}
+	close(release)
+	wg.Wait()
+	require.False(t, leader.OK)
+	assert.Equal(t, "capacity", leader.Err.Type, "%+v", leader.Err)
+	require.True(t, follower.OK, "the follower still gets the code: %+v", follower.Err)
+	assert.JSONEq(t, `"B"`, string(follower.Value))
+	assert.Equal(t, int64(1), ctxProvider.n.Load())
+	o := f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"c"}`))
+	require.True(t, o.OK)
+	assert.Equal(t, SourcePersisted, o.Meta.ProgramSource)
+}
+
+// ctxFuncProvider answers with fn, which sees the request's context.
+type ctxFuncProvider struct {
+	n  atomic.Int64
+	fn func(ctx context.Context) (provider.Answer, error)
+}
+
+func (p *ctxFuncProvider) Generate(ctx context.Context, _ provider.Request) (provider.Answer, error) {
+	p.n.Add(1)
+	return p.fn(ctx)
+}
+
+func (p *ctxFuncProvider) Name() string { return "ctxfunc" }
