@@ -587,7 +587,10 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 			break
 		}
 		external := sandbox.ExternalWork(ctx)
-		ans, err := prov.Generate(ctx, provider.Request{Kind: kind, Role: c.role, Method: c.method, System: systemPrompt(c.rt.backend), Prompt: req.Prompt()})
+		// Attempts are numbered 1..n within the call (FORGE_ATTEMPT for a command provider);
+		// replay cassettes key answers by question or by order, never by this number alone.
+		ans, err := prov.Generate(ctx, provider.Request{Kind: kind, Role: c.role, Method: c.method, Attempt: c.meta.ProviderCalls + 1,
+			System: systemPrompt(c.rt.backend), Prompt: req.Prompt()})
 		external()
 		c.meta.ProviderCalls++
 		c.meta.Tokens.InputTokens += ans.Usage.InputTokens

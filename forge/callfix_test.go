@@ -15,6 +15,7 @@ import (
 
 	"github.com/artifactforge/forge/classifier"
 	"github.com/artifactforge/forge/provider"
+	"github.com/artifactforge/forge/provider/replay"
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/repair"
 	"github.com/artifactforge/forge/sandbox"
@@ -495,3 +496,45 @@ func (p *ctxFuncProvider) Generate(ctx context.Context, _ provider.Request) (pro
 }
 
 func (p *ctxFuncProvider) Name() string { return "ctxfunc" }
+
+// Issue 9 item 5: the attempts of one call are numbered 1..n, and a cassette of question lines
+// answers the same requests in any process, in any order.
+func TestAttemptsAreNumberedPerCall(t *testing.T) {
+	p := codeAnswers(upperWrong, upperWrong, upperOK, upperPanics, upperOK)
+	f := openForge(t, t.TempDir(), p)
+	require.NoError(t, f.AddRole(textContract()))
+	o := f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`))
+	require.True(t, o.OK, "%+v", o.Err)
+	o = f.Regenerate(context.Background(), "text", "upper")
+	require.True(t, o.OK, "%+v", o.Err)
+	var got []int
+	for _, r := range p.requests() {
+		got = append(got, r.Attempt)
+	}
+	assert.Equal(t, []int{1, 2, 3, 1}, got[:4])
+
+	// Record the questions of a fresh store's first call, then answer them from question lines in
+	// two other processes (Forges), in whatever order they come.
+	rec := codeAnswers(upperWrong, upperOK)
+	g := openForge(t, t.TempDir(), rec)
+	require.NoError(t, g.AddRole(textContract()))
+	require.True(t, g.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
+	var b strings.Builder
+	for i, r := range rec.requests() {
+		code := []string{upperWrong, upperOK}[i]
+		j, err := json.Marshal(map[string]any{"role": r.Role, "method": r.Method, "kind": r.Kind, "attempt": r.Attempt,
+			"question": replay.QuestionOf(r), "code": code})
+		require.NoError(t, err)
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	for range 2 {
+		c, err := replay.New("questions", []byte(b.String()))
+		require.NoError(t, err)
+		h := openForge(t, t.TempDir(), c)
+		require.NoError(t, h.AddRole(textContract()))
+		o := h.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"b"}`))
+		require.True(t, o.OK, "%+v", o.Err)
+		assert.Equal(t, 2, o.Meta.ProviderCalls)
+	}
+}
