@@ -52,6 +52,16 @@ const (
 // unavailable, rate_limited and bad_answer.
 type Error = gen.Error
 
+// RetryEvent is one retry an HTTP provider is about to make: retry Retry of Of, after Wait,
+// because of Err.
+type RetryEvent = gen.RetryEvent
+
+// WithRetryNotify returns ctx carrying fn, called before each retry a provider makes for a
+// Generate under that context.
+func WithRetryNotify(ctx context.Context, fn func(RetryEvent)) context.Context {
+	return gen.WithRetryNotify(ctx, fn)
+}
+
 // ErrorKind classifies a provider failure; every kind is extrinsic.
 type ErrorKind = gen.ErrorKind
 

@@ -130,3 +130,43 @@ func BenchmarkRecordParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkPutRoleAmong1k is the write of one role's contract in a store of 1,000 roles: one file
+// per role makes it independent of the number of roles (a single registry.json rewrote them all).
+func BenchmarkPutRoleAmong1k(b *testing.B) {
+	s, err := Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < 1000; i++ {
+		if _, err := s.PutRole(Contract{Role: fmt.Sprintf("role_%04d", i), Purpose: "bench",
+			Methods: map[string]string{"m": "func M(s string) string"}}, time.Now()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := s.PutRole(Contract{Role: "role_0500", Purpose: fmt.Sprintf("bench %d", i)}, time.Now()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRoleWarm is the call path's role lookup: from memory within the revalidation interval.
+func BenchmarkRoleWarm(b *testing.B) {
+	s, err := Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.PutRole(Contract{Role: "text", Purpose: "bench"}, time.Now()); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := s.Role("text"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -95,6 +96,9 @@ type FailurePolicy struct {
 // DecodeContract parses and validates a contract written by a user: unknown fields are refused so
 // that a typo ("capabilites") does not silently drop a limit.
 func DecodeContract(data []byte) (Contract, error) {
+	if err := checkUTF8("the contract", data); err != nil {
+		return Contract{}, fmt.Errorf("%w: %v", ErrInvalidContract, err)
+	}
 	var c Contract
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -120,6 +124,9 @@ func (c *Contract) Validate() error {
 	}
 	if strings.TrimSpace(c.Purpose) == "" {
 		return bad("purpose is empty: say in a sentence what the role's methods are for")
+	}
+	if err := c.checkUTF8(); err != nil {
+		return bad("%v", err)
 	}
 	for m, sig := range c.Methods {
 		if err := ValidateName("method", m); err != nil {
@@ -221,6 +228,63 @@ func (c *Contract) Validate() error {
 	}
 	return nil
 }
+
+// checkUTF8 refuses text that is not UTF-8: JSON encoding would silently replace such bytes with
+// U+FFFD, so the stored contract would differ from the one written.
+func (c *Contract) checkUTF8() error {
+	check := func(what, s string) error { return checkUTF8(what, []byte(s)) }
+	if err := check("purpose", c.Purpose); err != nil {
+		return err
+	}
+	for m, sig := range c.Methods {
+		if err := check("method name", m); err != nil {
+			return err
+		}
+		if err := check("signature of "+m, sig); err != nil {
+			return err
+		}
+	}
+	if err := checkUTF8("deliverable", c.Deliverable); err != nil {
+		return err
+	}
+	if a := c.Acceptance; a != nil {
+		if err := check("acceptance.tests", a.Tests); err != nil {
+			return err
+		}
+		for m, src := range a.MethodTests {
+			if err := check("acceptance.method_tests."+m, src); err != nil {
+				return err
+			}
+		}
+		for i, ex := range a.Examples {
+			if err := checkUTF8(fmt.Sprintf("acceptance example %d args", i+1), ex.Args); err != nil {
+				return err
+			}
+			if err := checkUTF8(fmt.Sprintf("acceptance example %d expect", i+1), ex.Expect); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkUTF8 says where data stops being UTF-8.
+func checkUTF8(what string, data []byte) error {
+	if utf8.Valid(data) {
+		return nil
+	}
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return fmt.Errorf("%s is not valid UTF-8 (byte 0x%02x at offset %d); forge refuses it rather than replace bytes: convert it to UTF-8", what, data[i], i)
+		}
+		i += n
+	}
+	return nil
+}
+
+// CheckUTF8 is checkUTF8 for callers outside the package (command-line arguments).
+func CheckUTF8(what string, data []byte) error { return checkUTF8(what, data) }
 
 // CompileDeliverable compiles a deliverable JSON Schema.
 func CompileDeliverable(schema json.RawMessage) (*jsonschema.Schema, error) {

@@ -14,39 +14,54 @@ const StaleTempAge = time.Minute
 
 // DoctorReport is what Doctor found.
 type DoctorReport struct {
-	Checked      int                `json:"checked"`
-	Quarantined  []QuarantineReport `json:"quarantined"`
+	Checked int `json:"checked"`
+	// Quarantined are the files this run moved to quarantine.
+	Quarantined []QuarantineReport `json:"quarantined"`
+	// Pending are all quarantine entries not yet restored or dismissed, this run's and earlier ones
+	// (those made while a command opened the store, or a call loaded an artifact), with what was
+	// restored in their place.
+	Pending      []QuarantineReport `json:"pending"`
 	Incompatible []QuarantineReport `json:"incompatible"` // left in place: a newer forge may own them
 	TempRemoved  []string           `json:"temp_removed"`
 }
 
-// Damaged reports whether doctor found anything wrong with stored data.
-func (r DoctorReport) Damaged() bool { return len(r.Quarantined) > 0 || len(r.Incompatible) > 0 }
+// Damaged reports whether the store has damage an operator has not dealt with: a file doctor
+// quarantined, an earlier quarantine still pending, or an incompatible file.
+func (r DoctorReport) Damaged() bool {
+	return len(r.Quarantined) > 0 || len(r.Pending) > 0 || len(r.Incompatible) > 0
+}
 
-// Doctor verifies every file of the store — registry.json and every artifact: parse, schema,
-// names, lifecycle, checksums of the code and of every kept generation — quarantines what is
-// damaged, and removes temp files left by crashed writers.
+// Doctor verifies every file of the store — every role (parse, schema, name, contract, its
+// fingerprint) and every artifact (parse, schema, names, lifecycle, checksums of the code and of
+// every kept generation) — quarantines what is damaged (restoring roles from their last-good
+// copies), lists every pending quarantine, and removes temp files left by crashed writers.
 func (s *Store) Doctor() (DoctorReport, error) {
-	var rep DoctorReport
-	rep.Checked++
-	_, err := s.readRegistry()
-	switch {
-	case errors.Is(err, ErrIncompatible):
-		rep.Incompatible = append(rep.Incompatible, QuarantineReport{Path: s.registryPath(), Reason: err.Error()})
-	case errors.Is(err, ErrCorrupt):
-		if err := withLock(s.registryLock(), func() error {
-			if _, err := s.readRegistry(); errors.Is(err, ErrCorrupt) {
-				rep.Quarantined = append(rep.Quarantined, s.quarantine(s.registryPath(), err))
-			}
-			return nil
-		}); err != nil {
-			return rep, err
-		}
-	case err != nil:
+	rep := DoctorReport{Quarantined: []QuarantineReport{}, Incompatible: []QuarantineReport{}, TempRemoved: []string{}}
+	// This run's quarantines are the recorded entries made from now on (by this run, or by another
+	// process meanwhile): OnQuarantine is left alone, so a running forge's reporting is untouched.
+	start := time.Now().UTC()
+
+	if err := s.migrateLegacy(); err != nil {
 		return rep, err
 	}
-	if _, err := s.loadRoles(); err != nil {
+	names, err := s.roleNames()
+	if err != nil {
 		return rep, err
+	}
+	for _, n := range names {
+		rep.Checked++
+		_, err := s.loadRole(n)
+		switch {
+		case errors.Is(err, ErrCorrupt) && !errors.As(err, new(*QuarantinedError)):
+			// the file is gone and its last-good copy is damaged: nothing was moved, report it here
+			rep.Quarantined = append(rep.Quarantined, QuarantineReport{Path: s.rolePath(n), Kind: "role", Role: n, Reason: err.Error(), At: time.Now().UTC()})
+		case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, ErrCorrupt):
+			// fine, gone meanwhile, or quarantined (reported through OnQuarantine)
+		case errors.Is(err, ErrIncompatible):
+			rep.Incompatible = append(rep.Incompatible, QuarantineReport{Path: s.rolePath(n), Kind: "role", Role: n, Reason: err.Error()})
+		default:
+			return rep, err
+		}
 	}
 
 	keys, err := s.List()
@@ -56,16 +71,22 @@ func (s *Store) Doctor() (DoctorReport, error) {
 	for _, k := range keys {
 		rep.Checked++
 		_, err := s.Load(k.Role, k.Method)
-		var qe *QuarantinedError
 		switch {
-		case errors.As(err, &qe):
-			rep.Quarantined = append(rep.Quarantined, qe.Report)
 		case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, ErrCorrupt):
-			// missing meanwhile, or quarantined by another process between List and Load
+			// fine, missing meanwhile, or quarantined (by this run: reported through OnQuarantine;
+			// by another process between List and Load: pending below)
 		case errors.Is(err, ErrIncompatible):
-			rep.Incompatible = append(rep.Incompatible, QuarantineReport{Path: s.ArtifactPath(k.Role, k.Method), Reason: err.Error()})
+			rep.Incompatible = append(rep.Incompatible, QuarantineReport{Path: s.ArtifactPath(k.Role, k.Method), Kind: "artifact", Role: k.Role, Method: k.Method, Reason: err.Error()})
 		default:
 			return rep, err
+		}
+	}
+	if rep.Pending, err = s.Quarantined(); err != nil {
+		return rep, err
+	}
+	for _, q := range rep.Pending {
+		if !q.At.Before(start) {
+			rep.Quarantined = append(rep.Quarantined, q)
 		}
 	}
 
@@ -74,7 +95,7 @@ func (s *Store) Doctor() (DoctorReport, error) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && path != s.root && filepath.Base(path) == "quarantine" {
+		if d.IsDir() && path != s.root && filepath.Base(path) == quarantineDir {
 			return filepath.SkipDir
 		}
 		if !d.IsDir() && strings.HasPrefix(d.Name(), tempPrefix) {

@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
-	"time"
 
 	"github.com/gofrs/flock"
 )
@@ -62,29 +60,8 @@ func syncDir(dir string) error {
 func withLock(lockPath string, fn func() error) error {
 	l := flock.New(lockPath)
 	if err := l.Lock(); err != nil {
-		return fmt.Errorf("registry: lock %s: %w", lockPath, err)
+		return fmt.Errorf("registry: lock %s: %w", lockPath, writeErr(filepath.Dir(lockPath), err))
 	}
 	defer l.Close() // Close unlocks
 	return fn()
-}
-
-// quarantineFile moves path into quarantine/ as <relative name>.<UTC timestamp> and returns where
-// it went. Nothing is deleted: an operator can inspect or restore it.
-func (s *Store) quarantineFile(path string) (string, error) {
-	rel, err := filepath.Rel(s.root, path)
-	if err != nil {
-		rel = filepath.Base(path)
-	}
-	name := strings.ReplaceAll(filepath.ToSlash(rel), "/", "__")
-	dst := filepath.Join(s.root, "quarantine", name+"."+time.Now().UTC().Format("20060102T150405.000000000Z"))
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return "", err
-	}
-	if err := os.Rename(path, dst); err != nil {
-		return "", err
-	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
-		return dst, err
-	}
-	return dst, syncDir(filepath.Dir(dst))
 }

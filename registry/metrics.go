@@ -268,16 +268,9 @@ func (r *Recorder) Flush() FlushReport {
 		}
 	}
 	if len(roleCalls) > 0 {
-		_ = r.store.updateRegistry(func(rf *registryFile) error {
-			for role, n := range roleCalls {
-				if rr := rf.Roles[role]; rr != nil {
-					rr.UsageCount += n
-					t := now
-					rr.LastUsedAt = &t
-				}
-			}
-			return nil
-		})
+		for role, n := range roleCalls {
+			_ = r.store.addUsage(role, n, now)
+		}
 	}
 	if r.OnFlush != nil {
 		r.OnFlush(rep)

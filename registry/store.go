@@ -1,8 +1,6 @@
 package registry
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -23,7 +21,7 @@ type Key struct{ Role, Method string }
 
 func (k Key) String() string { return k.Role + "." + k.Method }
 
-// RoleRecord is a role's contract as stored in registry.json, with its times.
+// RoleRecord is a role's contract as stored in roles/<role>.json, with its times.
 type RoleRecord struct {
 	Contract
 	Fingerprint string     `json:"contract_fingerprint"`
@@ -33,20 +31,13 @@ type RoleRecord struct {
 	UsageCount  int64      `json:"usage_count"`
 }
 
-type registryFile struct {
-	SchemaVersion int                    `json:"schema_version"`
-	Roles         map[string]*RoleRecord `json:"roles"`
-}
-
 // Store is one store root on disk. It is safe for concurrent use by goroutines and processes.
 // Artifacts and roles it returns are shared snapshots: callers must not modify them.
 type Store struct {
 	root string
 
 	mu         sync.RWMutex
-	roles      map[string]*RoleRecord
-	rolesStamp fileStamp
-	rolesCheck atomic.Int64
+	roles      map[string]*roleSnap
 	artifacts  map[Key]*snapshot
 	revalidate atomic.Int64 // nanoseconds; see SetRevalidate
 
@@ -54,27 +45,44 @@ type Store struct {
 	OnQuarantine func(QuarantineReport)
 }
 
-// QuarantineReport says which damaged file was moved where, and why.
-type QuarantineReport struct {
-	Path    string `json:"path"`
-	MovedTo string `json:"moved_to"`
-	Reason  string `json:"reason"`
+// OpenOptions tune OpenWith.
+type OpenOptions struct {
+	// OnQuarantine is set as the store's OnQuarantine before anything is read, so that damage found
+	// while opening (a migration, a role file) is reported too.
+	OnQuarantine func(QuarantineReport)
+	// MustExist refuses a root that does not exist instead of creating it (read-only commands).
+	MustExist bool
 }
 
-// Open opens (creating if needed) the store at root and reads its role registry. A corrupt
-// registry.json is quarantined and reported, and the store opens empty.
-func Open(root string) (*Store, error) {
+// Open opens (creating if needed) the store at root, migrating an older store's registry.json.
+func Open(root string) (*Store, error) { return OpenWith(root, OpenOptions{}) }
+
+// ErrNoStore is returned by OpenWith with MustExist for a store directory that does not exist.
+var ErrNoStore = errors.New("no store")
+
+// OpenWith opens the store at root. Damage found on the way is quarantined, recorded under
+// quarantine/ (see Quarantined) and reported to o.OnQuarantine.
+func OpenWith(root string, o OpenOptions) (*Store, error) {
 	if root == "" {
 		return nil, errors.New("registry: empty store path: pass --store DIR or set $FORGE_STORE")
 	}
-	for _, d := range []string{root, filepath.Join(root, "tools"), filepath.Join(root, "quarantine")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("registry: create store %s: %w (check the path and its permissions)", root, err)
+	if o.MustExist {
+		fi, err := os.Stat(root)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("registry: %s: %w there (nothing was created); check --store or $FORGE_STORE, or create one with `forge role add`", root, ErrNoStore)
+		}
+		if err == nil && !fi.IsDir() {
+			return nil, fmt.Errorf("registry: %s is a file, not a store directory; check --store or $FORGE_STORE", root)
 		}
 	}
-	s := &Store{root: root, artifacts: make(map[Key]*snapshot)}
+	for _, d := range []string{root, filepath.Join(root, "tools"), filepath.Join(root, rolesDir), filepath.Join(root, quarantineDir)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("registry: create store %s: %w (check the path and its permissions)", root, writeErr(root, err))
+		}
+	}
+	s := &Store{root: root, artifacts: make(map[Key]*snapshot), roles: make(map[string]*roleSnap), OnQuarantine: o.OnQuarantine}
 	s.revalidate.Store(int64(DefaultRevalidate))
-	if _, err := s.loadRoles(); err != nil {
+	if err := s.migrateLegacy(); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -83,9 +91,6 @@ func Open(root string) (*Store, error) {
 // Root is the store's directory.
 func (s *Store) Root() string { return s.root }
 
-func (s *Store) registryPath() string { return filepath.Join(s.root, "registry.json") }
-func (s *Store) registryLock() string { return filepath.Join(s.root, "registry.lock") }
-
 // ArtifactPath is where role.method's artifact is stored.
 func (s *Store) ArtifactPath(role, method string) string {
 	return filepath.Join(s.root, "tools", role, method+".json")
@@ -93,189 +98,6 @@ func (s *Store) ArtifactPath(role, method string) string {
 
 func (s *Store) artifactLock(role, method string) string {
 	return filepath.Join(s.root, "tools", role, method+".lock")
-}
-
-func decodeRegistry(data []byte) (*registryFile, error) {
-	var rf registryFile
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&rf); err != nil {
-		return nil, fmt.Errorf("%w: does not parse: %v", ErrCorrupt, err)
-	}
-	if rf.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("%w: schema_version %d, this forge reads %d", ErrIncompatible, rf.SchemaVersion, SchemaVersion)
-	}
-	for name, r := range rf.Roles {
-		if r == nil || r.Role != name {
-			return nil, fmt.Errorf("%w: role entry %q does not name itself", ErrCorrupt, name)
-		}
-		if err := ValidateName("role", name); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
-		}
-	}
-	if rf.Roles == nil {
-		rf.Roles = map[string]*RoleRecord{}
-	}
-	return &rf, nil
-}
-
-// readRegistry reads registry.json without a lock. A missing file is an empty registry.
-func (s *Store) readRegistry() (*registryFile, error) {
-	data, err := os.ReadFile(s.registryPath())
-	if errors.Is(err, fs.ErrNotExist) {
-		return &registryFile{SchemaVersion: SchemaVersion, Roles: map[string]*RoleRecord{}}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("registry: read %s: %w", s.registryPath(), err)
-	}
-	return decodeRegistry(data)
-}
-
-// loadRoles refreshes the in-memory roles from disk, quarantining a corrupt registry.json.
-func (s *Store) loadRoles() (map[string]*RoleRecord, error) {
-	st, _ := stampOf(s.registryPath()) // before the read: a newer file is then seen as changed
-	rf, err := s.readRegistry()
-	if errors.Is(err, ErrCorrupt) {
-		err = withLock(s.registryLock(), func() error {
-			rf, err = s.readRegistry() // under the lock: a writer may have just replaced it
-			if errors.Is(err, ErrCorrupt) {
-				s.quarantine(s.registryPath(), err)
-				rf, err = &registryFile{SchemaVersion: SchemaVersion, Roles: map[string]*RoleRecord{}}, nil
-			}
-			return err
-		})
-	}
-	if err != nil {
-		return nil, fmt.Errorf("registry: %s: %w", s.registryPath(), err)
-	}
-	s.mu.Lock()
-	s.roles, s.rolesStamp = rf.Roles, st
-	s.rolesCheck.Store(time.Now().UnixNano())
-	s.mu.Unlock()
-	return rf.Roles, nil
-}
-
-func (s *Store) quarantine(path string, why error) QuarantineReport {
-	dst, err := s.quarantineFile(path)
-	rep := QuarantineReport{Path: path, MovedTo: dst, Reason: why.Error()}
-	if err != nil {
-		rep.Reason += fmt.Sprintf(" (moving it failed: %v)", err)
-	}
-	if s.OnQuarantine != nil {
-		s.OnQuarantine(rep)
-	}
-	return rep
-}
-
-// QuarantinedError is returned by Load for a damaged artifact it has just moved to quarantine.
-type QuarantinedError struct {
-	Report QuarantineReport
-	Err    error // wraps ErrCorrupt
-}
-
-func (e *QuarantinedError) Error() string {
-	return fmt.Sprintf("%v; moved to %s", e.Err, e.Report.MovedTo)
-}
-
-func (e *QuarantinedError) Unwrap() error { return e.Err }
-
-// updateRegistry is the locked read-modify-write of registry.json.
-func (s *Store) updateRegistry(fn func(rf *registryFile) error) error {
-	return withLock(s.registryLock(), func() error {
-		rf, err := s.readRegistry()
-		if errors.Is(err, ErrCorrupt) {
-			s.quarantine(s.registryPath(), err)
-			rf, err = &registryFile{SchemaVersion: SchemaVersion, Roles: map[string]*RoleRecord{}}, nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := fn(rf); err != nil {
-			return err
-		}
-		data, err := json.MarshalIndent(rf, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := writeFileAtomic(s.registryPath(), append(data, '\n')); err != nil {
-			return fmt.Errorf("registry: write %s: %w", s.registryPath(), err)
-		}
-		st, _ := stampOf(s.registryPath())
-		s.mu.Lock()
-		s.roles, s.rolesStamp = rf.Roles, st
-		s.rolesCheck.Store(time.Now().UnixNano())
-		s.mu.Unlock()
-		return nil
-	})
-}
-
-// PutRole validates c and adds it to the registry, or replaces the contract of an existing role
-// (keeping its creation and usage times). It returns the stored record.
-func (s *Store) PutRole(c Contract, now time.Time) (RoleRecord, error) {
-	if err := c.Validate(); err != nil {
-		return RoleRecord{}, err
-	}
-	var out RoleRecord
-	err := s.updateRegistry(func(rf *registryFile) error {
-		r := rf.Roles[c.Role]
-		if r == nil {
-			r = &RoleRecord{CreatedAt: now.UTC()}
-			rf.Roles[c.Role] = r
-		}
-		r.Contract = c
-		r.Fingerprint = c.Fingerprint()
-		r.UpdatedAt = now.UTC()
-		out = *r
-		return nil
-	})
-	return out, err
-}
-
-// Role returns a role's record, from memory, or from disk if this process has not seen it yet (a
-// role added by another process).
-func (s *Store) Role(name string) (*RoleRecord, error) {
-	if err := ValidateName("role", name); err != nil {
-		return nil, err
-	}
-	if now, due := s.due(&s.rolesCheck); due {
-		st, _ := stampOf(s.registryPath())
-		s.mu.RLock()
-		same := st == s.rolesStamp
-		s.mu.RUnlock()
-		if !same {
-			if _, err := s.loadRoles(); err != nil {
-				return nil, err
-			}
-		}
-		s.rolesCheck.Store(now)
-	}
-	s.mu.RLock()
-	r := s.roles[name]
-	s.mu.RUnlock()
-	if r != nil {
-		return r, nil
-	}
-	roles, err := s.loadRoles()
-	if err != nil {
-		return nil, err
-	}
-	if r := roles[name]; r != nil {
-		return r, nil
-	}
-	return nil, fmt.Errorf("registry: role %q: %w; add it with `forge role add -f contract.json` (or --role %s --purpose ...)", name, ErrNotFound, name)
-}
-
-// Roles returns every role, sorted by name, read fresh from disk.
-func (s *Store) Roles() ([]*RoleRecord, error) {
-	roles, err := s.loadRoles()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*RoleRecord, 0, len(roles))
-	for _, r := range roles {
-		out = append(out, r)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Role < out[j].Role })
-	return out, nil
 }
 
 // Lookup returns the artifact this process last loaded or wrote for role.method, from memory. It
@@ -319,7 +141,7 @@ func (s *Store) Load(role, method string) (*Artifact, error) {
 			var lerr error
 			a, lerr = s.readArtifact(role, method)
 			if errors.Is(lerr, ErrCorrupt) {
-				return &QuarantinedError{Report: s.quarantine(s.ArtifactPath(role, method), lerr), Err: lerr}
+				return &QuarantinedError{Report: s.quarantine(s.ArtifactPath(role, method), lerr, "", nil), Err: lerr}
 			}
 			return lerr
 		})
@@ -371,7 +193,7 @@ func (s *Store) Update(role, method string, fn func(a *Artifact, exists bool) er
 		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Join(s.root, "tools", role), 0o755); err != nil {
-		return nil, fmt.Errorf("registry: %w", err)
+		return nil, fmt.Errorf("registry: %w", writeErr(s.root, err))
 	}
 	var out *Artifact
 	var outStamp fileStamp
@@ -382,7 +204,7 @@ func (s *Store) Update(role, method string, fn func(a *Artifact, exists bool) er
 		case errors.Is(err, ErrNotFound):
 			a, exists, err = nil, false, nil
 		case errors.Is(err, ErrCorrupt):
-			s.quarantine(s.ArtifactPath(role, method), err)
+			s.quarantine(s.ArtifactPath(role, method), err, "", nil)
 			a, exists, err = nil, false, nil
 		}
 		if err != nil {
@@ -406,7 +228,7 @@ func (s *Store) Update(role, method string, fn func(a *Artifact, exists bool) er
 			return err
 		}
 		if err := writeFileAtomic(s.ArtifactPath(role, method), data); err != nil {
-			return fmt.Errorf("registry: write %s: %w", s.ArtifactPath(role, method), err)
+			return fmt.Errorf("registry: write %s: %w", s.ArtifactPath(role, method), writeErr(s.root, err))
 		}
 		out = a
 		outStamp, _ = stampOf(s.ArtifactPath(role, method)) // under the lock: this very version

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -19,6 +22,7 @@ import (
 	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/repair"
+	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/wasm"
 )
 
@@ -50,7 +54,26 @@ func (a *app) openForge() (*forge.Forge, error) {
 		return nil, err
 	}
 	opts.Store, opts.Provider = dir, p
-	return forge.Open(opts)
+	if p != nil && a.verbose && !a.jsonOut {
+		opts.Provider = verboseProvider{p, a.stderr}
+	}
+	if steps := a.steps(); steps != nil {
+		// The built-in backends, wrapped so that slow compiles and acceptance tests show.
+		opts.Sandboxes = func(name string) (sandbox.Sandbox, error) {
+			sb, err := forge.DefaultSandbox(name, dir)
+			if err != nil {
+				return nil, err
+			}
+			return withProgress(sb, name, steps), nil
+		}
+	}
+	f, err := forge.Open(opts)
+	if err != nil {
+		return nil, err
+	}
+	// Damaged files the calls find are quarantined (and recorded for doctor); say so here too.
+	f.Store().OnQuarantine = a.reportQuarantine
+	return f, nil
 }
 
 // optionsFromEnv reads the operator's switches: FORGE_READ_PATH=off, FORGE_REPAIR=off,
@@ -108,28 +131,65 @@ func optionsFromEnv(getenv func(string) string) (forge.Options, error) {
 }
 
 // callArgs builds the JSON args object from --args and name=value pairs; a value that is valid
-// JSON is taken as JSON (n=3, ok=true, xs=[1,2]), anything else as a string (s=hello).
-func callArgs(argsFlag string, pairs []string) (json.RawMessage, error) {
+// JSON is taken as JSON (n=3, ok=true, xs=[1,2]), anything else as a string (s=hello). --args is
+// JSON text, @FILE for a file's content, or - for stdin. A name given twice, and bytes that are
+// not UTF-8, are refused: JSON decoding would silently keep one value or replace the bytes.
+func callArgs(argsFlag string, pairs []string, stdin io.Reader) (json.RawMessage, error) {
+	raw, from := []byte(argsFlag), "--args"
+	switch {
+	case argsFlag == "-":
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return nil, fmt.Errorf("--args -: read stdin: %w", err)
+		}
+		raw, from = bytes.TrimSpace(b), "--args - (stdin)"
+		if len(raw) == 0 {
+			return nil, usagef("--args -: stdin is empty; pipe a JSON object or array into forge")
+		}
+	case strings.HasPrefix(argsFlag, "@"):
+		b, err := os.ReadFile(argsFlag[1:])
+		if err != nil {
+			return nil, usagef("--args %s: %v; name a readable JSON file after @", argsFlag, err)
+		}
+		raw, from = bytes.TrimSpace(b), "--args "+argsFlag
+		if len(raw) == 0 {
+			return nil, usagef("%s: the file is empty; it must hold a JSON object or array", from)
+		}
+	}
+	if err := registry.CheckUTF8(from, raw); err != nil {
+		return nil, usageError{err}
+	}
+	if len(raw) > 0 && !json.Valid(raw) {
+		return nil, usagef("%s is not valid JSON: %s", from, oneLine(string(raw), 200))
+	}
 	if len(pairs) == 0 {
-		if argsFlag == "" {
+		if len(raw) == 0 {
 			return nil, nil
 		}
-		if !json.Valid([]byte(argsFlag)) {
-			return nil, usagef("--args is not valid JSON: %s", argsFlag)
-		}
-		return json.RawMessage(argsFlag), nil
+		return json.RawMessage(raw), nil
 	}
 	obj := map[string]json.RawMessage{}
-	if argsFlag != "" {
-		if err := json.Unmarshal([]byte(argsFlag), &obj); err != nil {
-			return nil, usagef("--args must be a JSON object to combine with name=value pairs: %v", err)
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			return nil, usagef("%s must be a JSON object to combine with name=value pairs: %v", from, err)
 		}
 	}
+	given := map[string]string{}
 	for _, p := range pairs {
+		if err := registry.CheckUTF8(fmt.Sprintf("argument %q", p), []byte(p)); err != nil {
+			return nil, usageError{err}
+		}
 		name, value, ok := strings.Cut(p, "=")
 		if !ok || name == "" {
 			return nil, usagef("argument %q is not name=value", p)
 		}
+		if prev, dup := given[name]; dup {
+			return nil, usagef("argument %s is given twice (%q and %q); give each name once", name, prev, p)
+		}
+		if _, dup := obj[name]; dup {
+			return nil, usagef("argument %s is given both in %s and as %q; give it once", name, from, p)
+		}
+		given[name] = p
 		if json.Valid([]byte(value)) {
 			obj[name] = json.RawMessage(value)
 		} else {
@@ -150,14 +210,9 @@ func newCallCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "call ROLE METHOD [name=value ...]",
 		Short: "Call role.method: run its persisted artifact, or generate, verify and persist it first",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) < 2 {
-				return usagef("call: want ROLE METHOD [name=value ...]; usage: %s", cmd.UseLine())
-			}
-			return nil
-		},
-		RunE: func(_ *cobra.Command, args []string) error {
-			in, err := callArgs(argsFlag, args[2:])
+		Args:  nameArgs(2, math.MaxInt, "role", "method"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in, err := callArgs(argsFlag, args[2:], cmd.InOrStdin())
 			if err != nil {
 				return err
 			}
@@ -188,7 +243,7 @@ func newCallCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&argsFlag, "args", "", `JSON args: an object by parameter name ({"s":"go"}) or an array by position`)
+	cmd.Flags().StringVar(&argsFlag, "args", "", `JSON args: an object by parameter name ({"s":"go"}) or an array by position; @FILE reads them from a file, - from stdin`)
 	return cmd
 }
 
@@ -197,7 +252,7 @@ func newRegenCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "regen ROLE METHOD",
 		Short: "Regenerate an artifact's code now with the provider (or, with --next-call, on its next call)",
-		Args:  exactArgs(2),
+		Args:  nameArgs(2, 2, "role", "method"),
 		RunE: func(_ *cobra.Command, args []string) error {
 			f, err := a.openForge()
 			if err != nil {
@@ -207,6 +262,9 @@ func newRegenCmd(a *app) *cobra.Command {
 			if nextCall {
 				if err := f.MarkRegenerate(args[0], args[1]); err != nil {
 					return err
+				}
+				if a.jsonOut {
+					return a.printJSON(map[string]any{"ok": true, "role": args[0], "method": args[1], "regenerate_on_next_call": true})
 				}
 				fmt.Fprintf(a.stdout, "%s.%s will be regenerated on its next call\n", args[0], args[1])
 				return nil
@@ -220,7 +278,7 @@ func newRegenCmd(a *app) *cobra.Command {
 				}
 			}
 			if !o.OK {
-				return fmt.Errorf("regenerate %s.%s: %s failure (rule %s): %s", args[0], args[1], o.Err.Class, o.Err.Rule, o.Err.Message)
+				return codedError{exitFailed, fmt.Errorf("regenerate %s.%s: %s failure (rule %s): %s", args[0], args[1], o.Err.Class, o.Err.Rule, o.Err.Message)}
 			}
 			if !a.jsonOut {
 				fmt.Fprintf(a.stdout, "%s.%s regenerated: generation %d (%d provider call(s), %s)\n", args[0], args[1], o.Meta.ArtifactGen, o.Meta.ProviderCalls, o.Meta.Duration.Round(time.Millisecond))
@@ -237,7 +295,7 @@ func newBlessCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bless ROLE METHOD",
 		Short: "Pin an artifact: always executed, never replaced automatically",
-		Args:  exactArgs(2),
+		Args:  nameArgs(2, 2, "role", "method"),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return a.operator(args, func(f *forge.Forge) error { return f.Bless(args[0], args[1], reset) }, "blessed")
 		},
@@ -246,27 +304,11 @@ func newBlessCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-func newQuarantineCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:   "quarantine ROLE METHOD",
-		Short: "Refuse calls of an artifact until it is rolled back or regenerated",
-		Args:  exactArgs(2),
-		RunE: func(_ *cobra.Command, args []string) error {
-			return a.operator(args, func(f *forge.Forge) error { return f.Quarantine(args[0], args[1]) }, "quarantined")
-		},
-	}
-}
-
 func newRollbackCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "rollback ROLE METHOD [GEN]",
 		Short: "Make an earlier kept generation current again (default: the one before the current)",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) < 2 || len(args) > 3 {
-				return usagef("rollback: want ROLE METHOD [GEN]; usage: %s", cmd.UseLine())
-			}
-			return nil
-		},
+		Args:  nameArgs(2, 3, "role", "method"),
 		RunE: func(_ *cobra.Command, args []string) error {
 			gen := 0
 			if len(args) == 3 {
@@ -326,7 +368,7 @@ func newStaleCmd(a *app) *cobra.Command {
 		Short: "List artifacts verified against an older contract, an unknown role, or another runtime",
 		Args:  exactArgs(0),
 		RunE: func(*cobra.Command, []string) error {
-			s, err := a.openStore()
+			s, err := a.openStoreRO()
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +19,8 @@ const upperCassette = `{"role":"text","method":"upper","kind":"generate","attemp
 `
 
 func TestCallArgs(t *testing.T) {
+	argsFile := filepath.Join(t.TempDir(), "args.json")
+	require.NoError(t, os.WriteFile(argsFile, []byte(`{"from":"file"}`), 0o644))
 	for _, tc := range []struct {
 		flag  string
 		pairs []string
@@ -31,8 +34,15 @@ func TestCallArgs(t *testing.T) {
 		{"{bad", nil, "", "not valid JSON"},
 		{"[1]", []string{"a=1"}, "", "must be a JSON object"},
 		{"", []string{"novalue"}, "", "not name=value"},
+		{"", []string{"s=a", "s=b"}, "", "given twice"},
+		{`{"s":"a"}`, []string{"s=b"}, "", "given both in --args"},
+		{"", []string{"s=\xff\xfe"}, "", "not valid UTF-8"},
+		{"{\"s\":\"\xc3\x28\"}", nil, "", "not valid UTF-8 (byte 0xc3 at offset 6)"},
+		{"-", nil, `{"from":"stdin"}`, ""},
+		{"@" + argsFile, []string{"n=2"}, `{"from":"file","n":2}`, ""},
+		{"@/nonexistent/args.json", nil, "", "--args @/nonexistent/args.json"},
 	} {
-		got, err := callArgs(tc.flag, tc.pairs)
+		got, err := callArgs(tc.flag, tc.pairs, strings.NewReader(` {"from":"stdin"}`+"\n"))
 		if tc.err != "" {
 			assert.ErrorContains(t, err, tc.err)
 			continue

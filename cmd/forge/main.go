@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -27,8 +28,11 @@ type app struct {
 	storeFlag    string
 	providerFlag string
 	jsonOut      bool
+	verbose      bool
 	stdout       io.Writer
 	stderr       io.Writer
+	// printed is set once a JSON document went to stdout: an error after it adds no second one.
+	printed bool
 }
 
 // subcommands is filled by init functions in this package's files, one file per command group.
@@ -69,6 +73,7 @@ func defaultStoreDir(getenv func(string) string, home func() (string, error)) (s
 
 // printJSON writes v as indented JSON to stdout.
 func (a *app) printJSON(v any) error {
+	a.printed = true
 	enc := json.NewEncoder(a.stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
@@ -80,11 +85,14 @@ func newRootCmd(a *app) *cobra.Command {
 		Short:         "Call methods that do not exist yet: generated, verified, sandboxed, persisted Go",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildVersion().String(),
 	}
+	root.SetVersionTemplate("forge {{.Version}}\n")
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.PersistentFlags().StringVar(&a.storeFlag, "store", "", "store directory (default $FORGE_STORE, else $XDG_STATE_HOME/forge, else ~/.local/state/forge)")
-	root.PersistentFlags().BoolVar(&a.jsonOut, "json", false, "print machine-readable JSON")
+	root.PersistentFlags().BoolVar(&a.jsonOut, "json", false, "print machine-readable JSON: one document on stdout, errors included ({\"ok\":false,\"error\":{...}})")
+	root.PersistentFlags().BoolVarP(&a.verbose, "verbose", "v", false, "say more on stderr: provider retries, slow steps")
 	root.PersistentFlags().StringVar(&a.providerFlag, "provider", "", "code generator: replay:PATH, openai[:MODEL], anthropic[:MODEL] or command:PROG ARGS (default $FORGE_PROVIDER)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	for _, f := range subcommands {
@@ -102,7 +110,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, "forge:", err)
+	code := exitCode(err)
+	// Errors of package forge and of the store already name their source; one prefix is enough.
+	msg := strings.TrimPrefix(err.Error(), "forge: ")
+	fmt.Fprintln(stderr, "forge:", msg)
+	if (a.jsonOut || jsonRequested(args)) && !a.printed {
+		kind := "failed"
+		if code == exitUsage {
+			kind = "usage"
+		}
+		_ = a.printJSON(jsonError{OK: false, Error: jsonErrorBody{Kind: kind, Message: msg, ExitCode: code}})
+	}
+	return code
+}
+
+func exitCode(err error) int {
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		return exitUsage
@@ -112,6 +134,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return ce.code
 	}
 	return exitFailed
+}
+
+// jsonRequested reports whether --json is on the command line, for errors raised before cobra
+// parsed the flags (an unknown flag or command).
+func jsonRequested(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
+}
+
+// jsonError is the one document --json prints for a command that failed before printing its own.
+type jsonError struct {
+	OK    bool          `json:"ok"`
+	Error jsonErrorBody `json:"error"`
+}
+
+type jsonErrorBody struct {
+	Kind     string `json:"kind"` // usage | failed
+	Message  string `json:"message"`
+	ExitCode int    `json:"exit_code"`
 }
 
 // codedError lets a command choose its exit code while still printing an error.

@@ -116,6 +116,7 @@ The result is printed as JSON (exit 0); a failure is printed with its class (exi
 					return err
 				}
 				defer sb.Close()
+				sb = withProgress(sb, backendLabel(f.backend), a.steps())
 				ctx := cmd.Context()
 				if ctx == nil {
 					ctx = context.Background()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -24,20 +25,62 @@ func init() {
 	register(newDoctorCmd)
 }
 
-// openStore opens the store named by the global flags, reporting quarantined files on stderr.
-func (a *app) openStore() (*registry.Store, error) {
+// openStore opens the store named by the global flags (creating it if needed), reporting on
+// stderr every file it quarantines, from the first read on.
+func (a *app) openStore() (*registry.Store, error) { return a.openStoreWith(false) }
+
+// openStoreRO opens the store for a read-only command: a store that does not exist is an error
+// that says so, not a new empty store.
+func (a *app) openStoreRO() (*registry.Store, error) { return a.openStoreWith(true) }
+
+func (a *app) openStoreWith(mustExist bool) (*registry.Store, error) {
 	dir, err := a.storeDir()
 	if err != nil {
 		return nil, err
 	}
-	s, err := registry.Open(dir)
+	return registry.OpenWith(dir, registry.OpenOptions{MustExist: mustExist, OnQuarantine: a.reportQuarantine})
+}
+
+func (a *app) reportQuarantine(q registry.QuarantineReport) {
+	if q.MovedTo != "" {
+		fmt.Fprintf(a.stderr, "forge: quarantined damaged file %s -> %s: %s\n", q.Path, q.MovedTo, q.Reason)
+	}
+	if q.Restored != "" {
+		fmt.Fprintf(a.stderr, "forge: %s\n", q.Restored)
+	}
+	fmt.Fprintf(a.stderr, "forge: see `forge quarantine ls`; `forge doctor` fails until it is restored or dismissed\n")
+}
+
+// staleArtifacts lists the artifacts of a role that were verified against another contract than
+// rec's.
+func staleArtifacts(s *registry.Store, rec *registry.RoleRecord) ([]staleRow, error) {
+	keys, err := s.List()
 	if err != nil {
 		return nil, err
 	}
-	s.OnQuarantine = func(q registry.QuarantineReport) {
-		fmt.Fprintf(a.stderr, "forge: quarantined damaged file %s -> %s: %s\n", q.Path, q.MovedTo, q.Reason)
+	var rows []staleRow
+	for _, k := range keys {
+		if k.Role != rec.Role {
+			continue
+		}
+		art, err := s.Load(k.Role, k.Method)
+		if err != nil || art.ContractFingerprint == rec.Fingerprint {
+			continue // damaged ones are doctor's matter
+		}
+		rows = append(rows, staleRow{k.Role, k.Method, fmt.Sprintf("generation %d was verified against contract %s; its next call repairs it against %s (or `forge regen %s %s` now)",
+			art.Generation, shortSum(art.ContractFingerprint), shortSum(rec.Fingerprint), k.Role, k.Method)})
 	}
-	return s, nil
+	return rows, nil
+}
+
+func printStale(a *app, rows []staleRow) {
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(a.stdout, "the contract changed: %d artifact(s) are stale now:\n", len(rows))
+	for _, r := range rows {
+		fmt.Fprintf(a.stdout, "  %s.%s: %s\n", r.Role, r.Method, r.Why)
+	}
 }
 
 func newRoleCmd(a *app) *cobra.Command {
@@ -69,14 +112,24 @@ func newRoleCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rec, err := s.PutRole(c, time.Now())
+			rec, prev, err := s.PutRoleReport(c, time.Now())
 			if err != nil {
 				return err
 			}
+			var stale []staleRow
+			if prev != nil && prev.Fingerprint != rec.Fingerprint {
+				if stale, err = staleArtifacts(s, &rec); err != nil {
+					return err
+				}
+			}
 			if a.jsonOut {
-				return a.printJSON(rec)
+				return a.printJSON(struct {
+					registry.RoleRecord
+					Stale []staleRow `json:"stale_artifacts"`
+				}{rec, nonNil(stale)})
 			}
 			fmt.Fprintf(a.stdout, "role %s saved (%s)\n", rec.Role, rec.Fingerprint)
+			printStale(a, stale)
 			return nil
 		},
 	}
@@ -89,7 +142,7 @@ func newRoleCmd(a *app) *cobra.Command {
 		Short: "List roles",
 		Args:  exactArgs(0),
 		RunE: func(*cobra.Command, []string) error {
-			s, err := a.openStore()
+			s, err := a.openStoreRO()
 			if err != nil {
 				return err
 			}
@@ -118,9 +171,9 @@ func newRoleCmd(a *app) *cobra.Command {
 	show := &cobra.Command{
 		Use:   "show ROLE",
 		Short: "Show a role's contract",
-		Args:  exactArgs(1),
+		Args:  nameArgs(1, 1, "role"),
 		RunE: func(_ *cobra.Command, args []string) error {
-			s, err := a.openStore()
+			s, err := a.openStoreRO()
 			if err != nil {
 				return err
 			}
@@ -156,6 +209,9 @@ type artifactRow struct {
 	FailureCount int64              `json:"failure_count"`
 	LastUsedAt   *time.Time         `json:"last_used_at,omitempty"`
 	Error        string             `json:"error,omitempty"`
+	// Quarantine is set for an artifact whose file the store moved to quarantine/ (damaged or
+	// edited by hand) and that has no file in its place: it is listed, not lost.
+	Quarantine *registry.QuarantineReport `json:"quarantine,omitempty"`
 }
 
 func newLsCmd(a *app) *cobra.Command {
@@ -164,13 +220,17 @@ func newLsCmd(a *app) *cobra.Command {
 		Short: "List method artifacts with lifecycle, generation, success/failure counts and last use",
 		Args:  exactArgs(0),
 		RunE: func(*cobra.Command, []string) error {
-			s, err := a.openStore()
+			s, err := a.openStoreRO()
 			if err != nil {
 				return err
 			}
 			rows := []artifactRow{}
 			err = s.Each(func(k registry.Key, art *registry.Artifact, err error) error {
 				row := artifactRow{Role: k.Role, Method: k.Method}
+				var qe *registry.QuarantinedError
+				if errors.As(err, &qe) {
+					return nil // listed below, with the other quarantined artifacts
+				}
 				if err != nil {
 					row.Error = err.Error()
 				} else {
@@ -183,6 +243,9 @@ func newLsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if rows, err = withQuarantined(s, rows); err != nil {
+				return err
+			}
 			if a.jsonOut {
 				return a.printJSON(rows)
 			}
@@ -193,6 +256,10 @@ func newLsCmd(a *app) *cobra.Command {
 			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "ROLE\tMETHOD\tLIFECYCLE\tGEN\tOK\tFAILED\tLAST USED")
 			for _, r := range rows {
+				if q := r.Quarantine; q != nil {
+					fmt.Fprintf(tw, "%s\t%s\tQUARANTINED\t-\t-\t-\t%s (`forge quarantine restore %s`)\n", r.Role, r.Method, oneLine(shortReason(q.Reason), 80), q.ID)
+					continue
+				}
 				if r.Error != "" {
 					fmt.Fprintf(tw, "%s\t%s\tERROR\t-\t-\t-\t%s\n", r.Role, r.Method, oneLine(r.Error, 80))
 					continue
@@ -204,11 +271,49 @@ func newLsCmd(a *app) *cobra.Command {
 	}
 }
 
+// withQuarantined adds a row for each artifact in quarantine/ that has no file in its place, so
+// that a damaged or hand-edited artifact is listed (with why) instead of vanishing.
+func withQuarantined(s *registry.Store, rows []artifactRow) ([]artifactRow, error) {
+	q, err := s.Quarantined()
+	if err != nil {
+		return nil, err
+	}
+	have := map[registry.Key]bool{}
+	for _, r := range rows {
+		have[registry.Key{Role: r.Role, Method: r.Method}] = true
+	}
+	for i := range q {
+		e := q[i]
+		k := registry.Key{Role: e.Role, Method: e.Method}
+		if e.Kind != "artifact" || have[k] {
+			continue
+		}
+		have[k] = true
+		rows = append(rows, artifactRow{Role: e.Role, Method: e.Method, Lifecycle: registry.Quarantined, Quarantine: &e,
+			Error: "the file was quarantined: " + e.Reason})
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].Role != rows[j].Role {
+			return rows[i].Role < rows[j].Role
+		}
+		return rows[i].Method < rows[j].Method
+	})
+	return rows, nil
+}
+
+// shortReason is the part of a quarantine reason after the path that it names.
+func shortReason(r string) string {
+	if _, after, ok := strings.Cut(r, registry.ErrCorrupt.Error()+": "); ok {
+		return after
+	}
+	return r
+}
+
 func newShowCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show ROLE METHOD",
 		Short: "Show an artifact's code and metadata",
-		Args:  exactArgs(2),
+		Args:  nameArgs(2, 2, "role", "method"),
 		RunE: func(_ *cobra.Command, args []string) error {
 			art, err := a.loadArtifact(args[0], args[1])
 			if err != nil {
@@ -240,7 +345,7 @@ func newHistoryCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "history ROLE METHOD",
 		Short: "Show the kept generations of an artifact (newest first)",
-		Args:  exactArgs(2),
+		Args:  nameArgs(2, 2, "role", "method"),
 		RunE: func(_ *cobra.Command, args []string) error {
 			art, err := a.loadArtifact(args[0], args[1])
 			if err != nil {
@@ -266,10 +371,15 @@ func newHistoryCmd(a *app) *cobra.Command {
 func newDoctorCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "doctor",
-		Short: "Verify every stored file (parse, checksum, schema); quarantine damage; exit 1 if any",
-		Args:  exactArgs(0),
+		Short: "Verify every stored file; quarantine damage (restoring roles); exit 1 while any quarantine is pending",
+		Long: `Doctor verifies every role and artifact of the store (parse, schema, names, contract and its
+fingerprint, code checksums), quarantines what is damaged — a role is restored from its last-good
+copy at once — and removes temp files crashed writers left. It exits 1 while any quarantine is
+pending, including those made earlier by other commands (opening the store, a call); deal with
+each with ` + "`forge quarantine restore ID` or `forge quarantine dismiss ID`" + `.`,
+		Args: exactArgs(0),
 		RunE: func(*cobra.Command, []string) error {
-			s, err := a.openStore()
+			s, err := a.openStoreRO()
 			if err != nil {
 				return err
 			}
@@ -286,14 +396,21 @@ func newDoctorCmd(a *app) *cobra.Command {
 			}
 			if a.jsonOut {
 				if err := a.printJSON(struct {
+					OK bool `json:"ok"`
 					registry.DoctorReport
 					Cache wasm.CacheReport `json:"cache"`
-				}{rep, cache}); err != nil {
+				}{!rep.Damaged(), rep, cache}); err != nil {
 					return err
 				}
 			} else {
 				for _, q := range rep.Quarantined {
-					fmt.Fprintf(a.stdout, "quarantined %s -> %s: %s\n", q.Path, q.MovedTo, q.Reason)
+					fmt.Fprintf(a.stdout, "quarantined now %s -> %s: %s\n", q.Path, q.MovedTo, q.Reason)
+				}
+				for _, q := range rep.Pending {
+					fmt.Fprintf(a.stdout, "in quarantine: %s (%s, %s): %s\n", q.ID, quarantineWhat(q), fmtTime(&q.At), q.Reason)
+					if q.Restored != "" {
+						fmt.Fprintf(a.stdout, "  restored: %s\n", q.Restored)
+					}
 				}
 				for _, q := range rep.Incompatible {
 					fmt.Fprintf(a.stdout, "incompatible (left in place) %s: %s\n", q.Path, q.Reason)
@@ -304,31 +421,61 @@ func newDoctorCmd(a *app) *cobra.Command {
 				for _, f := range cache.Removed {
 					fmt.Fprintf(a.stdout, "removed leftover temp file %s\n", f.Path)
 				}
-				fmt.Fprintf(a.stdout, "checked %d file(s) in %s: %d damaged\n", rep.Checked, s.Root(), len(rep.Quarantined)+len(rep.Incompatible))
+				fmt.Fprintf(a.stdout, "checked %d file(s) in %s: %d damaged, %d in quarantine\n", rep.Checked, s.Root(), len(rep.Quarantined)+len(rep.Incompatible), len(rep.Pending))
 				if cache.Kept > 0 {
 					fmt.Fprintf(a.stdout, "wasm cache: %d file(s), %s (`forge prune` removes what was not used for 30 days)\n", cache.Kept, humanBytes(cache.KeptBytes))
 				}
 			}
 			if rep.Damaged() {
-				return codedError{exitFailed, fmt.Errorf("doctor found %d damaged file(s); quarantined ones are in %s/quarantine — regenerate with `forge regen ROLE METHOD` or restore by hand",
-					len(rep.Quarantined)+len(rep.Incompatible), s.Root())}
+				return codedError{exitFailed, fmt.Errorf("doctor found damage: %d file(s) in quarantine, %d incompatible; see `forge quarantine ls`, then `forge quarantine restore ID` (or `dismiss ID`) for each, or regenerate with `forge regen ROLE METHOD`",
+					len(rep.Pending), len(rep.Incompatible))}
 			}
 			return nil
 		},
 	}
 }
 
-// loadArtifact reads role.method's artifact from the store, saying how one is created if it is missing.
+// loadArtifact reads role.method's artifact from the store. A missing one says why: the method
+// is not declared by its role, its file is in quarantine (and how to restore it), or it is created
+// by the first call.
 func (a *app) loadArtifact(role, method string) (*registry.Artifact, error) {
-	s, err := a.openStore()
+	s, err := a.openStoreRO()
 	if err != nil {
 		return nil, err
 	}
 	art, err := s.Load(role, method)
-	if errors.Is(err, registry.ErrNotFound) {
-		return nil, fmt.Errorf("%w; it is created by the first `forge call %s %s`", err, role, method)
+	var qe *registry.QuarantinedError
+	if errors.As(err, &qe) {
+		return nil, fmt.Errorf("%s.%s: its file is damaged and was quarantined (%s): %v; put it back with `forge quarantine restore %s`, or regenerate with `forge regen %s %s`",
+			role, method, qe.Report.ID, qe.Err, qe.Report.ID, role, method)
 	}
-	return art, err
+	if !errors.Is(err, registry.ErrNotFound) {
+		return art, err
+	}
+	if q, qerr := s.Quarantined(); qerr == nil {
+		for i := len(q) - 1; i >= 0; i-- {
+			if e := q[i]; e.Kind == "artifact" && e.Role == role && e.Method == method {
+				return nil, fmt.Errorf("%s.%s is quarantined (%s, %s): %s; put it back with `forge quarantine restore %s`, or regenerate with `forge regen %s %s`",
+					role, method, e.ID, fmtTime(&e.At), e.Reason, e.ID, role, method)
+			}
+		}
+	}
+	rec, rerr := s.Role(role)
+	if errors.Is(rerr, registry.ErrNotFound) {
+		return nil, fmt.Errorf("role %q is not in the store %s; add it with `forge role add -f contract.json` (see `forge role ls`)", role, s.Root())
+	}
+	if rerr == nil && len(rec.Methods) > 0 {
+		if _, ok := rec.Methods[method]; !ok {
+			declared := make([]string, 0, len(rec.Methods))
+			for m := range rec.Methods {
+				declared = append(declared, m)
+			}
+			sort.Strings(declared)
+			return nil, fmt.Errorf("method %q is not declared by role %s (it declares: %s); add it to the contract's methods and run `forge role add -f contract.json`",
+				method, role, strings.Join(declared, ", "))
+		}
+	}
+	return nil, fmt.Errorf("%w; it is created by the first `forge call %s %s`", err, role, method)
 }
 
 func fmtTime(t *time.Time) string {

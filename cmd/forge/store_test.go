@@ -83,11 +83,19 @@ func TestDoctorExitsOneOnDamage(t *testing.T) {
 	code, out, errOut := runCLI(t, "--store", store, "doctor")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, "quarantined")
-	assert.Contains(t, errOut, "1 damaged")
+	assert.Contains(t, errOut, "1 file(s) in quarantine")
 	code, _, _ = runCLI(t, "--store", store, "doctor")
-	assert.Equal(t, 0, code, "damage was quarantined; the store is clean now")
-	q, _ := os.ReadDir(filepath.Join(store, "quarantine"))
-	assert.Len(t, q, 1, "nothing stored is lost: the damaged file is kept")
+	assert.Equal(t, 1, code, "the quarantine is pending until an operator deals with it")
+	q, _ := filepath.Glob(filepath.Join(store, "quarantine", "tools__text__upper.json.*Z"))
+	require.Len(t, q, 1, "nothing stored is lost: the damaged file is kept")
+	code, _, errOut = runCLI(t, "--store", store, "quarantine", "restore", filepath.Base(q[0]))
+	assert.Equal(t, 1, code, "bytes that are not an artifact cannot be put back")
+	assert.Contains(t, errOut, "forge quarantine dismiss")
+	code, _, _ = runCLI(t, "--store", store, "quarantine", "dismiss", filepath.Base(q[0]))
+	assert.Equal(t, 0, code)
+	code, _, _ = runCLI(t, "--store", store, "doctor")
+	assert.Equal(t, 0, code)
+	assert.FileExists(t, filepath.Join(store, "quarantine", "resolved", filepath.Base(q[0])))
 }
 
 // TestDoctorReportsTheWasmCache: doctor removes stale temp files from the wasm cache, keeps the

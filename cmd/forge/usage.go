@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/artifactforge/forge/registry"
 )
 
 // isCobraUsage recognises the errors cobra itself returns for a malformed command line (unknown
@@ -23,6 +26,29 @@ func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
 			return usagef("%s: want %d argument(s), got %d; usage: %s", cmd.Name(), n, len(args), cmd.UseLine())
+		}
+		return nil
+	}
+}
+
+// nameArgs checks the argument count like exactArgs (between min and max) and that the first
+// names are a valid role and method: a bad name is the caller's misuse of the command line (exit
+// 2), caught before anything is opened.
+func nameArgs(min, max int, kinds ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < min || len(args) > max {
+			want := fmt.Sprintf("%d", min)
+			if max != min {
+				want = fmt.Sprintf("%d to %d", min, max)
+			}
+			return usagef("%s: want %s argument(s), got %d; usage: %s", cmd.Name(), want, len(args), cmd.UseLine())
+		}
+		for i, k := range kinds {
+			if i < len(args) {
+				if err := registry.ValidateName(k, args[i]); err != nil {
+					return usagef("%s: %v", cmd.Name(), err)
+				}
+			}
 		}
 		return nil
 	}

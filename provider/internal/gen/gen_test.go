@@ -73,6 +73,23 @@ func TestRetryStopsWhenContextEnds(t *testing.T) {
 	assert.Equal(t, Unavailable, KindOf(err))
 }
 
+// TestRetryNotify: every retry is told to the context's observer, with its number and wait.
+func TestRetryNotify(t *testing.T) {
+	var seen []RetryEvent
+	ctx := WithRetryNotify(context.Background(), func(e RetryEvent) { seen = append(seen, e) })
+	r := Retry{MaxRetries: 2, BaseDelay: time.Millisecond, MaxDelay: time.Second,
+		Sleep: func(context.Context, time.Duration) error { return nil }}
+	_, err := r.Do(ctx, func(context.Context) (Answer, error) { return Answer{}, &Error{Kind: Unavailable} })
+	require.Error(t, err)
+	require.Len(t, seen, 2)
+	assert.Equal(t, 1, seen[0].Retry)
+	assert.Equal(t, 2, seen[1].Retry)
+	assert.Equal(t, 2, seen[1].Of)
+	assert.Equal(t, Unavailable, KindOf(seen[0].Err))
+	_, _ = r.Do(context.Background(), func(context.Context) (Answer, error) { return Answer{}, &Error{Kind: Unavailable} })
+	assert.Len(t, seen, 2, "no observer, no calls")
+}
+
 func TestBackoffIsCapped(t *testing.T) {
 	r := Retry{BaseDelay: time.Second, MaxDelay: 3 * time.Second}
 	for n := range 40 {

@@ -21,6 +21,21 @@ type Retry struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
+// RetryEvent is one retry about to happen: retry Retry of Of, after Wait, because of Err.
+type RetryEvent struct {
+	Retry, Of int
+	Wait      time.Duration
+	Err       error
+}
+
+type retryNotifyKey struct{}
+
+// WithRetryNotify returns ctx carrying fn, which Retry.Do calls before each retry it makes under
+// that context (for a command line's -v, a server's log).
+func WithRetryNotify(ctx context.Context, fn func(RetryEvent)) context.Context {
+	return context.WithValue(ctx, retryNotifyKey{}, fn)
+}
+
 // DefaultRetry is used when a provider is configured without an explicit policy.
 var DefaultRetry = Retry{MaxRetries: 2, BaseDelay: 500 * time.Millisecond, MaxDelay: 10 * time.Second}
 
@@ -43,6 +58,9 @@ func (r Retry) Do(ctx context.Context, attempt func(context.Context) (Answer, er
 				return a, err
 			}
 			wait = pe.RetryAfter
+		}
+		if notify, _ := ctx.Value(retryNotifyKey{}).(func(RetryEvent)); notify != nil {
+			notify(RetryEvent{Retry: n + 1, Of: r.MaxRetries, Wait: wait, Err: err})
 		}
 		if serr := r.sleep(ctx, wait); serr != nil {
 			return a, err
