@@ -434,6 +434,7 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 			var cancel context.CancelFunc
 			gctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), f.generationTimeout())
 			defer cancel()
+			defer context.AfterFunc(f.bg, cancel)() // Close ends it
 		}
 		if !f.enter() {
 			return &produced{fail: closedFailure(gc.role, gc.method)}, nil

@@ -538,3 +538,32 @@ func TestAttemptsAreNumberedPerCall(t *testing.T) {
 		assert.Equal(t, 2, o.Meta.ProviderCalls)
 	}
 }
+
+// Close ends a detached generation nobody waits for, instead of waiting for it.
+func TestCloseEndsDetachedGeneration(t *testing.T) {
+	entered := make(chan struct{})
+	var once sync.Once
+	p := &ctxFuncProvider{fn: func(ctx context.Context) (provider.Answer, error) {
+		once.Do(func() { close(entered) })
+		<-ctx.Done()
+		return provider.Answer{}, &provider.Error{Kind: provider.Unavailable, Provider: "func", Message: "cancelled", Err: ctx.Err()}
+	}}
+	f, err := Open(Options{Store: t.TempDir(), Provider: p, DefaultSandbox: "yaegi"})
+	require.NoError(t, err)
+	require.NoError(t, f.AddRole(textContract()))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Outcome, 1)
+	go func() { done <- f.Call(ctx, "text", "upper", json.RawMessage(`{"s":"a"}`)) }()
+	<-entered
+	cancel()
+	o := <-done
+	require.False(t, o.OK)
+	closed := make(chan error, 1)
+	go func() { closed <- f.Close() }()
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(60 * time.Second): // a hang detector, not a timing assertion
+		t.Fatal("Close waited for a generation nobody waits for")
+	}
+}

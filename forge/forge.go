@@ -36,6 +36,10 @@ type Forge struct {
 	closed    bool
 	closeOnce sync.Once
 	closeErr  error
+	// bg ends when Close begins: generations detached from their callers end with it, so that
+	// Close (and a process that got Ctrl-C) never waits for a generation nobody waits for.
+	bg     context.Context
+	stopBg context.CancelFunc
 
 	mu        sync.RWMutex
 	roles     map[string]*roleRuntime
@@ -74,17 +78,19 @@ func Open(opts Options) (*Forge, error) {
 		}
 	}
 	f.rec = registry.NewRecorder(s, opts.FlushInterval)
+	f.bg, f.stopBg = context.WithCancel(context.Background())
 	return f, nil
 }
 
 // Store is the underlying store, for read-only inspection.
 func (f *Forge) Store() *registry.Store { return f.store }
 
-// Close waits for calls in flight, flushes buffered metrics and events and releases the
+// Close ends generations that no caller waits for, waits for calls in flight, flushes buffered metrics and events and releases the
 // sandboxes. It is idempotent (a second Close returns the first one's result); a Call or
 // Regenerate after Close returns an Outcome error of type "closed".
 func (f *Forge) Close() error {
 	f.closeOnce.Do(func() {
+		f.stopBg() // detached generations end now; calls in flight get their failure
 		f.life.Lock()
 		f.closed = true
 		f.life.Unlock()
