@@ -66,6 +66,7 @@ const (
 	KindProvider    Kind = "provider"    // the code generator failed
 	KindCallDepth   Kind = "call_depth"  // a delegation (host Call) would pass the depth cap
 	KindCapacity    Kind = "capacity"    // no free interpreter, instance or worker in time: the code never ran
+	KindClosed      Kind = "closed"      // the call was made on a closed Forge: the code never ran
 )
 
 // Network is the kind of network error a failing host call met.
@@ -113,6 +114,9 @@ type Failure struct {
 	// delegating artifact's, or the context a program passed in), earlier than the artifact's
 	// own limit.
 	CallerDeadline bool
+	// ValueExpected: the contract says these args must succeed (an acceptance example with the
+	// same args expects a value), so an error the code returns for them is its own fault.
+	ValueExpected bool
 }
 
 // Result is a classification and the rule that produced it.
@@ -131,7 +135,9 @@ func (r Result) Retriable() bool { return r.Rule.info().retriable }
 
 // Classify maps the evidence of a failure to its class, following the table of DESIGN.md:
 //
-//   - caller: args do not fit the signature or the parameter schema;
+//   - caller: args do not fit the signature or the parameter schema, or the code returned an
+//     error of its own on purpose (its answer about this input) for args the contract does not
+//     say must succeed;
 //   - extrinsic: a host call failed (DNS, refused, reset, TLS, timeout, HTTP 429 or 5xx), the
 //     deadline passed while a host call was in flight or was the caller's (shorter than the artifact's own limit), no sandbox capacity came in time, the provider was
 //     unavailable or rate limited — and the forge's own internal errors, which are never the
@@ -141,7 +147,8 @@ func (r Result) Retriable() bool { return r.Rule.info().retriable }
 //     while the contract is stale (the code was proven against an older contract);
 //   - intrinsic: compile or policy errors, panics, the memory, depth, delegation depth or output
 //     caps, a compute deadline with no host call in flight, unencodable results, a deliverable
-//     violation with no upstream data involved.
+//     violation with no upstream data involved, an error the code returned for args that an
+//     acceptance example says must give a value.
 //
 // Evidence that does not apply to the kind is ignored (an HTTP status on a panic, say).
 func Classify(f Failure) Result {
@@ -156,6 +163,8 @@ func classifyKind(f Failure) Result {
 	switch f.Kind {
 	case KindArgs:
 		return Result{Caller, RuleArgs}
+	case KindClosed:
+		return Result{Caller, RuleClosed}
 	case KindCompile:
 		return Result{Intrinsic, RuleCompile}
 	case KindPolicy:
@@ -196,10 +205,14 @@ func classifyKind(f Failure) Result {
 	case KindAcceptance:
 		return Result{Intrinsic, RuleAcceptance}
 	case KindReturned:
-		if f.UpstreamRead {
+		switch {
+		case f.UpstreamRead:
 			return Result{Adaptive, RuleReturnedAfterUpstream}
+		case f.ValueExpected:
+			return Result{Intrinsic, RuleReturned}
 		}
-		return Result{Intrinsic, RuleReturned}
+		// An error the code returns deliberately is its answer about the input, not a bug.
+		return Result{Caller, RuleReturnedAnswer}
 	case KindInternal:
 		return Result{Extrinsic, RuleInternal}
 	}

@@ -77,7 +77,10 @@ func TestClassifyNamedCases(t *testing.T) {
 		{"provider stale stays extrinsic", Failure{Kind: KindProvider, ProviderError: ProviderUnavailable, StaleContract: true}, Result{Extrinsic, RuleProviderUnavailable}},
 		{"internal is never the artifact's fault", Failure{Kind: KindInternal}, Result{Extrinsic, RuleInternal}},
 		{"acceptance failure is the code's", Failure{Kind: KindAcceptance}, Result{Intrinsic, RuleAcceptance}},
-		{"returned error is the code's own", Failure{Kind: KindReturned}, Result{Intrinsic, RuleReturned}},
+		{"returned error is the code's answer about the input", Failure{Kind: KindReturned}, Result{Caller, RuleReturnedAnswer}},
+		{"returned error where the contract expects a value is the code's", Failure{Kind: KindReturned, ValueExpected: true}, Result{Intrinsic, RuleReturned}},
+		{"returned error after upstream read, value expected", Failure{Kind: KindReturned, UpstreamRead: true, ValueExpected: true}, Result{Adaptive, RuleReturnedAfterUpstream}},
+		{"stale contract leaves a deliberate error the caller's", Failure{Kind: KindReturned, StaleContract: true}, Result{Caller, RuleReturnedAnswer}},
 		{"returned error after upstream read", Failure{Kind: KindReturned, UpstreamRead: true}, Result{Adaptive, RuleReturnedAfterUpstream}},
 		{"unknown kind", Failure{Kind: "cosmic_ray"}, Result{Extrinsic, RuleUnknownKind}},
 		{"empty kind", Failure{}, Result{Extrinsic, RuleUnknownKind}},
@@ -116,7 +119,7 @@ func TestRetriable(t *testing.T) {
 // all of them, and that every rule of the table can fire.
 func TestClassifyMatrix(t *testing.T) {
 	kinds := []Kind{KindCompile, KindPolicy, KindPanic, KindDeadline, KindDepth, KindMemory, KindOutput,
-		KindArgs, KindHost, KindDecode, KindResult, KindReturned, KindAcceptance, KindInternal, KindDeliverable, KindProvider, KindCallDepth, KindCapacity, "", "bogus"}
+		KindArgs, KindHost, KindDecode, KindResult, KindReturned, KindAcceptance, KindInternal, KindDeliverable, KindProvider, KindCallDepth, KindCapacity, KindClosed, "", "bogus"}
 	statuses := []int{0, 100, 200, 301, 400, 401, 403, 404, 407, 408, 410, 418, 422, 429, 500, 503, 599, 600}
 	networks := []Network{"", NetDNS, NetRefused, NetReset, NetTLS, NetTimeout, "weird"}
 	providers := []ProviderError{"", ProviderUnavailable, ProviderRateLimited, ProviderBadAnswer, ProviderAuth, ProviderConfig, "weird"}
@@ -132,14 +135,16 @@ func TestClassifyMatrix(t *testing.T) {
 						for _, pe := range providers {
 							for _, stale := range bools {
 								for _, callerDL := range bools {
-									f := Failure{Kind: k, HostCallInFlight: inFlight, HTTPStatus: st, Network: nw,
-										UpstreamRead: up, ProviderError: pe, StaleContract: stale, CallerDeadline: callerDL}
-									r := Classify(f)
-									n++
-									fired[r.Rule]++
-									checkInvariants(t, f, r)
-									if t.Failed() {
-										t.Fatalf("first violation at %+v -> %s", f, r)
+									for _, want := range bools {
+										f := Failure{Kind: k, HostCallInFlight: inFlight, HTTPStatus: st, Network: nw,
+											UpstreamRead: up, ProviderError: pe, StaleContract: stale, CallerDeadline: callerDL, ValueExpected: want}
+										r := Classify(f)
+										n++
+										fired[r.Rule]++
+										checkInvariants(t, f, r)
+										if t.Failed() {
+											t.Fatalf("first violation at %+v -> %s", f, r)
+										}
 									}
 								}
 							}
@@ -162,8 +167,10 @@ func checkInvariants(t *testing.T, f Failure, r Result) {
 	require.True(t, r.Rule.Valid())
 	assert.Equal(t, r.Rule.Class(), r.Class)
 
-	// Args are always the caller's, and only args are.
-	assert.Equal(t, f.Kind == KindArgs, r.Class == Caller)
+	// Args are always the caller's, and so is an error the code returned on purpose for args
+	// the contract does not say must succeed (with no upstream data involved); nothing else is.
+	deliberate := f.Kind == KindReturned && !f.UpstreamRead && !f.ValueExpected
+	assert.Equal(t, f.Kind == KindArgs || f.Kind == KindClosed || deliberate, r.Class == Caller)
 
 	// A stale contract never leaves a failure intrinsic, and never turns an extrinsic or caller
 	// failure into one that counts.
@@ -187,6 +194,9 @@ func checkInvariants(t *testing.T, f Failure, r Result) {
 	}
 	if f.Kind != KindDeliverable && f.Kind != KindReturned {
 		g.UpstreamRead = false
+	}
+	if f.Kind != KindReturned {
+		g.ValueExpected = false
 	}
 	if f.Kind != KindProvider {
 		g.ProviderError = ""

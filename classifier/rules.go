@@ -7,6 +7,11 @@ type Rule string
 // Caller rules.
 const (
 	RuleArgs Rule = "args" // args do not fit the signature or the parameter schema
+	// RuleReturnedAnswer: the code returned an error of its own on purpose, its answer about
+	// this input ("unknown unit"), and the contract does not say the input must succeed.
+	RuleReturnedAnswer Rule = "returned_answer"
+	// RuleClosed: the program called a Forge after closing it.
+	RuleClosed Rule = "closed"
 )
 
 // Intrinsic rules: the artifact's own code is at fault.
@@ -20,7 +25,7 @@ const (
 	RuleOutputCap       Rule = "output_cap"       // output size cap
 	RuleResultEncode    Rule = "result_encode"    // results cannot be JSON-encoded
 	RuleDeliverable     Rule = "deliverable"      // deliverable violated, no upstream data read
-	RuleReturned        Rule = "returned_error"   // the code returned an error of its own, no upstream data read
+	RuleReturned        Rule = "returned_error"   // the code returned an error for args an acceptance example says must succeed
 	RuleAcceptance      Rule = "acceptance"       // a contract acceptance example or test failed
 	RuleCallDepthCap    Rule = "call_depth_cap"   // a delegation chain passed limits.max_call_depth (runaway delegation)
 )
@@ -69,7 +74,9 @@ type ruleInfo struct {
 
 // rules is the one table of every rule, its class and whether a plain retry may help.
 var rules = map[Rule]ruleInfo{
-	RuleArgs: {Caller, false},
+	RuleArgs:           {Caller, false},
+	RuleReturnedAnswer: {Caller, false},
+	RuleClosed:         {Caller, false},
 
 	RuleCompile:         {Intrinsic, false},
 	RulePolicy:          {Intrinsic, false},

@@ -71,12 +71,22 @@ type call struct {
 	meta   Meta
 	art    *registry.Artifact // the artifact the call ended with, if any
 	start  time.Time
+	// operator: an operator's regeneration (Regenerate): no args to run, and a generation that
+	// produces nothing usable leaves the current one exactly as it was.
+	operator bool
+	// cause is the failure of the persisted code that sent this call to repair or regenerate,
+	// if any: reported first when no code generator is there to fix it.
+	cause *failure
 }
 
 // Call runs role.method with args (a JSON object by parameter name, or an array by position).
 // A healthy persisted artifact runs with no provider call; otherwise the code is generated,
 // repaired or regenerated first. The Outcome says what happened; Call never panics.
 func (f *Forge) Call(ctx context.Context, role, method string, args json.RawMessage) Outcome {
+	if !f.enter() {
+		return Outcome{Err: closedFailure(role, method).toError()}
+	}
+	defer f.leave()
 	c := &call{f: f, role: role, method: method, args: args, start: time.Now()}
 	c.ev.Role, c.ev.Method, c.ev.CallID = role, method, newID()
 	if sandbox.CallDepth(ctx) > 0 {
@@ -127,7 +137,7 @@ func (c *call) executeCandidate(ctx context.Context, p *compiled) Outcome {
 		err = checkDeliverable(c.rt.deliverable, out)
 	}
 	if err != nil {
-		return c.fail(c.runFailure(ctx, start, err))
+		return c.fail(c.judgeReturned(c.runFailure(ctx, start, err), c.args, p.prog.Signature()))
 	}
 	return Outcome{OK: true, Value: out.Value}
 }
@@ -349,6 +359,9 @@ func (c *call) executePersisted(ctx context.Context, art *registry.Artifact) Out
 		return Outcome{OK: true, Value: out.Value}
 	}
 	fl := c.runFailure(ctx, start, err)
+	if p != nil {
+		fl = c.judgeReturned(fl, c.args, p.prog.Signature())
+	}
 	c.recordFailure(fl)
 	if fl.result.Rule == classifier.RuleCallDepthCap && c.ev.Depth > 0 {
 		// Every call of a runaway chain fails at once: the top-level call repairs (it is blamed
@@ -361,7 +374,8 @@ func (c *call) executePersisted(ctx context.Context, art *registry.Artifact) Out
 		return c.fail(fl)
 	}
 	c.meta.RepairAttempted = plan.Step == repair.StepRepair
-	return c.produce(ctx, art, plan.Trigger, &repair.Attempt{Code: art.Code, Error: fl.msg, Result: fl.result})
+	c.cause = fl
+	return c.produce(ctx, art, plan.Trigger, &repair.Attempt{Code: art.Code, Error: fl.msg, Result: fl.result, Args: string(c.args)})
 }
 
 // produced is what one generation (shared by concurrent callers) yields.
@@ -374,27 +388,39 @@ type produced struct {
 	saved bool // persisted as the current generation
 	// elsewhere: another process produced it while this one waited for the generation lock.
 	elsewhere bool
+	// unchanged: the verified answer was byte-identical to the current generation's code, so
+	// no generation was added (the history keeps its real generations).
+	unchanged bool
 }
 
 // produce writes new code for the call (generate, repair or regenerate), shared by concurrent
 // callers of the same role.method in this process (single flight) and across processes (the
 // generation lock), then answers the call with it.
+//
+// A top-level call's generation is detached from that call: it runs under its own deadline
+// (Options.GenerationTimeout) with the call's values but not its cancellation, so a leader that
+// gives up (cancel, deadline) fails alone and every other caller waiting on the same generation
+// still gets it; each waiter, the leader included, honours its own context. A delegated call's
+// generation stays under its delegation chain's context (it serves that chain, whose deadline
+// bounds every wait in it; see RATIONALE, delegation).
 func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair.Trigger, failed *repair.Attempt) Outcome {
 	f := c.f
 	// Waiting for a generation another call leads is external work for a delegation chain (see
 	// sandbox.ExternalWork), and ends with the call's context: a delegated call must never wait
 	// past its caller's deadline for a generation that may itself wait for the caller. The
-	// generation runs on singleflight's goroutine; role says whether this call leads it (and so
-	// must wait for it to end, since it writes this call's state) or gave up before it started.
+	// generation runs on singleflight's goroutine; role says whether this call leads it and
+	// whether a delegated leader gave up before it started.
 	const (
 		pending int32 = iota
 		leading
 		gaveUp
 	)
 	var role atomic.Int32
+	detached := sandbox.CallDepth(ctx) == 0
 	waiting := sync.OnceFunc(sandbox.ExternalWork(ctx))
-	// The generation works on its own copy of the call (copied back when this call led it), so
-	// that c itself never leaves this goroutine and stays off the heap on the warm path.
+	// The generation works on its own copy of the call (copied back when this call led it and
+	// saw it end), so that c itself never leaves this goroutine and stays off the heap on the
+	// warm path.
 	gc := new(call)
 	*gc = *c
 	ch := f.flight.DoChan(c.role+"."+c.method, func() (any, error) {
@@ -403,13 +429,24 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 				msg: fmt.Sprintf("the call that was to generate %s.%s ended before it began; call again", gc.role, gc.method)}}, nil
 		}
 		waiting()
+		gctx := ctx
+		if detached {
+			var cancel context.CancelFunc
+			gctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), f.generationTimeout())
+			defer cancel()
+			defer context.AfterFunc(f.bg, cancel)() // Close ends it
+		}
+		if !f.enter() {
+			return &produced{fail: closedFailure(gc.role, gc.method)}, nil
+		}
+		defer f.leave()
 		var res *produced
 		err := f.store.WithGenerationLock(gc.role, gc.method, func() error {
 			if cur := gc.producedMeanwhile(base); cur != nil {
 				res = &produced{art: cur, elsewhere: true} // run it like any follower
 				return nil
 			}
-			res = gc.generate(ctx, base, trig, failed)
+			res = gc.generate(gctx, base, trig, failed)
 			return nil
 		})
 		if err != nil {
@@ -423,12 +460,16 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 		v = r.Val
 	case <-ctx.Done():
 		waiting()
-		if !role.CompareAndSwap(pending, gaveUp) && role.Load() == leading {
+		if !detached && !role.CompareAndSwap(pending, gaveUp) && role.Load() == leading {
 			v = (<-ch).Val // the generation sees the same context and ends soon
 			break
 		}
+		what := "that another call is generating"
+		if detached && role.Load() == leading {
+			what = "that this call started generating (the generation goes on for the other callers and the next call)"
+		}
 		return c.fail(&failure{typ: string(sandbox.KindCapacity), result: classifier.Classify(classifier.Failure{Kind: classifier.KindCapacity}),
-			msg: fmt.Sprintf("the call's context ended while it waited for the code of %s.%s that another call is generating; call again when that generation is done", c.role, c.method)})
+			msg: fmt.Sprintf("the call's context ended while it waited for the code of %s.%s %s; call again when that generation is done", c.role, c.method, what)})
 	}
 	waiting()
 	res := v.(*produced)
@@ -440,6 +481,20 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 		return c.fail(res.fail)
 	}
 	c.art = res.art
+	if !leader && c.operator {
+		// An operator's regeneration that joined one already under way (in this process, or in
+		// another one that held the generation lock): its result is this regeneration's result.
+		// There are no args to run the code with.
+		if res.fail != nil {
+			return c.fail(res.fail)
+		}
+		c.meta.Joined = true
+		c.meta.ArtifactGen, c.meta.ProgramSource = res.art.Generation, SourceRegenerated
+		if len(res.art.History) > 0 {
+			c.ev.GenerationTrigger = res.art.History[0].Trigger
+		}
+		return Outcome{OK: true}
+	}
 	if !leader {
 		// Another caller produced the code: run it with this call's args.
 		c.ev.ArtifactHit = true
@@ -447,7 +502,11 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 	}
 	c.meta.ArtifactGen = res.art.Generation
 	c.meta.ProgramSource = sourceOf(res.trig)
+	c.meta.Unchanged = res.unchanged
 	c.ev.GenerationTrigger = res.trig.String()
+	if res.unchanged && len(res.art.History) > 0 {
+		c.ev.GenerationTrigger = res.art.History[0].Trigger
+	}
 	if c.meta.RepairAttempted {
 		c.meta.RepairSucceeded = res.saved
 	}
@@ -477,6 +536,14 @@ func (c *call) producedMeanwhile(base *registry.Artifact) *registry.Artifact {
 	return cur
 }
 
+// generationTimeout bounds a generation detached from its callers (Options.GenerationTimeout).
+func (f *Forge) generationTimeout() time.Duration {
+	if f.opts.GenerationTimeout > 0 {
+		return f.opts.GenerationTimeout
+	}
+	return DefaultGenerationTimeout
+}
+
 func sourceOf(t repair.Trigger) string {
 	switch t.Kind {
 	case repair.TriggerRepair:
@@ -494,7 +561,7 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 	res := &produced{trig: trig}
 	prov, err := f.providerOrErr()
 	if err != nil {
-		res.fail = classifyErr(err, false)
+		res.fail = c.noProvider(classifyErr(err, false), trig, failed)
 		return res
 	}
 	sig := c.rt.declared(c.method)
@@ -527,7 +594,10 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 			return res
 		}
 		external := sandbox.ExternalWork(ctx)
-		ans, err := prov.Generate(ctx, provider.Request{Kind: kind, Role: c.role, Method: c.method, System: system, Prompt: prompt})
+		// Attempts are numbered 1..n within the call (FORGE_ATTEMPT for a command provider);
+		// replay cassettes key answers by question or by order, never by this number alone.
+		ans, err := prov.Generate(ctx, provider.Request{Kind: kind, Role: c.role, Method: c.method, Attempt: c.meta.ProviderCalls + 1,
+			System: system, Prompt: prompt})
 		external()
 		kn.answered(ans)
 		c.meta.ProviderCalls++
@@ -550,7 +620,7 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 		}
 		if fl != nil && (fl.result.Class == classifier.Intrinsic || fl.result.Class == classifier.Adaptive) {
 			last = fl
-			req = req.WithEarlier(repair.Attempt{Code: ans.Code, Error: fl.msg, Result: fl.result})
+			req = req.WithEarlier(repair.Attempt{Code: ans.Code, Error: fl.msg, Result: fl.result, Args: string(fl.args)})
 			continue
 		}
 		if prog == nil {
@@ -567,12 +637,12 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 			res.art = &registry.Artifact{Role: c.role, Method: c.method, Code: ans.Code, Generation: 0}
 			return res
 		}
-		art, err := c.persist(ans, prog, trig)
+		art, unchanged, err := c.persist(ans, prog, trig)
 		if err != nil {
 			res.fail = classifyErr(err, false)
 			return res
 		}
-		res.art, res.saved = art, true
+		res.art, res.saved, res.unchanged = art, true, unchanged
 		kn.passed(req) // knowledge hook
 		return res
 	}
@@ -581,6 +651,14 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 	}
 	res.fail = &failure{typ: "gate", result: last.result,
 		msg: fmt.Sprintf("no generated code passed verification after %d provider call(s); last failure: %s", c.meta.ProviderCalls, last.msg)}
+	if c.operator {
+		// An operator asked for new code and none was usable: that says nothing about the
+		// current code, which keeps its lifecycle and counters.
+		if base != nil {
+			res.fail.msg += fmt.Sprintf("; the current generation %d of %s.%s is unchanged (lifecycle %s, counters kept)", base.Generation, c.role, c.method, base.Lifecycle)
+		}
+		return res
+	}
 	if base != nil && base.Lifecycle != registry.Blessed && base.Lifecycle != registry.Quarantined && !f.opts.Switches.GenerateOnly {
 		// The persisted code failed and could not be fixed in this call: mark it degraded so the
 		// next call tries again (repair first while the budget lasts).
@@ -594,6 +672,32 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 		}
 	}
 	return res
+}
+
+// noProvider is the failure of a call that needs new code when no code generator is configured.
+// When the persisted code failed first, that failure is the call's failure (its class, rule and
+// message come first); the missing generator is what kept it from being repaired, and the
+// message ends with how to configure one.
+func (c *call) noProvider(pf *failure, trig repair.Trigger, failed *repair.Attempt) *failure {
+	what := "writing its code"
+	switch trig.Kind {
+	case repair.TriggerRepair:
+		what = "repairing it"
+	case repair.TriggerRegenerate, repair.TriggerOperator:
+		what = "regenerating it"
+	}
+	switch {
+	case c.cause != nil:
+		return &failure{typ: c.cause.typ, result: c.cause.result,
+			msg: fmt.Sprintf("%s failure (rule %s): %s; %s needs a code generator and none is configured: %s",
+				c.cause.result.Class, c.cause.result.Rule, c.cause.msg, what, pf.msg)}
+	case failed != nil && failed.Error != "" && !c.operator:
+		// The selector sent the call to repair (a degraded or stale artifact): say why first.
+		return &failure{typ: pf.typ, result: pf.result,
+			msg: fmt.Sprintf("%s.%s needs new code: %s; %s needs a code generator and none is configured: %s",
+				c.role, c.method, failed.Error, what, pf.msg)}
+	}
+	return pf
 }
 
 // verify is the gate: policy and compile in the target sandbox, the declared signature, the
@@ -627,11 +731,21 @@ func (c *call) verify(ctx context.Context, code string) (*compiled, sandbox.Outp
 				}
 				start := time.Now()
 				out, err := sb.Run(c.runCtx(ctx, p), prog, c.input(ex.Args))
+				if ex.ExpectError != "" {
+					if fl := checkExpectedError(c.runFailure(ctx, start, err), i+1, ex, out); fl != nil {
+						return nil, out, fl
+					}
+					continue
+				}
 				if err != nil {
 					fl := c.runFailure(ctx, start, err)
-					if fl.result.Class == classifier.Caller {
+					switch {
+					case fl.typ == string(sandbox.KindReturned) && fl.result.Class == classifier.Caller:
+						// An error returned on purpose where the contract wants a value.
+						fl = acceptanceFailure(fmt.Sprintf("acceptance example %d: args %s: want %s, got the error %q", i+1, ex.Args, ex.Expect, fl.msg))
+					case fl.result.Class == classifier.Caller:
 						fl = acceptanceFailure(fmt.Sprintf("acceptance example %d: args %s do not fit the code's signature: %s", i+1, ex.Args, fl.msg))
-					} else {
+					default:
 						fl.msg = fmt.Sprintf("acceptance example %d (args %s): %s", i+1, ex.Args, fl.msg)
 					}
 					return nil, out, fl
@@ -675,9 +789,12 @@ func (c *call) verify(ctx context.Context, code string) (*compiled, sandbox.Outp
 	c.ev.SandboxNS = int64(out.Duration)
 	var fl *failure
 	if err != nil {
-		fl = c.runFailure(ctx, start, err)
+		fl = c.judgeReturned(c.runFailure(ctx, start, err), c.args, prog.Signature())
 	} else if err = checkDeliverable(c.rt.deliverable, out); err != nil {
 		fl = classifyErr(err, false)
+	}
+	if fl != nil {
+		fl.args = c.args
 	}
 	return p, out, fl
 }
@@ -696,6 +813,72 @@ func undecided(fl *failure) *failure {
 	}
 	return &failure{typ: fl.typ, result: res,
 		msg: "the generated code could not be verified, so nothing was persisted: " + fl.msg + "; call again when the cause is gone (the code is verified again then)"}
+}
+
+// checkExpectedError judges an acceptance example that expects an error (expect_error): the code
+// must return an error of its own whose message contains ex.ExpectError. fl is the run's
+// classified failure (nil when it returned a value); a failure that is not a returned error
+// (a panic, a deadline, an outage) is kept as it is.
+func checkExpectedError(fl *failure, n int, ex registry.Example, out sandbox.Output) *failure {
+	switch {
+	case fl == nil:
+		return acceptanceFailure(fmt.Sprintf("acceptance example %d: args %s: want an error containing %q, got the value %s", n, ex.Args, ex.ExpectError, out.Value))
+	case fl.typ != string(sandbox.KindReturned):
+		if fl.result.Class == classifier.Caller {
+			return acceptanceFailure(fmt.Sprintf("acceptance example %d: args %s do not fit the code's signature: %s", n, ex.Args, fl.msg))
+		}
+		fl.msg = fmt.Sprintf("acceptance example %d (args %s, want an error containing %q): %s", n, ex.Args, ex.ExpectError, fl.msg)
+		return fl
+	case !strings.Contains(fl.msg, ex.ExpectError):
+		return acceptanceFailure(fmt.Sprintf("acceptance example %d: args %s: want an error containing %q, got the error %q", n, ex.Args, ex.ExpectError, fl.msg))
+	}
+	return nil
+}
+
+// judgeReturned makes an error the code returned on purpose (caller/returned_answer) the code's
+// own fault when the contract says these args must succeed: an acceptance example of the method
+// with the same args expects a value.
+func (c *call) judgeReturned(fl *failure, args json.RawMessage, sig sandbox.Signature) *failure {
+	if fl == nil || fl.result.Rule != classifier.RuleReturnedAnswer || c.rt.rec.Acceptance == nil {
+		return fl
+	}
+	want := normalArgs(args, sig)
+	if want == nil {
+		return fl
+	}
+	for i, ex := range c.rt.rec.Acceptance.Examples {
+		if (ex.Method != "" && ex.Method != c.method) || ex.ExpectError != "" {
+			continue
+		}
+		if got := normalArgs(ex.Args, sig); got != nil && reflect.DeepEqual(got, want) {
+			return &failure{typ: fl.typ, result: classifier.Classify(classifier.Failure{Kind: classifier.KindReturned, ValueExpected: true}),
+				msg: fmt.Sprintf("%s: acceptance example %d expects the value %s for these args", fl.msg, i+1, ex.Expect)}
+		}
+	}
+	return fl
+}
+
+// normalArgs decodes call args into a map by parameter name (positional args are named from the
+// signature), or nil when they do not decode.
+func normalArgs(args json.RawMessage, sig sandbox.Signature) map[string]any {
+	var v any
+	if json.Unmarshal(args, &v) != nil {
+		return nil
+	}
+	switch a := v.(type) {
+	case map[string]any:
+		return a
+	case []any:
+		if len(a) > len(sig.Params) {
+			return nil
+		}
+		m := make(map[string]any, len(a))
+		for i, x := range a {
+			m[sig.Params[i].Name] = x
+		}
+		return m
+	}
+	return nil
 }
 
 func acceptanceFailure(msg string) *failure {
@@ -770,15 +953,28 @@ func jsonEqual(a, b json.RawMessage) bool {
 }
 
 // persist makes verified code the current generation.
-func (c *call) persist(ans provider.Answer, p *compiled, trig repair.Trigger) (*registry.Artifact, error) {
+func (c *call) persist(ans provider.Answer, p *compiled, trig repair.Trigger) (*registry.Artifact, bool, error) {
 	if p == nil || p.prog == nil {
 		// Never reached while generate checks the gate's verdict; kept so that a future path
 		// that forgets cannot persist unverified code or crash the process.
-		return nil, errors.New("forge: refusing to persist code without a verified program; this is a forge bug, report it")
+		return nil, false, errors.New("forge: refusing to persist code without a verified program; this is a forge bug, report it")
 	}
 	now := c.f.now().UTC()
 	sig := p.prog.Signature()
+	unchanged := false
 	art, err := c.f.store.Update(c.role, c.method, func(a *registry.Artifact, _ bool) error {
+		unchanged = false
+		if a.Generation > 0 && a.Code == ans.Code && a.ContractFingerprint == c.rt.rec.Fingerprint {
+			// The answer is the current code, byte for byte: a new generation would only push a
+			// real one out of the kept history. The code passed the gate again, so a degraded
+			// artifact becomes a candidate; a forced regeneration is done.
+			unchanged = true
+			a.ForceRegenerate = false
+			if a.Lifecycle == registry.Degraded {
+				a.Lifecycle = registry.Candidate
+			}
+			return nil
+		}
 		a.Promote(ans.Code, trig.String(), ans.Model, PromptVersion, now)
 		a.Lifecycle = registry.Candidate
 		a.ContractFingerprint = c.rt.rec.Fingerprint
@@ -790,13 +986,13 @@ func (c *call) persist(ans provider.Answer, p *compiled, trig repair.Trigger) (*
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	p.art = art
 	c.f.mu.Lock()
 	c.f.programs[registry.Key{Role: c.role, Method: c.method}] = p
 	c.f.mu.Unlock()
-	return art, nil
+	return art, unchanged, nil
 }
 
 func (c *call) record(o registry.Outcome, reason string) {

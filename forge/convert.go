@@ -113,6 +113,7 @@ type failure struct {
 	typ    string
 	result classifier.Result
 	msg    string
+	args   json.RawMessage // the call args the code failed on, when a run with them failed
 }
 
 func (f *failure) toError() *Error {

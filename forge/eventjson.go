@@ -67,6 +67,9 @@ func appendEvent(b []byte, e *Event) []byte {
 	}
 	b = appendInt(b, "duration_ns", e.DurationNS)
 	b = appendInt(b, "sandbox_ns", e.SandboxNS)
+	if e.EventsDropped != 0 {
+		b = appendInt(b, "events_dropped", e.EventsDropped)
+	}
 	return append(b, '}', '\n')
 }
 

@@ -86,6 +86,10 @@ type Event struct {
 	PromptTokensEstimate int   `json:"prompt_tokens_estimate,omitempty"`
 	DurationNS           int64 `json:"duration_ns"`
 	SandboxNS            int64 `json:"sandbox_ns"`
+	// EventsDropped is how many events this process's log dropped before this one, since it was
+	// opened, because its queue was full (0: none). Drops are also kept in events/dropped.jsonl
+	// (forge doctor) and in Forge.Stats.
+	EventsDropped int64 `json:"events_dropped,omitempty"`
 }
 
 // Event log rotation: forge.jsonl is renamed to forge.jsonl.1 (.1 to .2, ...) past this size.
@@ -96,7 +100,9 @@ const (
 )
 
 // eventLog writes events from a queue in the background so that a call never waits on disk. When
-// the queue is full, events are dropped and counted rather than slowing calls down.
+// the queue is full, events are dropped and counted rather than slowing calls down; the count is
+// never silent: every later event carries it (events_dropped), Close appends it to
+// events/dropped.jsonl (read by DroppedEvents and forge doctor), and Forge.Stats reports it.
 type eventLog struct {
 	path     string
 	maxBytes int64 // rotate past this size (eventLogMaxBytes)
@@ -105,23 +111,41 @@ type eventLog struct {
 	dropped  atomic.Int64
 	closeMu  sync.Once
 	syncReq  chan chan struct{}
+
+	mu     sync.RWMutex // emit holds it for reading; close for writing, so no send meets a closed queue
+	closed bool
 }
 
 func openEventLog(dir string, maxBytes int64) (*eventLog, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("forge: events: %w", err)
-	}
-	l := &eventLog{path: filepath.Join(dir, "forge.jsonl"), maxBytes: maxBytes, queue: make(chan Event, eventQueue),
-		done: make(chan struct{}), syncReq: make(chan chan struct{})}
-	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	l, f, err := newEventLog(dir, maxBytes, eventQueue)
 	if err != nil {
-		return nil, fmt.Errorf("forge: events: %w", err)
+		return nil, err
 	}
 	go l.run(f)
 	return l, nil
 }
 
+// newEventLog opens the log file; the writer starts with go l.run(f).
+func newEventLog(dir string, maxBytes int64, queue int) (*eventLog, *os.File, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("forge: events: %w", err)
+	}
+	l := &eventLog{path: filepath.Join(dir, "forge.jsonl"), maxBytes: maxBytes, queue: make(chan Event, queue),
+		done: make(chan struct{}), syncReq: make(chan chan struct{})}
+	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("forge: events: %w", err)
+	}
+	return l, f, nil
+}
+
 func (l *eventLog) emit(e Event) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		l.dropped.Add(1)
+		return
+	}
 	select {
 	case l.queue <- e:
 	default:
@@ -138,6 +162,7 @@ func (l *eventLog) run(f *os.File) {
 		size = st.Size()
 	}
 	write := func(e Event) {
+		e.EventsDropped = l.dropped.Load()
 		line = appendEvent(line[:0], &e)
 		if _, err := w.Write(line); err != nil {
 			return
@@ -195,8 +220,68 @@ func (l *eventLog) sync() {
 }
 
 func (l *eventLog) close() {
-	l.closeMu.Do(func() { close(l.queue) })
+	l.closeMu.Do(func() {
+		l.mu.Lock()
+		l.closed = true
+		close(l.queue)
+		l.mu.Unlock()
+		<-l.done
+		if n := l.dropped.Load(); n > 0 {
+			l.recordDropped(n)
+		}
+	})
 	<-l.done
+}
+
+// droppedFile keeps, per closed event log that dropped events, one JSON line with the count.
+const droppedFile = "dropped.jsonl"
+
+// DroppedRecord is one line of events/dropped.jsonl.
+type DroppedRecord struct {
+	Time    time.Time `json:"time"`
+	PID     int       `json:"pid"`
+	Dropped int64     `json:"dropped"`
+}
+
+func (l *eventLog) recordDropped(n int64) {
+	line, err := json.Marshal(DroppedRecord{Time: time.Now().UTC(), PID: os.Getpid(), Dropped: n})
+	if err != nil {
+		return
+	}
+	path := filepath.Join(filepath.Dir(l.path), droppedFile)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "forge: %d event(s) were dropped (event queue full) and the count could not be kept in %s: %v\n", n, path, err)
+		return
+	}
+	defer f.Close()
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		fmt.Fprintf(os.Stderr, "forge: %d event(s) were dropped (event queue full) and the count could not be kept in %s: %v\n", n, path, err)
+	}
+}
+
+// DroppedEvents sums the events that the store's event logs dropped because their queue was full
+// (events/dropped.jsonl): forge doctor reports it. A store with no drops answers 0.
+func DroppedEvents(storeRoot string) (int64, error) {
+	data, err := os.ReadFile(filepath.Join(storeRoot, "events", droppedFile))
+	if os.IsNotExist(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("forge: events: %w", err)
+	}
+	var total int64
+	for i, ln := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(ln)) == 0 {
+			continue
+		}
+		var r DroppedRecord
+		if err := json.Unmarshal(ln, &r); err != nil {
+			return total, fmt.Errorf("forge: events/%s line %d: %w (delete the line to clear it)", droppedFile, i+1, err)
+		}
+		total += r.Dropped
+	}
+	return total, nil
 }
 
 // readEvents reads a store's current event log.

@@ -32,6 +32,18 @@ type Forge struct {
 	flight    singleflight.Group
 	placement Placement // where contracts that name no sandbox run
 
+	// life is held for reading by every Call and Regenerate (and detached generations) while
+	// they run, and for writing by Close: Close waits for them, and after it every call returns
+	// an Outcome error instead of touching closed parts.
+	life      sync.RWMutex
+	closed    bool
+	closeOnce sync.Once
+	closeErr  error
+	// bg ends when Close begins: generations detached from their callers end with it, so that
+	// Close (and a process that got Ctrl-C) never waits for a generation nobody waits for.
+	bg     context.Context
+	stopBg context.CancelFunc
+
 	mu        sync.RWMutex
 	roles     map[string]*roleRuntime
 	programs  map[registry.Key]*compiled
@@ -72,28 +84,84 @@ func Open(opts Options) (*Forge, error) {
 		return nil, err
 	}
 	f.rec = registry.NewRecorder(s, opts.FlushInterval)
+	f.bg, f.stopBg = context.WithCancel(context.Background())
 	return f, nil
 }
 
 // Store is the underlying store, for read-only inspection.
 func (f *Forge) Store() *registry.Store { return f.store }
 
-// Close flushes buffered metrics and events and releases the sandboxes. Calls must have returned.
+// Close ends generations that no caller waits for, waits for calls in flight, flushes buffered metrics and events and releases the
+// sandboxes. It is idempotent (a second Close returns the first one's result); a Call or
+// Regenerate after Close returns an Outcome error of type "closed".
 func (f *Forge) Close() error {
-	f.rec.Close()
-	if f.events != nil {
-		f.events.close()
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var errs []error
-	errs = append(errs, f.closeLayers()) // the reflector: lessons of this process go to disk
+	f.closeOnce.Do(func() {
+		f.stopBg() // detached generations end now; calls in flight get their failure
+		f.life.Lock()
+		f.closed = true
+		f.life.Unlock()
+		f.rec.Close()
+		if f.events != nil {
+			f.events.close()
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		var errs []error
+		errs = append(errs, f.closeLayers()) // the reflector: lessons of this process go to disk
+		for _, sb := range f.sandboxes {
+			errs = append(errs, sb.Close())
+		}
+		f.sandboxes = map[string]sandbox.Sandbox{}
+		f.closeErr = errors.Join(errs...)
+	})
+	return f.closeErr
+}
 
-	for _, sb := range f.sandboxes {
-		errs = append(errs, sb.Close())
+// enter admits a call unless the Forge is closed or closing; leave must follow when it is true.
+func (f *Forge) enter() bool {
+	if !f.life.TryRLock() {
+		return false // Close holds or waits for the lock
 	}
-	f.sandboxes = map[string]sandbox.Sandbox{}
-	return errors.Join(errs...)
+	if f.closed {
+		f.life.RUnlock()
+		return false
+	}
+	return true
+}
+
+func (f *Forge) leave() { f.life.RUnlock() }
+
+// closedFailure is the failure of a call made on a closed Forge.
+func closedFailure(role, method string) *failure {
+	return &failure{typ: "closed", result: classifier.Classify(classifier.Failure{Kind: classifier.KindClosed}),
+		msg: fmt.Sprintf("forge: %s.%s was called on a closed Forge; open a new one with forge.Open to make calls", role, method)}
+}
+
+// Stats are counters of a running Forge, for metrics and health checks.
+type Stats struct {
+	// EventsDropped is how many events were not written since Open because the event queue was
+	// full (each later event and events/dropped.jsonl carry the count too).
+	EventsDropped int64 `json:"events_dropped"`
+	// EventsQueued is how many events wait to be written now.
+	EventsQueued int `json:"events_queued"`
+	// Closed reports whether Close was called.
+	Closed bool `json:"closed"`
+}
+
+// Stats reports the Forge's counters now.
+func (f *Forge) Stats() Stats {
+	var st Stats
+	if f.events != nil {
+		st.EventsDropped = f.events.dropped.Load()
+		st.EventsQueued = len(f.events.queue)
+	}
+	if f.life.TryRLock() {
+		st.Closed = f.closed
+		f.life.RUnlock()
+	} else {
+		st.Closed = true // closing
+	}
+	return st
 }
 
 // Flush writes buffered metrics and queued events now.
@@ -260,11 +328,15 @@ func (f *Forge) providerOrErr() (provider.Provider, error) {
 // (`forge regen`), verifies it and makes it current; the old code stays in the history. The
 // Outcome has no value: no call args were given.
 func (f *Forge) Regenerate(ctx context.Context, role, method string) Outcome {
-	c := &call{f: f, role: role, method: method, start: time.Now()}
+	c := &call{f: f, role: role, method: method, start: time.Now(), operator: true}
 	c.ev.Role, c.ev.Method, c.ev.CallID = role, method, newID()
 	c.ev.TraceID = c.ev.CallID
 	c.ev.Action, c.ev.Reason = "regenerate", "operator"
 	c.meta.Decision = "regenerate:operator"
+	if !f.enter() {
+		return Outcome{Err: closedFailure(role, method).toError(), Meta: c.meta}
+	}
+	defer f.leave()
 	rt, err := f.roleRuntime(role)
 	if err != nil {
 		return c.finish(c.fail(&failure{typ: "unknown_role", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()}))

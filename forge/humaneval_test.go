@@ -215,6 +215,20 @@ func Fib(n int) int {
 	return memo[n]
 }
 `,
+		// The repair answer computes in a loop: the canonical solution recurses (Fib(25) is
+		// 250,000 interpreted calls), which met the role's 2 s deadline on a loaded machine. No
+		// call of the scenario may depend on CPU speed.
+		repairs: []string{`package artifact
+
+// Fib returns the n-th Fibonacci number.
+func Fib(n int) int {
+	a, b := 0, 1
+	for i := 0; i < n; i++ {
+		a, b = b, a+b
+	}
+	return a
+}
+`},
 		calls: []heCall{{`{"n":20}`, `6765`, SourceRepaired}, {`[25]`, `75025`, SourcePersisted}},
 	},
 	{

@@ -13,6 +13,11 @@ import (
 // feedback, repair and regeneration together).
 const DefaultMaxProviderCalls = 3
 
+// DefaultGenerationTimeout bounds one generation (provider calls and gate runs together) that no
+// single caller's context bounds: a top-level call's generation is shared by every caller that
+// waits for it, so it runs under its own deadline, not under the first caller's.
+const DefaultGenerationTimeout = 5 * time.Minute
+
 // Options configure a Forge. The zero value of every field but Store is a safe default.
 type Options struct {
 	// Store is the store directory (see registry.Open).
@@ -32,6 +37,9 @@ type Options struct {
 	Switches selector.Switches
 	// MaxProviderCalls per Call (default DefaultMaxProviderCalls).
 	MaxProviderCalls int
+	// GenerationTimeout bounds a generation detached from its callers (default
+	// DefaultGenerationTimeout); each caller still waits no longer than its own context.
+	GenerationTimeout time.Duration
 	// Budget is the default repair budget (repair.DefaultMaxRepairsBeforeRegen); a contract's
 	// failure_policy.max_repairs_before_regen overrides it.
 	Budget repair.Budget

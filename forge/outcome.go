@@ -54,4 +54,10 @@ type Meta struct {
 	RepairAttempted bool     `json:"repair_attempted,omitempty"`
 	RepairSucceeded bool     `json:"repair_succeeded,omitempty"`
 	Logs            []string `json:"logs,omitempty"`
+	// Joined: an operator's regeneration found another one under way (in this process or
+	// another) and reports its result instead of starting its own.
+	Joined bool `json:"joined,omitempty"`
+	// Unchanged: the verified answer was byte-identical to the current code, so no generation
+	// was added (ArtifactGen is the current one).
+	Unchanged bool `json:"unchanged,omitempty"`
 }

@@ -22,7 +22,7 @@ type Provider interface {
 //	Kind      Generate or Repair
 //	Role      the role, e.g. "text"
 //	Method    the method, e.g. "upper"
-//	Attempt   1-based number among this Kind's requests for Role+Method; 0 lets replay count
+//	Attempt   1-based number of the request within one forge call (1..n); 0: not numbered
 //	System    the stable part of the prompt (artifact rules, host API, sandbox gaps), cacheable
 //	Prompt    contract and signature; for a repair also the failing code and the error
 //	Model     overrides the provider's configured model when set

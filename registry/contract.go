@@ -45,11 +45,14 @@ type Acceptance struct {
 	MethodTests map[string]string `json:"method_tests,omitempty"`
 }
 
-// Example is one acceptance example: calling the method with Args must return Expect.
+// Example is one acceptance example: calling the method with Args must return Expect, or, when
+// ExpectError is set, must return an error of its own whose message contains ExpectError (the
+// method's deliberate answer about a bad input, e.g. "unknown unit").
 type Example struct {
-	Method string          `json:"method,omitempty"` // empty: applies to a role with one method
-	Args   json.RawMessage `json:"args"`
-	Expect json.RawMessage `json:"expect"`
+	Method      string          `json:"method,omitempty"` // empty: applies to a role with one method
+	Args        json.RawMessage `json:"args"`
+	Expect      json.RawMessage `json:"expect,omitempty"`
+	ExpectError string          `json:"expect_error,omitempty"`
 }
 
 // Capabilities are what a role's code may use from the host API; everything else is denied.
@@ -150,8 +153,15 @@ func (c *Contract) Validate() error {
 			if !json.Valid(ex.Args) || len(ex.Args) == 0 {
 				return bad("acceptance example %d: args must be a JSON object or array", i+1)
 			}
-			if !json.Valid(ex.Expect) || len(ex.Expect) == 0 {
-				return bad("acceptance example %d: expect must be JSON", i+1)
+			switch {
+			case ex.ExpectError != "" && len(ex.Expect) > 0:
+				return bad("acceptance example %d: give either expect (a value) or expect_error (a substring of the error the code returns), not both", i+1)
+			case ex.ExpectError != "":
+				if strings.TrimSpace(ex.ExpectError) == "" {
+					return bad("acceptance example %d: expect_error must name part of the error message", i+1)
+				}
+			case !json.Valid(ex.Expect) || len(ex.Expect) == 0:
+				return bad("acceptance example %d: expect must be JSON (or use expect_error for an input the method must refuse)", i+1)
 			}
 		}
 		for m, src := range a.MethodTests {

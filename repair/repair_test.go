@@ -358,7 +358,7 @@ func TestPromptGolden(t *testing.T) {
 	broken := "package artifact\n\nfunc Upper(s string) string {\n\treturn s[:1]\n}\n"
 	repairReq := NewRepair("text", "upper", contract, "func Upper(s string) string",
 		Attempt{Code: broken, Error: "panic: runtime error: index out of range [:1] with length 0",
-			Result: classifier.Result{Class: classifier.Intrinsic, Rule: classifier.RulePanic}})
+			Result: classifier.Result{Class: classifier.Intrinsic, Rule: classifier.RulePanic}, Args: `{"s":""}`})
 	for i := 1; i <= 5; i++ {
 		repairReq = repairReq.WithEarlier(Attempt{Code: "package artifact // try " + strings.Repeat("x", i),
 			Error: "compile: undefined: strngs", Result: classifier.Result{Class: classifier.Intrinsic, Rule: classifier.RuleCompile}})
@@ -385,6 +385,12 @@ func TestPromptGolden(t *testing.T) {
 	assert.NotContains(t, p, "Earlier attempt 2 ", "only the latest attempts are shown")
 	assert.Contains(t, p, "Earlier attempt 5 in this call")
 	assert.Contains(t, p, "intrinsic/panic")
+	assert.Contains(t, p, "Failure (intrinsic/panic): panic: runtime error: index out of range [:1] with length 0\n\nInput that failed (call args, JSON):\n\n```json\n{\"s\":\"\"}\n```",
+		"the input that failed is shown next to the failure")
+	big := NewRepair("text", "upper", contract, "", Attempt{Code: broken, Error: "boom", Args: `{"s":"` + strings.Repeat("a", 100*MaxArgsChars) + `"}`,
+		Result: classifier.Result{Class: classifier.Intrinsic, Rule: classifier.RulePanic}}).Prompt()
+	assert.Less(t, len(big), 10*MaxArgsChars, "the input is cut")
+	assert.Contains(t, big, "more bytes)")
 	rp := regen.Prompt()
 	assert.Contains(t, rp, "more bytes)")
 	assert.Less(t, len(rp), 3*MaxErrorChars, "the failure message is clipped")

@@ -11,13 +11,14 @@ import (
 
 // PromptLayout names the layout Request.Prompt renders. The forge folds it into its
 // prompt_version, so a change of layout is visible in every generation it produced.
-const PromptLayout = "repair-request.v1"
+const PromptLayout = "repair-request.v2"
 
 // Prompt bounds: a failure message or an earlier attempt can be a long trace, and the provider
 // needs its head, not all of it.
 const (
 	MaxErrorChars      = 2000 // per failure message in the prompt
 	MaxEarlierInPrompt = 3    // most recent earlier attempts shown
+	MaxArgsChars       = 1000 // per failing input (call args) in the prompt
 )
 
 // Attempt is one piece of code that failed, and how.
@@ -25,6 +26,9 @@ type Attempt struct {
 	Code   string
 	Error  string            // the failure message
 	Result classifier.Result // its class and rule
+	// Args is the input (call args, JSON) the code failed on, when the failure came from running
+	// it with a caller's args; shown next to the failure, cut to MaxArgsChars.
+	Args string
 }
 
 // Request is what the forge hands a code generator to fix or rewrite an artifact. It is data:
@@ -127,10 +131,13 @@ func (r Request) Prompt() string {
 	code := func(src string) string { return "```go\n" + strings.TrimRight(src, "\n") + "\n```" }
 	failure := func(a Attempt) string {
 		msg := clip(strings.TrimSpace(a.Error), MaxErrorChars)
-		if a.Result.Class == "" {
-			return msg
+		if a.Result.Class != "" {
+			msg = "Failure (" + a.Result.String() + "): " + msg
 		}
-		return "Failure (" + a.Result.String() + "): " + msg
+		if in := strings.TrimSpace(a.Args); in != "" {
+			msg += "\n\nInput that failed (call args, JSON):\n\n```json\n" + clip(in, MaxArgsChars) + "\n```"
+		}
+		return msg
 	}
 
 	what := r.Role + "." + r.Method

@@ -290,7 +290,13 @@ func newRegenCmd(a *app) *cobra.Command {
 			if !o.OK {
 				return codedError{exitFailed, fmt.Errorf("regenerate %s.%s: %s failure (rule %s): %s", args[0], args[1], o.Err.Class, o.Err.Rule, o.Err.Message)}
 			}
-			if !a.jsonOut {
+			switch {
+			case a.jsonOut:
+			case o.Meta.Joined:
+				fmt.Fprintf(a.stdout, "%s.%s: joined a regeneration already under way: generation %d\n", args[0], args[1], o.Meta.ArtifactGen)
+			case o.Meta.Unchanged:
+				fmt.Fprintf(a.stdout, "%s.%s: the new answer is the current code byte for byte: generation %d kept, nothing added to the history (%d provider call(s))\n", args[0], args[1], o.Meta.ArtifactGen, o.Meta.ProviderCalls)
+			default:
 				fmt.Fprintf(a.stdout, "%s.%s regenerated: generation %d (%d provider call(s), %s)\n", args[0], args[1], o.Meta.ArtifactGen, o.Meta.ProviderCalls, o.Meta.Duration.Round(time.Millisecond))
 			}
 			return nil

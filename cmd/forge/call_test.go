@@ -102,7 +102,15 @@ func TestCallLifecycleCommands(t *testing.T) {
 	code, _, _ = runCLI(t, s("call", "text")...)
 	assert.Equal(t, 2, code)
 
+	// A new process replays the cassette from its first line: the regeneration's answer is the
+	// current code byte for byte, so no generation is added (issue 9 item 8).
 	code, out, errOut = runCLI(t, s("regen", "text", "upper", p)...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "generation 1 kept, nothing added to the history")
+
+	regen := filepath.Join(t.TempDir(), "regen.jsonl")
+	require.NoError(t, os.WriteFile(regen, []byte(strings.Replace(strings.SplitN(upperCassette, "\n", 3)[1], `"attempt":2`, `"attempt":1`, 1)+"\n"), 0o644))
+	code, out, errOut = runCLI(t, s("regen", "text", "upper", "--provider=replay:"+regen)...)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "generation 2")
 

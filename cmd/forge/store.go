@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/artifactforge/forge/forge"
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/sandbox/wasm"
 )
@@ -394,15 +395,25 @@ each with ` + "`forge quarantine restore ID` or `forge quarantine dismiss ID`" +
 			if err != nil {
 				return err
 			}
+			// Events the running forges could not log (their queue was full) are not damage, but
+			// never silent either.
+			dropped, err := forge.DroppedEvents(s.Root())
+			if err != nil {
+				return err
+			}
 			if a.jsonOut {
 				if err := a.printJSON(struct {
 					OK bool `json:"ok"`
 					registry.DoctorReport
-					Cache wasm.CacheReport `json:"cache"`
-				}{!rep.Damaged(), rep, cache}); err != nil {
+					Cache         wasm.CacheReport `json:"cache"`
+					EventsDropped int64            `json:"events_dropped"`
+				}{!rep.Damaged(), rep, cache, dropped}); err != nil {
 					return err
 				}
 			} else {
+				if dropped > 0 {
+					fmt.Fprintf(a.stdout, "events dropped: %d (the event queue was full; see events/dropped.jsonl — the calls ran, their events were not logged)\n", dropped)
+				}
 				for _, q := range rep.Quarantined {
 					fmt.Fprintf(a.stdout, "quarantined now %s -> %s: %s\n", q.Path, q.MovedTo, q.Reason)
 				}

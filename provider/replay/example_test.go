@@ -39,5 +39,5 @@ func ExampleNew() {
 	// import "strings"
 	//
 	// func Upper(s string) string { return strings.ToUpper(s) }
-	// third: provider replay: config: no cassette answer for text.upper generate attempt 3 in demo.jsonl
+	// third: provider replay: config: no cassette answer for text.upper generate attempt 3 (call attempt 0, question e29044fa0bff8500) in demo.jsonl: add a line with "question":"e29044fa0bff8500" to answer this request in any process
 }

@@ -12,16 +12,27 @@
 // failure. Optional "model" and "usage" ({"input_tokens":…,"output_tokens":…,"cached_tokens":…})
 // are reported in the Answer. Blank lines and lines starting with # are skipped.
 //
-// The n-th request of a kind for a role+method gets the line with attempt n. When the request
-// carries Attempt > 0 that number is used as is (so the caller decides, across processes and
-// restarts); when it is 0 the cassette counts requests itself, per role+method+kind,
-// concurrency-safe.
+// A line is found in one of two ways:
+//
+//   - by question: a line with "question" (QuestionOf the request: a digest of its kind, role,
+//     method and prompt, which holds the code being repaired and the feedback of the call's earlier
+//     attempts) answers exactly that question, in any process and in any order. Its "attempt" is
+//     the attempt within the forge call (1..n) it was recorded at, for the reader.
+//   - in order: the n-th request of a kind for a role+method that no question line answers gets
+//     the line with attempt n and no question. The cassette counts these requests itself, per
+//     role+method+kind, concurrency-safe, so the order holds within one process only.
+//
+// Request.Attempt is the attempt within one forge call; it never picks an ordered line (the same
+// call attempt 1 happens once per call). A request no line answers gets an error naming its
+// question, ready to be recorded.
 package replay
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -41,6 +52,7 @@ type Line struct {
 	Method       string        `json:"method"`
 	Kind         gen.Kind      `json:"kind"`
 	Attempt      int           `json:"attempt"`
+	Question     string        `json:"question,omitempty"`
 	Code         string        `json:"code,omitempty"`
 	Raw          string        `json:"raw,omitempty"`
 	Error        gen.ErrorKind `json:"error,omitempty"`
@@ -59,7 +71,8 @@ type key struct {
 
 type slot struct {
 	key
-	attempt int
+	attempt  int
+	question string // set for question lines, which the attempt does not key
 }
 
 // Cassette is a replay provider. It is safe for concurrent use.
@@ -98,8 +111,14 @@ func New(source string, data []byte) (*Cassette, error) {
 			return nil, c.lineError(n, err)
 		}
 		l.n = n
-		s := slot{key{l.Role, l.Method, l.Kind}, l.Attempt}
+		s := slot{key{l.Role, l.Method, l.Kind}, l.Attempt, ""}
+		if l.Question != "" {
+			s = slot{key{l.Role, l.Method, l.Kind}, 0, l.Question}
+		}
 		if prev, dup := c.answers[s]; dup {
+			if l.Question != "" {
+				return nil, c.lineError(n, fmt.Errorf("duplicate answer for %s question %s (first on line %d)", s.name(), l.Question, prev.n))
+			}
 			return nil, c.lineError(n, fmt.Errorf("duplicate answer for %s attempt %d (first on line %d)", s.name(), l.Attempt, prev.n))
 		}
 		c.answers[s] = l
@@ -152,6 +171,18 @@ func (s slot) name() string {
 	return fmt.Sprintf("%s.%s %s", s.role, s.method, s.kind)
 }
 
+// QuestionOf is the digest a question line answers: sha256 of the request's kind, role, method
+// and prompt (the system part is left out: it names the sandbox's rules, not the question), 16 hex
+// digits.
+func QuestionOf(req gen.Request) string {
+	h := sha256.New()
+	for _, p := range []string{string(req.Kind), req.Role, req.Method, req.Prompt} {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
 // Name reports "replay".
 func (c *Cassette) Name() string { return Name }
 
@@ -171,18 +202,19 @@ func (c *Cassette) Generate(ctx context.Context, req gen.Request) (gen.Answer, e
 		return gen.Answer{}, gen.TransportError(Name, err)
 	}
 	k := key{req.Role, req.Method, req.Kind}
-	attempt := req.Attempt
-	if attempt <= 0 {
+	q := QuestionOf(req)
+	l, ok := c.answers[slot{k, 0, q}]
+	if !ok {
 		c.mu.Lock()
 		c.counts[k]++
-		attempt = c.counts[k]
+		n := c.counts[k]
 		c.mu.Unlock()
-	}
-	s := slot{k, attempt}
-	l, ok := c.answers[s]
-	if !ok {
-		return gen.Answer{}, &gen.Error{Kind: gen.Misconfigured, Provider: Name,
-			Message: fmt.Sprintf("no cassette answer for %s attempt %d in %s", s.name(), attempt, c.source)}
+		s := slot{k, n, ""}
+		if l, ok = c.answers[s]; !ok {
+			return gen.Answer{}, &gen.Error{Kind: gen.Misconfigured, Provider: Name,
+				Message: fmt.Sprintf("no cassette answer for %s attempt %d (call attempt %d, question %s) in %s: add a line with \"question\":%q to answer this request in any process",
+					s.name(), n, req.Attempt, q, c.source, q)}
+		}
 	}
 	ans := gen.Answer{Model: l.Model, Raw: l.Raw}
 	if ans.Model == "" {

@@ -60,7 +60,8 @@ func TestCassetteServesAttemptsInOrder(t *testing.T) {
 	_, err = c.Generate(ctx, req("text", "upper", provider.Generate, 0))
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, provider.Misconfigured, pe.Kind)
-	assert.Contains(t, err.Error(), "no cassette answer for text.upper generate attempt 2 in testdata/text.jsonl")
+	assert.Contains(t, err.Error(), "no cassette answer for text.upper generate attempt 2 (call attempt 0, question ")
+	assert.Contains(t, err.Error(), "in testdata/text.jsonl")
 
 	// Reset replays from the start.
 	c.Reset()
@@ -69,20 +70,55 @@ func TestCassetteServesAttemptsInOrder(t *testing.T) {
 	assert.Contains(t, a.Code, "strings.ToLower")
 }
 
-func TestCassetteHonoursRequestAttempt(t *testing.T) {
+// The call's attempt number never picks an ordered line: every call has an attempt 1.
+func TestCassetteIgnoresTheCallsAttempt(t *testing.T) {
 	c, err := replay.Open("testdata/text.jsonl")
 	require.NoError(t, err)
 	ctx := context.Background()
 
-	a, err := c.Generate(ctx, req("text", "lower", provider.Generate, 2))
+	_, err = c.Generate(ctx, req("text", "lower", provider.Generate, 2))
+	assert.Equal(t, provider.RateLimited, provider.KindOf(err), "the first lower request gets line attempt 1")
+	a, err := c.Generate(ctx, req("text", "lower", provider.Generate, 1))
 	require.NoError(t, err)
 	assert.Contains(t, a.Code, "func Lower")
-	// An explicit attempt does not advance the cassette's own count.
-	_, err = c.Generate(ctx, req("text", "lower", provider.Generate, 0))
-	assert.Equal(t, provider.RateLimited, provider.KindOf(err))
 
 	_, err = c.Generate(ctx, req("text", "lower", provider.Repair, 1))
-	assert.ErrorContains(t, err, "no cassette answer for text.lower repair attempt 1")
+	assert.ErrorContains(t, err, "no cassette answer for text.lower repair attempt 1 (call attempt 1, question ")
+}
+
+// Issue 9 item 5: a question line answers its question in any process and any order.
+func TestCassetteAnswersByQuestion(t *testing.T) {
+	first := provider.Request{Role: "text", Method: "upper", Kind: provider.Repair, Attempt: 1, Prompt: "fix this code: A"}
+	second := provider.Request{Role: "text", Method: "upper", Kind: provider.Repair, Attempt: 1, Prompt: "fix this code: B"}
+	data := fmt.Sprintf(`{"role":"text","method":"upper","kind":"repair","attempt":1,"question":%q,"code":"package artifact\n\nconst A = 1\n"}
+{"role":"text","method":"upper","kind":"repair","attempt":1,"question":%q,"code":"package artifact\n\nconst B = 1\n"}
+{"role":"text","method":"upper","kind":"repair","attempt":1,"code":"package artifact\n\nconst Ordered = 1\n"}
+`, replay.QuestionOf(first), replay.QuestionOf(second))
+	// Two processes see the questions in opposite orders and get the same answers.
+	for _, order := range [][]provider.Request{{first, second}, {second, first}} {
+		c, err := replay.New("inline", []byte(data))
+		require.NoError(t, err)
+		for _, r := range order {
+			a, err := c.Generate(context.Background(), r)
+			require.NoError(t, err)
+			want := "const A"
+			if r.Prompt == second.Prompt {
+				want = "const B"
+			}
+			assert.Contains(t, a.Code, want)
+		}
+		// A question no line names is answered in order.
+		other := first
+		other.Prompt = "something else"
+		a, err := c.Generate(context.Background(), other)
+		require.NoError(t, err)
+		assert.Contains(t, a.Code, "const Ordered")
+		_, err = c.Generate(context.Background(), other)
+		assert.ErrorContains(t, err, `"question":"`+replay.QuestionOf(other)+`"`)
+	}
+	assert.NotEqual(t, replay.QuestionOf(first), replay.QuestionOf(second))
+	_, err := replay.New("dup", []byte(data+strings.SplitN(data, "\n", 2)[0]+"\n"))
+	assert.ErrorContains(t, err, "duplicate answer for text.upper repair question")
 }
 
 func TestCassetteConcurrentRequestsGetDistinctAttempts(t *testing.T) {

@@ -22,8 +22,9 @@ type Request struct {
 	Kind   Kind
 	Role   string
 	Method string
-	// Attempt is the 1-based number of this request among the requests of the same Kind for
-	// Role+Method; 0 lets a provider that needs it (replay) count requests itself.
+	// Attempt is the 1-based number of this request within one forge call (1..the call's
+	// provider-call budget): 2 follows gate feedback on attempt 1. 0 means the caller does not
+	// number its requests.
 	Attempt   int
 	System    string
 	Prompt    string
