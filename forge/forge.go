@@ -26,6 +26,7 @@ type Forge struct {
 	events *eventLog
 	now    func() time.Time
 
+	live      *liveHub // watch mode and live subscribers (watch.go)
 	flight    singleflight.Group
 	placement Placement // where contracts that name no sandbox run
 
@@ -60,6 +61,14 @@ func Open(opts Options) (*Forge, error) {
 	}
 	f := &Forge{opts: opts, store: s, now: opts.Now, placement: placement,
 		roles: map[string]*roleRuntime{}, programs: map[registry.Key]*compiled{}, sandboxes: map[string]sandbox.Sandbox{}}
+	f.live = newLiveHub()
+	sink := opts.EventSink
+	f.opts.EventSink = func(e Event) { // calls reach live subscribers (watch.go) and the caller's sink
+		f.publishCall(f.live, e)
+		if sink != nil {
+			sink(e)
+		}
+	}
 	if !opts.NoEvents {
 		if f.events, err = openEventLog(filepath.Join(s.Root(), "events"), eventLogMaxBytes); err != nil {
 			return nil, err
@@ -74,6 +83,7 @@ func (f *Forge) Store() *registry.Store { return f.store }
 
 // Close flushes buffered metrics and events and releases the sandboxes. Calls must have returned.
 func (f *Forge) Close() error {
+	f.stopWatch()
 	f.rec.Close()
 	if f.events != nil {
 		f.events.close()
