@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,7 +52,7 @@ func openForge(t testing.TB, store string) *forge.Forge {
 	return f
 }
 
-func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func newTestServer(t testing.TB, f *forge.Forge, o Options) (*Server, *httptest.Server) {
 	t.Helper()
@@ -404,27 +405,43 @@ func BenchmarkHTTPCall(b *testing.B) {
 	require.True(b, callOutcome(b, ts.URL, "text", "upper", `{"s":"warm"}`).OK)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	body := []byte(`{"s":"hello"}`)
+	lat := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		start := time.Now()
 		resp, err := client.Post(ts.URL+"/v1/call/text/upper", "application/json", bytes.NewReader(body))
 		if err != nil {
 			b.Fatal(err)
 		}
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
+		lat = append(lat, time.Since(start))
 	}
+	b.StopTimer()
+	reportPercentiles(b, lat)
+}
+
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1000, "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1000, "p99-µs")
 }
 
 func BenchmarkDirectCall(b *testing.B) {
 	f := openForge(b, b.TempDir())
 	require.True(b, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"warm"}`)).OK)
 	args := json.RawMessage(`{"s":"hello"}`)
+	lat := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		start := time.Now()
 		if o := f.Call(context.Background(), "text", "upper", args); !o.OK {
 			b.Fatal(o.Err)
 		}
+		lat = append(lat, time.Since(start))
 	}
+	b.StopTimer()
+	reportPercentiles(b, lat)
 }
