@@ -60,6 +60,8 @@ type Filter struct {
 	Class  string `json:"class,omitempty"`  // intrinsic, extrinsic, adaptive, caller
 	Source string `json:"source,omitempty"` // persisted, generated, repaired, regenerated
 	Trace  ID     `json:"trace,omitempty"`
+	// ChangesOnly selects artifact and role changes, no calls.
+	ChangesOnly bool `json:"changes_only,omitempty"`
 }
 
 // Match reports whether e passes the filter.
@@ -81,6 +83,9 @@ func (fl Filter) Match(e *LiveEvent) bool {
 	}
 	if e.Call == nil {
 		return fl.Class == "" && fl.Source == "" && fl.Trace == 0
+	}
+	if fl.ChangesOnly {
+		return false
 	}
 	c := e.Call
 	return (fl.Class == "" || fl.Class == c.FailureClass) &&

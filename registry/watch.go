@@ -148,9 +148,8 @@ func (w *Watcher) loop(lost bool) {
 			batch = append(batch, Change{Kind: ChangeAll})
 		} else {
 			for c := range pending {
-				if w.s.invalidate(c) {
-					batch = append(batch, c)
-				}
+				w.s.invalidate(c)
+				batch = append(batch, c) // this process's own writes too: listeners want every change
 			}
 		}
 		clear(pending)

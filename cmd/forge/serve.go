@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/artifactforge/forge/mcp"
 	"github.com/artifactforge/forge/server"
 )
 
@@ -49,7 +50,13 @@ once. It binds 127.0.0.1 unless told otherwise; SIGTERM or SIGINT finishes in-fl
 			}
 			extra := map[string]http.Handler{}
 			if !noMCP {
-				extra["/mcp"] = mcpHTTPHandler(f)
+				// No operator tools over HTTP MCP: it has no admin token of its own (use /v1/admin/).
+				ms, err := mcp.New(f, mcp.Options{Version: buildVersion().String(), OperatorVerbs: false})
+				if err != nil {
+					return err
+				}
+				defer ms.Close()
+				extra["/mcp"] = ms.HTTPHandler()
 			}
 			srv := server.New(f, server.Options{AdminToken: token, MaxBody: maxBody, CallTimeout: callTimeout, Logger: log, Extra: extra})
 			ln, err := net.Listen("tcp", addr)
