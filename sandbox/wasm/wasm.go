@@ -739,6 +739,11 @@ func (inst *instance) classify(ctx context.Context, err error, stage string) *sa
 		msg = fmt.Sprintf("guest exited with code %d", exit.ExitCode())
 	}
 	if s := strings.TrimSpace(stderr); s != "" {
+		// The guest runtime's goroutine dump after a fatal error (e.g. "panic while printing
+		// panic value") describes the guest's runtime, not the code: keep the report above it.
+		if i := strings.Index(s, "\n\ngoroutine "); i >= 0 {
+			s = strings.TrimSpace(s[:i])
+		}
 		msg += ": " + s
 	}
 	kind := sandbox.KindPanic

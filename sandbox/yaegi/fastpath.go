@@ -26,7 +26,9 @@ import (
 // hostTypes are the parameter and result types of a host-typed signature.
 type hostTypes struct {
 	params []reflect.Type
-	result reflect.Type // nil when the function has no value result
+	// result is nil when the function has no value result, or when its type could carry a guest
+	// value (see methodFree): that result is encoded inside the guest instead.
+	result reflect.Type
 }
 
 var basicTypes = map[string]reflect.Type{
@@ -102,9 +104,28 @@ func hostTypesOf(sig sandbox.Signature, declared map[string]bool) *hostTypes {
 		if !ok {
 			return nil
 		}
-		ht.result = rt
+		if methodFree(rt) {
+			ht.result = rt
+		}
+		// else: the args stay host-typed, the result is encoded in the guest (slot.encode).
 	}
 	return ht
+}
+
+// methodFree reports whether no value of type t can reach a method: t is built by hostType from
+// builtin types only, so the one way in for a type the model declared (with its MarshalJSON,
+// MarshalText or Error) is an interface (any) somewhere inside. Without one, encoding/json on
+// the host only ever sees builtin kinds and calls no guest code.
+func methodFree(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Interface:
+		return false
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return methodFree(t.Elem())
+	case reflect.Map:
+		return methodFree(t.Key()) && methodFree(t.Elem())
+	}
+	return t.NumMethod() == 0
 }
 
 // typedVars are one interpreter's native argument and result variables.

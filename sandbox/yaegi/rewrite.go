@@ -225,17 +225,27 @@ const depthEnter = " forge__depth++; if forge__depth > forge__maxDepth { forge__
 // on each return (results are evaluated first, into typed temporaries) and at the end of a
 // function without results. A defer would be simpler but costs yaegi about 3x on recursive code.
 // Past the limit the host stops the interpreter (no panic unwinding through thousands of frames).
+//
+// Native code can call guest code back: a function literal or a function value handed to
+// strings.Map, sort.Slice or a Regexp's ReplaceAllStringFunc, a method called through an
+// interface (String, Error, MarshalJSON, Less). Such a function can be re-entered without
+// calling anything itself (f = func(r rune) rune { strings.Map(f, "x"); ... }), so every function
+// literal, every method and every top-level function used as a value is guarded, whatever its
+// body calls; each level of that recursion then counts against the same depth cap.
 func (r *rewriter) guardDepth() {
+	asValue := r.funcsUsedAsValues()
 	ast.Inspect(r.file, func(n ast.Node) bool {
 		var body *ast.BlockStmt
 		var ft *ast.FuncType
+		reentrant := false
 		switch n := n.(type) {
 		case *ast.FuncDecl:
 			body, ft = n.Body, n.Type
+			reentrant = n.Recv != nil || asValue[n.Name.Name]
 		case *ast.FuncLit:
-			body, ft = n.Body, n.Type
+			body, ft, reentrant = n.Body, n.Type, true
 		}
-		if body == nil || !r.mayRecurse(body) {
+		if body == nil || !reentrant && !r.mayRecurse(body) {
 			return true
 		}
 		r.guarded = true
@@ -271,6 +281,38 @@ func (r *rewriter) guardDepth() {
 	})
 }
 
+// funcsUsedAsValues returns the top-level functions the file mentions other than by calling them
+// (strings.Map(upper, s), f := step): native code may call those back.
+func (r *rewriter) funcsUsedAsValues() map[string]bool {
+	top := map[string]bool{}
+	skip := map[*ast.Ident]bool{}
+	for _, d := range r.file.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+			top[fd.Name.Name] = true
+			skip[fd.Name] = true
+		}
+	}
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if id, ok := n.Fun.(*ast.Ident); ok {
+				skip[id] = true
+			}
+		case *ast.SelectorExpr:
+			skip[n.Sel] = true // x.Name is a field or method, not the top-level Name
+		}
+		return true
+	})
+	used := map[string]bool{}
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && top[id.Name] && !skip[id] {
+			used[id.Name] = true
+		}
+		return true
+	})
+	return used
+}
+
 func (r *rewriter) guardReturn(m *ast.ReturnStmt, results []string, named bool) {
 	start, end := r.off(m.Pos()), r.off(m.End())
 	if len(m.Results) == 0 || len(results) == 0 {
@@ -299,6 +341,77 @@ func (r *rewriter) guardReturn(m *ast.ReturnStmt, results []string, named bool) 
 		r.add(start, start+len("return"), "{ "+strings.Join(decl, "; ")+"; "+list+" =")
 	}
 	r.add(end, end, "; forge__depth--; return "+list+" }")
+}
+
+// guardWrites precedes every write through a pointer whose type the file does not know (a
+// package's type: *loc = ..., *p += ...), or to a type parameter, with forge__slot.CheckWrite(p), which stops the write if
+// the pointer is one the host shares with every caller (see slot.checkWrite). Writes through the
+// file's own pointers are untouched (no cost). The pointer expression is evaluated twice, which
+// only matters for one with side effects; writes in an if/for/switch header are not covered.
+func (r *rewriter) guardWrites() {
+	target := func(e ast.Expr) ast.Expr {
+		for {
+			p, ok := e.(*ast.ParenExpr)
+			if !ok {
+				break
+			}
+			e = p.X
+		}
+		star, ok := e.(*ast.StarExpr)
+		if !ok {
+			return nil
+		}
+		if t := r.typeOf(star.X); t != nil {
+			// A *T of a type parameter can point anywhere (set(t.UTC().Location(), v)).
+			p, isPtr := t.Underlying().(*types.Pointer)
+			if _, generic := p.Elem().(*types.TypeParam); !isPtr || !generic {
+				return nil
+			}
+		}
+		return star.X
+	}
+	check := func(st ast.Stmt) {
+		var ptrs []ast.Expr
+		switch st := st.(type) {
+		case *ast.AssignStmt:
+			if st.Tok != token.DEFINE {
+				for _, l := range st.Lhs {
+					if p := target(l); p != nil {
+						ptrs = append(ptrs, p)
+					}
+				}
+			}
+		case *ast.IncDecStmt:
+			if p := target(st.X); p != nil {
+				ptrs = append(ptrs, p)
+			}
+		}
+		for _, p := range ptrs {
+			text := r.text(p)
+			if strings.Contains(text, "\n") {
+				continue
+			}
+			r.add(r.off(st.Pos()), r.off(st.Pos()), "forge__slot.CheckWrite("+text+"); ")
+		}
+	}
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		var list []ast.Stmt
+		switch n := n.(type) {
+		case *ast.BlockStmt:
+			list = n.List
+		case *ast.CaseClause:
+			list = n.Body
+		case *ast.CommClause:
+			list = n.Body
+		}
+		for _, st := range list {
+			if l, ok := st.(*ast.LabeledStmt); ok {
+				st = l.Stmt
+			}
+			check(st)
+		}
+		return true
+	})
 }
 
 // gaps rewrites what yaegi v0.16.1 lacks: min/max/clear builtins, range over an integer,

@@ -49,6 +49,7 @@ func prepareTests(src sandbox.Source, testCode string) (*testSuite, error) {
 
 	ra := newRewriter(fset, f, parsed, info)
 	ra.guardDepth()
+	ra.guardWrites()
 	ra.gaps()
 	extra := ra.autoImports()
 	if ra.needSort {
@@ -58,6 +59,7 @@ func prepareTests(src sandbox.Source, testCode string) (*testSuite, error) {
 
 	rt := newRewriter(fset, tf, tparsed, info)
 	rt.guardDepth()
+	rt.guardWrites()
 	rt.gaps()
 	for name, path := range ra.imports {
 		if rt.imports[name] == "" && !rt.declared[name] {
@@ -107,7 +109,7 @@ type testInstance struct {
 func (ts *testSuite) load(ctx context.Context, in sandbox.Input) (*testInstance, error) {
 	s := &slot{MaxDepth: in.Limits.MaxDepth}
 	ti := &testInstance{slot: s, progs: map[string]*interp.Program{}}
-	it, err := newInterpreter(s, true, nil)
+	it, err := newInterpreter(s, true, nil, referencedCopies(ts.artifact, ts.tests))
 	if err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: err.Error(), Err: err}
 	}

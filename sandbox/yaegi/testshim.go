@@ -132,13 +132,15 @@ func (t *T) Run(name string, f func(t *T)) bool {
 	return !sub.failed
 }
 
-// end finishes a test: cleanups, then the panic (if any) it ended with.
+// end finishes a test: cleanups, then the panic (if any) it ended with. It runs on the guest
+// goroutine (called by the test stub's deferred function), so formatting the panic value, which
+// may call the model's methods, happens under the test's deadline; describe recovers a panic in it.
 func (t *T) end(r any) {
 	for i := len(t.cleanups) - 1; i >= 0; i-- {
 		func() {
 			defer func() {
 				if r := recover(); r != nil {
-					t.record(fmt.Sprintf("panic in cleanup: %v", r))
+					t.record("panic in cleanup: " + describe(r))
 				}
 			}()
 			t.cleanups[i]()
@@ -147,7 +149,7 @@ func (t *T) end(r any) {
 	switch r.(type) {
 	case nil, failNow, skipNow:
 	default:
-		t.record(fmt.Sprintf("panic: %v", r))
+		t.record("panic: " + describe(r))
 	}
 }
 

@@ -68,6 +68,8 @@ type Program struct {
 	sig  sandbox.Signature
 	code string     // rewritten source the interpreters run
 	ht   *hostTypes // nil: args are decoded inside the interpreter
+	// copies are the mutable package variables the code references: each interpreter gets its own.
+	copies []copyRef
 	// guarded is set when the rewrite added a depth guard (the guard needs a per-call channel).
 	guarded bool
 	// isolated programs exist only in worker processes: the host holds no interpreter.
@@ -101,9 +103,13 @@ type slot struct {
 	args     []json.RawMessage
 	bad      int
 	badErr   error
-	Out      any
-	Err      error
 	MaxDepth int
+	// What the guest handed back, produced on the guest goroutine (see guest.go): the result's
+	// JSON, the returned error's text, or a failure (a panic, or one while producing those).
+	outJSON  []byte
+	errText  string
+	hasErr   bool
+	failed   *sandbox.Error
 	depthHit bool
 	ctx      context.Context // the current call's context
 	in       sandbox.Input   // the current call's input
@@ -179,7 +185,9 @@ func (s *slot) decode(i int, p any) bool {
 		return true // absent variadic or optional: zero value
 	}
 	if err := sandbox.UnmarshalArg(s.args[i], p); err != nil {
-		s.bad, s.badErr = i, err
+		// Keep the text only, taken here on the guest goroutine: the error may wrap one
+		// returned by a guest UnmarshalJSON method.
+		s.bad, s.badErr = i, errors.New(err.Error())
 		return false
 	}
 	return true
@@ -256,6 +264,9 @@ func (inst *instance) exec() error {
 		return nil
 	case <-inst.exited:
 		if inst.xerr == nil {
+			if inst.slot.failed != nil {
+				return nil // the serving loop recovered a panic (slot.recovered) and ended
+			}
 			return sandbox.Errorf(sandbox.KindInternal, "interpreter ended: sandbox closed")
 		}
 		return inst.xerr
@@ -265,7 +276,7 @@ func (inst *instance) exec() error {
 // emptyFS is the interpreter's source filesystem: no import is ever loaded from disk.
 var emptyFS = fstest.MapFS{}
 
-func newInterpreter(s *slot, test bool, tv *typedVars) (*interp.Interpreter, error) {
+func newInterpreter(s *slot, test bool, tv *typedVars, copies []copyRef) (*interp.Interpreter, error) {
 	s.stdout = hostWriter{s}
 	in := interp.New(interp.Options{
 		Stdin:                strings.NewReader(""),
@@ -289,13 +300,29 @@ func newInterpreter(s *slot, test bool, tv *typedVars) (*interp.Interpreter, err
 	if err := in.Use(syms); err != nil {
 		return nil, fmt.Errorf("load symbols: %w", err)
 	}
+	if len(copies) > 0 {
+		// The mutable package variables the program references, as this interpreter's own.
+		c := symbols.NewCopier()
+		own := interp.Exports{}
+		for _, r := range copies {
+			if own[r.pkg] == nil {
+				own[r.pkg] = map[string]reflect.Value{}
+			}
+			own[r.pkg][r.name] = c.Var(r.hostVar)
+		}
+		if err := in.Use(own); err != nil {
+			return nil, fmt.Errorf("load package variables: %w", err)
+		}
+	}
 	slotSyms := map[string]reflect.Value{
 		"Decode":        reflect.ValueOf(s.decode),
 		"DepthExceeded": reflect.ValueOf(s.depthExceeded),
-		"Out":           reflect.ValueOf(&s.Out).Elem(),
-		"Err":           reflect.ValueOf(&s.Err).Elem(),
 		"MaxDepth":      reflect.ValueOf(&s.MaxDepth).Elem(),
 		"Next":          reflect.ValueOf(s.serveNext),
+		"SetErr":        reflect.ValueOf(s.setErr),
+		"Encode":        reflect.ValueOf(s.encode),
+		"Recovered":     reflect.ValueOf(s.recovered),
+		"CheckWrite":    reflect.ValueOf(s.checkWrite),
 	}
 	if tv != nil {
 		tv.exports(slotSyms)
@@ -326,6 +353,7 @@ func prepare(src sandbox.Source) (code string, sig sandbox.Signature, ht *hostTy
 	info := typeCheck(fset, []*ast.File{f})
 	r := newRewriter(fset, f, parsed, info)
 	r.guardDepth()
+	r.guardWrites()
 	r.gaps()
 	extra := r.autoImports()
 	if r.needSort {
@@ -333,29 +361,36 @@ func prepare(src sandbox.Source) (code string, sig sandbox.Signature, ht *hostTy
 	}
 	r.packageMain(extra)
 	ht = hostTypesOf(sig, r.declared)
-	return r.apply(globals + callStub(sig, ht != nil) + serveLoop(sig, ht != nil && !r.guarded)), sig, ht, r.guarded, nil
+	typedResult := ht != nil && ht.result != nil
+	return r.apply(globals + callStub(sig, ht != nil, typedResult) + serveLoop(sig, canDirect(sig, ht, r.guarded))), sig, ht, r.guarded, nil
 }
 
 // serveLoop is the function an interpreter runs for its whole life: one iteration per call (see
-// instance.serve). A host-typed, unguarded call is the assignment itself (one interpreted frame
-// less); anything else goes through forge__call, whose early returns must not end the loop.
+// instance.serve). A host-typed, unguarded call whose result needs no guest method is the
+// assignment itself (one interpreted frame less); anything else goes through forge__call, whose
+// early returns must not end the loop. The deferred Recovered is set up once per interpreter (no
+// per-call cost): a panic no guest code recovered is formatted there, on the guest goroutine
+// under the call's context, and ends the loop (the interpreter is then discarded).
 func serveLoop(sig sandbox.Signature, direct bool) string {
 	body := "forge__call()"
 	if direct {
 		body = directCall(sig)
 	}
-	return "func forge__serve() {\n\tfor forge__slot.Next() {\n\t\t" + body + "\n\t}\n}\n"
+	return "func forge__serve() {\n\tdefer func() { forge__slot.Recovered(recover()) }()\n\tfor forge__slot.Next() {\n\t\t" + body + "\n\t}\n}\n"
 }
 
 // callStub is the function each call runs: decode args into the real parameter types (inside the
 // interpreter, so types declared in the file work), call, hand the results to the host.
-// With typed (host-decoded) args the stub reads the native variables *P0..*Pn and writes *R.
-func callStub(sig sandbox.Signature, typed bool) string {
+// With typed (host-decoded) args the stub reads the native variables *P0..*Pn; with a typed
+// result it writes *R. Any other result is encoded to JSON, and a returned error reduced to its
+// text, by slot functions called here, on the guest goroutine (see guest.go): the host never
+// calls a method of a guest value.
+func callStub(sig sandbox.Signature, typedArgs, typedResult bool) string {
 	var b strings.Builder
 	b.WriteString("func forge__call() {\n\tforge__depth = 0\n\tforge__maxDepth = forge__slot.MaxDepth\n")
 	args := make([]string, len(sig.Params))
 	for i, p := range sig.Params {
-		if typed {
+		if typedArgs {
 			fmt.Fprintf(&b, "\ta%d := *forge__slot.P%d\n", i, i)
 			args[i] = fmt.Sprintf("a%d", i)
 			continue
@@ -363,30 +398,33 @@ func callStub(sig sandbox.Signature, typed bool) string {
 		fmt.Fprintf(&b, "\tvar a%d %s\n\tif !forge__slot.Decode(%d, &a%d) {\n\t\treturn\n\t}\n", i, p.Type, i, i)
 		args[i] = fmt.Sprintf("a%d", i)
 	}
-	out := "forge__slot.Out"
-	if typed {
-		out = "*forge__slot.R"
-	}
 	call := sig.Func + "(" + strings.Join(args, ", ")
 	if sig.Variadic {
 		call += "..."
 	}
 	call += ")"
+	store := func(v string) string {
+		if typedResult {
+			return "*forge__slot.R = " + v
+		}
+		return "forge__slot.Encode(" + v + ")"
+	}
 	switch sig.Shape {
 	case sandbox.ResultNone:
 		fmt.Fprintf(&b, "\t%s\n", call)
 	case sandbox.ResultValue:
-		fmt.Fprintf(&b, "\t%s = %s\n", out, call)
+		fmt.Fprintf(&b, "\t%s\n", store(call))
 	case sandbox.ResultError:
-		fmt.Fprintf(&b, "\tforge__slot.Err = %s\n", call)
+		fmt.Fprintf(&b, "\tif err := %s; err != nil {\n\t\tforge__slot.SetErr(err)\n\t}\n", call)
 	case sandbox.ResultValueError:
-		fmt.Fprintf(&b, "\tr, err := %s\n\t%s = r\n\tforge__slot.Err = err\n", call, out)
+		fmt.Fprintf(&b, "\tr, err := %s\n\tif err != nil {\n\t\tforge__slot.SetErr(err)\n\t\treturn\n\t}\n\t%s\n", call, store("r"))
 	}
 	b.WriteString("}\n")
 	return b.String()
 }
 
-// directCall is the one-statement call program for a host-typed, unguarded function.
+// directCall is the one-statement call program for a host-typed, unguarded function whose
+// result (if any) the host can encode without calling guest code (see canDirect).
 func directCall(sig sandbox.Signature) string {
 	args := make([]string, len(sig.Params))
 	for i := range sig.Params {
@@ -397,15 +435,26 @@ func directCall(sig sandbox.Signature) string {
 		call += "..."
 	}
 	call += ")"
-	switch sig.Shape {
-	case sandbox.ResultValue:
+	if sig.Shape == sandbox.ResultValue {
 		return "*forge__slot.R = " + call
-	case sandbox.ResultError:
-		return "forge__slot.Err = " + call
-	case sandbox.ResultValueError:
-		return "*forge__slot.R, forge__slot.Err = " + call
 	}
 	return call
+}
+
+// canDirect reports whether the serving loop may call the function in one statement: host-typed
+// args, no error result (its text must be taken in the guest) and a result, if any, of a type
+// with no methods anywhere inside (see hostTypes.result).
+func canDirect(sig sandbox.Signature, ht *hostTypes, guarded bool) bool {
+	if ht == nil || guarded {
+		return false
+	}
+	switch sig.Shape {
+	case sandbox.ResultNone:
+		return true
+	case sandbox.ResultValue:
+		return ht.result != nil
+	}
+	return false
 }
 
 // Compile gates, rewrites and compiles src once; the first interpreter is built now so compile
@@ -430,7 +479,7 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 		return nil, err
 	}
 	life, end := context.WithCancel(s.life)
-	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code, ht: ht, guarded: guarded,
+	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code, ht: ht, guarded: guarded, copies: referencedCopies(code),
 		pool: make(chan *instance, s.opts.PoolSize), sem: make(chan struct{}, s.opts.PoolSize), workers: s.workers, life: life}
 	// The serving loops hold the interpreters, never the program: once the program is
 	// unreachable, end them so that its interpreters can be collected.
@@ -450,7 +499,7 @@ func (p *Program) newInstance(ctx context.Context) (*instance, error) {
 	if p.ht != nil {
 		tv = newTypedVars(p.ht)
 	}
-	in, err := newInterpreter(s, false, tv)
+	in, err := newInterpreter(s, false, tv, p.copies)
 	if err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: err.Error(), Err: err}
 	}
@@ -527,12 +576,9 @@ func runError(err error, s *slot, ctx context.Context) *sandbox.Error {
 		if se, ok := pe.Value.(*sandbox.Error); ok {
 			return se
 		}
-		msg := fmt.Sprint(pe.Value)
-		e := &sandbox.Error{Kind: sandbox.KindPanic, Message: "panic: " + msg, Line: lineOf(s.panicPos)}
-		if perr, ok := pe.Value.(error); ok {
-			e.Err = perr
-		}
-		return e
+		// A panic that escaped every guest recover (package initializers, test stubs): the
+		// value may be the model's, so it is described without calling its methods.
+		return &sandbox.Error{Kind: sandbox.KindPanic, Message: "panic: " + hostDescribe(pe.Value), Line: lineOf(s.panicPos)}
 	}
 	if s.depthHit {
 		return &sandbox.Error{Kind: sandbox.KindDepth, Message: fmt.Sprintf("call depth exceeded %d", s.MaxDepth), Hint: depthHint}
@@ -589,7 +635,7 @@ func (p *Program) put(inst *instance, ok bool) {
 	sl := inst.slot
 	sl.setHost(nil)
 	sl.ctx, sl.in, sl.args = nil, sandbox.Input{}, nil
-	sl.Out, sl.Err, sl.badErr = nil, nil, nil
+	sl.outJSON, sl.errText, sl.badErr = nil, "", nil
 	p.pool <- inst
 }
 
@@ -641,6 +687,7 @@ func (p *Program) run(ctx context.Context, raw json.RawMessage, args []json.RawM
 	cc.start(ctx, in.Limits.Timeout)
 	sl.ctx, sl.in, sl.args, sl.bad, sl.MaxDepth, sl.depthHit, sl.panicPos = cc, in, args, -1, in.Limits.MaxDepth, false, ""
 	sl.done = nil
+	sl.outJSON, sl.errText, sl.hasErr, sl.failed = nil, "", false, nil
 	if p.guarded {
 		sl.done = make(chan struct{})
 	}
@@ -660,12 +707,18 @@ func (p *Program) run(ctx context.Context, raw json.RawMessage, args []json.RawM
 		rerr = &sandbox.Error{Kind: sandbox.KindArgs, Param: prm.Name, Message: fmt.Sprintf("want %s: %v", prm.Type, sl.badErr), Err: sl.badErr}
 	case sl.depthHit:
 		rerr = &sandbox.Error{Kind: sandbox.KindDepth, Message: fmt.Sprintf("call depth exceeded %d (recovered by the code)", sl.MaxDepth), Hint: depthHint}
-	case sl.Err != nil:
-		rerr = &sandbox.Error{Kind: sandbox.KindReturned, Message: sl.Err.Error(), Err: sl.Err}
+	case sl.failed != nil:
+		e := *sl.failed
+		if e.Kind == sandbox.KindPanic && e.Line == 0 {
+			e.Line = lineOf(sl.panicPos)
+		}
+		rerr, keep = &e, false
+	case sl.hasErr:
+		rerr = &sandbox.Error{Kind: sandbox.KindReturned, Message: sl.errText}
 	case inst.tv != nil && inst.tv.res.IsValid():
 		out.Value, rerr = encodeTyped(inst.tv.res, in.Limits.OutputBytes)
 	default:
-		out.Value, rerr = encodeResult(p.sig, sl.Out, in.Limits.OutputBytes)
+		out.Value, rerr = encodedResult(p.sig, sl.outJSON, in.Limits.OutputBytes)
 	}
 	if !keep {
 		cc.timer.Stop() // the interpreter is discarded; its timer must not fire later
@@ -681,14 +734,13 @@ func (p *Program) run(ctx context.Context, raw json.RawMessage, args []json.RawM
 
 var nullJSON = json.RawMessage("null")
 
-func encodeResult(sig sandbox.Signature, v any, maxBytes int) (json.RawMessage, error) {
+// encodedResult checks the result JSON the guest produced (slot.encode) against the output cap.
+func encodedResult(sig sandbox.Signature, b []byte, maxBytes int) (json.RawMessage, error) {
 	if sig.Shape == sandbox.ResultNone || sig.Shape == sandbox.ResultError {
 		return nullJSON, nil
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, &sandbox.Error{Kind: sandbox.KindResult, Message: fmt.Sprintf("encode %s result: %v", sig.Result, err), Err: err,
-			Hint: "return JSON-encodable values (no NaN/Inf, funcs, channels or cyclic pointers)"}
+	if b == nil {
+		return nil, sandbox.Errorf(sandbox.KindInternal, "the call returned no encoded result")
 	}
 	if len(b) > maxBytes {
 		return nil, &sandbox.Error{Kind: sandbox.KindOutput, Message: fmt.Sprintf("result is %d bytes, over the %d-byte cap", len(b), maxBytes)}

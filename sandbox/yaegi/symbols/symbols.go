@@ -1,5 +1,8 @@
 // Package symbols holds the generated yaegi symbol tables of the packages sandboxed code may
-// import. Nothing here is hand-written but this file and gen/: review the generated diff like code.
+// import. Nothing here is hand-written but this file, copy.go and gen/: review the generated diff
+// like code. No table exports a host variable by address or shares a mutable value: package
+// variables are either immutable values or, in Copies, copied per interpreter (see gen/main.go,
+// noHostState, and symbols_test.go, which checks every symbol).
 package symbols
 
 //go:generate go run ./gen

@@ -12,15 +12,15 @@ import (
 func init() {
 	Symbols["bufio/bufio"] = map[string]reflect.Value{
 		// function, constant and variable definitions
-		"ErrAdvanceTooFar":     reflect.ValueOf(&bufio.ErrAdvanceTooFar).Elem(),
-		"ErrBadReadCount":      reflect.ValueOf(&bufio.ErrBadReadCount).Elem(),
-		"ErrBufferFull":        reflect.ValueOf(&bufio.ErrBufferFull).Elem(),
-		"ErrFinalToken":        reflect.ValueOf(&bufio.ErrFinalToken).Elem(),
-		"ErrInvalidUnreadByte": reflect.ValueOf(&bufio.ErrInvalidUnreadByte).Elem(),
-		"ErrInvalidUnreadRune": reflect.ValueOf(&bufio.ErrInvalidUnreadRune).Elem(),
-		"ErrNegativeAdvance":   reflect.ValueOf(&bufio.ErrNegativeAdvance).Elem(),
-		"ErrNegativeCount":     reflect.ValueOf(&bufio.ErrNegativeCount).Elem(),
-		"ErrTooLong":           reflect.ValueOf(&bufio.ErrTooLong).Elem(),
+		"ErrAdvanceTooFar":     reflect.ValueOf([1]error{bufio.ErrAdvanceTooFar}).Index(0),     // by value: not assignable
+		"ErrBadReadCount":      reflect.ValueOf([1]error{bufio.ErrBadReadCount}).Index(0),      // by value: not assignable
+		"ErrBufferFull":        reflect.ValueOf([1]error{bufio.ErrBufferFull}).Index(0),        // by value: not assignable
+		"ErrFinalToken":        reflect.ValueOf([1]error{bufio.ErrFinalToken}).Index(0),        // by value: not assignable
+		"ErrInvalidUnreadByte": reflect.ValueOf([1]error{bufio.ErrInvalidUnreadByte}).Index(0), // by value: not assignable
+		"ErrInvalidUnreadRune": reflect.ValueOf([1]error{bufio.ErrInvalidUnreadRune}).Index(0), // by value: not assignable
+		"ErrNegativeAdvance":   reflect.ValueOf([1]error{bufio.ErrNegativeAdvance}).Index(0),   // by value: not assignable
+		"ErrNegativeCount":     reflect.ValueOf([1]error{bufio.ErrNegativeCount}).Index(0),     // by value: not assignable
+		"ErrTooLong":           reflect.ValueOf([1]error{bufio.ErrTooLong}).Index(0),           // by value: not assignable
 		"MaxScanTokenSize":     reflect.ValueOf(constant.MakeFromLiteral("65536", token.INT, 0)),
 		"NewReadWriter":        reflect.ValueOf(bufio.NewReadWriter),
 		"NewReader":            reflect.ValueOf(bufio.NewReader),

@@ -24,7 +24,7 @@ func init() {
 		"CutSuffix":       reflect.ValueOf(bytes.CutSuffix),
 		"Equal":           reflect.ValueOf(bytes.Equal),
 		"EqualFold":       reflect.ValueOf(bytes.EqualFold),
-		"ErrTooLarge":     reflect.ValueOf(&bytes.ErrTooLarge).Elem(),
+		"ErrTooLarge":     reflect.ValueOf([1]error{bytes.ErrTooLarge}).Index(0), // by value: not assignable
 		"Fields":          reflect.ValueOf(bytes.Fields),
 		"FieldsFunc":      reflect.ValueOf(bytes.FieldsFunc),
 		"FieldsFuncSeq":   reflect.ValueOf(bytes.FieldsFuncSeq),

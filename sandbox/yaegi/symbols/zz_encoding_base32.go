@@ -10,16 +10,21 @@ import (
 func init() {
 	Symbols["encoding/base32/base32"] = map[string]reflect.Value{
 		// function, constant and variable definitions
-		"HexEncoding": reflect.ValueOf(&base32.HexEncoding).Elem(),
 		"NewDecoder":  reflect.ValueOf(base32.NewDecoder),
 		"NewEncoder":  reflect.ValueOf(base32.NewEncoder),
 		"NewEncoding": reflect.ValueOf(base32.NewEncoding),
 		"NoPadding":   reflect.ValueOf(base32.NoPadding),
-		"StdEncoding": reflect.ValueOf(&base32.StdEncoding).Elem(),
 		"StdPadding":  reflect.ValueOf(base32.StdPadding),
 
 		// type definitions
 		"CorruptInputError": reflect.ValueOf((*base32.CorruptInputError)(nil)),
 		"Encoding":          reflect.ValueOf((*base32.Encoding)(nil)),
+	}
+
+	// Mutable variables: never handed to an interpreter; each one that references a variable
+	// gets its own deep copy (Copier.Var).
+	Copies["encoding/base32/base32"] = map[string]any{
+		"HexEncoding": &base32.HexEncoding,
+		"StdEncoding": &base32.StdEncoding,
 	}
 }

@@ -10,18 +10,23 @@ import (
 func init() {
 	Symbols["encoding/base64/base64"] = map[string]reflect.Value{
 		// function, constant and variable definitions
-		"NewDecoder":     reflect.ValueOf(base64.NewDecoder),
-		"NewEncoder":     reflect.ValueOf(base64.NewEncoder),
-		"NewEncoding":    reflect.ValueOf(base64.NewEncoding),
-		"NoPadding":      reflect.ValueOf(base64.NoPadding),
-		"RawStdEncoding": reflect.ValueOf(&base64.RawStdEncoding).Elem(),
-		"RawURLEncoding": reflect.ValueOf(&base64.RawURLEncoding).Elem(),
-		"StdEncoding":    reflect.ValueOf(&base64.StdEncoding).Elem(),
-		"StdPadding":     reflect.ValueOf(base64.StdPadding),
-		"URLEncoding":    reflect.ValueOf(&base64.URLEncoding).Elem(),
+		"NewDecoder":  reflect.ValueOf(base64.NewDecoder),
+		"NewEncoder":  reflect.ValueOf(base64.NewEncoder),
+		"NewEncoding": reflect.ValueOf(base64.NewEncoding),
+		"NoPadding":   reflect.ValueOf(base64.NoPadding),
+		"StdPadding":  reflect.ValueOf(base64.StdPadding),
 
 		// type definitions
 		"CorruptInputError": reflect.ValueOf((*base64.CorruptInputError)(nil)),
 		"Encoding":          reflect.ValueOf((*base64.Encoding)(nil)),
+	}
+
+	// Mutable variables: never handed to an interpreter; each one that references a variable
+	// gets its own deep copy (Copier.Var).
+	Copies["encoding/base64/base64"] = map[string]any{
+		"RawStdEncoding": &base64.RawStdEncoding,
+		"RawURLEncoding": &base64.RawURLEncoding,
+		"StdEncoding":    &base64.StdEncoding,
+		"URLEncoding":    &base64.URLEncoding,
 	}
 }

@@ -15,14 +15,14 @@ func init() {
 		"Append":         reflect.ValueOf(binary.Append),
 		"AppendUvarint":  reflect.ValueOf(binary.AppendUvarint),
 		"AppendVarint":   reflect.ValueOf(binary.AppendVarint),
-		"BigEndian":      reflect.ValueOf(&binary.BigEndian).Elem(),
+		"BigEndian":      reflect.ValueOf(binary.BigEndian), // by value: no references inside
 		"Decode":         reflect.ValueOf(binary.Decode),
 		"Encode":         reflect.ValueOf(binary.Encode),
-		"LittleEndian":   reflect.ValueOf(&binary.LittleEndian).Elem(),
+		"LittleEndian":   reflect.ValueOf(binary.LittleEndian), // by value: no references inside
 		"MaxVarintLen16": reflect.ValueOf(constant.MakeFromLiteral("3", token.INT, 0)),
 		"MaxVarintLen32": reflect.ValueOf(constant.MakeFromLiteral("5", token.INT, 0)),
 		"MaxVarintLen64": reflect.ValueOf(constant.MakeFromLiteral("10", token.INT, 0)),
-		"NativeEndian":   reflect.ValueOf(&binary.NativeEndian).Elem(),
+		"NativeEndian":   reflect.ValueOf(binary.NativeEndian), // by value: no references inside
 		"PutUvarint":     reflect.ValueOf(binary.PutUvarint),
 		"PutVarint":      reflect.ValueOf(binary.PutVarint),
 		"Read":           reflect.ValueOf(binary.Read),

@@ -10,10 +10,10 @@ import (
 func init() {
 	Symbols["encoding/csv/csv"] = map[string]reflect.Value{
 		// function, constant and variable definitions
-		"ErrBareQuote":     reflect.ValueOf(&csv.ErrBareQuote).Elem(),
-		"ErrFieldCount":    reflect.ValueOf(&csv.ErrFieldCount).Elem(),
-		"ErrQuote":         reflect.ValueOf(&csv.ErrQuote).Elem(),
-		"ErrTrailingComma": reflect.ValueOf(&csv.ErrTrailingComma).Elem(),
+		"ErrBareQuote":     reflect.ValueOf([1]error{csv.ErrBareQuote}).Index(0),     // by value: not assignable
+		"ErrFieldCount":    reflect.ValueOf([1]error{csv.ErrFieldCount}).Index(0),    // by value: not assignable
+		"ErrQuote":         reflect.ValueOf([1]error{csv.ErrQuote}).Index(0),         // by value: not assignable
+		"ErrTrailingComma": reflect.ValueOf([1]error{csv.ErrTrailingComma}).Index(0), // by value: not assignable
 		"NewReader":        reflect.ValueOf(csv.NewReader),
 		"NewWriter":        reflect.ValueOf(csv.NewWriter),
 

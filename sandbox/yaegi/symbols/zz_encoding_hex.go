@@ -20,7 +20,7 @@ func init() {
 		"Encode":         reflect.ValueOf(hex.Encode),
 		"EncodeToString": reflect.ValueOf(hex.EncodeToString),
 		"EncodedLen":     reflect.ValueOf(hex.EncodedLen),
-		"ErrLength":      reflect.ValueOf(&hex.ErrLength).Elem(),
+		"ErrLength":      reflect.ValueOf([1]error{hex.ErrLength}).Index(0), // by value: not assignable
 		"NewDecoder":     reflect.ValueOf(hex.NewDecoder),
 		"NewEncoder":     reflect.ValueOf(hex.NewEncoder),
 

@@ -11,7 +11,7 @@ func init() {
 	Symbols["errors/errors"] = map[string]reflect.Value{
 		// function, constant and variable definitions
 		"As":             reflect.ValueOf(errors.As),
-		"ErrUnsupported": reflect.ValueOf(&errors.ErrUnsupported).Elem(),
+		"ErrUnsupported": reflect.ValueOf([1]error{errors.ErrUnsupported}).Index(0), // by value: not assignable
 		"Is":             reflect.ValueOf(errors.Is),
 		"Join":           reflect.ValueOf(errors.Join),
 		"New":            reflect.ValueOf(errors.New),

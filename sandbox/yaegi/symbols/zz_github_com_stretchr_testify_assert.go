@@ -10,7 +10,7 @@ import (
 func init() {
 	Symbols["github.com/stretchr/testify/assert/assert"] = map[string]reflect.Value{
 		// function, constant and variable definitions
-		"AnError":                       reflect.ValueOf(&assert.AnError).Elem(),
+		"AnError":                       reflect.ValueOf([1]error{assert.AnError}).Index(0), // by value: not assignable
 		"Condition":                     reflect.ValueOf(assert.Condition),
 		"Conditionf":                    reflect.ValueOf(assert.Conditionf),
 		"Contains":                      reflect.ValueOf(assert.Contains),

@@ -16,9 +16,8 @@ func init() {
 		"Checksum":     reflect.ValueOf(crc32.Checksum),
 		"ChecksumIEEE": reflect.ValueOf(crc32.ChecksumIEEE),
 		"IEEE":         reflect.ValueOf(constant.MakeFromLiteral("3988292384", token.INT, 0)),
-		"IEEETable":    reflect.ValueOf(&crc32.IEEETable).Elem(),
 		"Koopman":      reflect.ValueOf(constant.MakeFromLiteral("3945912366", token.INT, 0)),
-		"MakeTable":    reflect.ValueOf(crc32.MakeTable),
+		"MakeTable":    reflect.ValueOf(func(poly uint32) *crc32.Table { t := *crc32.MakeTable(poly); return &t }),
 		"New":          reflect.ValueOf(crc32.New),
 		"NewIEEE":      reflect.ValueOf(crc32.NewIEEE),
 		"Size":         reflect.ValueOf(constant.MakeFromLiteral("4", token.INT, 0)),
@@ -26,5 +25,11 @@ func init() {
 
 		// type definitions
 		"Table": reflect.ValueOf((*crc32.Table)(nil)),
+	}
+
+	// Mutable variables: never handed to an interpreter; each one that references a variable
+	// gets its own deep copy (Copier.Var).
+	Copies["hash/crc32/crc32"] = map[string]any{
+		"IEEETable": &crc32.IEEETable,
 	}
 }

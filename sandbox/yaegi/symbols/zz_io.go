@@ -15,13 +15,13 @@ func init() {
 		"Copy":             reflect.ValueOf(io.Copy),
 		"CopyBuffer":       reflect.ValueOf(io.CopyBuffer),
 		"CopyN":            reflect.ValueOf(io.CopyN),
-		"Discard":          reflect.ValueOf(&io.Discard).Elem(),
-		"EOF":              reflect.ValueOf(&io.EOF).Elem(),
-		"ErrClosedPipe":    reflect.ValueOf(&io.ErrClosedPipe).Elem(),
-		"ErrNoProgress":    reflect.ValueOf(&io.ErrNoProgress).Elem(),
-		"ErrShortBuffer":   reflect.ValueOf(&io.ErrShortBuffer).Elem(),
-		"ErrShortWrite":    reflect.ValueOf(&io.ErrShortWrite).Elem(),
-		"ErrUnexpectedEOF": reflect.ValueOf(&io.ErrUnexpectedEOF).Elem(),
+		"Discard":          reflect.ValueOf([1]io.Writer{io.Discard}).Index(0),      // by value: not assignable
+		"EOF":              reflect.ValueOf([1]error{io.EOF}).Index(0),              // by value: not assignable
+		"ErrClosedPipe":    reflect.ValueOf([1]error{io.ErrClosedPipe}).Index(0),    // by value: not assignable
+		"ErrNoProgress":    reflect.ValueOf([1]error{io.ErrNoProgress}).Index(0),    // by value: not assignable
+		"ErrShortBuffer":   reflect.ValueOf([1]error{io.ErrShortBuffer}).Index(0),   // by value: not assignable
+		"ErrShortWrite":    reflect.ValueOf([1]error{io.ErrShortWrite}).Index(0),    // by value: not assignable
+		"ErrUnexpectedEOF": reflect.ValueOf([1]error{io.ErrUnexpectedEOF}).Index(0), // by value: not assignable
 		"LimitReader":      reflect.ValueOf(io.LimitReader),
 		"MultiReader":      reflect.ValueOf(io.MultiReader),
 		"MultiWriter":      reflect.ValueOf(io.MultiWriter),

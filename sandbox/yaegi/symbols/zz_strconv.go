@@ -24,8 +24,8 @@ func init() {
 		"AppendUint":               reflect.ValueOf(strconv.AppendUint),
 		"Atoi":                     reflect.ValueOf(strconv.Atoi),
 		"CanBackquote":             reflect.ValueOf(strconv.CanBackquote),
-		"ErrRange":                 reflect.ValueOf(&strconv.ErrRange).Elem(),
-		"ErrSyntax":                reflect.ValueOf(&strconv.ErrSyntax).Elem(),
+		"ErrRange":                 reflect.ValueOf([1]error{strconv.ErrRange}).Index(0),  // by value: not assignable
+		"ErrSyntax":                reflect.ValueOf([1]error{strconv.ErrSyntax}).Index(0), // by value: not assignable
 		"FormatBool":               reflect.ValueOf(strconv.FormatBool),
 		"FormatComplex":            reflect.ValueOf(strconv.FormatComplex),
 		"FormatFloat":              reflect.ValueOf(strconv.FormatFloat),

@@ -60,7 +60,6 @@ func init() {
 		"Thursday":               reflect.ValueOf(time.Thursday),
 		"TimeOnly":               reflect.ValueOf(constant.MakeFromLiteral("\"15:04:05\"", token.STRING, 0)),
 		"Tuesday":                reflect.ValueOf(time.Tuesday),
-		"UTC":                    reflect.ValueOf(&time.UTC).Elem(),
 		"Unix":                   reflect.ValueOf(time.Unix),
 		"UnixDate":               reflect.ValueOf(constant.MakeFromLiteral("\"Mon Jan _2 15:04:05 MST 2006\"", token.STRING, 0)),
 		"UnixMicro":              reflect.ValueOf(time.UnixMicro),
@@ -76,5 +75,11 @@ func init() {
 		"Time":       reflect.ValueOf((*time.Time)(nil)),
 		"Timer":      reflect.ValueOf((*time.Timer)(nil)),
 		"Weekday":    reflect.ValueOf((*time.Weekday)(nil)),
+	}
+
+	// Mutable variables: never handed to an interpreter; each one that references a variable
+	// gets its own deep copy (Copier.Var).
+	Copies["time/time"] = map[string]any{
+		"UTC": &time.UTC,
 	}
 }
