@@ -95,6 +95,7 @@ func TestLiveFilter(t *testing.T) {
 		{Filter{Source: SourcePersisted}, true, false, false},
 		{Filter{Class: "intrinsic"}, false, true, false},
 		{Filter{Trace: 7}, true, false, false},
+		{Filter{ChangesOnly: true}, false, false, true},
 	} {
 		assert.Equal(t, tc.call, tc.f.Match(call), "%+v call", tc.f)
 		assert.Equal(t, tc.failed, tc.f.Match(failed), "%+v failed", tc.f)

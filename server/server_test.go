@@ -445,3 +445,44 @@ func BenchmarkDirectCall(b *testing.B) {
 	b.StopTimer()
 	reportPercentiles(b, lat)
 }
+
+// BenchmarkHTTPCall64 is 64 concurrent HTTP clients calling a warm method (the issue's load
+// scenario; run with -benchtime=10s for ten seconds): errors fail it, p50/p99 are reported.
+func BenchmarkHTTPCall64(b *testing.B) {
+	f := openForge(b, b.TempDir())
+	_, ts := newTestServer(b, f, Options{})
+	require.True(b, callOutcome(b, ts.URL, "text", "upper", `{"s":"warm"}`).OK)
+	tr := &http.Transport{MaxIdleConnsPerHost: 64, MaxConnsPerHost: 64}
+	client := &http.Client{Transport: tr}
+	var mu sync.Mutex
+	var all []time.Duration
+	var failures atomic.Int64
+	b.SetParallelism(32) // 32 x GOMAXPROCS(2) = 64 clients here
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		lat := make([]time.Duration, 0, 1024)
+		for pb.Next() {
+			start := time.Now()
+			resp, err := client.Post(ts.URL+"/v1/call/text/upper", "application/json", strings.NewReader(`{"s":"hello"}`))
+			if err != nil {
+				failures.Add(1)
+				continue
+			}
+			var o forge.Outcome
+			if json.NewDecoder(resp.Body).Decode(&o) != nil || !o.OK {
+				failures.Add(1)
+			}
+			resp.Body.Close()
+			lat = append(lat, time.Since(start))
+		}
+		mu.Lock()
+		all = append(all, lat...)
+		mu.Unlock()
+	})
+	b.StopTimer()
+	if n := failures.Load(); n > 0 {
+		b.Fatalf("%d failed calls", n)
+	}
+	reportPercentiles(b, all)
+}
