@@ -238,6 +238,9 @@ func artifactState(a *registry.Artifact) ArtifactChange {
 
 // onStoreChange turns a batch of store changes into live events.
 func (f *Forge) onStoreChange(h *liveHub, batch []registry.Change) {
+	if h.n.Load() == 0 {
+		return // nobody listens: the cache was invalidated, and nothing needs to be read
+	}
 	now := f.now().UTC()
 	for _, c := range batch {
 		switch c.Kind {
