@@ -411,3 +411,10 @@ func TailEvents(ctx context.Context, store string, fn func(Event)) error {
 		}
 	}
 }
+
+// LivePrograms is how many compiled programs this forge keeps ready (a metrics gauge).
+func (f *Forge) LivePrograms() int {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return len(f.programs)
+}

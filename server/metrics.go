@@ -43,6 +43,8 @@ func NewMetrics(reg prometheus.Registerer, f *forge.Forge) *Metrics {
 	reg.MustRegister(m.calls, m.duration, m.providerCalls, m.tokens, m.generations, m.repairs, m.changes,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "forge_live_events_dropped_total",
 			Help: "Live events lost by subscribers (SSE, watch) that fell behind."}, func() float64 { return float64(f.LiveDropped()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "forge_live_programs",
+			Help: "Compiled programs kept ready in this process."}, func() float64 { return float64(f.LivePrograms()) }),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -157,6 +157,7 @@ func TestCallReadEndpointsAndMetrics(t *testing.T) {
 	assert.Contains(t, string(text), `forge_calls_total{class="",method="upper",role="text",source="persisted"} 1`)
 	assert.Contains(t, string(text), `forge_call_duration_seconds_bucket{source="persisted"`)
 	assert.Contains(t, string(text), `forge_live_events_dropped_total 0`)
+	assert.Contains(t, string(text), `forge_live_programs 1`)
 }
 
 func TestAdminVerbs(t *testing.T) {
