@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -385,6 +386,9 @@ func TailEvents(ctx context.Context, store string, fn func(Event)) error {
 		}
 	}
 	open(true)
+	if file == nil {
+		cur = nil
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -396,16 +400,21 @@ func TailEvents(ctx context.Context, store string, fn func(Event)) error {
 			if !ok {
 				return nil
 			}
-			if filepath.Base(ev.Name) != "forge.jsonl" {
+			if !strings.HasPrefix(filepath.Base(ev.Name), "forge.jsonl") {
 				continue
 			}
-			if ev.Has(fsnotify.Create) || ev.Has(fsnotify.Rename) || ev.Has(fsnotify.Remove) || file == nil {
-				drain() // what the writer put in the old file before rotating it
-				if fi, err := os.Stat(path); err == nil && (file == nil || cur == nil || !os.SameFile(fi, cur)) {
-					open(false)
-				}
-			}
 			drain()
+			if fi, err := os.Stat(path); err == nil && (file == nil || cur == nil || !os.SameFile(fi, cur)) {
+				// The log was rotated, maybe several times since the last event: open the new
+				// log first, then read whole the rotated files that came after the one being
+				// read (found by identity, not by name: names shift with every rotation).
+				prev := cur
+				open(false)
+				if prev != nil {
+					catchUp(path, prev, cur, fn)
+				}
+				drain()
+			}
 		case <-w.Errors:
 			drain()
 		}
@@ -417,4 +426,49 @@ func (f *Forge) LivePrograms() int {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	return len(f.programs)
+}
+
+// catchUp reads whole the rotated logs (path.1 ... path.N, newest first by name) that are newer
+// than prev (the file the tail was reading) and older than now (the file it reads next), oldest
+// first. Files are opened before they are identified, so a rotation during the scan cannot make
+// one name stand for two files.
+func catchUp(path string, prev, now os.FileInfo, fn func(Event)) {
+	type rotated struct {
+		f  *os.File
+		fi os.FileInfo
+	}
+	var files []rotated
+	for i := 1; i <= eventLogKeep; i++ {
+		f, err := os.Open(fmt.Sprintf("%s.%d", path, i))
+		if err != nil {
+			continue
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil {
+			files = append(files, rotated{f, fi})
+		}
+	}
+	k := -1 // index of prev: everything before it (and after now) is newer
+	for i, r := range files {
+		if os.SameFile(r.fi, prev) {
+			k = i
+			break
+		}
+	}
+	if k < 0 {
+		k = len(files) // prev is gone (the tail fell further behind than the kept files)
+	}
+	for i := k - 1; i >= 0; i-- {
+		if now != nil && os.SameFile(files[i].fi, now) {
+			continue
+		}
+		sc := bufio.NewScanner(files[i].f)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		for sc.Scan() {
+			var e Event
+			if json.Unmarshal(sc.Bytes(), &e) == nil {
+				fn(e)
+			}
+		}
+	}
 }

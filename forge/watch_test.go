@@ -3,6 +3,8 @@ package forge
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"sort"
 	"testing"
 	"time"
@@ -191,4 +193,45 @@ func BenchmarkWatchVisibility(b *testing.B) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "median-ms")
 	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
+}
+
+// The tail follows the log through rotations (one between two of its reads here; see RATIONALE
+// for several) and never decodes a partial line.
+func TestTailEventsFollowsRotation(t *testing.T) {
+	store := t.TempDir()
+	l, err := openEventLog(filepath.Join(store, "events"), 600) // two events per file
+	require.NoError(t, err)
+	defer l.close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := make(chan Event, 100)
+	done := make(chan error, 1)
+	go func() { done <- TailEvents(ctx, store, func(e Event) { got <- e }) }()
+	time.Sleep(50 * time.Millisecond) // the tail starts at the end of the log
+
+	next, perBatch := 1, 2 // two events fill a file: one rotation per batch
+	for batch := 0; batch < 10; batch++ {
+		for i := 0; i < perBatch; i++ {
+			l.emit(Event{Role: "text", Method: "upper", Depth: next + i, OK: true})
+		}
+		l.sync()
+		for i := 0; i < perBatch; i++ {
+			select {
+			case e := <-got:
+				require.Equal(t, next, e.Depth, "events in order, none lost or repeated across rotations")
+				next++
+			case <-time.After(liveHang):
+				t.Fatalf("the tail saw %d events (a hang)", next-1)
+			}
+		}
+	}
+	_, err = os.Stat(filepath.Join(store, "events", "forge.jsonl.2"))
+	require.NoError(t, err, "the log rotated more than once")
+	select {
+	case e := <-got:
+		t.Fatalf("an event twice: %+v", e)
+	case <-time.After(20 * time.Millisecond):
+	}
+	cancel()
+	require.NoError(t, <-done)
 }
