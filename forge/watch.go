@@ -408,6 +408,7 @@ func TailEvents(ctx context.Context, store string, fn func(Event)) error {
 				// The log was rotated, maybe several times since the last event: open the new
 				// log first, then read whole the rotated files that came after the one being
 				// read (found by identity, not by name: names shift with every rotation).
+				drain() // the old file is complete now (the writer closes it before renaming it)
 				prev := cur
 				open(false)
 				if prev != nil {

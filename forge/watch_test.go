@@ -195,8 +195,9 @@ func BenchmarkWatchVisibility(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
 }
 
-// The tail follows the log through rotations (one between two of its reads here; see RATIONALE
-// for several) and never decodes a partial line.
+// The tail follows the log through rotations, two between two of its reads here (a tail that
+// falls behind by more rotations than the kept files loses the deleted ones), and never decodes a
+// partial line.
 func TestTailEventsFollowsRotation(t *testing.T) {
 	store := t.TempDir()
 	l, err := openEventLog(filepath.Join(store, "events"), 600) // two events per file
@@ -209,7 +210,7 @@ func TestTailEventsFollowsRotation(t *testing.T) {
 	go func() { done <- TailEvents(ctx, store, func(e Event) { got <- e }) }()
 	time.Sleep(50 * time.Millisecond) // the tail starts at the end of the log
 
-	next, perBatch := 1, 2 // two events fill a file: one rotation per batch
+	next, perBatch := 1, 4 // two events fill a file: two rotations per batch
 	for batch := 0; batch < 10; batch++ {
 		for i := 0; i < perBatch; i++ {
 			l.emit(Event{Role: "text", Method: "upper", Depth: next + i, OK: true})
