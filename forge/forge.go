@@ -75,6 +75,9 @@ func Open(opts Options) (*Forge, error) {
 		}
 	}
 	f.rec = registry.NewRecorder(s, opts.FlushInterval)
+	if opts.Watch {
+		_ = f.Watch() // without fsnotify the revalidation poll is the fallback
+	}
 	return f, nil
 }
 

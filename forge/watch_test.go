@@ -37,11 +37,12 @@ func nextArtifact(t testing.TB, sub *Subscription, role, method string) Artifact
 // The running forge's poll is off (an hour): only watch mode can bring another process's verbs in.
 func TestWatchBringsOtherProcessVerbsToTheNextCall(t *testing.T) {
 	store := t.TempDir()
-	server := openForge(t, store, cassette(t, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK}))
+	server := openForge(t, store, cassette(t, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK}),
+		func(o *Options) { o.Watch = true })
 	server.Store().SetRevalidate(time.Hour)
 	require.NoError(t, server.AddRole(textContract()))
 	require.True(t, server.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
-	require.NoError(t, server.Watch())
+	require.NoError(t, server.Watch(), "a second Watch is a no-op")
 	sub := server.Subscribe(Filter{Role: "text"})
 	defer sub.Close()
 
