@@ -37,12 +37,11 @@ func nextArtifact(t testing.TB, sub *Subscription, role, method string) Artifact
 // The running forge's poll is off (an hour): only watch mode can bring another process's verbs in.
 func TestWatchBringsOtherProcessVerbsToTheNextCall(t *testing.T) {
 	store := t.TempDir()
-	server := openForge(t, store, cassette(t, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK}),
-		func(o *Options) { o.Watch = true })
+	server := openForge(t, store, cassette(t, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK}))
 	server.Store().SetRevalidate(time.Hour)
 	require.NoError(t, server.AddRole(textContract()))
 	require.True(t, server.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
-	require.NoError(t, server.Watch(), "a second Watch is a no-op")
+	require.NoError(t, server.Watch())
 	sub := server.Subscribe(Filter{Role: "text"})
 	defer sub.Close()
 
@@ -81,6 +80,28 @@ func TestWatchBringsOtherProcessVerbsToTheNextCall(t *testing.T) {
 	rec, err := server.Store().Role("text")
 	require.NoError(t, err)
 	assert.Equal(t, c.Purpose, rec.Purpose)
+}
+
+// Options.Watch: a library user gets watch mode from Open.
+func TestOptionsWatch(t *testing.T) {
+	store := t.TempDir()
+	f := openForge(t, store, cassette(t, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK}),
+		func(o *Options) { o.Watch = true })
+	f.Store().SetRevalidate(time.Hour)
+	require.NoError(t, f.AddRole(textContract()))
+	require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
+	require.NoError(t, f.Watch(), "a second Watch is a no-op")
+	operator := openForge(t, store, nil)
+	require.NoError(t, operator.Quarantine("text", "upper"))
+	deadline := time.Now().Add(liveHang)
+	for {
+		o := f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`))
+		if !o.OK && o.Err.Type == "refused" {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the quarantine never reached the watching forge (a hang)")
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func TestLiveFilter(t *testing.T) {
