@@ -64,6 +64,8 @@ const (
 	KindInternal    Kind = "internal"    // the sandbox or the forge itself failed
 	KindDeliverable Kind = "deliverable" // the result violates the role's deliverable schema
 	KindProvider    Kind = "provider"    // the code generator failed
+	KindCallDepth   Kind = "call_depth"  // a delegation (host Call) would pass the depth cap
+	KindCapacity    Kind = "capacity"    // no free interpreter, instance or worker in time: the code never ran
 )
 
 // Network is the kind of network error a failing host call met.
@@ -107,6 +109,10 @@ type Failure struct {
 	ProviderError ProviderError
 	// StaleContract: the artifact was verified against an older contract than the current one.
 	StaleContract bool
+	// CallerDeadline: the deadline or cancellation that ended the call was its caller's (a
+	// delegating artifact's, or the context a program passed in), earlier than the artifact's
+	// own limit.
+	CallerDeadline bool
 }
 
 // Result is a classification and the rule that produced it.
@@ -127,14 +133,15 @@ func (r Result) Retriable() bool { return r.Rule.info().retriable }
 //
 //   - caller: args do not fit the signature or the parameter schema;
 //   - extrinsic: a host call failed (DNS, refused, reset, TLS, timeout, HTTP 429 or 5xx), the
-//     deadline passed while a host call was in flight, the provider was unavailable or rate
-//     limited — and the forge's own internal errors, which are never the artifact's fault;
+//     deadline passed while a host call was in flight or was the caller's (shorter than the artifact's own limit), no sandbox capacity came in time, the provider was
+//     unavailable or rate limited — and the forge's own internal errors, which are never the
+//     artifact's fault;
 //   - adaptive: decode errors on fetched content, HTTP 404/410 (and other 4xx) from an allowed
 //     host, a deliverable violation after upstream data was read, or any intrinsic evidence
 //     while the contract is stale (the code was proven against an older contract);
-//   - intrinsic: compile or policy errors, panics, the memory, depth or output caps, a compute
-//     deadline with no host call in flight, unencodable results, a deliverable violation with no
-//     upstream data involved.
+//   - intrinsic: compile or policy errors, panics, the memory, depth, delegation depth or output
+//     caps, a compute deadline with no host call in flight, unencodable results, a deliverable
+//     violation with no upstream data involved.
 //
 // Evidence that does not apply to the kind is ignored (an HTTP status on a panic, say).
 func Classify(f Failure) Result {
@@ -164,10 +171,17 @@ func classifyKind(f Failure) Result {
 	case KindResult:
 		return Result{Intrinsic, RuleResultEncode}
 	case KindDeadline:
-		if f.HostCallInFlight {
+		switch {
+		case f.HostCallInFlight:
 			return Result{Extrinsic, RuleDeadlineHostInFlight}
+		case f.CallerDeadline:
+			return Result{Extrinsic, RuleDeadlineCaller}
 		}
 		return Result{Intrinsic, RuleDeadlineCompute}
+	case KindCallDepth:
+		return Result{Intrinsic, RuleCallDepthCap}
+	case KindCapacity:
+		return Result{Extrinsic, RuleCapacity}
 	case KindHost:
 		return classifyHost(f)
 	case KindDecode:

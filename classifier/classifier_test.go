@@ -34,6 +34,10 @@ func TestClassifyNamedCases(t *testing.T) {
 		{"503", Failure{Kind: KindHost, HTTPStatus: 503}, Result{Extrinsic, RuleHostHTTP5xx}},
 		{"599", Failure{Kind: KindHost, HTTPStatus: 599}, Result{Extrinsic, RuleHostHTTP5xx}},
 		{"deadline with host call in flight", Failure{Kind: KindDeadline, HostCallInFlight: true}, Result{Extrinsic, RuleDeadlineHostInFlight}},
+		{"no capacity", Failure{Kind: KindCapacity}, Result{Extrinsic, RuleCapacity}},
+		{"no capacity, stale or not", Failure{Kind: KindCapacity, StaleContract: true}, Result{Extrinsic, RuleCapacity}},
+		{"the caller's deadline", Failure{Kind: KindDeadline, CallerDeadline: true}, Result{Extrinsic, RuleDeadlineCaller}},
+		{"delegation depth cap", Failure{Kind: KindCallDepth}, Result{Intrinsic, RuleCallDepthCap}},
 		{"provider unavailable", Failure{Kind: KindProvider, ProviderError: ProviderUnavailable}, Result{Extrinsic, RuleProviderUnavailable}},
 		{"provider rate limited", Failure{Kind: KindProvider, ProviderError: ProviderRateLimited}, Result{Extrinsic, RuleProviderRateLimited}},
 		{"decode error on fetched content", Failure{Kind: KindDecode, UpstreamRead: true}, Result{Adaptive, RuleDecodeUpstream}},
@@ -112,7 +116,7 @@ func TestRetriable(t *testing.T) {
 // all of them, and that every rule of the table can fire.
 func TestClassifyMatrix(t *testing.T) {
 	kinds := []Kind{KindCompile, KindPolicy, KindPanic, KindDeadline, KindDepth, KindMemory, KindOutput,
-		KindArgs, KindHost, KindDecode, KindResult, KindReturned, KindAcceptance, KindInternal, KindDeliverable, KindProvider, "", "bogus"}
+		KindArgs, KindHost, KindDecode, KindResult, KindReturned, KindAcceptance, KindInternal, KindDeliverable, KindProvider, KindCallDepth, KindCapacity, "", "bogus"}
 	statuses := []int{0, 100, 200, 301, 400, 401, 403, 404, 407, 408, 410, 418, 422, 429, 500, 503, 599, 600}
 	networks := []Network{"", NetDNS, NetRefused, NetReset, NetTLS, NetTimeout, "weird"}
 	providers := []ProviderError{"", ProviderUnavailable, ProviderRateLimited, ProviderBadAnswer, ProviderAuth, ProviderConfig, "weird"}
@@ -127,14 +131,16 @@ func TestClassifyMatrix(t *testing.T) {
 					for _, up := range bools {
 						for _, pe := range providers {
 							for _, stale := range bools {
-								f := Failure{Kind: k, HostCallInFlight: inFlight, HTTPStatus: st, Network: nw,
-									UpstreamRead: up, ProviderError: pe, StaleContract: stale}
-								r := Classify(f)
-								n++
-								fired[r.Rule]++
-								checkInvariants(t, f, r)
-								if t.Failed() {
-									t.Fatalf("first violation at %+v -> %s", f, r)
+								for _, callerDL := range bools {
+									f := Failure{Kind: k, HostCallInFlight: inFlight, HTTPStatus: st, Network: nw,
+										UpstreamRead: up, ProviderError: pe, StaleContract: stale, CallerDeadline: callerDL}
+									r := Classify(f)
+									n++
+									fired[r.Rule]++
+									checkInvariants(t, f, r)
+									if t.Failed() {
+										t.Fatalf("first violation at %+v -> %s", f, r)
+									}
 								}
 							}
 						}
@@ -173,7 +179,11 @@ func checkInvariants(t *testing.T, f Failure, r Result) {
 		g.HTTPStatus, g.Network = 0, ""
 	}
 	if f.Kind != KindDeadline {
-		g.HostCallInFlight = false
+		g.HostCallInFlight, g.CallerDeadline = false, false
+	}
+	// Waiting for capacity is never the code's fault.
+	if f.Kind == KindCapacity {
+		assert.Equal(t, Extrinsic, r.Class)
 	}
 	if f.Kind != KindDeliverable && f.Kind != KindReturned {
 		g.UpstreamRead = false

@@ -22,11 +22,14 @@ const (
 	RuleDeliverable     Rule = "deliverable"      // deliverable violated, no upstream data read
 	RuleReturned        Rule = "returned_error"   // the code returned an error of its own, no upstream data read
 	RuleAcceptance      Rule = "acceptance"       // a contract acceptance example or test failed
+	RuleCallDepthCap    Rule = "call_depth_cap"   // a delegation chain passed limits.max_call_depth (runaway delegation)
 )
 
 // Extrinsic rules: the world outside the artifact failed; never counted against it.
 const (
 	RuleDeadlineHostInFlight Rule = "deadline_host_in_flight" // deadline while a host call was in flight
+	RuleCapacity             Rule = "capacity"                // no free interpreter, instance or worker in time: the code never ran
+	RuleDeadlineCaller       Rule = "deadline_caller"         // the caller's deadline or cancellation, earlier than the artifact's own
 	RuleHostDNS              Rule = "host_network_dns"
 	RuleHostRefused          Rule = "host_network_refused"
 	RuleHostReset            Rule = "host_network_reset"
@@ -79,8 +82,11 @@ var rules = map[Rule]ruleInfo{
 	RuleDeliverable:     {Intrinsic, false},
 	RuleReturned:        {Intrinsic, false},
 	RuleAcceptance:      {Intrinsic, false},
+	RuleCallDepthCap:    {Intrinsic, false},
 
 	RuleDeadlineHostInFlight: {Extrinsic, true},
+	RuleCapacity:             {Extrinsic, true},
+	RuleDeadlineCaller:       {Extrinsic, false},
 	RuleHostDNS:              {Extrinsic, true},
 	RuleHostRefused:          {Extrinsic, true},
 	RuleHostReset:            {Extrinsic, true},

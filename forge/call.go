@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/artifactforge/forge/classifier"
@@ -19,11 +21,41 @@ import (
 	"github.com/artifactforge/forge/selector"
 )
 
-type callInfoKey struct{}
-
-// callInfo links a delegated call (host Call) to the call that made it.
+// callInfo is one call of a delegation chain, put in the context of its runs (as their
+// sandbox.Caller) when its role may delegate: a delegated call (host Call) reads its trace, its
+// parent and the chain from it.
 type callInfo struct {
-	trace, call ID
+	trace, call  ID
+	role, method string
+	parent       *callInfo
+	// cand is the code of role.method under verification in this call, if any: a delegated call
+	// of role.method below this one runs it (the code calling itself) instead of waiting for the
+	// generation this call leads.
+	cand atomic.Pointer[compiled]
+	// capHit is set when this call is blamed for a delegation chain that went past the depth
+	// cap (see blameCallDepth): its failure is then intrinsic, whatever its code did with the
+	// refusal's error.
+	capHit atomic.Pointer[string]
+}
+
+// CallChain implements sandbox.Caller: "role.method" from the top-level call to this one.
+func (ci *callInfo) CallChain() []string {
+	n := 0
+	for l := ci; l != nil; l = l.parent {
+		n++
+	}
+	chain := make([]string, n)
+	for l := ci; l != nil; l = l.parent {
+		n--
+		chain[n] = l.role + "." + l.method
+	}
+	return chain
+}
+
+// callerInfo returns the forge call that ctx was delegated from, if any.
+func callerInfo(ctx context.Context) *callInfo {
+	ci, _ := sandbox.CallerOf(ctx).(*callInfo)
+	return ci
 }
 
 // call is the state of one Call as it moves through selection, execution and generation.
@@ -33,6 +65,8 @@ type call struct {
 	role   string
 	method string
 	args   json.RawMessage
+	info   *callInfo // this call in its delegation chain (roles that may delegate)
+	parent *callInfo // the call this one was delegated from
 	ev     Event
 	meta   Meta
 	art    *registry.Artifact // the artifact the call ended with, if any
@@ -45,14 +79,57 @@ type call struct {
 func (f *Forge) Call(ctx context.Context, role, method string, args json.RawMessage) Outcome {
 	c := &call{f: f, role: role, method: method, args: args, start: time.Now()}
 	c.ev.Role, c.ev.Method, c.ev.CallID = role, method, newID()
-	if parent, ok := ctx.Value(callInfoKey{}).(callInfo); ok {
-		c.ev.TraceID, c.ev.ParentCallID = parent.trace, parent.call
-	} else {
+	if sandbox.CallDepth(ctx) > 0 {
+		if parent := callerInfo(ctx); parent != nil {
+			c.parent = parent
+			c.ev.TraceID, c.ev.ParentCallID = parent.trace, parent.call
+		}
+		c.ev.Depth = sandbox.CallDepth(ctx)
+	}
+	if c.ev.TraceID == 0 {
 		c.ev.TraceID = c.ev.CallID
 	}
-	c.ev.Depth = sandbox.CallDepth(ctx)
+	if cand := c.candidate(); cand != nil {
+		return c.finish(c.executeCandidate(ctx, cand))
+	}
 	o := c.run(ctx)
 	return c.finish(o)
+}
+
+// candidate returns the code under verification for this call's role.method in one of its
+// ancestors: code that delegates to itself while its own gate runs it.
+func (c *call) candidate() *compiled {
+	for l := c.parent; l != nil; l = l.parent {
+		if l.role == c.role && l.method == c.method {
+			if p := l.cand.Load(); p != nil {
+				return p
+			}
+		}
+	}
+	return nil
+}
+
+// executeCandidate runs code that is still being verified by an ancestor call: nothing is
+// recorded against an artifact (there is none yet), and a failure is the ancestor's gate's to judge.
+func (c *call) executeCandidate(ctx context.Context, p *compiled) Outcome {
+	rt, err := c.f.roleRuntime(c.role)
+	if err != nil {
+		return c.fail(&failure{typ: "unknown_role", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()})
+	}
+	c.rt = rt
+	c.ev.Action, c.ev.Reason = "execute", "candidate"
+	c.meta.Decision, c.meta.ProgramSource = "execute:candidate", SourceGenerated
+	start := time.Now()
+	out, err := p.sb.Run(c.runCtx(ctx, nil), p.prog, c.input(c.args))
+	c.ev.SandboxNS = int64(out.Duration)
+	c.meta.Logs = out.Logs
+	if err == nil {
+		err = checkDeliverable(c.rt.deliverable, out)
+	}
+	if err != nil {
+		return c.fail(c.runFailure(ctx, start, err))
+	}
+	return Outcome{OK: true, Value: out.Value}
 }
 
 func (c *call) run(ctx context.Context) Outcome {
@@ -146,21 +223,82 @@ func (c *call) input(args json.RawMessage) sandbox.Input {
 	return in
 }
 
-// runCtx carries this call's ids to delegated calls, when the role may delegate.
-func (c *call) runCtx(ctx context.Context) context.Context {
+// runCtx carries this call in its delegation chain to delegated calls, when the role may
+// delegate; cand, if not nil, is the code under verification that runs (see callInfo.cand).
+func (c *call) runCtx(ctx context.Context, cand *compiled) context.Context {
 	if !c.rt.caps.Call {
 		return ctx
 	}
-	return context.WithValue(ctx, callInfoKey{}, callInfo{trace: c.ev.TraceID, call: c.ev.CallID})
+	if c.info == nil {
+		c.info = &callInfo{trace: c.ev.TraceID, call: c.ev.CallID, role: c.role, method: c.method, parent: c.parent}
+	}
+	c.info.cand.Store(cand)
+	return sandbox.WithCaller(ctx, c.info)
 }
 
 // delegate serves host Call: a nested forge call whose failure becomes the host call's error.
 func (f *Forge) delegate(ctx context.Context, role, method string, args json.RawMessage) (json.RawMessage, error) {
+	sandbox.ManagedCall(ctx)
 	o := f.Call(ctx, role, method, args)
 	if !o.OK {
 		return nil, o.Err
 	}
 	return o.Value, nil
+}
+
+// runFailure classifies a failed run of this call's code that started at start: a deadline that
+// was the caller's (ctx ended before the role's own limit) is not the code's; a chain past the
+// delegation depth cap is blamed on the calls that made it (blameCallDepth).
+func (c *call) runFailure(ctx context.Context, start time.Time, err error) *failure {
+	fl := classifyErr(err, false)
+	var se *sandbox.Error
+	if !errors.As(err, &se) {
+		return fl
+	}
+	switch {
+	case se.Kind == sandbox.KindCallDepth:
+		c.blameCallDepth(se)
+	case se.Kind == sandbox.KindDeadline && !se.HostCallInFlight:
+		// The caller's deadline (reached, and earlier than the role's own limit) or its
+		// cancellation; the sandbox's timer set to the same instant may have fired first.
+		dl, ok := ctx.Deadline()
+		if errors.Is(ctx.Err(), context.Canceled) || (ok && !time.Now().Before(dl) && dl.Before(start.Add(c.rt.limits.Timeout))) {
+			fl = &failure{typ: fl.typ, result: classifier.Classify(classifier.Failure{Kind: classifier.KindDeadline, CallerDeadline: true}),
+				msg: fl.msg + ": the caller's deadline or cancellation ended the call before the role's own limit (" + c.rt.limits.Timeout.String() +
+					"); give the call more time"}
+		}
+	}
+	if c.info != nil {
+		if m := c.info.capHit.Load(); m != nil {
+			fl = &failure{typ: string(sandbox.KindCallDepth), result: classifier.Classify(classifier.Failure{Kind: classifier.KindCallDepth}), msg: *m}
+		}
+	}
+	return fl
+}
+
+// blameCallDepth runs in the call whose code made the delegation that went past the cap. The
+// failure is intrinsic for this call and for every call of the chain whose role.method occurs in
+// it more than once (they recursed: self-delegation, cycles of roles); a call that occurs once
+// above the recursion only delegated to code that runs away, which is that code's fault.
+func (c *call) blameCallDepth(se *sandbox.Error) {
+	if c.info == nil {
+		return
+	}
+	chain := c.info.CallChain()
+	msg := se.Error()
+	if !strings.Contains(msg, "→") {
+		// The refusal came from a context that did not know the chain (an isolated worker).
+		msg += " (chain: " + sandbox.FormatChain(chain) + ")"
+	}
+	seen := map[string]int{}
+	for _, rm := range chain {
+		seen[rm]++
+	}
+	for l := c.info; l != nil; l = l.parent {
+		if l == c.info || seen[l.role+"."+l.method] > 1 {
+			l.capHit.CompareAndSwap(nil, &msg)
+		}
+	}
 }
 
 // program returns the compiled program of an artifact snapshot, compiling it once.
@@ -194,8 +332,9 @@ func (c *call) executePersisted(ctx context.Context, art *registry.Artifact) Out
 	c.meta.ProgramSource, c.meta.ArtifactGen = SourcePersisted, art.Generation
 	p, err := c.f.program(ctx, c.rt, art)
 	var out sandbox.Output
+	start := time.Now()
 	if err == nil {
-		out, err = p.sb.Run(c.runCtx(ctx), p.prog, c.input(c.args))
+		out, err = p.sb.Run(c.runCtx(ctx, nil), p.prog, c.input(c.args))
 		c.ev.SandboxNS = int64(out.Duration)
 		c.meta.Logs = out.Logs
 		if err == nil {
@@ -209,8 +348,13 @@ func (c *call) executePersisted(ctx context.Context, art *registry.Artifact) Out
 		}
 		return Outcome{OK: true, Value: out.Value}
 	}
-	fl := classifyErr(err, false)
+	fl := c.runFailure(ctx, start, err)
 	c.recordFailure(fl)
+	if fl.result.Rule == classifier.RuleCallDepthCap && c.ev.Depth > 0 {
+		// Every call of a runaway chain fails at once: the top-level call repairs (it is blamed
+		// too when the code recursed), not each level under its caller's deadline.
+		return c.fail(fl)
+	}
 	plan := repair.AfterFailure(repair.Failed{Class: fl.result.Class, Lifecycle: selector.Lifecycle(art.Lifecycle),
 		RepairCount: art.RepairCountSinceRegen, Budget: c.rt.budget, RepairOff: c.f.opts.Switches.RepairOff})
 	if plan.Step == repair.StepNone {
@@ -228,6 +372,8 @@ type produced struct {
 	fail  *failure       // set when no code could be produced, or the leader's run failed
 	trig  repair.Trigger
 	saved bool // persisted as the current generation
+	// elsewhere: another process produced it while this one waited for the generation lock.
+	elsewhere bool
 }
 
 // produce writes new code for the call (generate, repair or regenerate), shared by concurrent
@@ -235,17 +381,35 @@ type produced struct {
 // generation lock), then answers the call with it.
 func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair.Trigger, failed *repair.Attempt) Outcome {
 	f := c.f
-	leader := false
-	v, _, _ := f.flight.Do(c.role+"."+c.method, func() (any, error) {
-		leader = true
+	// Waiting for a generation another call leads is external work for a delegation chain (see
+	// sandbox.ExternalWork), and ends with the call's context: a delegated call must never wait
+	// past its caller's deadline for a generation that may itself wait for the caller. The
+	// generation runs on singleflight's goroutine; role says whether this call leads it (and so
+	// must wait for it to end, since it writes this call's state) or gave up before it started.
+	const (
+		pending int32 = iota
+		leading
+		gaveUp
+	)
+	var role atomic.Int32
+	waiting := sync.OnceFunc(sandbox.ExternalWork(ctx))
+	// The generation works on its own copy of the call (copied back when this call led it), so
+	// that c itself never leaves this goroutine and stays off the heap on the warm path.
+	gc := new(call)
+	*gc = *c
+	ch := f.flight.DoChan(c.role+"."+c.method, func() (any, error) {
+		if !role.CompareAndSwap(pending, leading) {
+			return &produced{fail: &failure{typ: string(sandbox.KindCapacity), result: classifier.Classify(classifier.Failure{Kind: classifier.KindCapacity}),
+				msg: fmt.Sprintf("the call that was to generate %s.%s ended before it began; call again", gc.role, gc.method)}}, nil
+		}
+		waiting()
 		var res *produced
-		err := f.store.WithGenerationLock(c.role, c.method, func() error {
-			if cur := c.producedMeanwhile(base); cur != nil {
-				res = &produced{art: cur}
-				leader = false // somebody else produced it: run it like any follower
+		err := f.store.WithGenerationLock(gc.role, gc.method, func() error {
+			if cur := gc.producedMeanwhile(base); cur != nil {
+				res = &produced{art: cur, elsewhere: true} // run it like any follower
 				return nil
 			}
-			res = c.generate(ctx, base, trig, failed)
+			res = gc.generate(ctx, base, trig, failed)
 			return nil
 		})
 		if err != nil {
@@ -253,7 +417,25 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 		}
 		return res, nil
 	})
+	var v any
+	select {
+	case r := <-ch:
+		v = r.Val
+	case <-ctx.Done():
+		waiting()
+		if !role.CompareAndSwap(pending, gaveUp) && role.Load() == leading {
+			v = (<-ch).Val // the generation sees the same context and ends soon
+			break
+		}
+		return c.fail(&failure{typ: string(sandbox.KindCapacity), result: classifier.Classify(classifier.Failure{Kind: classifier.KindCapacity}),
+			msg: fmt.Sprintf("the call's context ended while it waited for the code of %s.%s that another call is generating; call again when that generation is done", c.role, c.method)})
+	}
+	waiting()
 	res := v.(*produced)
+	if role.Load() == leading {
+		*c = *gc
+	}
+	leader := role.Load() == leading && !res.elsewhere
 	if res.fail != nil && res.art == nil {
 		return c.fail(res.fail)
 	}
@@ -338,7 +520,9 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 		if ctx.Err() != nil {
 			break
 		}
+		external := sandbox.ExternalWork(ctx)
 		ans, err := prov.Generate(ctx, provider.Request{Kind: kind, Role: c.role, Method: c.method, System: systemPrompt(c.rt.backend), Prompt: req.Prompt()})
+		external()
 		c.meta.ProviderCalls++
 		c.meta.Tokens.InputTokens += ans.Usage.InputTokens
 		c.meta.Tokens.OutputTokens += ans.Usage.OutputTokens
@@ -354,10 +538,20 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 			return res
 		}
 		prog, out, fl := c.verify(ctx, ans.Code)
+		if c.info != nil {
+			c.info.cand.Store(nil) // verified or not, this code is no longer the candidate
+		}
 		if fl != nil && (fl.result.Class == classifier.Intrinsic || fl.result.Class == classifier.Adaptive) {
 			last = fl
 			req = req.WithEarlier(repair.Attempt{Code: ans.Code, Error: fl.msg, Result: fl.result})
 			continue
+		}
+		if prog == nil {
+			// A gate step failed for a reason that is not the code's (an outage during an
+			// acceptance example, the sandbox's own failure): the gate could not decide. Nothing
+			// is persisted, no provider call is spent on feedback, and the failure says so.
+			res.fail = undecided(fl)
+			return res
 		}
 		// The code passed the gate; a caller or extrinsic failure of this call's own run is not
 		// the code's fault, so it is kept and the failure returned.
@@ -423,9 +617,10 @@ func (c *call) verify(ctx context.Context, code string) (*compiled, sandbox.Outp
 				if ex.Method != "" && ex.Method != c.method {
 					continue
 				}
-				out, err := sb.Run(ctx, prog, c.input(ex.Args))
+				start := time.Now()
+				out, err := sb.Run(c.runCtx(ctx, p), prog, c.input(ex.Args))
 				if err != nil {
-					fl := classifyErr(err, false)
+					fl := c.runFailure(ctx, start, err)
 					if fl.result.Class == classifier.Caller {
 						fl = acceptanceFailure(fmt.Sprintf("acceptance example %d: args %s do not fit the code's signature: %s", i+1, ex.Args, fl.msg))
 					} else {
@@ -467,15 +662,32 @@ func (c *call) verify(ctx context.Context, code string) (*compiled, sandbox.Outp
 	if c.args == nil {
 		return p, sandbox.Output{}, nil
 	}
-	out, err := sb.Run(c.runCtx(ctx), prog, c.input(c.args))
+	start := time.Now()
+	out, err := sb.Run(c.runCtx(ctx, p), prog, c.input(c.args))
 	c.ev.SandboxNS = int64(out.Duration)
-	if err == nil {
-		err = checkDeliverable(c.rt.deliverable, out)
-	}
+	var fl *failure
 	if err != nil {
-		return p, out, classifyErr(err, false)
+		fl = c.runFailure(ctx, start, err)
+	} else if err = checkDeliverable(c.rt.deliverable, out); err != nil {
+		fl = classifyErr(err, false)
 	}
-	return p, out, nil
+	return p, out, fl
+}
+
+// undecided is the failure of a gate that could not judge the code: a step failed with a class
+// that does not count against the code (extrinsic, internal). The class is kept (an outage stays
+// retriable); a caller class cannot come from the code's own gate steps, so it is the forge's.
+func undecided(fl *failure) *failure {
+	if fl == nil {
+		return &failure{typ: "internal", result: classifier.Classify(classifier.Failure{Kind: classifier.KindInternal}),
+			msg: "the gate returned neither a program nor a failure; nothing was persisted: report this as a forge bug"}
+	}
+	res := fl.result
+	if res.Class == classifier.Caller {
+		res = classifier.Classify(classifier.Failure{Kind: classifier.KindInternal})
+	}
+	return &failure{typ: fl.typ, result: res,
+		msg: "the generated code could not be verified, so nothing was persisted: " + fl.msg + "; call again when the cause is gone (the code is verified again then)"}
 }
 
 func acceptanceFailure(msg string) *failure {
@@ -551,6 +763,11 @@ func jsonEqual(a, b json.RawMessage) bool {
 
 // persist makes verified code the current generation.
 func (c *call) persist(ans provider.Answer, p *compiled, trig repair.Trigger) (*registry.Artifact, error) {
+	if p == nil || p.prog == nil {
+		// Never reached while generate checks the gate's verdict; kept so that a future path
+		// that forgets cannot persist unverified code or crash the process.
+		return nil, errors.New("forge: refusing to persist code without a verified program; this is a forge bug, report it")
+	}
 	now := c.f.now().UTC()
 	sig := p.prog.Signature()
 	art, err := c.f.store.Update(c.role, c.method, func(a *registry.Artifact, _ bool) error {

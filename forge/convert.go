@@ -2,9 +2,16 @@ package forge
 
 import (
 	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -45,7 +52,7 @@ func newRoleRuntime(rec *registry.RoleRecord, defaultBudget repair.Budget, def P
 		}
 	}
 	if l := c.Limits; l != nil {
-		rt.limits.MaxDepth, rt.limits.Isolation = l.MaxDepth, l.Isolation
+		rt.limits.MaxDepth, rt.limits.MaxCallDepth, rt.limits.Isolation = l.MaxDepth, l.MaxCallDepth, l.Isolation
 		var err error
 		if l.Timeout != "" {
 			if rt.limits.Timeout, err = time.ParseDuration(l.Timeout); err != nil {
@@ -152,11 +159,51 @@ func providerErrorOf(k provider.ErrorKind) classifier.ProviderError {
 	return classifier.ProviderError(k)
 }
 
-// networkOf reads the network error kind a host failure carries, if the sandbox set one.
+// networkOf reads the network error kind of a host failure: from an error that names it, from
+// the Go error chain (errno, DNS, TLS, timeout), or — when the error crossed a process boundary
+// as text (isolation workers) — from the message.
 func networkOf(se *sandbox.Error) classifier.Network {
+	if se.Kind != sandbox.KindHost {
+		return ""
+	}
 	var ne interface{ NetworkKind() string }
 	if errors.As(se, &ne) {
 		return classifier.Network(ne.NetworkKind())
+	}
+	var dns *net.DNSError
+	var rh tls.RecordHeaderError
+	var cv *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	var hn x509.HostnameError
+	var ci x509.CertificateInvalidError
+	var nerr net.Error
+	switch {
+	case errors.Is(se, syscall.ECONNREFUSED):
+		return classifier.NetRefused
+	case errors.Is(se, syscall.ECONNRESET), errors.Is(se, syscall.EPIPE), errors.Is(se, io.ErrUnexpectedEOF):
+		return classifier.NetReset
+	case errors.As(se, &dns):
+		return classifier.NetDNS
+	case errors.As(se, &rh), errors.As(se, &cv), errors.As(se, &ua), errors.As(se, &hn), errors.As(se, &ci):
+		return classifier.NetTLS
+	case errors.Is(se, context.DeadlineExceeded), errors.As(se, &nerr) && nerr.Timeout():
+		return classifier.NetTimeout
+	}
+	if se.HTTPStatus != 0 {
+		return ""
+	}
+	m := se.Message
+	switch {
+	case strings.Contains(m, "connection refused"):
+		return classifier.NetRefused
+	case strings.Contains(m, "connection reset"), strings.Contains(m, "broken pipe"):
+		return classifier.NetReset
+	case strings.Contains(m, "no such host"), strings.Contains(m, "server misbehaving"):
+		return classifier.NetDNS
+	case strings.Contains(m, "tls: "), strings.Contains(m, "x509: "):
+		return classifier.NetTLS
+	case strings.Contains(m, "i/o timeout"), strings.Contains(m, "Client.Timeout exceeded"), strings.Contains(m, "context deadline exceeded"):
+		return classifier.NetTimeout
 	}
 	return ""
 }

@@ -16,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/artifactforge/forge/sandbox"
 )
 
 // ErrInvalidContract is returned for a role contract that cannot be used.
@@ -71,11 +73,15 @@ type HTTPCapability struct {
 
 // Limits bound one call of the role's methods. Sizes are written like "256MB" or "1MiB".
 type Limits struct {
-	Timeout   string `json:"timeout,omitempty"` // Go duration, e.g. "2s"
-	Memory    string `json:"memory,omitempty"`
-	Output    string `json:"output,omitempty"`
-	MaxDepth  int    `json:"max_depth,omitempty"`
-	Isolation string `json:"isolation,omitempty"` // "" | "process"
+	Timeout  string `json:"timeout,omitempty"` // Go duration, e.g. "2s"
+	Memory   string `json:"memory,omitempty"`
+	Output   string `json:"output,omitempty"`
+	MaxDepth int    `json:"max_depth,omitempty"`
+	// MaxCallDepth is the delegation depth at which this role's code may no longer host.Call
+	// (the top-level call is depth 0); 0 means sandbox.DefaultMaxCallDepth (16), at most
+	// sandbox.MaxCallDepthCeiling (64).
+	MaxCallDepth int    `json:"max_call_depth,omitempty"`
+	Isolation    string `json:"isolation,omitempty"` // "" | "process"
 }
 
 // FailurePolicy tunes repair for a role.
@@ -197,6 +203,9 @@ func (c *Contract) Validate() error {
 		}
 		if l.MaxDepth < 0 {
 			return bad("limits.max_depth is negative")
+		}
+		if l.MaxCallDepth < 0 || l.MaxCallDepth > sandbox.MaxCallDepthCeiling {
+			return bad("limits.max_call_depth %d is out of range: use 1 to %d, or leave it out for %d", l.MaxCallDepth, sandbox.MaxCallDepthCeiling, sandbox.DefaultMaxCallDepth)
 		}
 		switch l.Isolation {
 		case "", "process":

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Outcome is the result of one call, as far as an artifact's health is concerned.
@@ -110,8 +111,26 @@ func (r *Recorder) loop() {
 	}
 }
 
+// MaxFailureReasonBytes bounds the last_failure_reason an artifact keeps: every later load of
+// the artifact file pays for it, and guest code chooses its error text. The same bound as the
+// sandbox's cap on error messages (4 KiB).
+const MaxFailureReasonBytes = 4 << 10
+
+// CapReason returns reason cut to MaxFailureReasonBytes (at a rune boundary), saying how much
+// was cut.
+func CapReason(reason string) string {
+	if len(reason) <= MaxFailureReasonBytes {
+		return reason
+	}
+	cut := MaxFailureReasonBytes
+	for cut > 0 && !utf8.RuneStart(reason[cut]) {
+		cut--
+	}
+	return reason[:cut] + fmt.Sprintf(" [... %d more bytes cut]", len(reason)-cut)
+}
+
 // Record adds one call's outcome. It takes no system call and, once role.method has been seen,
-// allocates nothing. reason is kept as last_failure_reason for failures.
+// allocates nothing. reason is kept as last_failure_reason for failures (cut to MaxFailureReasonBytes).
 func (r *Recorder) Record(role, method string, o Outcome, d time.Duration, reason string) {
 	k := Key{role, method}
 	r.mu.RLock()
@@ -150,7 +169,7 @@ func (r *Recorder) Record(role, method string, o Outcome, d time.Duration, reaso
 			p.c.CallerFailureCount++
 			p.lastClass = "caller"
 		}
-		p.lastReason = reason
+		p.lastReason = CapReason(reason)
 	}
 	if len(p.recent) == RecentWindow {
 		copy(p.recent, p.recent[1:])

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -506,4 +507,13 @@ func TestOtherProcessWritesAreSeenWithinTheRevalidationInterval(t *testing.T) {
 	a, ok = server.Lookup("r", "n")
 	require.True(t, ok)
 	assert.Equal(t, Candidate, a.Lifecycle, "revalidation off: memory only")
+}
+
+func TestLastFailureReasonIsCapped(t *testing.T) {
+	assert.Equal(t, "short", CapReason("short"))
+	long := strings.Repeat("é", MaxFailureReasonBytes) // 2 bytes a rune: the cut lands inside one
+	got := CapReason(long)
+	assert.True(t, utf8.ValidString(got))
+	assert.LessOrEqual(t, len(got), MaxFailureReasonBytes+40)
+	assert.Contains(t, got, "more bytes cut]")
 }

@@ -28,6 +28,8 @@ const (
 	// the deadline, or waiting for one left the code less than its time limit. Never the code's
 	// fault; retry later or raise the pool size.
 	KindCapacity Kind = "capacity"
+	// KindCallDepth: a host Call would have gone past Limits.MaxCallDepth (runaway delegation).
+	KindCallDepth Kind = "call_depth"
 )
 
 // Error is the typed error of every sandbox operation: it carries exactly what failure

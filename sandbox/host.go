@@ -91,16 +91,22 @@ type Host struct {
 	limits Limits
 	call   CallFunc
 
-	inFlight  atomic.Int32
-	cutShort  atomic.Bool // a host call was running when ctx ended
-	calls     atomic.Int32
-	upstream  atomic.Bool
-	mu        sync.Mutex
-	logs      []string
-	logBytes  int
-	logFull   bool // a log cap was reached: later lines are dropped
-	violation *Error
-	failure   *Error
+	inFlight atomic.Int32
+	cutShort atomic.Bool // a host call was running when ctx ended
+	// Delegation: tree is shared by every Host of one delegation chain (nil when the role can
+	// neither delegate nor be delegated to with HTTP); delegating counts this Host's running
+	// Calls, callEpoch is tree.cut when the running Call began (see InFlight).
+	tree       *delegTree
+	delegating atomic.Int32
+	callEpoch  atomic.Int64
+	calls      atomic.Int32
+	upstream   atomic.Bool
+	mu         sync.Mutex
+	logs       []string
+	logBytes   int
+	logFull    bool // a log cap was reached: later lines are dropped
+	violation  *Error
+	failure    *Error
 }
 
 // The transports are shared by every Host so connections are reused; redirects are re-checked
@@ -198,14 +204,68 @@ func namesAddress(u *url.URL) bool {
 // granted, in.Limits caps logs, in.Call serves delegation.
 func NewHost(ctx context.Context, in Input) *Host {
 	h := &Host{ctx: ctx, caps: in.Caps, limits: in.Limits.WithDefaults(), call: in.Call}
+	if in.Caps.Call || in.Caps.HTTP != nil {
+		h.tree, _ = ctx.Value(treeKey{}).(*delegTree)
+		if h.tree == nil && in.Caps.Call {
+			h.tree = &delegTree{}
+		}
+	}
 	return h
 }
 
-// InFlight reports whether a host call is running right now or was running when the call's
-// context ended; backends ask it when a deadline hits. The second half makes the answer
-// independent of who wins the race between the host call noticing the deadline (and returning)
-// and the backend classifying it.
-func (h *Host) InFlight() bool { return h.inFlight.Load() > 0 || h.cutShort.Load() }
+// delegTree is what the Hosts of one delegation chain share: whether the chain is blocked on
+// external work right now (an HTTP request, a provider call or another generation the forge
+// waits for), and how many such waits a deadline has cut short. A chain is linear (a guest
+// waits for its host.Call), so a Host whose Call is running reads its descendants' state here.
+type delegTree struct {
+	external atomic.Int32
+	cut      atomic.Int64
+	// managed: the CallFunc runs nested calls in sandboxes that report their external work
+	// here (the forge, see ManagedCall). For any other CallFunc the whole Call is external.
+	managed atomic.Bool
+}
+
+type treeKey struct{}
+
+// ManagedCall is what a CallFunc that runs the nested call in a sandbox of this process (the
+// forge) calls first: from then on the caller's Host counts the nested call's time as in flight
+// only while the chain is blocked on external work (HTTP, ExternalWork), not while it computes.
+func ManagedCall(ctx context.Context) {
+	if t, _ := ctx.Value(treeKey{}).(*delegTree); t != nil && !t.managed.Load() {
+		t.managed.Store(true)
+	}
+}
+
+// ExternalWork marks the delegation chain of ctx as blocked on work outside any sandbox (the
+// forge's provider calls, waits for a generation made by another caller) until the returned
+// func is called; see Host.InFlight. Outside a delegated call it does nothing.
+func ExternalWork(ctx context.Context) func() {
+	t, _ := ctx.Value(treeKey{}).(*delegTree)
+	if t == nil {
+		return func() {}
+	}
+	t.external.Add(1)
+	return func() {
+		if ctx.Err() != nil {
+			t.cut.Add(1)
+		}
+		t.external.Add(-1)
+	}
+}
+
+// InFlight reports whether the call is blocked on external work right now, or was when the
+// call's context ended; backends ask it when a deadline hits. External work is an HTTP request
+// of this call, or of a call it delegated to (transitively), or a provider call or generation
+// wait the forge makes for one; a delegated call that is computing in its sandbox is not (its
+// time is code's time: RATIONALE, delegation). The cut-short half makes the answer independent
+// of who wins the race between the host call noticing the deadline and the backend classifying it.
+func (h *Host) InFlight() bool {
+	if h.inFlight.Load() > 0 || h.cutShort.Load() {
+		return true
+	}
+	t := h.tree
+	return t != nil && h.delegating.Load() > 0 && (!t.managed.Load() || t.external.Load() > 0 || t.cut.Load() != h.callEpoch.Load())
+}
 
 // Calls is the number of host calls made so far.
 func (h *Host) Calls() int { return int(h.calls.Load()) }
@@ -249,12 +309,32 @@ func (h *Host) fail(e *Error) *Error {
 func (h *Host) begin() func() {
 	h.calls.Add(1)
 	h.inFlight.Add(1)
+	t := h.tree
+	if t != nil {
+		t.external.Add(1)
+	}
 	return func() {
 		if h.ctx.Err() != nil {
 			h.cutShort.Store(true)
+			if t != nil {
+				t.cut.Add(1)
+			}
 		}
 		h.inFlight.Add(-1)
+		if t != nil {
+			t.external.Add(-1)
+		}
 	}
+}
+
+// refuse records e as the call's violation (it fails even if the code recovers) and returns it.
+func (h *Host) refuse(e *Error) *Error {
+	h.mu.Lock()
+	if h.violation == nil {
+		h.violation = e
+	}
+	h.mu.Unlock()
+	return e
 }
 
 // Log records one log line (Capabilities.Log). A call keeps at most MaxLogLines lines and
@@ -448,7 +528,12 @@ func (h *Host) Get(rawURL string) (string, error) {
 	return resp.Body, err
 }
 
-// Call delegates role.method to the forge (Capabilities.Call), at most Limits.MaxCallHops deep.
+// Call delegates role.method to the forge (Capabilities.Call). A call at depth
+// Limits.MaxCallDepth may not delegate: the refusal (KindCallDepth, naming the chain when the
+// context has a Caller) fails this call even if the code recovers from it, since this code made
+// the call that went over. The nested call's ctx carries the new depth, which tells the backends
+// that the Run is re-entrant. Time in the nested call counts as in flight only while the chain
+// is blocked on external work (see InFlight).
 func (h *Host) Call(role, method string, args json.RawMessage) (json.RawMessage, error) {
 	if !h.caps.Call || h.call == nil {
 		return nil, h.deny("host.Call(%s, %s) not granted: the role has no call capability", role, method)
@@ -457,16 +542,44 @@ func (h *Host) Call(role, method string, args json.RawMessage) (json.RawMessage,
 		return nil, err
 	}
 	depth := CallDepth(h.ctx) + 1
-	if depth > h.limits.MaxCallHops {
-		return nil, h.deny("host.Call(%s, %s): delegation depth %d exceeds %d", role, method, depth, h.limits.MaxCallHops)
+	if max := min(h.limits.MaxCallDepth, MaxCallDepthCeiling); depth > max {
+		var chain []string
+		if c := CallerOf(h.ctx); c != nil {
+			chain = c.CallChain()
+		}
+		return nil, h.refuse(CallDepthError(chain, role, method, depth, max))
 	}
-	done := h.begin()
-	defer done()
-	out, err := h.call(WithCallDepth(h.ctx, depth), role, method, args)
+	h.calls.Add(1)
+	t := h.tree
+	epoch := t.cut.Load()
+	h.callEpoch.Store(epoch)
+	h.delegating.Add(1)
+	out, err := h.call(context.WithValue(WithCallDepth(h.ctx, depth), treeKey{}, t), role, method, args)
+	expired := h.ctx.Err() != nil
+	if dl, ok := h.ctx.Deadline(); ok && !time.Now().Before(dl) {
+		expired = true // the nested call's timer, set to the same instant, may have fired first
+	}
+	external := expired && (!t.managed.Load() || t.external.Load() > 0 || t.cut.Load() != epoch)
+	if external {
+		h.cutShort.Store(true)
+	}
+	h.delegating.Add(-1)
 	if err != nil {
 		var se *Error
-		if errors.As(err, &se) && se.Kind == KindPolicy {
-			return nil, err
+		if errors.As(err, &se) {
+			switch se.Kind {
+			case KindCallDepth:
+				return nil, h.refuse(se)
+			case KindPolicy:
+				return nil, err
+			}
+		}
+		if expired {
+			// This call's own deadline passed during the delegation: that, not the nested
+			// failure it caused, is this call's failure, whether or not the backend stops the
+			// code before it returns the error (in flight only if the chain waited on the world).
+			return nil, h.fail(&Error{Kind: KindDeadline, HostCallInFlight: external, Err: err,
+				Message: fmt.Sprintf("deadline exceeded while the delegated call %s.%s ran", role, method)})
 		}
 		return nil, h.fail(&Error{Kind: KindHost, Message: fmt.Sprintf("call %s.%s: %v", role, method, err), Err: err})
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -182,20 +184,26 @@ type Limits struct {
 	Timeout     time.Duration `json:"timeout,omitempty"`
 	MemoryBytes int64         `json:"memory_bytes,omitempty"`
 	OutputBytes int           `json:"output_bytes,omitempty"`
-	MaxDepth    int           `json:"max_depth,omitempty"`     // interpreted call depth
-	MaxCallHops int           `json:"max_call_hops,omitempty"` // host Call delegation depth
-	Isolation   string        `json:"isolation,omitempty"`
+	MaxDepth    int           `json:"max_depth,omitempty"` // interpreted call depth
+	// MaxCallDepth caps delegation: a call at this depth (the top-level call is depth 0) may not
+	// make another host Call. Bounds both runaway delegation and the interpreters or instances a
+	// delegation chain holds (see RATIONALE, delegation).
+	MaxCallDepth int    `json:"max_call_depth,omitempty"`
+	Isolation    string `json:"isolation,omitempty"`
 }
 
 // Default limits: safe for a persisted artifact called thousands of times a second.
 const (
-	DefaultTimeout     = 2 * time.Second
-	DefaultMemoryBytes = 256 << 20
-	DefaultOutputBytes = 1 << 20
-	DefaultMaxDepth    = 10000
-	DefaultMaxCallHops = 8
-	DefaultHTTPBytes   = 4 << 20
-	DefaultHTTPTimeout = 10 * time.Second
+	DefaultTimeout      = 2 * time.Second
+	DefaultMemoryBytes  = 256 << 20
+	DefaultOutputBytes  = 1 << 20
+	DefaultMaxDepth     = 10000
+	DefaultMaxCallDepth = 16
+	// MaxCallDepthCeiling is the highest MaxCallDepth a contract may set: each level of a chain
+	// holds an interpreter or instance of its own.
+	MaxCallDepthCeiling = 64
+	DefaultHTTPBytes    = 4 << 20
+	DefaultHTTPTimeout  = 10 * time.Second
 )
 
 // WithDefaults fills every zero field with its safe default.
@@ -212,8 +220,8 @@ func (l Limits) WithDefaults() Limits {
 	if l.MaxDepth <= 0 {
 		l.MaxDepth = DefaultMaxDepth
 	}
-	if l.MaxCallHops <= 0 {
-		l.MaxCallHops = DefaultMaxCallHops
+	if l.MaxCallDepth <= 0 {
+		l.MaxCallDepth = DefaultMaxCallDepth
 	}
 	return l
 }
@@ -221,7 +229,9 @@ func (l Limits) WithDefaults() Limits {
 type callDepthKey struct{}
 
 // WithCallDepth records how many host Call hops led to ctx; the forge passes the ctx its CallFunc
-// received on to the nested Run so the hop limit holds across artifacts.
+// received on to the nested Run so the depth cap holds across artifacts. Backends read it too: a
+// Run at depth > 0 is re-entrant (an ancestor in the chain may hold the pooled interpreters or
+// instances), so it never waits for the pool.
 func WithCallDepth(ctx context.Context, depth int) context.Context {
 	return context.WithValue(ctx, callDepthKey{}, depth)
 }
@@ -230,4 +240,48 @@ func WithCallDepth(ctx context.Context, depth int) context.Context {
 func CallDepth(ctx context.Context) int {
 	d, _ := ctx.Value(callDepthKey{}).(int)
 	return d
+}
+
+// Caller names the calls that led to a Run, so that a refused delegation can name its chain.
+// The forge puts one in the context of every Run whose role may delegate.
+type Caller interface {
+	// CallChain is "role.method" of every call from the top-level one to the running one.
+	CallChain() []string
+}
+
+type callerKey struct{}
+
+// WithCaller records the call a Run belongs to (see Caller).
+func WithCaller(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// CallerOf returns the Caller recorded in ctx, or nil.
+func CallerOf(ctx context.Context) Caller {
+	c, _ := ctx.Value(callerKey{}).(Caller)
+	return c
+}
+
+// FormatChain renders a delegation chain as "a.p → a.p → b.q": the whole chain up to 24 calls,
+// else the first and last 10 around the number left out.
+func FormatChain(chain []string) string {
+	if len(chain) > 24 {
+		out := append([]string{}, chain[:10]...)
+		out = append(out, fmt.Sprintf("… %d more …", len(chain)-20))
+		chain = append(out, chain[len(chain)-10:]...)
+	}
+	return strings.Join(chain, " → ")
+}
+
+// CallDepthError is the refusal of a host Call that would go past Limits.MaxCallDepth: chain is
+// the calls that led to it (nil if unknown), role.method the refused one.
+func CallDepthError(chain []string, role, method string, depth, max int) *Error {
+	path := role + "." + method
+	if len(chain) > 0 {
+		path = FormatChain(append(append([]string{}, chain...), path))
+	}
+	return &Error{Kind: KindCallDepth,
+		Message: fmt.Sprintf("delegation depth cap exceeded: %s would be call %d deep, the cap is %d", path, depth, max),
+		Hint: "the delegation never ends: give the recursion a base case that returns without host.Call, or make it a loop; " +
+			"a chain that must go deeper needs limits.max_call_depth in the calling role's contract (at most " + strconv.Itoa(MaxCallDepthCeiling) + ")"}
 }

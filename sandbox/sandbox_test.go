@@ -109,7 +109,7 @@ func TestLimitsWithDefaults(t *testing.T) {
 	assert.Equal(t, int64(sandbox.DefaultMemoryBytes), l.MemoryBytes)
 	assert.Equal(t, sandbox.DefaultOutputBytes, l.OutputBytes)
 	assert.Equal(t, sandbox.DefaultMaxDepth, l.MaxDepth)
-	assert.Equal(t, sandbox.DefaultMaxCallHops, l.MaxCallHops)
+	assert.Equal(t, sandbox.DefaultMaxCallDepth, l.MaxCallDepth)
 }
 
 func TestCapabilitiesJSON(t *testing.T) {
@@ -164,18 +164,25 @@ func TestHostCallDepth(t *testing.T) {
 		seen = append(seen, sandbox.CallDepth(ctx))
 		return json.RawMessage(`{"ok":true}`), nil
 	}
-	in := sandbox.Input{Caps: sandbox.Capabilities{Call: true}, Call: call, Limits: sandbox.Limits{MaxCallHops: 2}}
+	in := sandbox.Input{Caps: sandbox.Capabilities{Call: true}, Call: call, Limits: sandbox.Limits{MaxCallDepth: 2}}
 	h := sandbox.NewHost(context.Background(), in)
 	out, err := h.Call("r", "m", json.RawMessage(`{}`))
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"ok":true}`, string(out))
 	assert.True(t, h.UpstreamRead())
 
-	deep := sandbox.NewHost(sandbox.WithCallDepth(context.Background(), 2), in)
-	_, err = deep.Call("r", "m", nil)
-	assert.Equal(t, sandbox.KindPolicy, sandbox.KindOf(err))
+	deep := sandbox.NewHost(sandbox.WithCaller(sandbox.WithCallDepth(context.Background(), 2), chain{"a.p", "b.q", "a.p"}), in)
+	_, err = deep.Call("b", "q", nil)
+	assert.Equal(t, sandbox.KindCallDepth, sandbox.KindOf(err))
+	assert.Contains(t, err.Error(), "a.p → b.q → a.p → b.q would be call 3 deep, the cap is 2")
 	assert.Equal(t, []int{1}, seen)
+	// The code that made the call that went over fails even if it recovers from the refusal.
+	assert.Equal(t, sandbox.KindCallDepth, sandbox.KindOf(deep.Finish(nil, nil)))
 }
+
+type chain []string
+
+func (c chain) CallChain() []string { return c }
 
 func TestHostFinishClassifiesAfterHostFailure(t *testing.T) {
 	call := func(ctx context.Context, role, method string, args json.RawMessage) (json.RawMessage, error) {
@@ -302,4 +309,33 @@ func TestHostHTTPRefusesNamesThatLeadToPrivateAddresses(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, sandbox.KindPolicy, sandbox.KindOf(err))
 	assert.Contains(t, err.Error(), "may not be redirected to a name")
+}
+
+// TestHostInFlightManagedCall: when the CallFunc runs the nested call in a sandbox (the forge),
+// a deadline during the nested call is in flight only if the chain was blocked on external work.
+func TestHostInFlightManagedCall(t *testing.T) {
+	for _, external := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		started := make(chan struct{})
+		h := sandbox.NewHost(ctx, sandbox.Input{Caps: sandbox.Capabilities{Call: true},
+			Call: func(ctx context.Context, role, method string, args json.RawMessage) (json.RawMessage, error) {
+				sandbox.ManagedCall(ctx)
+				if external {
+					defer sandbox.ExternalWork(ctx)()
+				}
+				close(started)
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _ = h.Call("r", "m", nil)
+		}()
+		<-started
+		assert.Equal(t, external, h.InFlight(), "external=%v while running", external)
+		cancel()
+		<-done
+		assert.Equal(t, external, h.InFlight(), "external=%v after the deadline", external)
+	}
 }

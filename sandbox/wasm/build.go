@@ -401,6 +401,15 @@ func buildError(out string, err error) *sandbox.Error {
 		msgs = append(msgs, m[2]+":"+m[3]+": "+m[4])
 	}
 	if len(msgs) == 0 {
+		if wrapperBuildFailure(out) {
+			// The compiler rejected the package outside the artifact's lines: the wrapper is
+			// generated from a fixed template that builds around any well-behaved file, so it
+			// is the code that broke it (a name colliding with the wrapper's, a build constraint
+			// that excludes the file, a redeclared predeclared name such as any).
+			return &sandbox.Error{Kind: sandbox.KindCompile, Message: "the code does not build inside the forge's generated wrapper: " + firstLines(out, 5), Err: err,
+				Hint: "one plain file in package artifact: no build constraints (//go:build, // +build), no top-level names starting with forge, " +
+					"and no top-level declaration that redeclares a predeclared name (any, error, string, len, ...)"}
+		}
 		return &sandbox.Error{Kind: sandbox.KindInternal, Message: "go build failed: " + out, Err: err}
 	}
 	msg := strings.Join(msgs, "; ")
@@ -408,6 +417,23 @@ func buildError(out string, err error) *sandbox.Error {
 		msg = "tests: " + msg
 	}
 	return &sandbox.Error{Kind: sandbox.KindCompile, Line: line, Message: msg, Err: err}
+}
+
+// wrapperBuildFailure reports whether go build's output is the compiler's verdict on the guest
+// package (diagnostics in one of its files, or no file left to build), not a failure of the
+// toolchain or the machine.
+func wrapperBuildFailure(out string) bool {
+	return buildLineRE.MatchString(out) || strings.Contains(out, "build constraints exclude all Go files") ||
+		strings.Contains(out, "no Go files in")
+}
+
+// firstLines is the first n lines of s.
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = append(lines[:n], "…")
+	}
+	return strings.Join(lines, "\n")
 }
 
 func writeFileAtomic(path string, data []byte) error {

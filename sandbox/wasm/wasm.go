@@ -149,7 +149,9 @@ func (e *engine) compile(ctx context.Context, bin []byte, hash string, slots cha
 				Message: fmt.Sprintf("compiling the WebAssembly module took longer than %v", CompileTimeout),
 				Hint:    "make the code smaller: fewer and shorter functions, loops and tables instead of unrolled code"}
 		case err != nil:
-			return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "wasm: compile module: " + err.Error(), Err: err}
+			// The module is the code's, built by the toolchain: one wazero refuses is the code's
+			// compile error too (an internal error would let the gate pass it undecided).
+			return nil, &sandbox.Error{Kind: sandbox.KindCompile, Message: "wasm: compile module: " + err.Error(), Err: err}
 		}
 		return cm, nil
 	})
@@ -395,7 +397,7 @@ func (p *Program) pool(ctx context.Context, pages uint32) (*pool, error) {
 		return nil, err
 	}
 	n := p.sb.opts.PoolSize
-	pl := &pool{eng: eng, cm: cm, idle: make(chan *instance, n), sem: make(chan struct{}, n), test: p.kind.test()}
+	pl := &pool{eng: eng, cm: cm, idle: make(chan *instance, n), spare: make(chan *instance, sandbox.DefaultMaxCallDepth), sem: make(chan struct{}, n), test: p.kind.test()}
 	p.pools[pages] = pl
 	return pl, nil
 }
@@ -444,7 +446,9 @@ type pool struct {
 	cm   wazero.CompiledModule
 	idle chan *instance
 	sem  chan struct{}
-	test bool
+	// spare holds idle instances made beyond the pool for delegated calls (they hold no token).
+	spare chan *instance
+	test  bool
 }
 
 // get returns an idle instance or starts one, waiting while PoolSize instances are busy; waited
@@ -455,6 +459,28 @@ func (pl *pool) get(ctx context.Context) (inst *instance, waited time.Duration, 
 	case inst := <-pl.idle:
 		return inst, 0, nil
 	default:
+	}
+	if sandbox.CallDepth(ctx) > 0 {
+		// A delegated call: its ancestors may hold every pooled instance while they wait for
+		// it, so it never waits for one. It takes a free slot, or an instance beyond the pool
+		// size (at most one per level of the chain, so bounded by Limits.MaxCallDepth).
+		select {
+		case inst := <-pl.spare:
+			return inst, 0, nil
+		case pl.sem <- struct{}{}:
+			inst, err := newInstance(ctx, pl.eng, pl.cm, pl.test)
+			if err != nil {
+				<-pl.sem
+			}
+			return inst, 0, err
+		default:
+		}
+		inst, err := newInstance(ctx, pl.eng, pl.cm, pl.test)
+		if err != nil {
+			return nil, 0, err
+		}
+		inst.extra = true
+		return inst, 0, nil
 	}
 	select {
 	case pl.sem <- struct{}{}:
@@ -497,13 +523,30 @@ func waitedTooLong(err error, waited, limit time.Duration) error {
 // runtime may be in any state.
 func (pl *pool) put(inst *instance, ok bool) {
 	inst.host = nil
+	if inst.extra && ok {
+		// An instance made beyond the pool joins it if a slot is free; else it waits idle for
+		// the next deep chain if there is room (sandbox.DefaultMaxCallDepth of them), or closes.
+		select {
+		case pl.sem <- struct{}{}:
+			inst.extra = false
+		default:
+			select {
+			case pl.spare <- inst:
+			default:
+				inst.close()
+			}
+			return
+		}
+	}
 	if !ok {
 		// Unmapping a large linear memory takes milliseconds (43 ms measured for 128 MiB touched
 		// on a loaded machine): the caller does not wait for it, and the slot is freed after it,
-		// so live instances never exceed PoolSize.
+		// so live instances never exceed PoolSize (an instance made beyond the pool holds none).
 		go func() {
 			inst.close()
-			<-pl.sem
+			if !inst.extra {
+				<-pl.sem
+			}
 		}()
 		return
 	}
@@ -527,6 +570,7 @@ type instance struct {
 	broken   bool
 	stderr   tailBuffer
 	capture  *strings.Builder // test output, when running tests
+	extra    bool             // made beyond the pool size for a delegated call (no sem token)
 }
 
 type instanceKey struct{}

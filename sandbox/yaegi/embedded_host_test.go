@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -127,7 +128,7 @@ func runEmbedded(sb *Sandbox, c sandboxtest.Case) error {
 	done := make(chan result, 1)
 	go func() {
 		ctx := context.Background()
-		p, err := sb.Compile(ctx, sandbox.Source{Code: c.Code, Func: c.Func})
+		p, err := sb.Compile(ctx, sandbox.Source{Code: c.Code, Func: c.Func, Limits: c.Limits})
 		if err != nil {
 			done <- result{err: err}
 			return
@@ -330,5 +331,95 @@ func Enc() string {
 `})
 	if sandbox.KindOf(err) != sandbox.KindCompile || !strings.Contains(err.Error(), "interpreter cannot compile") {
 		t.Fatalf("want a compile error naming the interpreter's failure, got %v", err)
+	}
+}
+
+// TestEmbeddedHostIsolated is the embedded-host test with process isolation, where every class of
+// issue 8 must be contained: one long-lived process runs every hostile corpus program that yaegi
+// runs (memory bombs, native recursion, initializer bombs and constant blow-ups included) in
+// worker processes, then the innocent ones, then hostile and innocent ones together from several
+// goroutines; afterwards the host's own work still gives the right answers and Close is prompt.
+func TestEmbeddedHostIsolated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole hostile corpus in worker processes")
+	}
+	corpus, err := sandboxtest.LoadCorpus("../testdata/hostile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hostile []sandboxtest.Case
+	for _, c := range corpus {
+		if len(c.Backends) > 0 && !slices.Contains(c.Backends, "yaegi") {
+			continue
+		}
+		if len(c.Modes) > 0 && !slices.Contains(c.Modes, sandboxtest.ModeIsolated) {
+			continue
+		}
+		c.Limits.Isolation = sandbox.IsolationProcess
+		if c.Limits.Timeout <= 0 {
+			c.Limits.Timeout = time.Second
+		}
+		hostile = append(hostile, c)
+	}
+	innocent := make([]sandboxtest.Case, len(embeddedInnocent))
+	for i, c := range embeddedInnocent {
+		c.Limits.Isolation = sandbox.IsolationProcess
+		innocent[i] = c
+	}
+
+	sb := New(Options{PoolSize: 2})
+	// 1. Every hostile program once, then the innocent ones.
+	for _, c := range hostile {
+		if err := runEmbedded(sb, c); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, c := range innocent {
+		if err := runEmbedded(sb, c); err != nil {
+			t.Error(err)
+		}
+	}
+	// 2. The embedded-host programs of classes 1-2 and a sample of the others (every fourth),
+	// together with the innocent ones, from four goroutines.
+	var mixed []sandboxtest.Case
+	for i, c := range hostile {
+		if i%4 == 0 || slices.Contains(embeddedHostile, c.Name) {
+			mixed = append(mixed, c)
+		}
+	}
+	mixed = append(mixed, innocent...)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*len(mixed))
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range mixed {
+				if err := runEmbedded(sb, mixed[(i+g*7)%len(mixed)]); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	t.Logf("%d hostile programs in worker processes, %d mixed calls from 4 goroutines", len(hostile), 4*len(mixed))
+
+	// 3. The host's own work.
+	checkHostWork(t)
+
+	// 4. Close returns promptly (it stops the workers).
+	closed := make(chan error, 1)
+	go func() { closed <- sb.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	case <-time.After(time.Second):
+		t.Error("Close did not return within a second")
 	}
 }

@@ -316,6 +316,7 @@ func vmSize() int64 {
 // cap: the sandbox hears a memory error instead of an anonymous crash.
 func memoryWatchdog(limit int64, w io.Writer) {
 	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/unused:bytes"}}
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	for {
 		time.Sleep(2 * time.Millisecond)
 		if !workerBusy.Load() {
@@ -323,6 +324,14 @@ func memoryWatchdog(limit int64, w io.Writer) {
 		}
 		metrics.Read(samples)
 		used := int64(samples[0].Value.Uint64() + samples[1].Value.Uint64())
+		if used > limit {
+			// The heap counts garbage not yet collected: a loop that only makes garbage can run
+			// ahead of a collector starved of CPU. Only what survives a full collection is the
+			// code's memory.
+			runtime.GC()
+			metrics.Read(live)
+			used = int64(live[0].Value.Uint64())
+		}
 		if used > limit {
 			if send := workerSend.Load(); send != nil {
 				(*send)(workerMsg{Op: "result", ID: 0, Error: &sandbox.Error{Kind: sandbox.KindMemory,
@@ -645,7 +654,9 @@ func (p *workerPool) acquire(ctx context.Context, key workerKey, wait time.Durat
 			}
 			return w, nil
 		}
-		if p.live[key] < p.cfg.Max && (p.total < p.cfg.MaxTotal || p.evictIdle()) {
+		// A delegated call (depth > 0) never waits: its ancestors may hold every worker while
+		// they wait for it. It starts one beyond the limits, which put retires.
+		if (p.live[key] < p.cfg.Max && (p.total < p.cfg.MaxTotal || p.evictIdle())) || sandbox.CallDepth(ctx) > 0 {
 			p.live[key]++
 			p.total++
 			p.mu.Unlock()
@@ -729,7 +740,7 @@ func (p *workerPool) stop(w *worker) {
 func (p *workerPool) put(w *worker, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if ok && !p.closed {
+	if ok && !p.closed && p.live[w.key] <= p.cfg.Max && p.total <= p.cfg.MaxTotal {
 		w.idle = time.Now()
 		p.idle[w.key] = append(p.idle[w.key], w)
 	} else {

@@ -76,7 +76,8 @@ type Program struct {
 	isolated bool
 
 	pool    chan *instance
-	sem     chan struct{} // one token per live interpreter
+	sem     chan struct{}  // one token per live interpreter
+	spare   chan *instance // idle interpreters made beyond the pool for delegated calls (no token)
 	first   sync.Once
 	workers *workerPool
 	// life ends the serving loops of this program's interpreters: cancelled by a cleanup once
@@ -240,6 +241,8 @@ type instance struct {
 	exited chan struct{}
 	xerr   error
 	end    context.CancelFunc // ends an idle serving loop (closes slot.quit)
+	// extra: made beyond the pool size for a re-entrant (delegated) call, holding no sem token.
+	extra bool
 }
 
 // serve runs the interpreter's serving loop (forge__serve) for the instance's whole life.
@@ -480,7 +483,7 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 	}
 	life, end := context.WithCancel(s.life)
 	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code, ht: ht, guarded: guarded, copies: referencedCopies(code),
-		pool: make(chan *instance, s.opts.PoolSize), sem: make(chan struct{}, s.opts.PoolSize), workers: s.workers, life: life}
+		pool: make(chan *instance, s.opts.PoolSize), spare: make(chan *instance, sandbox.DefaultMaxCallDepth), sem: make(chan struct{}, s.opts.PoolSize), workers: s.workers, life: life}
 	// The serving loops hold the interpreters, never the program: once the program is
 	// unreachable, end them so that its interpreters can be collected.
 	runtime.AddCleanup(p, func(end context.CancelFunc) { end() }, end)
@@ -606,6 +609,28 @@ func (p *Program) get(ctx context.Context, timeout time.Duration) (*instance, er
 		return inst, nil
 	default:
 	}
+	if sandbox.CallDepth(ctx) > 0 {
+		// A delegated call: its ancestors may hold every pooled interpreter while they wait for
+		// it, so it never waits for one. It takes a free slot, or makes an interpreter beyond the
+		// pool size (at most one per level of the chain, so bounded by Limits.MaxCallDepth).
+		select {
+		case inst := <-p.spare:
+			return inst, nil
+		case p.sem <- struct{}{}:
+			inst, err := p.newInstance(ctx)
+			if err != nil {
+				<-p.sem
+			}
+			return inst, err
+		default:
+		}
+		inst, err := p.newInstance(ctx)
+		if err != nil {
+			return nil, err
+		}
+		inst.extra = true
+		return inst, nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	select {
@@ -629,13 +654,30 @@ func (p *Program) put(inst *instance, ok bool) {
 		// running native code that reads it. A loop that was stopped between two calls is
 		// parked in Next: end it.
 		inst.end()
-		<-p.sem
+		if !inst.extra {
+			<-p.sem
+		}
 		return
 	}
 	sl := inst.slot
 	sl.setHost(nil)
 	sl.ctx, sl.in, sl.args = nil, sandbox.Input{}, nil
 	sl.outJSON, sl.errText, sl.badErr = nil, "", nil
+	if inst.extra {
+		// An interpreter made beyond the pool joins it if a slot is free; else it waits idle
+		// for the next deep chain if there is room (sandbox.DefaultMaxCallDepth of them), or ends.
+		select {
+		case p.sem <- struct{}{}:
+			inst.extra = false
+		default:
+			select {
+			case p.spare <- inst:
+			default:
+				inst.end()
+			}
+			return
+		}
+	}
 	p.pool <- inst
 }
 
