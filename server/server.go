@@ -453,7 +453,11 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			// Shutdown: send what is queued, then end the stream.
 			for {
 				select {
-				case e := <-sub.C:
+				case e, ok := <-sub.C:
+					if !ok {
+						flusher.Flush()
+						return
+					}
 					buf = appendSSE(buf[:0], &e)
 					w.Write(buf)
 				default:
