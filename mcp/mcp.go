@@ -88,6 +88,14 @@ func (s *Server) HTTPHandler() http.Handler {
 	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, nil)
 }
 
+// CloseSessions ends every connected session (a graceful shutdown of `forge serve`: an HTTP
+// client's open event stream would otherwise hold the shutdown until its timeout).
+func (s *Server) CloseSessions() {
+	for ss := range s.srv.Sessions() {
+		ss.Close()
+	}
+}
+
 // Close stops following store changes.
 func (s *Server) Close() {
 	s.sub.Close()

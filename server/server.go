@@ -56,8 +56,11 @@ type Options struct {
 	CallTimeout time.Duration
 	// Logger gets one structured line per request (default slog.Default()).
 	Logger *slog.Logger
-	// Extra, if set, is mounted at /mcp (the MCP streamable HTTP handler).
+	// Extra handlers by path (forge serve mounts the MCP streamable HTTP handler at /mcp).
 	Extra map[string]http.Handler
+	// OnShutdown runs when a graceful shutdown starts, before in-flight requests are waited for:
+	// it ends long-lived streams the server does not own (MCP sessions).
+	OnShutdown func()
 }
 
 // Server serves one forge over HTTP.
@@ -528,6 +531,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.o.Logger.Info("shutting down: finishing in-flight calls", slog.Int64("in_flight", s.inflight.Load()))
 	s.CloseStreams()
+	if s.o.OnShutdown != nil {
+		s.o.OnShutdown()
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {

@@ -18,11 +18,13 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/artifactforge/forge/forge"
+	forgemcp "github.com/artifactforge/forge/mcp"
 	"github.com/artifactforge/forge/provider/replay"
 	"github.com/artifactforge/forge/registry"
 )
@@ -486,4 +488,31 @@ func BenchmarkHTTPCall64(b *testing.B) {
 		b.Fatalf("%d failed calls", n)
 	}
 	reportPercentiles(b, all)
+}
+
+// An MCP client's open stream (streamable HTTP) does not hold a graceful shutdown.
+func TestShutdownEndsMCPSessions(t *testing.T) {
+	f := openForge(t, t.TempDir())
+	ms, err := forgemcp.New(f, forgemcp.Options{})
+	require.NoError(t, err)
+	defer ms.Close()
+	s := New(f, Options{Logger: quietLogger(), Extra: map[string]http.Handler{"/mcp": ms.HTTPHandler()}, OnShutdown: ms.CloseSessions})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln) }()
+	client := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp", MaxRetries: -1}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	_, err = cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	cancel()
+	select {
+	case err := <-served:
+		require.NoError(t, err, "the shutdown finished without waiting out its timeout (without OnShutdown it fails here after 30 s)")
+	case <-time.After(ShutdownTimeout + hang):
+		t.Fatal("shutdown hung")
+	}
 }

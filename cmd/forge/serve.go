@@ -49,6 +49,7 @@ once. It binds 127.0.0.1 unless told otherwise; SIGTERM or SIGINT finishes in-fl
 				log.Warn("watch mode unavailable: changes by other processes are seen within the revalidation poll", slog.String("error", err.Error()))
 			}
 			extra := map[string]http.Handler{}
+			var onShutdown func()
 			if !noMCP {
 				// No operator tools over HTTP MCP: it has no admin token of its own (use /v1/admin/).
 				ms, err := mcp.New(f, mcp.Options{Version: buildVersion().String(), OperatorVerbs: false})
@@ -57,8 +58,9 @@ once. It binds 127.0.0.1 unless told otherwise; SIGTERM or SIGINT finishes in-fl
 				}
 				defer ms.Close()
 				extra["/mcp"] = ms.HTTPHandler()
+				onShutdown = ms.CloseSessions
 			}
-			srv := server.New(f, server.Options{AdminToken: token, MaxBody: maxBody, CallTimeout: callTimeout, Logger: log, Extra: extra})
+			srv := server.New(f, server.Options{AdminToken: token, MaxBody: maxBody, CallTimeout: callTimeout, Logger: log, Extra: extra, OnShutdown: onShutdown})
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("serve: listen on %s: %w (pick another --addr)", addr, err)
