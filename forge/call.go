@@ -516,13 +516,20 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 		kind = provider.Repair
 	}
 	var last *failure
+	kn := c.lessons(prov) // knowledge and assembler hook (knowledge.go, assemble.go)
 	for c.meta.ProviderCalls < f.opts.MaxProviderCalls {
 		if ctx.Err() != nil {
 			break
 		}
+		system, prompt, pfl := kn.assemble(req)
+		if pfl != nil {
+			res.fail = pfl
+			return res
+		}
 		external := sandbox.ExternalWork(ctx)
-		ans, err := prov.Generate(ctx, provider.Request{Kind: kind, Role: c.role, Method: c.method, System: systemPrompt(c.rt.backend), Prompt: req.Prompt()})
+		ans, err := prov.Generate(ctx, provider.Request{Kind: kind, Role: c.role, Method: c.method, System: system, Prompt: prompt})
 		external()
+		kn.answered(ans)
 		c.meta.ProviderCalls++
 		c.meta.Tokens.InputTokens += ans.Usage.InputTokens
 		c.meta.Tokens.OutputTokens += ans.Usage.OutputTokens
@@ -566,6 +573,7 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 			return res
 		}
 		res.art, res.saved = art, true
+		kn.passed(req) // knowledge hook
 		return res
 	}
 	if last == nil {

@@ -10,7 +10,7 @@ import (
 )
 
 // OptionsFromEnv reads the operator's switches: FORGE_READ_PATH=off, FORGE_REPAIR=off,
-// FORGE_GENERATE_ONLY=1, FORGE_CANARY=role,role, FORGE_MAX_PROVIDER_CALLS=N and
+// FORGE_LEARNING=off, FORGE_CONTEXT_TOKENS=N, FORGE_GENERATE_ONLY=1, FORGE_CANARY=role,role, FORGE_MAX_PROVIDER_CALLS=N and
 // FORGE_MAX_REPAIRS_BEFORE_REGEN=N, and FORGE_SANDBOX.
 // The CLI, the server and the MCP server share it.
 func OptionsFromEnv(getenv func(string) string) (Options, error) {
@@ -31,6 +31,9 @@ func OptionsFromEnv(getenv func(string) string) (Options, error) {
 	if o.Switches.RepairOff, err = off("FORGE_REPAIR"); err != nil {
 		return o, err
 	}
+	if o.NoLearning, err = off("FORGE_LEARNING"); err != nil { // knowledge hook: FORGE_LEARNING=off
+		return o, err
+	}
 	switch strings.ToLower(strings.TrimSpace(getenv("FORGE_GENERATE_ONLY"))) {
 	case "", "0", "false", "off":
 	case "1", "true", "on":
@@ -47,6 +50,13 @@ func OptionsFromEnv(getenv func(string) string) (Options, error) {
 		}
 	}
 	o.DefaultSandbox = strings.TrimSpace(getenv("FORGE_SANDBOX"))
+	if v := getenv("FORGE_CONTEXT_TOKENS"); v != "" { // assembler hook: the prompts' token ceiling
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return o, fmt.Errorf("FORGE_CONTEXT_TOKENS=%q: use a positive number of tokens", v)
+		}
+		o.ContextTokens = n
+	}
 	if v := getenv("FORGE_MAX_PROVIDER_CALLS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {

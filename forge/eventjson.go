@@ -62,6 +62,9 @@ func appendEvent(b []byte, e *Event) []byte {
 		}
 	}
 	b = append(b, '}')
+	if e.PromptTokensEstimate != 0 {
+		b = appendInt(b, "prompt_tokens_estimate", int64(e.PromptTokensEstimate))
+	}
 	b = appendInt(b, "duration_ns", e.DurationNS)
 	b = appendInt(b, "sandbox_ns", e.SandboxNS)
 	return append(b, '}', '\n')

@@ -20,7 +20,7 @@ func TestAppendEventMatchesEncodingJSON(t *testing.T) {
 		ArtifactHit: true, ArtifactGen: 3, GenerationTrigger: "repair:intrinsic", PromptVersion: "pv", ContractFingerprint: "sha256:00",
 		SuccessCount: 10, FailureCount: 2, IntrinsicFailureCount: 1, AdaptiveFailureCount: 1, ExtrinsicFailureCount: -1,
 		FailureType: "panic", FailureClass: "intrinsic", FailureRule: `odd "rule" <&> é \n`, RepairAttempted: true, RepairSucceeded: true,
-		ProviderCalls: 3, Tokens: provider.Usage{InputTokens: 100, CachedTokens: 50}, DurationNS: 12345, SandboxNS: 678}
+		ProviderCalls: 3, Tokens: provider.Usage{InputTokens: 100, CachedTokens: 50}, PromptTokensEstimate: 97, DurationNS: 12345, SandboxNS: 678}
 	for name, e := range map[string]Event{"zero": {}, "full": full, "no tokens": {Role: "r", Tokens: provider.Usage{OutputTokens: 1}}} {
 		t.Run(name, func(t *testing.T) {
 			got := appendEvent(nil, &e)

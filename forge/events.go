@@ -81,8 +81,11 @@ type Event struct {
 
 	ProviderCalls int            `json:"provider_calls"`
 	Tokens        provider.Usage `json:"tokens"`
-	DurationNS    int64          `json:"duration_ns"`
-	SandboxNS     int64          `json:"sandbox_ns"`
+	// PromptTokensEstimate is the assembler's estimate of the input tokens of this call's
+	// prompts, next to the provider's reported Tokens.InputTokens (see assembler.Calibrator).
+	PromptTokensEstimate int   `json:"prompt_tokens_estimate,omitempty"`
+	DurationNS           int64 `json:"duration_ns"`
+	SandboxNS            int64 `json:"sandbox_ns"`
 }
 
 // Event log rotation: forge.jsonl is renamed to forge.jsonl.1 (.1 to .2, ...) past this size.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/artifactforge/forge/classifier"
+	"github.com/artifactforge/forge/learner"
 	"github.com/artifactforge/forge/repair"
 	"path/filepath"
 	"sync"
@@ -24,6 +25,8 @@ type Forge struct {
 	store  *registry.Store
 	rec    *registry.Recorder
 	events *eventLog
+	learn  *learner.Store // nil when learning is off
+	calib  *calibration   // token estimate per model (assemble.go)
 	now    func() time.Time
 
 	live      *liveHub // watch mode and live subscribers (watch.go)
@@ -74,6 +77,9 @@ func Open(opts Options) (*Forge, error) {
 			return nil, err
 		}
 	}
+	if err := f.openLayers(); err != nil {
+		return nil, err
+	}
 	f.rec = registry.NewRecorder(s, opts.FlushInterval)
 	if opts.Watch {
 		_ = f.Watch() // without fsnotify the revalidation poll is the fallback
@@ -94,6 +100,8 @@ func (f *Forge) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var errs []error
+	errs = append(errs, f.closeLayers()) // the reflector: lessons of this process go to disk
+
 	for _, sb := range f.sandboxes {
 		errs = append(errs, sb.Close())
 	}
@@ -107,6 +115,7 @@ func (f *Forge) Flush() {
 	if f.events != nil {
 		f.events.sync()
 	}
+	f.flushLayers()
 }
 
 // AddRole validates and stores a role contract (replacing the contract of an existing role).

@@ -37,6 +37,11 @@ type Options struct {
 	Budget repair.Budget
 	// FlushInterval of the metrics recorder (default 1s).
 	FlushInterval time.Duration
+	// ContextTokens is the token ceiling of every prompt (0: the provider's default, see
+	// DefaultContextTokens).
+	ContextTokens int
+	// NoLearning turns the learner off: prompts carry no recalled lessons and nothing is learned.
+	NoLearning bool
 	// NoEvents turns the events/forge.jsonl log off.
 	NoEvents bool
 	// EventSink, if set, receives every event as well (tests, SSE).

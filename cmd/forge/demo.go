@@ -40,12 +40,13 @@ func newDemoCmd(a *app) *cobra.Command {
 	var backend string
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Show the whole lifecycle on a fresh store: generate, reuse, extrinsic failure, repair, regeneration, bless, quarantine, rollback",
+		Short: "Show the whole lifecycle on a fresh store: generate, reuse, extrinsic failure, repair, regeneration, bless, quarantine, rollback, learning",
 		Long: `demo runs the forge call path end to end with real sandbox runs and a cassette of model answers
 embedded in the binary (no model, no network): the first call generates and persists, the second
 runs the persisted code with no provider call, an upstream 503 leaves health untouched, a panic is
 repaired, the repair budget runs out and forces regeneration, and an operator blesses, quarantines
-and rolls back. Each step prints what happened and how long it took.
+and rolls back; a role hits a sandbox pitfall, is fixed, and the lesson lets another role pass at
+its first attempt. Each step prints what happened and how long it took.
 
 The store is a temporary directory removed at the end, unless --store names a new or empty one
 to keep. Exit 0 when every step behaved as expected, 1 otherwise (with what differed), so the demo
@@ -114,6 +115,7 @@ func (a *app) demo(ctx context.Context, backend string) error {
 		{"an intrinsic failure (panic) is repaired", d.stepRepair},
 		{"the repair budget runs out and forces regeneration", d.stepBudget},
 		{"bless, quarantine and rollback", d.stepOperator},
+		{"a lesson is learned by one role and reused by another", d.stepLearn}, // demo_learn.go
 	}
 	for i, s := range steps {
 		d.step = i + 1
@@ -170,7 +172,7 @@ func newDemo(dir string, out io.Writer, backend string) (*demoRun, error) {
 	if err != nil {
 		return nil, fmt.Errorf("demo: embedded cassette: %w", err)
 	}
-	d := &demoRun{prov: &countingProvider{Provider: c}, out: out}
+	d := &demoRun{prov: &countingProvider{Provider: demoLessonModel{c}}, out: out}
 	for _, l := range strings.Split(string(demoCassette), "\n") {
 		if strings.HasPrefix(l, "{") {
 			d.answers++

@@ -41,7 +41,10 @@ func TestDemo(t *testing.T) {
 		"-> error extrinsic/quarantined (refused): text.upper is quarantined: run `forge rollback text upper`",
 		"now: gen-3 (operator:rollback:gen-1), lifecycle durable",
 		`text.upper {"s":"rolled back"} -> "ROLLED BACK"`,
-		"ok: every step behaved as expected (1018 calls, 10 provider calls,",
+		"7. a lesson is learned by one role and reused by another",
+		"learned (forge domain, confidence 0.1): intrinsic/policy:",
+		"reused: another role passed at the first attempt; the lesson is confirmed (confidence 0.2)",
+		"ok: every step behaved as expected (1020 calls, 13 provider calls,",
 	} {
 		assert.Contains(t, out, line)
 	}

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/artifactforge/forge/learner"
+)
+
+func init() { register(newKnowledgeCmd) }
+
+// openLearner opens the store's knowledge/ with the store's quarantine (a damaged domain file is
+// reported like any other damaged file).
+func (a *app) openLearner(readOnly bool) (*learner.Store, error) {
+	s, err := a.openStoreWith(readOnly)
+	if err != nil {
+		return nil, err
+	}
+	return learner.Open(s.Root(), learner.Options{Revalidate: -1,
+		Quarantine: func(path string, why error) string { return s.QuarantineFile(path, why).MovedTo }})
+}
+
+func newKnowledgeCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "knowledge (recall QUERY | record CONTENT | confirm CONTENT | ls | forget CONTENT)",
+		Short: "The lessons forge learned: recall, record, confirm, list and forget them",
+		Long: `Forge keeps lessons under the store's knowledge/, one YAML file per domain (a role's name,
+or "forge" for lessons about the sandbox). A repair that succeeds records the failure it fixed as a
+correction; generation and repair prompts recall the lessons that match; a lesson whose prompt passed
+at the first attempt is confirmed (confidence +0.1, up to 1.0). New lessons start at 0.1.`,
+	}
+	var domains []string
+	var minConf float64
+	var limit int
+	recall := &cobra.Command{
+		Use:   "recall QUERY...",
+		Short: "The lessons most relevant to QUERY (BM25 over content and reasoning; confidence breaks ties)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			l, err := a.openLearner(true)
+			if err != nil {
+				return err
+			}
+			hits, err := l.Recall(learner.Query{Text: strings.Join(args, " "), Domains: domains, MinConfidence: minConf, Limit: limit})
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return a.printJSON(map[string]any{"ok": true, "hits": nonNilHits(hits)})
+			}
+			if len(hits) == 0 {
+				fmt.Fprintln(a.stdout, "no lesson matches; list them with `forge knowledge ls`")
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "SCORE\tCONFIDENCE\tDOMAIN\tCATEGORY\tCONTENT")
+			for _, h := range hits {
+				fmt.Fprintf(tw, "%.2f\t%.1f\t%s\t%s\t%s\n", h.Score, h.Confidence, h.Domain, h.Category, oneLine(h.Content, 120))
+			}
+			return tw.Flush()
+		},
+	}
+	recall.Flags().StringSliceVar(&domains, "domain", nil, "search only these domains (repeatable; default all)")
+	recall.Flags().Float64Var(&minConf, "min-confidence", 0, "leave out lessons below this confidence")
+	recall.Flags().IntVar(&limit, "limit", learner.DefaultLimit, fmt.Sprintf("at most this many lessons (up to %d)", learner.MaxLimit))
+
+	var domain, category, reasoning string
+	record := &cobra.Command{
+		Use:   "record CONTENT",
+		Short: "Record a lesson in --domain (the same content, in any case, is confirmed instead)",
+		Args:  exactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			c, err := learner.ParseCategory(category)
+			if err != nil {
+				return usagef("record: %v", err)
+			}
+			l, err := a.openLearner(false)
+			if err != nil {
+				return err
+			}
+			e, created, err := l.Record(learner.Entry{Content: args[0], Reasoning: reasoning, Category: c, Domain: domain})
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return a.printJSON(map[string]any{"ok": true, "created": created, "entry": e})
+			}
+			verb := "recorded"
+			if !created {
+				verb = "already known; confirmed"
+			}
+			fmt.Fprintf(a.stdout, "%s in %s (confidence %.1f): %s\n", verb, e.Domain, e.Confidence, e.Content)
+			return nil
+		},
+	}
+	record.Flags().StringVar(&domain, "domain", "", "the lesson's domain: a role name, or \"forge\" for the sandbox (required)")
+	record.Flags().StringVar(&category, "category", "pattern", "fact, preference, pattern or correction")
+	record.Flags().StringVar(&reasoning, "reasoning", "", "why this is true")
+	_ = record.MarkFlagRequired("domain")
+
+	edit := func(use, short, done string, fn func(*learner.Store, string, string) (learner.Entry, error)) *cobra.Command {
+		var d string
+		c := &cobra.Command{
+			Use:   use + " CONTENT",
+			Short: short,
+			Args:  exactArgs(1),
+			RunE: func(_ *cobra.Command, args []string) error {
+				l, err := a.openLearner(true)
+				if err != nil {
+					return err
+				}
+				e, err := fn(l, d, args[0])
+				if err != nil {
+					return err
+				}
+				if a.jsonOut {
+					return a.printJSON(map[string]any{"ok": true, done: e})
+				}
+				fmt.Fprintf(a.stdout, "%s in %s (confidence %.1f): %s\n", done, e.Domain, e.Confidence, e.Content)
+				return nil
+			},
+		}
+		c.Flags().StringVar(&d, "domain", "", "the lesson's domain (required)")
+		_ = c.MarkFlagRequired("domain")
+		return c
+	}
+	confirm := edit("confirm", "Raise a lesson's confidence by 0.1 (up to 1.0); CONTENT matches in any case", "confirmed",
+		func(l *learner.Store, d, c string) (learner.Entry, error) { return l.Confirm(d, c) })
+	forget := edit("forget", "Remove a lesson; CONTENT matches in any case", "forgotten",
+		func(l *learner.Store, d, c string) (learner.Entry, error) { return l.Forget(d, c) })
+
+	var lsDomain string
+	ls := &cobra.Command{
+		Use:   "ls",
+		Short: "List the lessons, by domain and descending confidence",
+		Args:  exactArgs(0),
+		RunE: func(*cobra.Command, []string) error {
+			l, err := a.openLearner(true)
+			if err != nil {
+				return err
+			}
+			es, err := l.List(lsDomain)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return a.printJSON(map[string]any{"ok": true, "entries": es})
+			}
+			if len(es) == 0 {
+				fmt.Fprintf(a.stdout, "no lessons in %s\n", l.Dir())
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "DOMAIN\tCONFIDENCE\tUSES\tCATEGORY\tUPDATED\tCONTENT")
+			for _, e := range es {
+				fmt.Fprintf(tw, "%s\t%.1f\t%d\t%s\t%s\t%s\n", e.Domain, e.Confidence, e.UseCount, e.Category, fmtTime(&e.UpdatedAt), oneLine(e.Content, 120))
+			}
+			return tw.Flush()
+		},
+	}
+	ls.Flags().StringVar(&lsDomain, "domain", "", "only this domain")
+	cmd.AddCommand(recall, record, confirm, ls, forget)
+	return cmd
+}
+
+func nonNilHits(h []learner.Hit) []learner.Hit {
+	if h == nil {
+		return []learner.Hit{}
+	}
+	return h
+}

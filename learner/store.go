@@ -1,0 +1,704 @@
+package learner
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofrs/flock"
+	"go.yaml.in/yaml/v3"
+)
+
+// Dir is the directory of the knowledge files inside a store root.
+const Dir = "knowledge"
+
+// Recall bounds.
+const (
+	DefaultLimit = 8
+	MaxLimit     = 100
+)
+
+// ErrNotFound is returned for an entry a domain does not hold.
+var ErrNotFound = errors.New("no such entry")
+
+// ErrClosed is returned by a Store used after Close.
+var ErrClosed = errors.New("learner: store is closed")
+
+// Options tune Open.
+type Options struct {
+	// Quarantine moves a damaged domain file out of the way and says where it went. Nil renames it
+	// next to itself as <file>.damaged.<UTC time>. Forge passes its store's quarantine, so that
+	// `forge quarantine ls` and `forge doctor` report it like any other damaged file.
+	Quarantine func(path string, why error) (movedTo string)
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Revalidate is how often cached domain files are compared with the disk to see other
+	// processes' writes (default one second; negative: on every recall).
+	Revalidate time.Duration
+}
+
+// Store is the knowledge/ directory of one forge store. It is safe for concurrent use by
+// goroutines and processes.
+type Store struct {
+	dir string
+	o   Options
+
+	mu      sync.Mutex
+	snaps   map[string]*snap // by file name
+	checked time.Time        // last comparison of the cache with the directory
+	session []Entry          // noted by this process, promoted on Close
+	sessIx  *index           // index of session, rebuilt when it changes
+	closed  bool
+}
+
+type snap struct {
+	fi os.FileInfo
+	ix *index
+}
+
+// Open opens (creating if needed) root/knowledge.
+func Open(root string, o Options) (*Store, error) {
+	if root == "" {
+		return nil, errors.New("learner: empty store path: pass --store DIR or set $FORGE_STORE")
+	}
+	dir := filepath.Join(root, Dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("learner: create %s: %w (check the path and its permissions)", dir, err)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Revalidate == 0 {
+		o.Revalidate = time.Second
+	}
+	return &Store{dir: dir, o: o, snaps: map[string]*snap{}}, nil
+}
+
+// Dir is the knowledge directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Query is a recall request.
+type Query struct {
+	Text          string   // matched against entries' content and reasoning
+	Domains       []string // empty: every domain
+	MinConfidence float64
+	Limit         int // default DefaultLimit, at most MaxLimit
+}
+
+// Hit is a recalled entry and its relevance.
+type Hit struct {
+	Entry
+	Score float64 `json:"score"`
+}
+
+// Recall returns the entries most relevant to q.Text, best first: BM25 score, then confidence,
+// then the most recently updated. An empty text ranks by confidence alone. Entries noted in this
+// session but not yet promoted are recalled too.
+func (s *Store) Recall(q Query) ([]Hit, error) {
+	if q.Limit <= 0 {
+		q.Limit = DefaultLimit
+	}
+	q.Limit = min(q.Limit, MaxLimit)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	ixs, err := s.indexesLocked(q.Domains)
+	if err != nil {
+		return nil, err
+	}
+	if six := s.sessionIndexLocked(q.Domains); six != nil {
+		ixs = append(ixs, six)
+	}
+	terms := queryTerms(q.Text)
+	st := statsFor(ixs, terms)
+	k := q.Limit * 2 // room for duplicates between noted and stored lessons
+	top := make([]cand, 0, k)
+	worst := -1
+	var scores []float64
+	var touched []int32
+	for _, ix := range ixs {
+		if len(terms) == 0 {
+			for i := range ix.entries {
+				if e := &ix.entries[i]; e.Confidence >= q.MinConfidence {
+					top, worst = appendTop(top, worst, cand{e, 0}, k)
+				}
+			}
+			continue
+		}
+		if cap(scores) < len(ix.entries) {
+			scores = make([]float64, len(ix.entries))
+		}
+		scores = scores[:len(ix.entries)]
+		touched = ix.score(terms, st, scores, touched[:0])
+		for _, d := range touched {
+			e := &ix.entries[d]
+			if sc := scores[d]; e.Confidence >= q.MinConfidence {
+				top, worst = appendTop(top, worst, cand{e, sc}, k)
+			}
+			scores[d] = 0
+		}
+	}
+	hits := make([]Hit, len(top))
+	for i, c := range top {
+		hits[i] = Hit{Entry: *c.e, Score: c.score}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return better(hits[i], hits[j]) })
+	hits = dedupe(hits)
+	if len(hits) > q.Limit {
+		hits = hits[:q.Limit]
+	}
+	return hits, nil
+}
+
+// cand is a recall candidate.
+type cand struct {
+	e     *Entry
+	score float64
+}
+
+// betterCand is the ranking order: score, then confidence, then the latest update, then content.
+func betterCand(a, b cand) bool {
+	if d := a.score - b.score; d > 1e-9 || d < -1e-9 {
+		return d > 0
+	}
+	if a.e.Confidence != b.e.Confidence {
+		return a.e.Confidence > b.e.Confidence
+	}
+	if !a.e.UpdatedAt.Equal(b.e.UpdatedAt) {
+		return a.e.UpdatedAt.After(b.e.UpdatedAt)
+	}
+	return a.e.Content < b.e.Content
+}
+
+// better is the ranking order of hits.
+func better(a, b Hit) bool {
+	if d := a.Score - b.Score; d > 1e-9 || d < -1e-9 {
+		return d > 0
+	}
+	if a.Confidence != b.Confidence {
+		return a.Confidence > b.Confidence
+	}
+	if !a.UpdatedAt.Equal(b.UpdatedAt) {
+		return a.UpdatedAt.After(b.UpdatedAt)
+	}
+	return a.Content < b.Content
+}
+
+// appendTop keeps the best k hits; worst is the index of the worst kept one once hits is full
+// (-1 before), found again only when it is replaced (k is small: linear is fine).
+func appendTop(hits []cand, worst int, h cand, k int) ([]cand, int) {
+	if len(hits) < k {
+		hits = append(hits, h)
+		if len(hits) < k {
+			return hits, -1
+		}
+	} else if betterCand(h, hits[worst]) {
+		hits[worst] = h
+	} else {
+		return hits, worst
+	}
+	worst = 0
+	for i := 1; i < len(hits); i++ {
+		if betterCand(hits[worst], hits[i]) {
+			worst = i
+		}
+	}
+	return hits, worst
+}
+
+// dedupe drops a hit whose domain and content an earlier (better) hit has: a noted entry that is
+// also stored.
+func dedupe(hits []Hit) []Hit {
+	out := hits[:0]
+	for _, h := range hits {
+		dup := false
+		for _, o := range out {
+			if strings.EqualFold(o.Domain, h.Domain) && sameContent(o.Content, h.Content) {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// List returns the entries of domain (every domain when empty), by domain then descending
+// confidence.
+func (s *Store) List(domain string) ([]Entry, error) {
+	var ds []string
+	if domain != "" {
+		ds = []string{domain}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	ixs, err := s.indexesLocked(ds)
+	if err != nil {
+		return nil, err
+	}
+	out := []Entry{}
+	for _, ix := range ixs {
+		out = append(out, ix.entries...)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Domain != out[j].Domain {
+			return out[i].Domain < out[j].Domain
+		}
+		return out[i].Confidence > out[j].Confidence
+	})
+	return out, nil
+}
+
+// Record stores e in its domain; an entry with the same content (ignoring case) is confirmed
+// instead. It returns the stored entry and whether it is new.
+func (s *Store) Record(e Entry) (Entry, bool, error) {
+	if err := e.validate(); err != nil {
+		return Entry{}, false, err
+	}
+	now := s.o.Now().UTC()
+	var out Entry
+	created := false
+	err := s.modify(e.Domain, func(entries []Entry) ([]Entry, error) {
+		for i := range entries {
+			if sameContent(entries[i].Content, e.Content) {
+				entries[i] = entries[i].Confirm(now)
+				out = entries[i]
+				return entries, nil
+			}
+		}
+		if e.CreatedAt.IsZero() {
+			e.CreatedAt = now
+		}
+		e.UpdatedAt = now
+		created, out = true, e
+		return append(entries, e), nil
+	})
+	return out, created, err
+}
+
+// Confirm raises the confidence of domain's entry with content (ignoring case).
+func (s *Store) Confirm(domain, content string) (Entry, error) {
+	now := s.o.Now().UTC()
+	var out Entry
+	err := s.modify(domain, func(entries []Entry) ([]Entry, error) {
+		for i := range entries {
+			if sameContent(entries[i].Content, content) {
+				entries[i] = entries[i].Confirm(now)
+				out = entries[i]
+				return entries, nil
+			}
+		}
+		return nil, fmt.Errorf("learner: domain %q: %w with content %q; list them with `forge knowledge ls --domain %s`", domain, ErrNotFound, content, domain)
+	})
+	return out, err
+}
+
+// Forget removes domain's entry with content (ignoring case).
+func (s *Store) Forget(domain, content string) (Entry, error) {
+	var out Entry
+	err := s.modify(domain, func(entries []Entry) ([]Entry, error) {
+		for i := range entries {
+			if sameContent(entries[i].Content, content) {
+				out = entries[i]
+				return append(entries[:i:i], entries[i+1:]...), nil
+			}
+		}
+		return nil, fmt.Errorf("learner: domain %q: %w with content %q; list them with `forge knowledge ls --domain %s`", domain, ErrNotFound, content, domain)
+	})
+	return out, err
+}
+
+// Note keeps a lesson learned by this process: it is recalled at once, and promoted to its domain
+// file by the reflector on Flush or Close. Empty lessons are ignored.
+func (s *Store) Note(e Entry) error {
+	if strings.TrimSpace(e.Content) == "" {
+		return nil
+	}
+	if err := e.validate(); err != nil {
+		return err
+	}
+	now := s.o.Now().UTC()
+	e.CreatedAt, e.UpdatedAt = now, now
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	for _, n := range s.session {
+		if strings.EqualFold(n.Domain, e.Domain) && sameContent(n.Content, e.Content) {
+			return nil
+		}
+	}
+	s.session = append(s.session, e)
+	s.sessIx = nil
+	return nil
+}
+
+// Flush promotes the lessons noted so far (see Reflect).
+func (s *Store) Flush() (promoted int, err error) {
+	s.mu.Lock()
+	noted := s.session
+	s.session, s.sessIx = nil, nil
+	s.mu.Unlock()
+	n, err := s.Reflect(noted)
+	if err != nil {
+		// Keep what was not written for the next try.
+		s.mu.Lock()
+		s.session = append(noted, s.session...)
+		s.sessIx = nil
+		s.mu.Unlock()
+	}
+	return n, err
+}
+
+// Close promotes the noted lessons and closes the store.
+func (s *Store) Close() error {
+	_, err := s.Flush()
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	return err
+}
+
+// Reflect is the reflector: it records each lesson that is not empty and not already stored in
+// its domain (ignoring case), at the confidence it was noted with, and returns how many it added.
+// Stored lessons are left as they are: seeing a lesson again in a session is not evidence that
+// it helped (Confirm is).
+func (s *Store) Reflect(lessons []Entry) (int, error) {
+	byDomain := map[string][]Entry{}
+	var order []string
+	for _, e := range lessons {
+		if strings.TrimSpace(e.Content) == "" {
+			continue
+		}
+		if err := e.validate(); err != nil {
+			return 0, err
+		}
+		f, _ := DomainFile(e.Domain)
+		if _, ok := byDomain[f]; !ok {
+			order = append(order, f)
+		}
+		byDomain[f] = append(byDomain[f], e)
+	}
+	added := 0
+	for _, f := range order {
+		batch := byDomain[f]
+		err := s.modify(batch[0].Domain, func(entries []Entry) ([]Entry, error) {
+		next:
+			for _, e := range batch {
+				for _, have := range entries {
+					if sameContent(have.Content, e.Content) {
+						continue next
+					}
+				}
+				entries = append(entries, e)
+				added++
+			}
+			return entries, nil
+		})
+		if err != nil {
+			return added, err
+		}
+	}
+	return added, nil
+}
+
+// Domains lists the domains that have a file.
+func (s *Store) Domains() ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ixs, err := s.indexesLocked(nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, ix := range ixs {
+		if len(ix.entries) > 0 {
+			out = append(out, ix.entries[0].Domain)
+		}
+	}
+	return out, nil
+}
+
+// modify is a locked read-modify-write of one domain file.
+func (s *Store) modify(domain string, fn func([]Entry) ([]Entry, error)) error {
+	name, err := DomainFile(domain)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(s.dir, name)
+	l := flock.New(strings.TrimSuffix(path, ".yaml") + ".lock")
+	if err := l.Lock(); err != nil {
+		return fmt.Errorf("learner: lock %s: %w (check the store's permissions and free space)", l.Path(), err)
+	}
+	defer l.Close()
+	entries, err := s.readLocked(name, path)
+	if err != nil {
+		return err
+	}
+	entries, err = fn(entries)
+	if err != nil {
+		return err
+	}
+	for i := range entries {
+		entries[i].Domain = strings.TrimSpace(domain)
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(entries); err != nil {
+		return fmt.Errorf("learner: encode %s: %w", path, err)
+	}
+	if err := writeFileAtomic(path, buf.Bytes()); err != nil {
+		return fmt.Errorf("learner: write %s: %w (check free space and permissions; the file is unchanged)", path, err)
+	}
+	fi, err := os.Stat(path)
+	s.mu.Lock()
+	if err == nil {
+		s.snaps[name] = &snap{fi: fi, ix: buildIndex(entries)}
+	} else {
+		delete(s.snaps, name)
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// readLocked returns a copy of domain file name's entries for a writer holding its lock: from the
+// cache when the file is the one cached, else from disk.
+func (s *Store) readLocked(name, path string) ([]Entry, error) {
+	s.mu.Lock()
+	sn := s.snaps[name]
+	s.mu.Unlock()
+	if sn != nil {
+		if fi, err := os.Stat(path); err == nil && os.SameFile(sn.fi, fi) && sn.fi.ModTime().Equal(fi.ModTime()) && sn.fi.Size() == fi.Size() {
+			return append([]Entry(nil), sn.ix.entries...), nil
+		}
+	}
+	return s.readFile(path)
+}
+
+// readFile reads a domain file for a writer holding its lock; a damaged file is quarantined and
+// read as empty.
+func (s *Store) readFile(path string) ([]Entry, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("learner: read %s: %w", path, err)
+	}
+	entries, perr := decode(b)
+	if perr != nil {
+		s.quarantine(path, perr)
+		return nil, nil
+	}
+	return entries, nil
+}
+
+// decode parses a domain file: a YAML list of entries, each with a content.
+func decode(b []byte) ([]Entry, error) {
+	var entries []Entry
+	if err := yaml.Unmarshal(b, &entries); err != nil {
+		return nil, fmt.Errorf("knowledge file does not parse: %w", err)
+	}
+	for i, e := range entries {
+		if strings.TrimSpace(e.Content) == "" {
+			return nil, fmt.Errorf("knowledge file entry %d has no content", i+1)
+		}
+		if e.Confidence < 0 || e.Confidence > MaxConfidence {
+			return nil, fmt.Errorf("knowledge file entry %d has confidence %v outside [0, 1]", i+1, e.Confidence)
+		}
+	}
+	return entries, nil
+}
+
+func (s *Store) quarantine(path string, why error) {
+	if s.o.Quarantine != nil {
+		s.o.Quarantine(path, why)
+		return
+	}
+	_ = os.Rename(path, path+".damaged."+time.Now().UTC().Format("20060102T150405.000000000Z"))
+}
+
+// indexesLocked returns the indexes of domains (all when empty), refreshing those whose file
+// changed. s.mu is held.
+func (s *Store) indexesLocked(domains []string) ([]*index, error) {
+	now := time.Now()
+	fresh := s.o.Revalidate < 0 || now.Sub(s.checked) >= s.o.Revalidate
+	var names []string
+	if len(domains) == 0 {
+		if fresh {
+			des, err := os.ReadDir(s.dir)
+			if err != nil {
+				return nil, fmt.Errorf("learner: list %s: %w", s.dir, err)
+			}
+			seen := map[string]bool{}
+			for _, de := range des {
+				n := de.Name()
+				if !de.IsDir() && strings.HasSuffix(n, ".yaml") && !strings.HasPrefix(n, ".") {
+					seen[n] = true
+					names = append(names, n)
+				}
+			}
+			for n := range s.snaps {
+				if !seen[n] {
+					delete(s.snaps, n)
+				}
+			}
+		} else {
+			for n := range s.snaps {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+		}
+	} else {
+		for _, d := range domains {
+			n, err := DomainFile(d)
+			if err != nil {
+				return nil, err
+			}
+			names = append(names, n)
+		}
+	}
+	out := make([]*index, 0, len(names))
+	for _, n := range names {
+		sn := s.snaps[n]
+		if sn == nil || fresh {
+			var err error
+			if sn, err = s.refreshLocked(n, sn); err != nil {
+				return nil, err
+			}
+		}
+		if sn != nil {
+			out = append(out, sn.ix)
+		}
+	}
+	if fresh {
+		s.checked = now
+	}
+	return out, nil
+}
+
+// refreshLocked rereads file n when it changed since sn; nil means it does not exist.
+func (s *Store) refreshLocked(n string, sn *snap) (*snap, error) {
+	path := filepath.Join(s.dir, n)
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		delete(s.snaps, n)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("learner: %w", err)
+	}
+	if sn != nil && os.SameFile(sn.fi, fi) && sn.fi.ModTime().Equal(fi.ModTime()) && sn.fi.Size() == fi.Size() {
+		return sn, nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		delete(s.snaps, n)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("learner: read %s: %w", path, err)
+	}
+	entries, perr := decode(b)
+	if perr != nil {
+		// Confirm under the writers' lock (a writer may have replaced the file), then quarantine.
+		l := flock.New(strings.TrimSuffix(path, ".yaml") + ".lock")
+		if err := l.Lock(); err == nil {
+			if b2, err := os.ReadFile(path); err == nil {
+				if entries, perr = decode(b2); perr != nil {
+					s.quarantine(path, perr)
+				}
+			}
+			l.Close()
+		}
+		if perr != nil {
+			delete(s.snaps, n)
+			return nil, nil
+		}
+		fi, _ = os.Stat(path)
+	}
+	sn = &snap{fi: fi, ix: buildIndex(entries)}
+	s.snaps[n] = sn
+	return sn, nil
+}
+
+// sessionIndexLocked indexes the noted lessons of domains (all when empty).
+func (s *Store) sessionIndexLocked(domains []string) *index {
+	if len(s.session) == 0 {
+		return nil
+	}
+	if len(domains) == 0 {
+		if s.sessIx == nil {
+			s.sessIx = buildIndex(s.session)
+		}
+		return s.sessIx
+	}
+	var sel []Entry
+	for _, e := range s.session {
+		for _, d := range domains {
+			if strings.EqualFold(strings.TrimSpace(d), e.Domain) {
+				sel = append(sel, e)
+				break
+			}
+		}
+	}
+	if len(sel) == 0 {
+		return nil
+	}
+	return buildIndex(sel)
+}
+
+// writeFileAtomic: temp file in the same directory, fsync, rename, directory fsync (the store's
+// rule for every write).
+func writeFileAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
