@@ -390,7 +390,7 @@ func TestCallAfterClose(t *testing.T) {
 	o = f.Regenerate(context.Background(), "text", "upper")
 	require.False(t, o.OK)
 	assert.Equal(t, "closed", o.Err.Type)
-	assert.True(t, f.Stats().Closed)
+	assert.True(t, f.Health().Closed)
 }
 
 // Dropped events are never silent: later events carry the count, Close keeps it in
@@ -421,9 +421,9 @@ func TestDroppedEventsAreCounted(t *testing.T) {
 	assert.Equal(t, int64(2), n)
 
 	f := openForge(t, t.TempDir(), nil)
-	assert.Zero(t, f.Stats().EventsDropped)
+	assert.Zero(t, f.Health().EventsDropped)
 	f.events.dropped.Add(5)
-	assert.Equal(t, int64(5), f.Stats().EventsDropped)
+	assert.Equal(t, int64(5), f.Health().EventsDropped)
 	n, err = DroppedEvents(f.Store().Root())
 	require.NoError(t, err)
 	assert.Zero(t, n)

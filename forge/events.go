@@ -88,7 +88,7 @@ type Event struct {
 	SandboxNS            int64 `json:"sandbox_ns"`
 	// EventsDropped is how many events this process's log dropped before this one, since it was
 	// opened, because its queue was full (0: none). Drops are also kept in events/dropped.jsonl
-	// (forge doctor) and in Forge.Stats.
+	// (forge doctor) and in Forge.Health.
 	EventsDropped int64 `json:"events_dropped,omitempty"`
 }
 
@@ -102,7 +102,7 @@ const (
 // eventLog writes events from a queue in the background so that a call never waits on disk. When
 // the queue is full, events are dropped and counted rather than slowing calls down; the count is
 // never silent: every later event carries it (events_dropped), Close appends it to
-// events/dropped.jsonl (read by DroppedEvents and forge doctor), and Forge.Stats reports it.
+// events/dropped.jsonl (read by DroppedEvents and forge doctor), and Forge.Health reports it.
 type eventLog struct {
 	path     string
 	maxBytes int64 // rotate past this size (eventLogMaxBytes)

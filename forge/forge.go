@@ -29,6 +29,7 @@ type Forge struct {
 	calib  *calibration   // token estimate per model (assemble.go)
 	now    func() time.Time
 
+	live      *liveHub // watch mode and live subscribers (watch.go)
 	flight    singleflight.Group
 	placement Placement // where contracts that name no sandbox run
 
@@ -75,6 +76,14 @@ func Open(opts Options) (*Forge, error) {
 	}
 	f := &Forge{opts: opts, store: s, now: opts.Now, placement: placement,
 		roles: map[string]*roleRuntime{}, programs: map[registry.Key]*compiled{}, sandboxes: map[string]sandbox.Sandbox{}}
+	f.live = newLiveHub()
+	sink := opts.EventSink
+	f.opts.EventSink = func(e Event) { // calls reach live subscribers (watch.go) and the caller's sink
+		f.publishCall(f.live, e)
+		if sink != nil {
+			sink(e)
+		}
+	}
 	if !opts.NoEvents {
 		if f.events, err = openEventLog(filepath.Join(s.Root(), "events"), eventLogMaxBytes); err != nil {
 			return nil, err
@@ -85,6 +94,9 @@ func Open(opts Options) (*Forge, error) {
 	}
 	f.rec = registry.NewRecorder(s, opts.FlushInterval)
 	f.bg, f.stopBg = context.WithCancel(context.Background())
+	if opts.Watch {
+		_ = f.Watch() // without fsnotify the revalidation poll is the fallback
+	}
 	return f, nil
 }
 
@@ -100,6 +112,7 @@ func (f *Forge) Close() error {
 		f.life.Lock()
 		f.closed = true
 		f.life.Unlock()
+		f.stopWatch()
 		f.rec.Close()
 		if f.events != nil {
 			f.events.close()
@@ -137,8 +150,9 @@ func closedFailure(role, method string) *failure {
 		msg: fmt.Sprintf("forge: %s.%s was called on a closed Forge; open a new one with forge.Open to make calls", role, method)}
 }
 
-// Stats are counters of a running Forge, for metrics and health checks.
-type Stats struct {
+// Health is the counters of a running Forge, for metrics and health checks (Stats, in
+// stats.go, is what reuse bought, read from the event log).
+type Health struct {
 	// EventsDropped is how many events were not written since Open because the event queue was
 	// full (each later event and events/dropped.jsonl carry the count too).
 	EventsDropped int64 `json:"events_dropped"`
@@ -148,9 +162,9 @@ type Stats struct {
 	Closed bool `json:"closed"`
 }
 
-// Stats reports the Forge's counters now.
-func (f *Forge) Stats() Stats {
-	var st Stats
+// Health reports the Forge's counters now.
+func (f *Forge) Health() Health {
+	var st Health
 	if f.events != nil {
 		st.EventsDropped = f.events.dropped.Load()
 		st.EventsQueued = len(f.events.queue)

@@ -54,6 +54,9 @@ type Options struct {
 	NoEvents bool
 	// EventSink, if set, receives every event as well (tests, SSE).
 	EventSink func(Event)
+	// Watch makes Open start watch mode (Forge.Watch): other processes' changes reach calls at
+	// once. Where fsnotify is unavailable the revalidation poll remains, silently.
+	Watch bool
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }

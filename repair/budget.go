@@ -69,7 +69,7 @@ func NextRepairCount(t Trigger, used int) int {
 	case TriggerInitialForge, TriggerRegenerate:
 		return 0
 	case TriggerOperator:
-		if t.Verb == VerbRegen || t.Verb == VerbRollback {
+		if t.Verb == VerbRegen || t.Verb == VerbRollback || t.Verb == VerbEdit {
 			return 0
 		}
 	}

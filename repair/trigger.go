@@ -29,10 +29,11 @@ const (
 	VerbQuarantine Verb = "quarantine"
 	VerbRollback   Verb = "rollback" // arg: the generation restored, "gen-N"
 	VerbPrune      Verb = "prune"
+	VerbEdit       Verb = "edit" // code written by an operator (`forge edit`), through the gate
 )
 
 // Verbs lists every operator verb.
-var Verbs = []Verb{VerbRegen, VerbBless, VerbQuarantine, VerbRollback, VerbPrune}
+var Verbs = []Verb{VerbRegen, VerbBless, VerbQuarantine, VerbRollback, VerbPrune, VerbEdit}
 
 // RegenerateReasons are the selector reasons a regenerate:<reason> trigger may carry: every
 // reason for which Decide or AfterFailure writes new code over a readable or unreadable artifact.

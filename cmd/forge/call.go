@@ -21,7 +21,6 @@ import (
 	"github.com/artifactforge/forge/forge"
 	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/registry"
-	"github.com/artifactforge/forge/repair"
 	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/wasm"
 )
@@ -76,68 +75,9 @@ func (a *app) openForge() (*forge.Forge, error) {
 	return f, nil
 }
 
-// optionsFromEnv reads the operator's switches: FORGE_READ_PATH=off, FORGE_REPAIR=off,
-// FORGE_LEARNING=off, FORGE_CONTEXT_TOKENS=N, FORGE_GENERATE_ONLY=1, FORGE_CANARY=role,role, FORGE_MAX_PROVIDER_CALLS=N and
-// FORGE_MAX_REPAIRS_BEFORE_REGEN=N.
+// optionsFromEnv reads the operator's switches (forge.OptionsFromEnv).
 func optionsFromEnv(getenv func(string) string) (forge.Options, error) {
-	var o forge.Options
-	off := func(k string) (bool, error) {
-		switch strings.ToLower(strings.TrimSpace(getenv(k))) {
-		case "", "on", "1", "true":
-			return false, nil
-		case "off", "0", "false":
-			return true, nil
-		}
-		return false, fmt.Errorf("%s=%q: use on or off", k, getenv(k))
-	}
-	var err error
-	if o.Switches.ReadPathOff, err = off("FORGE_READ_PATH"); err != nil {
-		return o, err
-	}
-	if o.Switches.RepairOff, err = off("FORGE_REPAIR"); err != nil {
-		return o, err
-	}
-	if o.NoLearning, err = off("FORGE_LEARNING"); err != nil { // knowledge hook: FORGE_LEARNING=off
-		return o, err
-	}
-	switch strings.ToLower(strings.TrimSpace(getenv("FORGE_GENERATE_ONLY"))) {
-	case "", "0", "false", "off":
-	case "1", "true", "on":
-		o.Switches.GenerateOnly = true
-	default:
-		return o, fmt.Errorf("FORGE_GENERATE_ONLY=%q: use 1 or 0", getenv("FORGE_GENERATE_ONLY"))
-	}
-	for _, r := range strings.Split(getenv("FORGE_CANARY"), ",") {
-		if r = strings.TrimSpace(r); r != "" {
-			if err := registry.ValidateName("role", r); err != nil {
-				return o, fmt.Errorf("FORGE_CANARY: %w", err)
-			}
-			o.Switches.Canary = append(o.Switches.Canary, r)
-		}
-	}
-	o.DefaultSandbox = strings.TrimSpace(getenv("FORGE_SANDBOX"))
-	if v := getenv("FORGE_CONTEXT_TOKENS"); v != "" { // assembler hook: the prompts' token ceiling
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			return o, fmt.Errorf("FORGE_CONTEXT_TOKENS=%q: use a positive number of tokens", v)
-		}
-		o.ContextTokens = n
-	}
-	if v := getenv("FORGE_MAX_PROVIDER_CALLS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			return o, fmt.Errorf("FORGE_MAX_PROVIDER_CALLS=%q: use a positive number", v)
-		}
-		o.MaxProviderCalls = n
-	}
-	if v := getenv("FORGE_MAX_REPAIRS_BEFORE_REGEN"); v != "" {
-		b, err := repair.ParseBudget(v)
-		if err != nil {
-			return o, fmt.Errorf("FORGE_MAX_REPAIRS_BEFORE_REGEN: %w", err)
-		}
-		o.Budget = b
-	}
-	return o, nil
+	return forge.OptionsFromEnv(getenv)
 }
 
 // callArgs builds the JSON args object from --args and name=value pairs; a value that is valid
@@ -388,25 +328,13 @@ func newStaleCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rows := []staleRow{}
-			err = s.Each(func(k registry.Key, art *registry.Artifact, err error) error {
-				if err != nil {
-					rows = append(rows, staleRow{k.Role, k.Method, err.Error()})
-					return nil
-				}
-				role, err := s.Role(k.Role)
-				switch {
-				case err != nil:
-					rows = append(rows, staleRow{k.Role, k.Method, "its role is not in the registry"})
-				case role.Fingerprint != art.ContractFingerprint:
-					rows = append(rows, staleRow{k.Role, k.Method, "the contract changed since it was verified (its next call repairs it)"})
-				case !registry.RuntimeCompatible(art.RuntimeVersion, registry.RuntimeVersion):
-					rows = append(rows, staleRow{k.Role, k.Method, fmt.Sprintf("runtime %s, this forge is %s", art.RuntimeVersion, registry.RuntimeVersion)})
-				}
-				return nil
-			})
+			stale, err := forge.Stale(s)
 			if err != nil {
 				return err
+			}
+			rows := make([]staleRow, len(stale))
+			for i, r := range stale {
+				rows[i] = staleRow(r)
 			}
 			if a.jsonOut {
 				return a.printJSON(rows)

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newEditCmd) }
+
+func newEditCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "edit ROLE METHOD",
+		Short: "Edit a method's code in $EDITOR; the saved code goes through the gate and becomes a new generation",
+		Long: `Edit opens the current code of ROLE.METHOD in $EDITOR (else $VISUAL, else vi). When the editor
+exits, the saved code goes through the same gate as generated code (policy, compile, signature,
+acceptance examples and tests) and becomes a new generation with trigger operator:edit, or is
+refused with the gate's feedback (the edited file is kept so that you can fix it and run
+` + "`forge edit`" + ` again). Running forge processes pick the new generation up through watch mode.`,
+		Args: nameArgs(2, 2, "role", "method"),
+		RunE: func(_ *cobra.Command, args []string) error {
+			role, method := args[0], args[1]
+			f, err := a.openForge()
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			art, err := f.Store().Load(role, method)
+			if err != nil {
+				return err
+			}
+			dir, err := os.MkdirTemp("", "forge-edit-")
+			if err != nil {
+				return err
+			}
+			path := filepath.Join(dir, role+"."+method+".go")
+			if err := os.WriteFile(path, []byte(art.Code), 0o600); err != nil {
+				return err
+			}
+			if err := runEditor(a, path); err != nil {
+				return err
+			}
+			code, err := os.ReadFile(path)
+			if err != nil {
+				return fmt.Errorf("edit: read %s: %w", path, err)
+			}
+			if string(code) == art.Code || strings.TrimSpace(string(code)) == "" {
+				os.RemoveAll(dir)
+				if !a.jsonOut {
+					fmt.Fprintf(a.stdout, "%s.%s unchanged: nothing stored\n", role, method)
+				}
+				return nil
+			}
+			o := f.Edit(context.Background(), role, method, string(code))
+			if a.jsonOut {
+				if err := a.printJSON(o); err != nil {
+					return err
+				}
+			}
+			if !o.OK {
+				return codedError{exitFailed, fmt.Errorf("edit refused, nothing stored: %s; your code is kept in %s: fix it and run `forge edit` again, or paste it in", o.Err.Message, path)}
+			}
+			os.RemoveAll(dir)
+			if !a.jsonOut {
+				fmt.Fprintf(a.stdout, "%s.%s generation %d stored (operator:edit, candidate)\n", role, method, o.Meta.ArtifactGen)
+			}
+			return nil
+		},
+	}
+}
+
+// runEditor runs $EDITOR (or $VISUAL, or vi) on path, attached to the terminal.
+func runEditor(a *app, path string) error {
+	ed := os.Getenv("EDITOR")
+	if ed == "" {
+		ed = os.Getenv("VISUAL")
+	}
+	if ed == "" {
+		ed = "vi"
+	}
+	parts := strings.Fields(ed)
+	cmd := exec.Command(parts[0], append(parts[1:], path)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, a.stderr, a.stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return fmt.Errorf("edit: the editor %q exited with %v: nothing stored", ed, ee)
+		}
+		return fmt.Errorf("edit: run the editor %q: %w (set $EDITOR)", ed, err)
+	}
+	return nil
+}

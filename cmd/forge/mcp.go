@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/artifactforge/forge/mcp"
+)
+
+func init() { register(newMCPCmd) }
+
+func newMCPCmd(a *app) *cobra.Command {
+	var operator bool
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the forge to an agent over MCP (stdio)",
+		Long: `Mcp serves the Model Context Protocol on stdin and stdout for an agent: every durable or
+blessed method is a tool (role__method) with its contract's description and an input schema from
+its Go signature; forge_call calls any method, generating it if needed; forge_roles,
+forge_artifacts and forge_stats read the store; --operator adds forge_bless, forge_quarantine,
+forge_rollback and forge_regen. The tool list follows the store (watch mode): clients are sent
+notifications/tools/list_changed. ` + "`forge serve`" + ` serves the same over streamable HTTP at /mcp.`,
+		Args: exactArgs(0),
+		RunE: func(*cobra.Command, []string) error {
+			f, err := a.openForge()
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if err := f.Watch(); err != nil {
+				a.stderr.Write([]byte("forge: " + err.Error() + "\n"))
+			}
+			s, err := mcp.New(f, mcp.Options{Version: buildVersion().String(), OperatorVerbs: operator})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+			defer stop()
+			return s.Run(ctx, &sdk.StdioTransport{})
+		},
+	}
+	cmd.Flags().BoolVar(&operator, "operator", false, "add the operator tools (bless, quarantine, rollback, regen)")
+	return cmd
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/artifactforge/forge/mcp"
+	"github.com/artifactforge/forge/server"
+)
+
+func init() { register(newServeCmd) }
+
+func newServeCmd(a *app) *cobra.Command {
+	var addr, token string
+	var maxBody int64
+	var callTimeout time.Duration
+	var noMCP bool
+	cmd := &cobra.Command{
+		Use:   "serve [--addr 127.0.0.1:7077]",
+		Short: "Serve calls, operator verbs, events, metrics and MCP over HTTP",
+		Long: `Serve runs the forge as an HTTP server: POST /v1/call/{role}/{method} (body: the args,
+response: the Outcome), operator verbs under /v1/admin/ (only with --admin-token or
+$FORGE_ADMIN_TOKEN, sent as "Authorization: Bearer TOKEN"), read endpoints (/v1/roles,
+/v1/artifacts, /v1/history, /v1/stale, /v1/stats), GET /v1/events as Server-Sent Events (filters
+role, method, class, source, trace), Prometheus /metrics, /healthz, /readyz, and the MCP server
+(streamable HTTP) at /mcp. It watches its store: changes by other forge processes are served at
+once. It binds 127.0.0.1 unless told otherwise; SIGTERM or SIGINT finishes in-flight calls first.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if token == "" {
+				token = os.Getenv("FORGE_ADMIN_TOKEN")
+			}
+			f, err := a.openForge()
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			log := slog.New(slog.NewJSONHandler(a.stderr, nil))
+			if err := f.Watch(); err != nil {
+				log.Warn("watch mode unavailable: changes by other processes are seen within the revalidation poll", slog.String("error", err.Error()))
+			}
+			extra := map[string]http.Handler{}
+			var onShutdown func()
+			if !noMCP {
+				// No operator tools over HTTP MCP: it has no admin token of its own (use /v1/admin/).
+				ms, err := mcp.New(f, mcp.Options{Version: buildVersion().String(), OperatorVerbs: false})
+				if err != nil {
+					return err
+				}
+				defer ms.Close()
+				extra["/mcp"] = ms.HTTPHandler()
+				onShutdown = ms.CloseSessions
+			}
+			srv := server.New(f, server.Options{AdminToken: token, MaxBody: maxBody, CallTimeout: callTimeout, Logger: log, Extra: extra, OnShutdown: onShutdown})
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("serve: listen on %s: %w (pick another --addr)", addr, err)
+			}
+			log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("store", f.Store().Root()), slog.Bool("admin_verbs", token != ""))
+			if !a.jsonOut {
+				fmt.Fprintf(a.stdout, "forge serving on http://%s\n", ln.Addr())
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+			defer stop()
+			if err := srv.Serve(ctx, ln); err != nil {
+				return err
+			}
+			log.Info("stopped: writing buffered metrics and events")
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", server.DefaultAddr, "address to listen on (host:port; 127.0.0.1 keeps it local)")
+	cmd.Flags().StringVar(&token, "admin-token", "", "token for the operator verbs (default $FORGE_ADMIN_TOKEN; none: verbs off)")
+	cmd.Flags().Int64Var(&maxBody, "max-body", server.DefaultMaxBody, "largest request body in bytes")
+	cmd.Flags().DurationVar(&callTimeout, "call-timeout", server.DefaultCallTimeout, "longest a call or verb may take")
+	cmd.Flags().BoolVar(&noMCP, "no-mcp", false, "do not serve MCP at /mcp")
+	return cmd
+}

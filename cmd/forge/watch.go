@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/artifactforge/forge/forge"
+)
+
+func init() { register(newWatchCmd) }
+
+func newWatchCmd(a *app) *cobra.Command {
+	var fl forge.Filter
+	var trace string
+	cmd := &cobra.Command{
+		Use:   "watch [--role R] [--method M] [--class C] [--source S] [--trace ID]",
+		Short: "Follow calls and artifact changes as they happen, in every process using the store",
+		Long: `Watch prints calls (from the store's event log, as any forge process writes them) and artifact
+and role changes (a bless, quarantine, rollback, edit, new generation or contract, by any process)
+as they happen: pushed by file-system notifications, not a poll. --class, --source and --trace
+select calls only. --json prints one event per line. It runs until interrupted.`,
+		Args: exactArgs(0),
+		RunE: func(*cobra.Command, []string) error {
+			if trace != "" {
+				if err := fl.Trace.UnmarshalText([]byte(trace)); err != nil {
+					return usagef("--trace %q is not a trace id (16 hex digits, as in the events)", trace)
+				}
+			}
+			s, err := a.openStoreRO()
+			if err != nil {
+				return err
+			}
+			f, err := forge.Open(forge.Options{Store: s.Root(), NoEvents: true})
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if err := f.Watch(); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+			defer stop()
+			return watchLoop(ctx, a, f, fl)
+		},
+	}
+	cmd.Flags().StringVar(&fl.Role, "role", "", "only this role")
+	cmd.Flags().StringVar(&fl.Method, "method", "", "only this method")
+	cmd.Flags().StringVar(&fl.Class, "class", "", "only calls that failed with this class (intrinsic, extrinsic, adaptive, caller)")
+	cmd.Flags().StringVar(&fl.Source, "source", "", "only calls served by this program source (persisted, generated, repaired, regenerated)")
+	cmd.Flags().StringVar(&trace, "trace", "", "only the calls of this trace id")
+	return cmd
+}
+
+// watchLoop prints the forge's artifact changes and every process's calls until ctx ends.
+func watchLoop(ctx context.Context, a *app, f *forge.Forge, fl forge.Filter) error {
+	sub := f.Subscribe(fl) // artifact and role changes (this process makes no calls)
+	defer sub.Close()
+	var mu sync.Mutex
+	print := func(e forge.LiveEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		if a.jsonOut {
+			b, _ := json.Marshal(e)
+			a.stdout.Write(append(b, '\n'))
+			return
+		}
+		fmt.Fprintln(a.stdout, formatLive(&e))
+	}
+	tailErr := make(chan error, 1)
+	go func() {
+		tailErr <- forge.TailEvents(ctx, f.Store().Root(), func(ev forge.Event) {
+			e := forge.LiveEvent{Kind: forge.LiveCall, Time: ev.Time, Call: &ev}
+			if fl.Match(&e) {
+				print(e)
+			}
+		})
+	}()
+	if !a.jsonOut {
+		fmt.Fprintf(a.stderr, "forge: watching %s (Ctrl-C to stop)\n", f.Store().Root())
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return <-tailErr
+		case err := <-tailErr:
+			return err
+		case e := <-sub.C:
+			print(e)
+		}
+	}
+}
+
+// formatLive is one line of `forge watch`.
+func formatLive(e *forge.LiveEvent) string {
+	ts := e.Time.Local().Format("15:04:05.000")
+	switch {
+	case e.Call != nil:
+		c := e.Call
+		status := "ok"
+		if !c.OK {
+			status = "FAILED " + c.FailureClass + "/" + c.FailureRule
+		}
+		src := c.ProgramSource
+		if src == "" {
+			src = "-"
+		}
+		return fmt.Sprintf("%s call  %s.%s %s %s gen %d %v provider_calls %d trace %s", ts, c.Role, c.Method, status, src,
+			c.ArtifactGen, time.Duration(c.DurationNS).Round(time.Microsecond), c.ProviderCalls, idText(c.TraceID))
+	case e.Artifact != nil:
+		ar := e.Artifact
+		switch {
+		case ar.Removed:
+			return fmt.Sprintf("%s artifact %s.%s removed", ts, ar.Role, ar.Method)
+		case ar.Error != "":
+			return fmt.Sprintf("%s artifact %s.%s unreadable: %s", ts, ar.Role, ar.Method, ar.Error)
+		case ar.PreviousLifecycle == "":
+			return fmt.Sprintf("%s artifact %s.%s new: %s gen %d (%s)", ts, ar.Role, ar.Method, ar.Lifecycle, ar.Generation, ar.Trigger)
+		}
+		return fmt.Sprintf("%s artifact %s.%s %s gen %d -> %s gen %d (%s)", ts, ar.Role, ar.Method,
+			ar.PreviousLifecycle, ar.PreviousGeneration, ar.Lifecycle, ar.Generation, ar.Trigger)
+	case e.Role != "":
+		return fmt.Sprintf("%s role  %s changed", ts, e.Role)
+	}
+	return fmt.Sprintf("%s store reloaded", ts)
+}
+
+func idText(id forge.ID) string {
+	b, _ := id.MarshalText()
+	return string(b)
+}

@@ -1,0 +1,398 @@
+// Package mcp is forge's Model Context Protocol server (the official Go SDK), a thin edge over
+// package forge for agents: every healthy (durable or blessed) method is a tool of its own, named
+// role__method, described by its contract and with an inputSchema derived from its Go signature;
+// forge_call calls any method, including one that does not exist yet (it is generated);
+// forge_roles, forge_artifacts and forge_stats read the store; with Options.OperatorVerbs,
+// forge_bless, forge_quarantine, forge_rollback and forge_regen change it. Tool results carry the
+// Outcome as structured content, and isError with its class and rule on failure. When artifacts
+// change in any process (watch mode), the tool list is updated and clients receive
+// notifications/tools/list_changed. Serve it over stdio (`forge mcp`) or streamable HTTP (`forge
+// serve`, at /mcp).
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/artifactforge/forge/forge"
+	"github.com/artifactforge/forge/registry"
+)
+
+// Options configure the MCP server.
+type Options struct {
+	// Version is reported to clients as the server's version.
+	Version string
+	// OperatorVerbs adds the tools that change artifacts (bless, quarantine, rollback, regen).
+	OperatorVerbs bool
+}
+
+// ToolName is the tool of role.method.
+func ToolName(role, method string) string { return role + "__" + method }
+
+// Server is forge's MCP server. Its tool list follows the store.
+type Server struct {
+	f   *forge.Forge
+	o   Options
+	srv *sdk.Server
+
+	mu      sync.Mutex
+	methods map[string]toolState // tool name -> what it was built from
+	sub     *forge.Subscription
+	done    chan struct{}
+}
+
+type toolState struct {
+	key         registry.Key
+	description string
+	schema      string
+}
+
+// New builds the MCP server for f and starts following store changes (call f.Watch for changes
+// made by other processes). Close stops following.
+func New(f *forge.Forge, o Options) (*Server, error) {
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	s := &Server{f: f, o: o, methods: map[string]toolState{}, done: make(chan struct{})}
+	s.srv = sdk.NewServer(&sdk.Implementation{Name: "forge", Version: o.Version},
+		&sdk.ServerOptions{Instructions: "Forge runs role methods written, verified and persisted by a code generator. " +
+			"Call a listed role__method tool to run persisted code (no model call), or forge_call for a method that does not exist yet. " +
+			"Results carry ok, value, error {type, class, rule, message, retriable} and meta {program_source, provider_calls, ...}.",
+			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}}})
+	s.addFixedTools()
+	if err := s.Sync(); err != nil {
+		return nil, err
+	}
+	s.sub = f.Subscribe(forge.Filter{ChangesOnly: true})
+	go s.follow()
+	return s, nil
+}
+
+// SDK is the underlying SDK server (to run it on a transport).
+func (s *Server) SDK() *sdk.Server { return s.srv }
+
+// Run serves one session over t (e.g. &sdk.StdioTransport{}) until it ends or ctx is done.
+func (s *Server) Run(ctx context.Context, t sdk.Transport) error { return s.srv.Run(ctx, t) }
+
+// HTTPHandler is the streamable HTTP transport of this server.
+func (s *Server) HTTPHandler() http.Handler {
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, nil)
+}
+
+// CloseSessions ends every connected session (a graceful shutdown of `forge serve`: an HTTP
+// client's open event stream would otherwise hold the shutdown until its timeout).
+func (s *Server) CloseSessions() {
+	for ss := range s.srv.Sessions() {
+		ss.Close()
+	}
+}
+
+// Close stops following store changes.
+func (s *Server) Close() {
+	s.sub.Close()
+	<-s.done
+}
+
+// follow re-syncs the tool list after artifact or role changes (bursts are coalesced).
+func (s *Server) follow() {
+	defer close(s.done)
+	for range s.sub.C {
+		// Drain what is already queued: one sync for a burst.
+		for n := len(s.sub.C); n > 0; n-- {
+			if _, ok := <-s.sub.C; !ok {
+				break
+			}
+		}
+		_ = s.Sync()
+	}
+}
+
+// healthy is whether an artifact is listed as a tool of its own.
+func healthy(a *registry.Artifact) bool {
+	return a.Lifecycle == registry.Durable || a.Lifecycle == registry.Blessed
+}
+
+// Sync makes the per-method tools match the store: a tool for every healthy method, with its
+// current description and schema. Changes notify clients (tools/list_changed).
+func (s *Server) Sync() error {
+	st := s.f.Store()
+	want := map[string]toolState{}
+	roles := map[string]*registry.RoleRecord{}
+	err := st.Each(func(k registry.Key, a *registry.Artifact, err error) error {
+		if err != nil || !healthy(a) {
+			return nil
+		}
+		rec, ok := roles[k.Role]
+		if !ok {
+			rec, _ = st.Role(k.Role)
+			roles[k.Role] = rec
+		}
+		if rec == nil || rec.Fingerprint != a.ContractFingerprint {
+			return nil // stale: its next call repairs it; forge_call still reaches it
+		}
+		schema := string(a.Signature.ParamsSchema)
+		if schema == "" || !json.Valid(a.Signature.ParamsSchema) {
+			schema = `{"type":"object"}`
+		}
+		desc := fmt.Sprintf("%s.%s of role %s: %s", k.Role, k.Method, k.Role, rec.Purpose)
+		if d := rec.Methods[k.Method]; d != "" {
+			desc += " Signature: " + d + "."
+		} else if a.Signature.Decl != "" {
+			desc += " Signature: " + a.Signature.Decl + "."
+		}
+		desc += fmt.Sprintf(" Persisted generation %d (%s).", a.Generation, a.Lifecycle)
+		want[ToolName(k.Role, k.Method)] = toolState{key: k, description: desc, schema: schema}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var gone []string
+	for name := range s.methods {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		sort.Strings(gone)
+		s.srv.RemoveTools(gone...)
+		for _, n := range gone {
+			delete(s.methods, n)
+		}
+	}
+	names := make([]string, 0, len(want))
+	for n := range want {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		ts := want[name]
+		if cur, ok := s.methods[name]; ok && cur == ts {
+			continue
+		}
+		s.methods[name] = ts
+		k := ts.key
+		s.srv.AddTool(&sdk.Tool{Name: name, Description: ts.description, InputSchema: json.RawMessage(ts.schema)},
+			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				args := req.Params.Arguments
+				if len(args) == 0 || string(args) == "null" {
+					args = json.RawMessage(`{}`)
+				}
+				return outcomeResult(s.f.Call(ctx, k.Role, k.Method, args)), nil
+			})
+	}
+	return nil
+}
+
+// Tools lists the per-method tools currently offered.
+func (s *Server) Tools() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.methods))
+	for n := range s.methods {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// outcomeResult is a tool result carrying the Outcome.
+func outcomeResult(o forge.Outcome) *sdk.CallToolResult {
+	r := &sdk.CallToolResult{StructuredContent: o, IsError: !o.OK}
+	text := string(o.Value)
+	if !o.OK && o.Err != nil {
+		text = fmt.Sprintf("%s failure (%s, rule %s, retriable %v): %s", o.Err.Class, o.Err.Type, o.Err.Rule, o.Err.Retriable, o.Err.Message)
+	}
+	if text == "" {
+		text = "null"
+	}
+	r.Content = []sdk.Content{&sdk.TextContent{Text: text}}
+	return r
+}
+
+// jsonResult is a tool result carrying v.
+func jsonResult(v any) *sdk.CallToolResult {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return errResult(err)
+	}
+	var sc any = v
+	if len(b) == 0 || b[0] != '{' {
+		sc = map[string]json.RawMessage{"items": b} // structured content must be an object
+	}
+	return &sdk.CallToolResult{StructuredContent: sc, Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}
+}
+
+func errResult(err error) *sdk.CallToolResult {
+	class := "caller"
+	if !errors.Is(err, registry.ErrNotFound) && !errors.Is(err, registry.ErrInvalidName) && !strings.Contains(err.Error(), "quarantined") {
+		class = "extrinsic"
+	}
+	return &sdk.CallToolResult{IsError: true, StructuredContent: map[string]any{"ok": false, "error": map[string]string{"class": class, "message": err.Error()}},
+		Content: []sdk.Content{&sdk.TextContent{Text: class + " failure: " + err.Error()}}}
+}
+
+// Argument schemas of the fixed tools.
+var (
+	roleMethodSchema = json.RawMessage(`{"type":"object","properties":{"role":{"type":"string"},"method":{"type":"string"}},"required":["role","method"]}`)
+	callSchema       = json.RawMessage(`{"type":"object","properties":{"role":{"type":"string","description":"a role from forge_roles"},` +
+		`"method":{"type":"string","description":"the method to call; it is written from the role's contract if it does not exist yet"},` +
+		`"args":{"type":"object","description":"the method's arguments by parameter name"}},"required":["role","method"]}`)
+	rollbackSchema = json.RawMessage(`{"type":"object","properties":{"role":{"type":"string"},"method":{"type":"string"},"gen":{"type":"integer","description":"generation to restore (default: the one before the current)"}},"required":["role","method"]}`)
+	statsSchema    = json.RawMessage(`{"type":"object","properties":{"since":{"type":"string","description":"only calls within this age, e.g. 24h"}}}`)
+	emptySchema    = json.RawMessage(`{"type":"object"}`)
+)
+
+type callArgs struct {
+	Role   string          `json:"role"`
+	Method string          `json:"method"`
+	Args   json.RawMessage `json:"args"`
+	Gen    int             `json:"gen"`
+	Since  string          `json:"since"`
+}
+
+func decodeArgs(req *sdk.CallToolRequest) (callArgs, error) {
+	var a callArgs
+	if len(req.Params.Arguments) > 0 {
+		if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
+			return a, fmt.Errorf("arguments: %w", err)
+		}
+	}
+	return a, nil
+}
+
+func (s *Server) addFixedTools() {
+	s.srv.AddTool(&sdk.Tool{Name: "forge_call", InputSchema: callSchema,
+		Description: "Call role.method with args. A method that does not exist yet is written from the role's contract, verified and persisted (provider calls); a persisted one runs with none."},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			a, err := decodeArgs(req)
+			if err != nil {
+				return errResult(err), nil
+			}
+			if len(a.Args) == 0 || string(a.Args) == "null" {
+				a.Args = json.RawMessage(`{}`)
+			}
+			return outcomeResult(s.f.Call(ctx, a.Role, a.Method, a.Args)), nil
+		})
+	s.srv.AddTool(&sdk.Tool{Name: "forge_roles", InputSchema: emptySchema, Description: "List the role contracts: purpose, methods and their signatures."},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			roles, err := s.f.Store().Roles()
+			if err != nil {
+				return errResult(err), nil
+			}
+			type row struct {
+				Role    string            `json:"role"`
+				Purpose string            `json:"purpose"`
+				Methods map[string]string `json:"methods,omitempty"`
+			}
+			out := make([]row, 0, len(roles))
+			for _, r := range roles {
+				out = append(out, row{r.Role, r.Purpose, r.Methods})
+			}
+			return jsonResult(map[string]any{"roles": out}), nil
+		})
+	s.srv.AddTool(&sdk.Tool{Name: "forge_artifacts", InputSchema: emptySchema, Description: "List the persisted methods with their lifecycle and generation."},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			type row struct {
+				Role       string `json:"role"`
+				Method     string `json:"method"`
+				Lifecycle  string `json:"lifecycle,omitempty"`
+				Generation int    `json:"generation,omitempty"`
+				Error      string `json:"error,omitempty"`
+			}
+			rows := []row{}
+			err := s.f.Store().Each(func(k registry.Key, a *registry.Artifact, err error) error {
+				if err != nil {
+					rows = append(rows, row{Role: k.Role, Method: k.Method, Error: err.Error()})
+				} else {
+					rows = append(rows, row{k.Role, k.Method, string(a.Lifecycle), a.Generation, ""})
+				}
+				return nil
+			})
+			if err != nil {
+				return errResult(err), nil
+			}
+			return jsonResult(map[string]any{"artifacts": rows}), nil
+		})
+	s.srv.AddTool(&sdk.Tool{Name: "forge_stats", InputSchema: statsSchema, Description: "What reuse bought: calls, reuse hit rate, provider calls and tokens, repairs, failures, latency."},
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			a, err := decodeArgs(req)
+			if err != nil {
+				return errResult(err), nil
+			}
+			var since time.Time
+			if a.Since != "" {
+				d, err := time.ParseDuration(a.Since)
+				if err != nil {
+					return errResult(fmt.Errorf("since %q is not a duration (e.g. 24h)", a.Since)), nil
+				}
+				since = time.Now().Add(-d)
+			}
+			st, err := s.f.Stats(since)
+			if err != nil {
+				return errResult(err), nil
+			}
+			return jsonResult(st), nil
+		})
+	if !s.o.OperatorVerbs {
+		return
+	}
+	verb := func(name, desc string, schema json.RawMessage, fn func(ctx context.Context, a callArgs) (any, error)) {
+		s.srv.AddTool(&sdk.Tool{Name: name, Description: desc, InputSchema: schema},
+			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				a, err := decodeArgs(req)
+				if err != nil {
+					return errResult(err), nil
+				}
+				v, err := fn(ctx, a)
+				if err != nil {
+					return errResult(err), nil
+				}
+				if o, ok := v.(forge.Outcome); ok {
+					return outcomeResult(o), nil
+				}
+				return jsonResult(v), nil
+			})
+	}
+	loaded := func(a callArgs) (any, error) {
+		art, err := s.f.Store().Load(a.Role, a.Method)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"ok": true, "role": a.Role, "method": a.Method, "lifecycle": art.Lifecycle, "generation": art.Generation}, nil
+	}
+	verb("forge_bless", "Pin role.method's current generation: always executed, never replaced automatically.", roleMethodSchema,
+		func(_ context.Context, a callArgs) (any, error) {
+			if err := s.f.Bless(a.Role, a.Method, false); err != nil {
+				return nil, err
+			}
+			return loaded(a)
+		})
+	verb("forge_quarantine", "Refuse role.method's artifact until it is rolled back or regenerated.", roleMethodSchema,
+		func(_ context.Context, a callArgs) (any, error) {
+			if err := s.f.Quarantine(a.Role, a.Method); err != nil {
+				return nil, err
+			}
+			return loaded(a)
+		})
+	verb("forge_rollback", "Make an earlier kept generation of role.method current again.", rollbackSchema,
+		func(_ context.Context, a callArgs) (any, error) {
+			if _, err := s.f.Rollback(a.Role, a.Method, a.Gen); err != nil {
+				return nil, err
+			}
+			return loaded(a)
+		})
+	verb("forge_regen", "Write role.method's code again from its contract now (provider calls).", roleMethodSchema,
+		func(ctx context.Context, a callArgs) (any, error) { return s.f.Regenerate(ctx, a.Role, a.Method), nil })
+}

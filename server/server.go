@@ -1,0 +1,546 @@
+// Package server is `forge serve`: a thin HTTP edge over package forge. It turns requests into
+// forge calls and operator verbs and their results into JSON; every decision (how a call is
+// served, what a verb does, which events a filter selects, what the statistics are) is package
+// forge's. Endpoints:
+//
+//	POST /v1/call/{role}/{method}             body: the args (JSON); response: the Outcome
+//	POST /v1/admin/regen/{role}/{method}      operator verbs, with "Authorization: Bearer TOKEN"
+//	POST /v1/admin/bless/{role}/{method}      ?reset=1 starts its counters afresh
+//	POST /v1/admin/quarantine/{role}/{method}
+//	POST /v1/admin/rollback/{role}/{method}   ?gen=N (default: the generation before the current)
+//	POST /v1/admin/edit/{role}/{method}       body: the new Go code; through the gate
+//	GET  /v1/roles, /v1/roles/{role}          contracts
+//	GET  /v1/artifacts, /v1/artifacts/{role}/{method}, /v1/history/{role}/{method}, /v1/stale
+//	GET  /v1/stats?since=24h                  what reuse bought (forge.Stats)
+//	GET  /v1/events?role=&method=&class=&source=&trace=   Server-Sent Events (forge.Filter)
+//	GET  /metrics                             Prometheus
+//	GET  /healthz, /readyz
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/artifactforge/forge/forge"
+	"github.com/artifactforge/forge/registry"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxBody     = 1 << 20
+	DefaultCallTimeout = 2 * time.Minute
+	DefaultAddr        = "127.0.0.1:7077"
+)
+
+// Options configure a Server. The zero value is safe: no admin verbs, 1 MiB bodies, 2 min calls.
+type Options struct {
+	// AdminToken guards the operator verbs; empty disables them.
+	AdminToken string
+	// MaxBody bounds a request body (DefaultMaxBody).
+	MaxBody int64
+	// CallTimeout bounds one call or verb (DefaultCallTimeout).
+	CallTimeout time.Duration
+	// Logger gets one structured line per request (default slog.Default()).
+	Logger *slog.Logger
+	// Extra handlers by path (forge serve mounts the MCP streamable HTTP handler at /mcp).
+	Extra map[string]http.Handler
+	// OnShutdown runs when a graceful shutdown starts, before in-flight requests are waited for:
+	// it ends long-lived streams the server does not own (MCP sessions).
+	OnShutdown func()
+}
+
+// Server serves one forge over HTTP.
+type Server struct {
+	f       *forge.Forge
+	o       Options
+	mux     *http.ServeMux
+	metrics *Metrics
+	reg     *prometheus.Registry
+
+	closing  chan struct{}
+	closeMu  sync.Once
+	inflight atomic.Int64
+}
+
+// New builds the server for f. Metrics are registered on a registry of the server's own.
+func New(f *forge.Forge, o Options) *Server {
+	if o.MaxBody <= 0 {
+		o.MaxBody = DefaultMaxBody
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = DefaultCallTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	s := &Server{f: f, o: o, mux: http.NewServeMux(), reg: prometheus.NewRegistry(), closing: make(chan struct{})}
+	s.metrics = NewMetrics(s.reg, f)
+	f.Observe(s.metrics.Observe)
+
+	s.mux.HandleFunc("POST /v1/call/{role}/{method}", s.handleCall)
+	s.mux.HandleFunc("POST /v1/admin/{verb}/{role}/{method}", s.admin(s.handleVerb))
+	s.mux.HandleFunc("GET /v1/roles", s.handleRoles)
+	s.mux.HandleFunc("GET /v1/roles/{role}", s.handleRole)
+	s.mux.HandleFunc("GET /v1/artifacts", s.handleArtifacts)
+	s.mux.HandleFunc("GET /v1/artifacts/{role}/{method}", s.handleArtifact)
+	s.mux.HandleFunc("GET /v1/history/{role}/{method}", s.handleHistory)
+	s.mux.HandleFunc("GET /v1/stale", s.handleStale)
+	s.mux.HandleFunc("GET /v1/stats", s.handleStats)
+	s.mux.HandleFunc("GET /v1/events", s.handleEvents)
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]bool{"ok": true}) })
+	s.mux.HandleFunc("GET /readyz", s.handleReady)
+	for path, h := range o.Extra {
+		s.mux.Handle(path, h)
+	}
+	return s
+}
+
+// Handler is the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s }
+
+// Registry is the Prometheus registry of the server's metrics.
+func (s *Server) Registry() *prometheus.Registry { return s.reg }
+
+// ServeHTTP logs each request (event streams when they end) and dispatches it.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	sw := &statusWriter{ResponseWriter: w, status: 200}
+	s.mux.ServeHTTP(sw, r)
+	if r.URL.Path == "/metrics" || r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+		return
+	}
+	s.o.Logger.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.Int("status", sw.status), slog.Duration("duration", time.Since(start)))
+}
+
+// CloseStreams makes the open event streams send what they have queued and end (before
+// http.Server.Shutdown, which waits for their handlers to return).
+func (s *Server) CloseStreams() {
+	s.closeMu.Do(func() { close(s.closing) })
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// apiError is the body of every error response.
+type apiError struct {
+	OK    bool `json:"ok"`
+	Error struct {
+		Type    string `json:"type"`
+		Class   string `json:"class"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.Encode(v)
+}
+
+func writeErr(w http.ResponseWriter, status int, typ, msg string) {
+	var e apiError
+	e.Error.Type, e.Error.Class, e.Error.Message = typ, "caller", msg
+	if status >= 500 {
+		e.Error.Class = "extrinsic"
+	}
+	writeJSON(w, status, e)
+}
+
+// storeErr maps a store error to a response.
+func storeErr(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, registry.ErrNotFound):
+		writeErr(w, http.StatusNotFound, "not_found", err.Error())
+	case errors.Is(err, registry.ErrInvalidName):
+		writeErr(w, http.StatusBadRequest, "args", err.Error())
+	default:
+		writeErr(w, http.StatusInternalServerError, "store", err.Error())
+	}
+}
+
+// readBody reads a request body within the limit.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeErr(w, http.StatusRequestEntityTooLarge, "args", fmt.Sprintf("request body over %d bytes: send smaller args (the limit is the server's --max-body)", s.o.MaxBody))
+		} else {
+			writeErr(w, http.StatusBadRequest, "args", "reading the request body: "+err.Error())
+		}
+		return nil, false
+	}
+	return body, true
+}
+
+func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	if len(body) == 0 {
+		body = []byte("{}")
+	}
+	if !json.Valid(body) {
+		writeErr(w, http.StatusBadRequest, "args", "the request body is not JSON: send the args as a JSON object (or array), e.g. {\"s\":\"go\"}")
+		return
+	}
+	s.inflight.Add(1)
+	defer s.inflight.Add(-1)
+	ctx, cancel := context.WithTimeout(r.Context(), s.o.CallTimeout)
+	defer cancel()
+	o := s.f.Call(ctx, r.PathValue("role"), r.PathValue("method"), json.RawMessage(body))
+	if o.Err != nil {
+		w.Header().Set("X-Forge-Class", o.Err.Class)
+	}
+	writeJSON(w, http.StatusOK, o)
+}
+
+// admin guards an operator verb with the admin token.
+func (s *Server) admin(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.o.AdminToken == "" {
+			writeErr(w, http.StatusForbidden, "refused", "operator verbs are disabled: start `forge serve` with --admin-token (or $FORGE_ADMIN_TOKEN)")
+			return
+		}
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || !constantTimeEqual(tok, s.o.AdminToken) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="forge"`)
+			writeErr(w, http.StatusUnauthorized, "refused", "operator verbs need \"Authorization: Bearer TOKEN\" with the server's admin token")
+			return
+		}
+		h(w, r)
+	}
+}
+
+func constantTimeEqual(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	var v byte
+	for i := 0; i < len(a); i++ {
+		v |= a[i] ^ b[i]
+	}
+	return v == 0
+}
+
+// verbResult is the response of a verb that changes an artifact's standing.
+type verbResult struct {
+	OK       bool               `json:"ok"`
+	Verb     string             `json:"verb"`
+	Artifact *registry.Artifact `json:"artifact,omitempty"`
+}
+
+func (s *Server) handleVerb(w http.ResponseWriter, r *http.Request) {
+	role, method, verb := r.PathValue("role"), r.PathValue("method"), r.PathValue("verb")
+	ctx, cancel := context.WithTimeout(r.Context(), s.o.CallTimeout)
+	defer cancel()
+	var err error
+	switch verb {
+	case "regen":
+		writeJSON(w, http.StatusOK, s.f.Regenerate(ctx, role, method))
+		return
+	case "edit":
+		body, ok := s.readBody(w, r)
+		if !ok {
+			return
+		}
+		writeJSON(w, http.StatusOK, s.f.Edit(ctx, role, method, string(body)))
+		return
+	case "bless":
+		err = s.f.Bless(role, method, r.URL.Query().Get("reset") == "1")
+	case "quarantine":
+		err = s.f.Quarantine(role, method)
+	case "rollback":
+		gen := 0
+		if g := r.URL.Query().Get("gen"); g != "" {
+			if gen, err = strconv.Atoi(strings.TrimPrefix(g, "gen-")); err != nil {
+				writeErr(w, http.StatusBadRequest, "args", fmt.Sprintf("gen=%q is not a generation number", g))
+				return
+			}
+		}
+		_, err = s.f.Rollback(role, method, gen)
+	default:
+		writeErr(w, http.StatusNotFound, "args", fmt.Sprintf("unknown verb %q: use regen, bless, quarantine, rollback or edit", verb))
+		return
+	}
+	if err != nil {
+		if errors.Is(err, registry.ErrNotFound) || errors.Is(err, registry.ErrInvalidName) {
+			storeErr(w, err)
+		} else {
+			writeErr(w, http.StatusConflict, "refused", err.Error())
+		}
+		return
+	}
+	a, err := s.f.Store().Load(role, method)
+	if err != nil {
+		storeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, verbResult{OK: true, Verb: verb, Artifact: a})
+}
+
+func (s *Server) handleRoles(w http.ResponseWriter, _ *http.Request) {
+	roles, err := s.f.Store().Roles()
+	if err != nil {
+		storeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, roles)
+}
+
+func (s *Server) handleRole(w http.ResponseWriter, r *http.Request) {
+	rec, err := s.f.Store().Role(r.PathValue("role"))
+	if err != nil {
+		storeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rec)
+}
+
+// artifactRow is an artifact without its code and history, for listings.
+type artifactRow struct {
+	Role          string `json:"role"`
+	Method        string `json:"method"`
+	Lifecycle     string `json:"lifecycle,omitempty"`
+	Generation    int    `json:"generation,omitempty"`
+	Trigger       string `json:"trigger,omitempty"`
+	SuccessCount  int64  `json:"success_count"`
+	FailureCount  int64  `json:"failure_count"`
+	Error         string `json:"error,omitempty"`
+	ContractMatch bool   `json:"contract_current"`
+}
+
+func (s *Server) handleArtifacts(w http.ResponseWriter, _ *http.Request) {
+	st := s.f.Store()
+	rows := []artifactRow{}
+	err := st.Each(func(k registry.Key, a *registry.Artifact, err error) error {
+		row := artifactRow{Role: k.Role, Method: k.Method}
+		if err != nil {
+			row.Error = err.Error()
+		} else {
+			row.Lifecycle, row.Generation = string(a.Lifecycle), a.Generation
+			row.SuccessCount, row.FailureCount = a.SuccessCount, a.FailureCount
+			if len(a.History) > 0 {
+				row.Trigger = a.History[0].Trigger
+			}
+			if rec, rerr := st.Role(k.Role); rerr == nil {
+				row.ContractMatch = rec.Fingerprint == a.ContractFingerprint
+			}
+		}
+		rows = append(rows, row)
+		return nil
+	})
+	if err != nil {
+		storeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rows)
+}
+
+func (s *Server) handleArtifact(w http.ResponseWriter, r *http.Request) {
+	a, err := s.f.Store().Load(r.PathValue("role"), r.PathValue("method"))
+	if err != nil {
+		storeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, a)
+}
+
+func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
+	a, err := s.f.Store().Load(r.PathValue("role"), r.PathValue("method"))
+	if err != nil {
+		storeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, a.History)
+}
+
+func (s *Server) handleStale(w http.ResponseWriter, _ *http.Request) {
+	rows, err := forge.Stale(s.f.Store())
+	if err != nil {
+		storeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rows)
+}
+
+func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
+	var since time.Time
+	if v := r.URL.Query().Get("since"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			writeErr(w, http.StatusBadRequest, "args", fmt.Sprintf("since=%q is not a duration (write e.g. 24h)", v))
+			return
+		}
+		since = time.Now().Add(-d)
+	}
+	st, err := s.f.Stats(since)
+	if err != nil {
+		storeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+// ParseFilter reads a forge.Filter from query parameters (role, method, class, source, trace).
+func ParseFilter(q interface{ Get(string) string }) (forge.Filter, error) {
+	fl := forge.Filter{Role: q.Get("role"), Method: q.Get("method"), Class: q.Get("class"), Source: q.Get("source")}
+	if t := q.Get("trace"); t != "" {
+		if err := fl.Trace.UnmarshalText([]byte(t)); err != nil {
+			return fl, fmt.Errorf("trace=%q is not a trace id (16 hex digits)", t)
+		}
+	}
+	return fl, nil
+}
+
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	fl, err := ParseFilter(r.URL.Query())
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, "args", err.Error())
+		return
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		writeErr(w, http.StatusInternalServerError, "internal", "this connection cannot stream")
+		return
+	}
+	sub := s.f.Subscribe(fl)
+	defer sub.Close()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, ": forge events\n\n")
+	flusher.Flush()
+	keepAlive := time.NewTicker(15 * time.Second)
+	defer keepAlive.Stop()
+	var buf []byte
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.closing:
+			// Shutdown: send what is queued, then end the stream.
+			for {
+				select {
+				case e, ok := <-sub.C:
+					if !ok {
+						flusher.Flush()
+						return
+					}
+					buf = appendSSE(buf[:0], &e)
+					w.Write(buf)
+				default:
+					flusher.Flush()
+					return
+				}
+			}
+		case <-keepAlive.C:
+			fmt.Fprint(w, ": keep-alive\n\n")
+			flusher.Flush()
+		case e, ok := <-sub.C:
+			if !ok {
+				return
+			}
+			buf = appendSSE(buf[:0], &e)
+			for n := len(sub.C); n > 0; n-- { // batch what is already queued into one flush
+				e = <-sub.C
+				buf = appendSSE(buf, &e)
+			}
+			if _, err := w.Write(buf); err != nil {
+				return
+			}
+			flusher.Flush()
+		}
+	}
+}
+
+func appendSSE(buf []byte, e *forge.LiveEvent) []byte {
+	data, _ := json.Marshal(e)
+	buf = append(buf, "event: "...)
+	buf = append(buf, e.Kind...)
+	buf = append(buf, "\ndata: "...)
+	buf = append(buf, data...)
+	return append(buf, "\n\n"...)
+}
+
+func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
+	select {
+	case <-s.closing:
+		writeErr(w, http.StatusServiceUnavailable, "shutdown", "the server is shutting down")
+		return
+	default:
+	}
+	if _, err := s.f.Store().List(); err != nil {
+		writeErr(w, http.StatusServiceUnavailable, "store", err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+}
+
+// ShutdownTimeout bounds how long Serve waits for in-flight calls after its context ends.
+const ShutdownTimeout = 30 * time.Second
+
+// Serve serves on ln until ctx ends (SIGTERM in `forge serve`), then shuts down gracefully: it
+// stops accepting, ends the event streams after sending what they had queued, and waits for
+// in-flight calls to finish and their responses to be written. Every call that was answered has
+// been counted in the metrics and queued for the event log; the caller then closes the forge,
+// which writes the queued events.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(s.o.Logger.Handler(), slog.LevelWarn)}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.o.Logger.Info("shutting down: finishing in-flight calls", slog.Int64("in_flight", s.inflight.Load()))
+	s.CloseStreams()
+	if s.o.OnShutdown != nil {
+		s.o.OnShutdown()
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("server: shutdown: %w (calls still running after %v were cut off)", err, ShutdownTimeout)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
