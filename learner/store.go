@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -15,6 +14,8 @@ import (
 
 	"github.com/gofrs/flock"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/artifactforge/forge/internal/atomicfile"
 )
 
 // Dir is the directory of the knowledge files inside a store root.
@@ -464,7 +465,7 @@ func (s *Store) modify(domain string, fn func([]Entry) ([]Entry, error)) error {
 	if err := enc.Encode(entries); err != nil {
 		return fmt.Errorf("learner: encode %s: %w", path, err)
 	}
-	if err := writeFileAtomic(path, buf.Bytes()); err != nil {
+	if err := atomicfile.Write(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("learner: write %s: %w (check free space and permissions; the file is unchanged)", path, err)
 	}
 	fi, err := os.Stat(path)
@@ -663,42 +664,4 @@ func (s *Store) sessionIndexLocked(domains []string) *index {
 		return nil
 	}
 	return buildIndex(sel)
-}
-
-// writeFileAtomic: temp file in the same directory, fsync, rename, directory fsync (the store's
-// rule for every write).
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
