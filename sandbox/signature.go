@@ -76,7 +76,7 @@ func FindFunc(f *ast.File, method string) (*ast.FuncDecl, error) {
 		if !ok || fd.Recv != nil || !fd.Name.IsExported() || fd.Body == nil {
 			continue
 		}
-		if strings.HasPrefix(fd.Name.Name, "Test") && isTestFunc(fd) {
+		if IsTestFunc(fd) {
 			continue
 		}
 		exported = append(exported, fd)
@@ -105,8 +105,13 @@ func FindFunc(f *ast.File, method string) (*ast.FuncDecl, error) {
 		Hint: fmt.Sprintf("declare func %s(...) at top level of package %s", want, PackageName)}
 }
 
-func isTestFunc(fd *ast.FuncDecl) bool {
-	if fd.Type.Params == nil || len(fd.Type.Params.List) != 1 {
+// IsTestFunc reports whether fd has a test function's shape, func TestXxx(t *testing.T); every
+// backend and the gate use it to tell acceptance tests from the artifact's function.
+func IsTestFunc(fd *ast.FuncDecl) bool {
+	if fd.Recv != nil || !strings.HasPrefix(fd.Name.Name, "Test") {
+		return false
+	}
+	if fd.Type.Params == nil || len(fd.Type.Params.List) != 1 || len(fd.Type.Params.List[0].Names) > 1 {
 		return false
 	}
 	star, ok := fd.Type.Params.List[0].Type.(*ast.StarExpr)
@@ -115,6 +120,17 @@ func isTestFunc(fd *ast.FuncDecl) bool {
 	}
 	sel, ok := star.X.(*ast.SelectorExpr)
 	return ok && sel.Sel.Name == "T"
+}
+
+// TestNames lists the test functions of a test file, in file order.
+func TestNames(f *ast.File) []string {
+	var names []string
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && IsTestFunc(fd) {
+			names = append(names, fd.Name.Name)
+		}
+	}
+	return names
 }
 
 func signatureOf(fset *token.FileSet, f *ast.File, fd *ast.FuncDecl) (Signature, error) {

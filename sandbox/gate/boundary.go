@@ -40,10 +40,10 @@ func CheckTestBoundary(fset *token.FileSet, artifact, tests *ast.File) error {
 	// clock's time when only the test imports it): the artifact must not lean on its import.
 	artImports := map[string]bool{}
 	for _, is := range artifact.Imports {
-		artImports[importName(is)] = true
+		artImports[ImportName(is)] = true
 	}
 	for _, is := range tests.Imports {
-		if n := importName(is); n != "_" && n != "." && !artImports[n] {
+		if n := ImportName(is); n != "_" && n != "." && !artImports[n] {
 			testNames[n] = true
 		}
 	}
@@ -55,8 +55,8 @@ func CheckTestBoundary(fset *token.FileSet, artifact, tests *ast.File) error {
 	return nil
 }
 
-// importName is the name an import binds in its file.
-func importName(is *ast.ImportSpec) string {
+// ImportName is the name an import binds in its file.
+func ImportName(is *ast.ImportSpec) string {
 	if is.Name != nil {
 		return is.Name.Name
 	}

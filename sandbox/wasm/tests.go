@@ -2,7 +2,6 @@ package wasm
 
 import (
 	"context"
-	"go/ast"
 	"go/parser"
 	"go/token"
 	"regexp"
@@ -149,12 +148,7 @@ func gateTests(testCode string, artifactImports map[string]string) (string, []st
 	if err != nil {
 		return "", nil, prefixed("tests: ", err)
 	}
-	var names []string
-	for _, d := range f.Decls {
-		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && strings.HasPrefix(fd.Name.Name, "Test") && isTestFunc(fd) {
-			names = append(names, fd.Name.Name)
-		}
-	}
+	names := sandbox.TestNames(f)
 	return tests, names, nil
 }
 
@@ -162,18 +156,6 @@ func prefixed(p string, err error) error {
 	e := *sandbox.AsError(err)
 	e.Message = p + e.Message
 	return &e
-}
-
-func isTestFunc(fd *ast.FuncDecl) bool {
-	if fd.Type.Params == nil || len(fd.Type.Params.List) != 1 || len(fd.Type.Params.List[0].Names) > 1 {
-		return false
-	}
-	star, ok := fd.Type.Params.List[0].Type.(*ast.StarExpr)
-	if !ok {
-		return false
-	}
-	sel, ok := star.X.(*ast.SelectorExpr)
-	return ok && sel.Sel.Name == "T"
 }
 
 // drain closes the idle instances (a test module is used once).

@@ -81,7 +81,7 @@ func gateTestFile(fset *token.FileSet, f *ast.File, testCode string) (*ast.File,
 func importsOf(f *ast.File) map[string]string {
 	m := map[string]string{}
 	for _, is := range f.Imports {
-		if n := importName(is); n != "_" && n != "." {
+		if n := gate.ImportName(is); n != "_" && n != "." {
 			m[n], _ = strconv.Unquote(is.Path.Value)
 		}
 	}

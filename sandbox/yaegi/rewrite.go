@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/artifactforge/forge/sandbox/gate"
 )
 
 // The rewrites below edit the source text at byte offsets and never add or remove a newline, so
@@ -100,7 +102,7 @@ func newRewriter(fset *token.FileSet, f *ast.File, src string, info *types.Info)
 		declared: map[string]bool{}, imports: map[string]string{}, typeNames: map[string]bool{}}
 	for _, is := range f.Imports {
 		path, _ := strconv.Unquote(is.Path.Value)
-		r.imports[importName(is)] = path
+		r.imports[gate.ImportName(is)] = path
 	}
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
@@ -131,15 +133,6 @@ func newRewriter(fset *token.FileSet, f *ast.File, src string, info *types.Info)
 		return true
 	})
 	return r
-}
-
-// importName is the name an import spec binds.
-func importName(is *ast.ImportSpec) string {
-	if is.Name != nil {
-		return is.Name.Name
-	}
-	path, _ := strconv.Unquote(is.Path.Value)
-	return path[strings.LastIndex(path, "/")+1:]
 }
 
 // blank removes a node's text, keeping its newlines.

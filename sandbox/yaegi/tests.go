@@ -35,12 +35,7 @@ func prepareTests(src sandbox.Source, testCode string) (*testSuite, error) {
 	if err != nil {
 		return nil, gate.InTests(err)
 	}
-	var names []string
-	for _, d := range tf.Decls {
-		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && strings.HasPrefix(fd.Name.Name, "Test") && isTestFunc(fd) {
-			names = append(names, fd.Name.Name)
-		}
-	}
+	names := sandbox.TestNames(tf)
 	// Type-check both files as one package for the rewrites (package names aligned in the AST only).
 	fn, tn := f.Name.Name, tf.Name.Name
 	f.Name.Name, tf.Name.Name = sandbox.PackageName, sandbox.PackageName
@@ -70,7 +65,7 @@ func prepareTests(src sandbox.Source, testCode string) (*testSuite, error) {
 	// yaegi scopes imports by package, not by file: the test file must not import again what the
 	// artifact file imported (same path and name), nor the sandbox's own packages.
 	for _, is := range tf.Imports {
-		if ra.imports[importName(is)] != "" && ra.imports[importName(is)] == rt.imports[importName(is)] {
+		if ra.imports[gate.ImportName(is)] != "" && ra.imports[gate.ImportName(is)] == rt.imports[gate.ImportName(is)] {
 			rt.blank(is)
 		}
 	}
@@ -84,18 +79,6 @@ func prepareTests(src sandbox.Source, testCode string) (*testSuite, error) {
 		fmt.Fprintf(&tail, "func forge__run%s() {\n\tforge__depth = 0\n\tforge__maxDepth = forge__slot.MaxDepth\n\tt := forge__testing.Forge__Begin(%q)\n\tdefer func() { forge__testing.Forge__End(t, recover()) }()\n\t%s(t)\n}\n", n, n, n)
 	}
 	return &testSuite{artifact: ra.apply(globals), tests: rt.apply(tail.String()), names: names}, nil
-}
-
-func isTestFunc(fd *ast.FuncDecl) bool {
-	if fd.Type.Params == nil || len(fd.Type.Params.List) != 1 || len(fd.Type.Params.List[0].Names) > 1 {
-		return false
-	}
-	star, ok := fd.Type.Params.List[0].Type.(*ast.StarExpr)
-	if !ok {
-		return false
-	}
-	sel, ok := star.X.(*ast.SelectorExpr)
-	return ok && sel.Sel.Name == "T"
 }
 
 // testInstance is an interpreter with the artifact and its tests loaded.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"go/ast"
 	"io"
 	"os"
 	"os/exec"
@@ -868,13 +867,7 @@ func isolatedTestGate(src sandbox.Source, testCode string) ([]string, error) {
 	if err != nil {
 		return nil, gate.InTests(err)
 	}
-	var names []string
-	for _, d := range tf.Decls {
-		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && strings.HasPrefix(fd.Name.Name, "Test") && isTestFunc(fd) {
-			names = append(names, fd.Name.Name)
-		}
-	}
-	return names, nil
+	return sandbox.TestNames(tf), nil
 }
 
 // died classifies a worker's death from its exit status and the head and tail of its stderr.
