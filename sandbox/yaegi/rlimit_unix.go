@@ -13,10 +13,13 @@ import (
 // memory cap) and CPU seconds.
 func applyRlimits(memLimit int64, cpuSeconds int) error {
 	if memLimit > 0 {
-		// Address space: what the runtime has reserved at start, plus room for the cap twice over
-		// (the watchdog reports the cap; this is the backstop against a single huge allocation).
+		// Address space: what the runtime has reserved at start, plus room for the cap four times
+		// over and 1 GiB. The watchdog enforces the cap on what survives a collection; this is only
+		// the backstop against a single huge allocation, and it must leave room for garbage that a
+		// collector starved of CPU has not reclaimed yet (with 2 x cap + 256 MiB, a loop that only
+		// made garbage died as "out of memory" when the machine was loaded).
 		vm := vmSize()
-		lim := uint64(vm) + uint64(2*memLimit) + 256<<20
+		lim := uint64(vm) + uint64(4*memLimit) + 1<<30
 		if err := syscall.Setrlimit(syscall.RLIMIT_AS, rlimit(lim, lim)); err != nil {
 			return fmt.Errorf("setrlimit AS: %w", err)
 		}
