@@ -33,6 +33,7 @@ type stepProgram struct {
 func (p *stepProgram) Signature() sandbox.Signature { return p.sig }
 func (p *stepProgram) Checksum() string             { return p.src.Checksum() }
 func (p *stepProgram) Source() sandbox.Source       { return p.src }
+func (p *stepProgram) Close() error                 { return nil }
 
 func (s *stepSandbox) Compile(_ context.Context, src sandbox.Source) (sandbox.Program, error) {
 	if s.step == "compile" {

@@ -60,10 +60,16 @@ func (s Source) Checksum() string {
 
 // Program is a compiled, policy-checked Source. Backends return their own concrete type and accept
 // only their own programs in Run.
+//
+// A Program has a lifetime: Close releases what it holds (interpreters, instances, compiled code)
+// and every Compile result must be closed once. The caller guarantees that no Run of the program is
+// in flight when it calls Close and that none follows; a Run after Close fails with KindInternal.
+// Close is idempotent.
 type Program interface {
 	Signature() Signature
 	Checksum() string
 	Source() Source
+	Close() error
 }
 
 // ResultShape says how a function's results map onto a JSON value.

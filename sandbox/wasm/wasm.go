@@ -280,6 +280,56 @@ type Program struct {
 
 	mu    sync.Mutex
 	pools map[uint32]*pool
+
+	key    string      // in sb.programs
+	refs   int         // Compile results not yet closed (under sb.mu): programs are shared by code
+	closed atomic.Bool // set under sb.mu; read by Run without it
+}
+
+// Close releases this Compile result; the last Close of a module's program closes its idle
+// instances and compiled code and forgets it (see sandbox.Program).
+func (p *Program) Close() error {
+	s := p.sb
+	s.mu.Lock()
+	if p.closed.Load() || p.refs == 0 {
+		s.mu.Unlock()
+		return nil
+	}
+	p.refs--
+	if p.refs > 0 {
+		s.mu.Unlock()
+		return nil
+	}
+	p.closed.Store(true)
+	if s.programs[p.key] == p {
+		delete(s.programs, p.key)
+	}
+	s.mu.Unlock()
+	p.mu.Lock()
+	pools := p.pools
+	p.pools = map[uint32]*pool{}
+	p.mu.Unlock()
+	var errs []error
+	for _, pl := range pools {
+		errs = append(errs, pl.close())
+	}
+	return errors.Join(errs...)
+}
+
+// close closes the pool's idle instances and its compiled module. No instance is in use.
+func (pl *pool) close() error {
+	for _, ch := range []chan *instance{pl.idle, pl.spare} {
+		for {
+			select {
+			case inst := <-ch:
+				inst.close()
+				continue
+			default:
+			}
+			break
+		}
+	}
+	return pl.cm.Close(context.Background())
 }
 
 // Signature returns the function's signature.
@@ -339,6 +389,9 @@ func (s *Sandbox) compile(ctx context.Context, src sandbox.Source) (*Program, er
 	key := src.Checksum() + "\x00" + src.Func
 	s.mu.Lock()
 	p := s.programs[key]
+	if p != nil {
+		p.refs++
+	}
 	s.mu.Unlock()
 	if p != nil {
 		return p, nil
@@ -355,22 +408,25 @@ func (s *Sandbox) compile(ctx context.Context, src sandbox.Source) (*Program, er
 	if err != nil {
 		return nil, err
 	}
-	p = &Program{src: src, sum: src.Checksum(), sig: sig, bin: bin, sb: s, pools: map[uint32]*pool{}}
+	p = &Program{src: src, sum: src.Checksum(), sig: sig, bin: bin, sb: s, pools: map[uint32]*pool{}, key: key, refs: 1}
 	pl, err := p.pool(ctx, pagesFor(sandbox.DefaultMemoryBytes))
 	if err != nil {
 		return nil, err
 	}
 	inst, _, err := pl.get(ctx)
 	if err != nil {
+		p.Close()
 		return nil, err
 	}
 	pl.put(inst, true)
 	s.mu.Lock()
 	if q := s.programs[key]; q != nil {
-		p = q
-	} else {
-		s.programs[key] = p
+		q.refs++
+		s.mu.Unlock()
+		p.Close()
+		return q, nil
 	}
+	s.programs[key] = p
 	s.mu.Unlock()
 	return p, nil
 }
@@ -407,6 +463,9 @@ func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Inpu
 	p, ok := prog.(*Program)
 	if !ok || p.sb != s {
 		return sandbox.Output{}, sandbox.Errorf(sandbox.KindInternal, "wasm: program of type %T is not from this wasm sandbox", prog)
+	}
+	if p.closed.Load() {
+		return sandbox.Output{}, sandbox.Errorf(sandbox.KindInternal, "wasm: run of a closed program (a forge bug: programs are closed only when no call uses them)")
 	}
 	in.Limits = in.Limits.WithDefaults()
 	args, err := sandbox.OrderArgs(p.sig, in.Args)

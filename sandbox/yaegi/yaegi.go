@@ -80,9 +80,33 @@ type Program struct {
 	spare   chan *instance // idle interpreters made beyond the pool for delegated calls (no token)
 	first   sync.Once
 	workers *workerPool
-	// life ends the serving loops of this program's interpreters: cancelled by a cleanup once
-	// the program is unreachable, or by the sandbox's Close.
-	life context.Context
+	// life ends the serving loops of this program's interpreters: cancelled by Close, by a cleanup
+	// once the program is unreachable, or by the sandbox's Close.
+	life    context.Context
+	end     context.CancelFunc
+	closedP atomic.Bool
+}
+
+// Close ends the program's idle interpreters and their serving loops (see sandbox.Program).
+func (p *Program) Close() error {
+	if p.closedP.Swap(true) {
+		return nil
+	}
+	if p.end != nil {
+		p.end()
+	}
+	for _, ch := range []chan *instance{p.pool, p.spare} {
+		for {
+			select {
+			case inst := <-ch:
+				inst.end()
+				continue
+			default:
+			}
+			break
+		}
+	}
+	return nil
 }
 
 // Signature returns the function's signature.
@@ -483,7 +507,7 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 	}
 	life, end := context.WithCancel(s.life)
 	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code, ht: ht, guarded: guarded, copies: referencedCopies(code),
-		pool: make(chan *instance, s.opts.PoolSize), spare: make(chan *instance, sandbox.DefaultMaxCallDepth), sem: make(chan struct{}, s.opts.PoolSize), workers: s.workers, life: life}
+		pool: make(chan *instance, s.opts.PoolSize), spare: make(chan *instance, sandbox.DefaultMaxCallDepth), sem: make(chan struct{}, s.opts.PoolSize), workers: s.workers, life: life, end: end}
 	// The serving loops hold the interpreters, never the program: once the program is
 	// unreachable, end them so that its interpreters can be collected.
 	runtime.AddCleanup(p, func(end context.CancelFunc) { end() }, end)
@@ -686,6 +710,9 @@ func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Inpu
 	p, ok := prog.(*Program)
 	if !ok {
 		return sandbox.Output{}, sandbox.Errorf(sandbox.KindInternal, "yaegi: program of type %T is not a yaegi program", prog)
+	}
+	if p.closedP.Load() {
+		return sandbox.Output{}, sandbox.Errorf(sandbox.KindInternal, "yaegi: run of a closed program (a forge bug: programs are closed only when no call uses them)")
 	}
 	in.Limits = in.Limits.WithDefaults()
 	if p.isolated || in.Limits.Isolation == sandbox.IsolationProcess {
