@@ -129,6 +129,11 @@ func (c *call) executeCandidate(ctx context.Context, p *compiled) Outcome {
 	c.rt = rt
 	c.ev.Action, c.ev.Reason = "execute", "candidate"
 	c.meta.Decision, c.meta.ProgramSource = "execute:candidate", SourceGenerated
+	if !p.acquire() {
+		return c.fail(&failure{typ: string(sandbox.KindCapacity), result: classifier.Classify(classifier.Failure{Kind: classifier.KindCapacity}),
+			msg: fmt.Sprintf("the code of %s.%s that its caller is verifying was already closed (its verification ended); call again", c.role, c.method)})
+	}
+	defer p.release()
 	start := time.Now()
 	out, err := p.sb.Run(c.runCtx(ctx, nil), p.prog, c.input(c.args))
 	c.ev.SandboxNS = int64(out.Duration)
@@ -311,31 +316,6 @@ func (c *call) blameCallDepth(se *sandbox.Error) {
 	}
 }
 
-// program returns the compiled program of an artifact snapshot, compiling it once.
-func (f *Forge) program(ctx context.Context, rt *roleRuntime, art *registry.Artifact) (*compiled, error) {
-	key := registry.Key{Role: art.Role, Method: art.Method}
-	f.mu.RLock()
-	p := f.programs[key]
-	f.mu.RUnlock()
-	if p != nil && p.art.CodeChecksum == art.CodeChecksum {
-		// Same code: a metrics flush or a reload replaced the snapshot, not the program.
-		return p, nil
-	}
-	sb, err := f.sandbox(rt.backend)
-	if err != nil {
-		return nil, err
-	}
-	prog, err := sb.Compile(ctx, sandbox.Source{Code: art.Code, Func: art.Method, Limits: rt.limits})
-	if err != nil {
-		return nil, err
-	}
-	p = &compiled{art: art, prog: prog, sb: sb}
-	f.mu.Lock()
-	f.programs[key] = p
-	f.mu.Unlock()
-	return p, nil
-}
-
 // executePersisted runs the stored code; an intrinsic or adaptive failure leads to repair or
 // regeneration within the budget, others are returned as they are.
 func (c *call) executePersisted(ctx context.Context, art *registry.Artifact) Outcome {
@@ -343,8 +323,11 @@ func (c *call) executePersisted(ctx context.Context, art *registry.Artifact) Out
 	p, err := c.f.program(ctx, c.rt, art)
 	var out sandbox.Output
 	start := time.Now()
+	var sig sandbox.Signature
 	if err == nil {
 		out, err = p.sb.Run(c.runCtx(ctx, nil), p.prog, c.input(c.args))
+		sig = p.prog.Signature()
+		p.release() // an evicted or replaced program closes here if this was its last run
 		c.ev.SandboxNS = int64(out.Duration)
 		c.meta.Logs = out.Logs
 		if err == nil {
@@ -360,7 +343,7 @@ func (c *call) executePersisted(ctx context.Context, art *registry.Artifact) Out
 	}
 	fl := c.runFailure(ctx, start, err)
 	if p != nil {
-		fl = c.judgeReturned(fl, c.args, p.prog.Signature())
+		fl = c.judgeReturned(fl, c.args, sig)
 	}
 	c.recordFailure(fl)
 	if fl.result.Rule == classifier.RuleCallDepthCap && c.ev.Depth > 0 {
@@ -381,7 +364,6 @@ func (c *call) executePersisted(ctx context.Context, art *registry.Artifact) Out
 // produced is what one generation (shared by concurrent callers) yields.
 type produced struct {
 	art   *registry.Artifact
-	prog  *compiled
 	out   sandbox.Output // the leader's run with its own args
 	fail  *failure       // set when no code could be produced, or the leader's run failed
 	trig  repair.Trigger
@@ -619,6 +601,9 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 			c.info.cand.Store(nil) // verified or not, this code is no longer the candidate
 		}
 		if fl != nil && (fl.result.Class == classifier.Intrinsic || fl.result.Class == classifier.Adaptive) {
+			if prog != nil {
+				prog.release() // passed the gate, failed the call's own run
+			}
 			last = fl
 			req = req.WithEarlier(repair.Attempt{Code: ans.Code, Error: fl.msg, Result: fl.result, Args: string(fl.args)})
 			continue
@@ -632,13 +617,15 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 		}
 		// The code passed the gate; a caller or extrinsic failure of this call's own run is not
 		// the code's fault, so it is kept and the failure returned.
-		res.prog, res.out, res.fail = prog, out, fl
+		res.out, res.fail = out, fl
 		if f.opts.Switches.GenerateOnly {
+			prog.release() // nothing is persisted, so nothing keeps it
 			res.art = &registry.Artifact{Role: c.role, Method: c.method, Code: ans.Code, Generation: 0}
 			return res
 		}
 		art, unchanged, err := c.persist(ans, prog, trig)
 		if err != nil {
+			prog.release()
 			res.fail = classifyErr(err, false)
 			return res
 		}
@@ -702,7 +689,10 @@ func (c *call) noProvider(pf *failure, trig repair.Trigger, failed *repair.Attem
 
 // verify is the gate: policy and compile in the target sandbox, the declared signature, the
 // contract's acceptance examples and tests, then the call's own args and the deliverable schema.
-func (c *call) verify(ctx context.Context, code string) (*compiled, sandbox.Output, *failure) {
+//
+// The program it returns holds one reference, the caller's: persist hands it to the live set,
+// any other end releases it.
+func (c *call) verify(ctx context.Context, code string) (ret *compiled, _ sandbox.Output, _ *failure) {
 	sb, err := c.f.sandbox(c.rt.backend)
 	if err != nil {
 		return nil, sandbox.Output{}, classifyErr(err, false)
@@ -712,10 +702,15 @@ func (c *call) verify(ctx context.Context, code string) (*compiled, sandbox.Outp
 	if err != nil {
 		return nil, sandbox.Output{}, classifyErr(err, false)
 	}
+	p := newCompiled(nil, prog, sb, c.f.programs)
+	defer func() {
+		if ret == nil {
+			p.release() // code that did not pass is closed (when no delegated run holds it)
+		}
+	}()
 	if fl := checkDeclared(c.rt.declared(c.method), prog.Signature()); fl != nil {
 		return nil, sandbox.Output{}, fl
 	}
-	p := &compiled{prog: prog, sb: sb}
 	if acc := c.rt.rec.Acceptance; acc != nil {
 		// The examples run twice in a row when the role's code cannot see time, randomness or the
 		// outside world: a second answer that differs from the first means the code keeps state
@@ -989,9 +984,7 @@ func (c *call) persist(ans provider.Answer, p *compiled, trig repair.Trigger) (*
 		return nil, false, err
 	}
 	p.art = art
-	c.f.mu.Lock()
-	c.f.programs[registry.Key{Role: c.role, Method: c.method}] = p
-	c.f.mu.Unlock()
+	c.f.programs.put(p) // the live set takes the generation's reference; the replaced program closes after its last run
 	return art, unchanged, nil
 }
 

@@ -11,7 +11,8 @@ import (
 
 // OptionsFromEnv reads the operator's switches: FORGE_READ_PATH=off, FORGE_REPAIR=off,
 // FORGE_LEARNING=off, FORGE_CONTEXT_TOKENS=N, FORGE_GENERATE_ONLY=1, FORGE_CANARY=role,role, FORGE_MAX_PROVIDER_CALLS=N and
-// FORGE_MAX_REPAIRS_BEFORE_REGEN=N, and FORGE_SANDBOX.
+// FORGE_MAX_REPAIRS_BEFORE_REGEN=N, FORGE_SANDBOX, and the live set's budget
+// FORGE_MAX_LIVE_PROGRAMS=N and FORGE_MAX_LIVE_BYTES=SIZE (512MiB, 1GiB, or bytes; -1: no bound).
 // The CLI, the server and the MCP server share it.
 func OptionsFromEnv(getenv func(string) string) (Options, error) {
 	var o Options
@@ -64,6 +65,20 @@ func OptionsFromEnv(getenv func(string) string) (Options, error) {
 		}
 		o.MaxProviderCalls = n
 	}
+	if v := getenv("FORGE_MAX_LIVE_PROGRAMS"); v != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n == 0 {
+			return o, fmt.Errorf("FORGE_MAX_LIVE_PROGRAMS=%q: use a positive number of compiled programs to keep ready (-1 for no bound)", v)
+		}
+		o.MaxLivePrograms = n
+	}
+	if v := getenv("FORGE_MAX_LIVE_BYTES"); v != "" {
+		n, err := parseBytes(v)
+		if err != nil {
+			return o, fmt.Errorf("FORGE_MAX_LIVE_BYTES=%q: %v", v, err)
+		}
+		o.MaxLiveBytes = n
+	}
 	if v := getenv("FORGE_MAX_REPAIRS_BEFORE_REGEN"); v != "" {
 		b, err := repair.ParseBudget(v)
 		if err != nil {
@@ -72,4 +87,30 @@ func OptionsFromEnv(getenv func(string) string) (Options, error) {
 		o.Budget = b
 	}
 	return o, nil
+}
+
+// parseBytes reads a memory size: a number of bytes, or one with a KiB, MiB or GiB suffix
+// (KB, MB, GB and K, M, G are read as the same powers of two); -1 is "no bound".
+func parseBytes(v string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(v))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	switch {
+	case err != nil || n == 0 || n < -1:
+		return 0, fmt.Errorf("use a size such as 512MiB, 2GiB or a number of bytes (-1 for no bound)")
+	case n == -1:
+		return -1, nil
+	case n > (1<<62)/mult:
+		return 0, fmt.Errorf("the size is too large")
+	}
+	return n * mult, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/artifactforge/forge/repair"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -30,8 +31,10 @@ type Forge struct {
 	now    func() time.Time
 
 	live      *liveHub // watch mode and live subscribers (watch.go)
+	programs  *liveSet // the compiled programs kept ready (live.go)
 	flight    singleflight.Group
-	placement Placement // where contracts that name no sandbox run
+	compiles  singleflight.Group // compiles of persisted code on a live-set miss
+	placement Placement          // where contracts that name no sandbox run
 
 	// life is held for reading by every Call and Regenerate (and detached generations) while
 	// they run, and for writing by Close: Close waits for them, and after it every call returns
@@ -47,15 +50,21 @@ type Forge struct {
 
 	mu        sync.RWMutex
 	roles     map[string]*roleRuntime
-	programs  map[registry.Key]*compiled
 	sandboxes map[string]sandbox.Sandbox
 }
 
-// compiled is an artifact snapshot and its compiled program.
+// compiled is an artifact snapshot and its compiled program, with the references that keep the
+// program open (live.go): one for the live set while it is live, one per run in flight, one for
+// the generation that verifies it until it is persisted. The last release closes the program.
 type compiled struct {
 	art  *registry.Artifact
 	prog sandbox.Program
 	sb   sandbox.Sandbox
+	set  *liveSet // counts the close; nil for none
+
+	refs atomic.Int64
+	used atomic.Int64 // the live set's clock at the last hit
+	idx  int          // index in the live set's list, -1 when not in it (under the set's mu)
 }
 
 // Open opens the store and starts the metrics recorder and the event log.
@@ -75,7 +84,8 @@ func Open(opts Options) (*Forge, error) {
 		return nil, err
 	}
 	f := &Forge{opts: opts, store: s, now: opts.Now, placement: placement,
-		roles: map[string]*roleRuntime{}, programs: map[registry.Key]*compiled{}, sandboxes: map[string]sandbox.Sandbox{}}
+		roles: map[string]*roleRuntime{}, sandboxes: map[string]sandbox.Sandbox{}}
+	f.programs = newLiveSet(liveBudget(opts.MaxLivePrograms, DefaultMaxLivePrograms), liveBudget(opts.MaxLiveBytes, DefaultMaxLiveBytes))
 	f.live = newLiveHub()
 	sink := opts.EventSink
 	f.opts.EventSink = func(e Event) { // calls reach live subscribers (watch.go) and the caller's sink
@@ -117,6 +127,7 @@ func (f *Forge) Close() error {
 		if f.events != nil {
 			f.events.close()
 		}
+		f.programs.close() // no call is in flight: every live program closes now
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		var errs []error
@@ -327,7 +338,10 @@ func (f *Forge) update(role, method string, fn func(a *registry.Artifact) error)
 	if err != nil {
 		return nil, err
 	}
-	return a, nil // the program cache is keyed by code checksum: a changed code recompiles on use
+	// The live set is keyed by code checksum, so a changed code recompiles on use; dropping the
+	// old program now releases its memory without waiting for that call.
+	f.programs.drop(registry.Key{Role: role, Method: method}, a.CodeChecksum)
+	return a, nil
 }
 
 // providerOrErr returns the configured provider or the error that says how to configure one.

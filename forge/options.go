@@ -57,6 +57,25 @@ type Options struct {
 	// Watch makes Open start watch mode (Forge.Watch): other processes' changes reach calls at
 	// once. Where fsnotify is unavailable the revalidation poll remains, silently.
 	Watch bool
+	// MaxLivePrograms bounds the compiled programs kept ready (the live set, an approximate LRU):
+	// 0 is DefaultMaxLivePrograms (or $FORGE_MAX_LIVE_PROGRAMS through OptionsFromEnv), a negative
+	// value sets no bound. A method evicted from the set answers as before at its next call,
+	// after compiling its code again.
+	MaxLivePrograms int
+	// MaxLiveBytes bounds the memory the live programs report (sandbox.Sizer: wasm modules and
+	// instances): 0 is DefaultMaxLiveBytes (or $FORGE_MAX_LIVE_BYTES), negative sets no bound.
+	MaxLiveBytes int64
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+}
+
+// liveBudget is a live-set bound from its option: 0 is the default, negative is none (0).
+func liveBudget[T int | int64](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }

@@ -422,13 +422,6 @@ func TailEvents(ctx context.Context, store string, fn func(Event)) error {
 	}
 }
 
-// LivePrograms is how many compiled programs this forge keeps ready (a metrics gauge).
-func (f *Forge) LivePrograms() int {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	return len(f.programs)
-}
-
 // catchUp reads whole the rotated logs (path.1 ... path.N, newest first by name) that are newer
 // than prev (the file the tail was reading) and older than now (the file it reads next), oldest
 // first. Files are opened before they are identified, so a rotation during the scan cannot make

@@ -22,6 +22,14 @@ type Sandbox interface {
 	Close() error
 }
 
+// Sizer is implemented by programs that can tell how much memory they hold now (compiled code,
+// idle and busy interpreters or instances), so that the forge can bound its live set by memory
+// as well as by count. The figure is an estimate of resident memory, read often: it must be cheap
+// (an atomic load) and safe to call while the program runs.
+type Sizer interface {
+	LiveBytes() int64
+}
+
 // Tester runs Go acceptance tests (testing + testify assert/require) against an artifact inside the
 // sandbox, so verification exercises the same interpreter or module that serves calls.
 type Tester interface {

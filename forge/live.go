@@ -1,0 +1,349 @@
+package forge
+
+import (
+	"context"
+	"hash/maphash"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+
+	"github.com/artifactforge/forge/registry"
+	"github.com/artifactforge/forge/sandbox"
+)
+
+// DefaultMaxLivePrograms bounds the compiled programs a Forge keeps ready when Options and the
+// environment say nothing. A yaegi program holds at least one pooled interpreter (two goroutines
+// and about 1 MiB of heap each, more under concurrent calls of the same method); 200 of them stay
+// under 500 goroutines and well under 1 GiB, however many methods the store holds. A working set
+// larger than the budget still answers every call: an evicted method is compiled again on its
+// next call (see RATIONALE.md, "The live set").
+const DefaultMaxLivePrograms = 200
+
+// DefaultMaxLiveBytes bounds the memory the live programs report (sandbox.Sizer) when Options and
+// the environment say nothing: a wasm program holds its compiled code and its instances' linear
+// memories (about 25 MiB for a small method), so this keeps about 20 of them ready. Programs that
+// report no size count only against DefaultMaxLivePrograms.
+const DefaultMaxLiveBytes = 512 << 20
+
+// liveShards spreads the live set's map over locks, so that warm calls of different methods from
+// different cores do not share one lock word.
+const liveShards = 16
+
+// evictSample is how many entries an eviction looks at to pick the least recently used one
+// (an approximate LRU: no list to update on every hit).
+const evictSample = 8
+
+// liveSet is the bounded set of compiled programs, one per role.method: an approximate LRU under a
+// count and a memory budget. A hit is a read-locked map lookup in one of liveShards shards, a
+// reference taken with one atomic add and an atomic "last used" stamp; insertions and evictions
+// take the set's own mutex. A program leaves the set when it is evicted or replaced by other code
+// (new generation, regeneration, rollback, reload) and is closed when the last call that runs it
+// ends: the set holds one reference and every run holds one (compiled.acquire, release).
+type liveSet struct {
+	seed   maphash.Seed
+	shards [liveShards]liveShard
+
+	// clock advances at each insertion; a hit stamps its entry with it, so the entries with the
+	// oldest stamp are the ones no call has used for the most insertions.
+	clock atomic.Int64
+
+	maxCount int   // <= 0: no count budget
+	maxBytes int64 // <= 0: no memory budget
+
+	mu     sync.Mutex
+	all    []*compiled // every entry, for sampling (compiled.idx is its index)
+	closed bool
+
+	evictions atomic.Int64 // programs evicted for the budget
+	replaced  atomic.Int64 // programs replaced by other code of their role.method
+	closes    atomic.Int64 // programs closed (their last reference released)
+}
+
+type liveShard struct {
+	mu sync.RWMutex
+	m  map[registry.Key]*compiled
+	_  [40]byte // keep shards on separate cache lines
+}
+
+func newLiveSet(maxCount int, maxBytes int64) *liveSet {
+	s := &liveSet{seed: maphash.MakeSeed(), maxCount: maxCount, maxBytes: maxBytes}
+	for i := range s.shards {
+		s.shards[i].m = map[registry.Key]*compiled{}
+	}
+	return s
+}
+
+func (s *liveSet) shard(k registry.Key) *liveShard {
+	h := maphash.String(s.seed, k.Role) ^ (maphash.String(s.seed, k.Method) * 0x9e3779b97f4a7c15)
+	return &s.shards[h%liveShards]
+}
+
+// get returns the live program of k compiled from the code with checksum sum, with a reference
+// the caller releases, or nil.
+func (s *liveSet) get(k registry.Key, sum string) *compiled {
+	sh := s.shard(k)
+	sh.mu.RLock()
+	p := sh.m[k]
+	sh.mu.RUnlock()
+	if p == nil || p.art == nil || p.art.CodeChecksum != sum || !p.acquire() {
+		return nil
+	}
+	if now := s.clock.Load(); p.used.Load() != now {
+		p.used.Store(now)
+	}
+	return p
+}
+
+// put makes p the live program of its key, taking over the caller's reference to it. The
+// program it replaces and the ones evicted for the budget lose the set's reference: each closes
+// when its last run ends. On a closed set p's reference is released at once.
+func (s *liveSet) put(p *compiled) {
+	k := registry.Key{Role: p.art.Role, Method: p.art.Method}
+	var drop []*compiled
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		p.release()
+		return
+	}
+	p.used.Store(s.clock.Add(1))
+	sh := s.shard(k)
+	sh.mu.Lock()
+	old := sh.m[k]
+	sh.m[k] = p
+	sh.mu.Unlock()
+	if old != nil {
+		s.unlist(old)
+		s.replaced.Add(1)
+		drop = append(drop, old)
+	}
+	p.idx = len(s.all)
+	s.all = append(s.all, p)
+	drop = s.evict(p, drop)
+	s.mu.Unlock()
+	for _, q := range drop {
+		q.release()
+	}
+}
+
+// evict removes entries (never keep) until the set fits its budget, and appends them to drop.
+// s.mu is held.
+func (s *liveSet) evict(keep *compiled, drop []*compiled) []*compiled {
+	var bytes int64
+	if s.maxBytes > 0 {
+		for _, q := range s.all {
+			bytes += q.size()
+		}
+	}
+	for len(s.all) > 1 && ((s.maxCount > 0 && len(s.all) > s.maxCount) || (s.maxBytes > 0 && bytes > s.maxBytes)) {
+		var v *compiled
+		for range evictSample {
+			q := s.all[rand.IntN(len(s.all))]
+			if q != keep && (v == nil || q.used.Load() < v.used.Load()) {
+				v = q
+			}
+		}
+		if v == nil {
+			continue // sampled only keep: sample again
+		}
+		bytes -= v.size()
+		s.remove(v)
+		s.evictions.Add(1)
+		drop = append(drop, v)
+	}
+	return drop
+}
+
+// remove takes p out of its shard's map and the list. s.mu is held.
+func (s *liveSet) remove(p *compiled) {
+	sh := s.shard(registry.Key{Role: p.art.Role, Method: p.art.Method})
+	sh.mu.Lock()
+	if sh.m[registry.Key{Role: p.art.Role, Method: p.art.Method}] == p {
+		delete(sh.m, registry.Key{Role: p.art.Role, Method: p.art.Method})
+	}
+	sh.mu.Unlock()
+	s.unlist(p)
+}
+
+// unlist takes p out of s.all. s.mu is held.
+func (s *liveSet) unlist(p *compiled) {
+	i := p.idx
+	if i < 0 || i >= len(s.all) || s.all[i] != p {
+		return
+	}
+	last := s.all[len(s.all)-1]
+	s.all[i], last.idx = last, i
+	s.all[len(s.all)-1] = nil
+	s.all = s.all[:len(s.all)-1]
+	p.idx = -1
+}
+
+// drop removes k's live program unless it was compiled from the code with checksum keep: an
+// operator's change (rollback, bless) made other code current.
+func (s *liveSet) drop(k registry.Key, keep string) {
+	s.mu.Lock()
+	sh := s.shard(k)
+	sh.mu.RLock()
+	p := sh.m[k]
+	sh.mu.RUnlock()
+	if p == nil || p.art.CodeChecksum == keep {
+		s.mu.Unlock()
+		return
+	}
+	s.remove(p)
+	s.replaced.Add(1)
+	s.mu.Unlock()
+	p.release()
+}
+
+// close empties the set: every program closes now, or when the run that holds it ends. Later
+// insertions are released at once.
+func (s *liveSet) close() {
+	s.mu.Lock()
+	s.closed = true
+	all := s.all
+	s.all = nil
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		sh.m = map[registry.Key]*compiled{}
+		sh.mu.Unlock()
+	}
+	s.mu.Unlock()
+	for _, p := range all {
+		p.idx = -1
+		p.release()
+	}
+}
+
+// stats reports the live programs, the memory they report and the set's counters.
+func (s *liveSet) stats() LiveStats {
+	s.mu.Lock()
+	st := LiveStats{Programs: len(s.all), MaxPrograms: s.maxCount, MaxBytes: s.maxBytes}
+	for _, p := range s.all {
+		st.Bytes += p.size()
+	}
+	s.mu.Unlock()
+	st.Evictions, st.Replaced, st.Closed = s.evictions.Load(), s.replaced.Load(), s.closes.Load()
+	return st
+}
+
+// LiveStats describes the live set: the compiled programs a Forge keeps ready.
+type LiveStats struct {
+	// Programs is how many programs are live now, Bytes the memory those that report it hold.
+	Programs int   `json:"programs"`
+	Bytes    int64 `json:"bytes"`
+	// MaxPrograms and MaxBytes are the budget (0: none).
+	MaxPrograms int   `json:"max_programs"`
+	MaxBytes    int64 `json:"max_bytes"`
+	// Evictions counts programs evicted for the budget since Open (each costs a compile at the
+	// method's next call), Replaced those replaced by other code of their method, Closed those
+	// closed (their last run ended).
+	Evictions int64 `json:"evictions"`
+	Replaced  int64 `json:"replaced"`
+	Closed    int64 `json:"closed"`
+}
+
+// LivePrograms is how many compiled programs this forge keeps ready (a metrics gauge).
+func (f *Forge) LivePrograms() int {
+	f.programs.mu.Lock()
+	defer f.programs.mu.Unlock()
+	return len(f.programs.all)
+}
+
+// Live reports the live set (see LiveStats).
+func (f *Forge) Live() LiveStats { return f.programs.stats() }
+
+// newCompiled wraps a program fresh from Compile: the caller holds its only reference.
+func newCompiled(art *registry.Artifact, prog sandbox.Program, sb sandbox.Sandbox, set *liveSet) *compiled {
+	p := &compiled{art: art, prog: prog, sb: sb, set: set, idx: -1}
+	p.refs.Store(1)
+	return p
+}
+
+// acquire takes a reference for a run; false when the program is already closed.
+func (p *compiled) acquire() bool {
+	for {
+		r := p.refs.Load()
+		if r <= 0 {
+			return false
+		}
+		if p.refs.CompareAndSwap(r, r+1) {
+			return true
+		}
+	}
+}
+
+// release drops a reference; the last one closes the program. A Close error is not the call's:
+// the program is gone either way, and its backend reports its own failures.
+func (p *compiled) release() {
+	if p.refs.Add(-1) != 0 {
+		return
+	}
+	_ = p.prog.Close()
+	if p.set != nil {
+		p.set.closes.Add(1)
+	}
+}
+
+// size is the memory p reports (0 when its backend reports none).
+func (p *compiled) size() int64 {
+	if s, ok := p.prog.(sandbox.Sizer); ok {
+		return s.LiveBytes()
+	}
+	return 0
+}
+
+// program returns the live program of an artifact snapshot with a reference for one run (release
+// it when the run ends), compiling it on a miss. Concurrent misses of one code compile once.
+func (f *Forge) program(ctx context.Context, rt *roleRuntime, art *registry.Artifact) (*compiled, error) {
+	key := registry.Key{Role: art.Role, Method: art.Method}
+	for range 3 {
+		if p := f.programs.get(key, art.CodeChecksum); p != nil {
+			// Same code: a metrics flush or a reload replaced the snapshot, not the program.
+			return p, nil
+		}
+		ch := f.compiles.DoChan(art.Role+"."+art.Method+"\x00"+art.CodeChecksum, func() (any, error) {
+			if p := f.programs.get(key, art.CodeChecksum); p != nil {
+				p.release() // compiled by a flight that just ended
+				return nil, nil
+			}
+			p, err := f.compileArtifact(ctx, rt, art)
+			if err != nil {
+				return nil, err
+			}
+			f.programs.put(p)
+			return nil, nil
+		})
+		select {
+		case r := <-ch:
+			if r.Err != nil {
+				return nil, r.Err
+			}
+		case <-ctx.Done():
+			return nil, &sandbox.Error{Kind: sandbox.KindDeadline, Err: ctx.Err(),
+				Message: "the call's context ended while its method's code was being compiled (the compile goes on for the next call); give the call more time"}
+		}
+	}
+	// The program compiled for this call was evicted before the call could take it (a budget
+	// far smaller than the methods called at once): compile one for this call alone.
+	return f.compileArtifact(ctx, rt, art)
+}
+
+// compileArtifact compiles an artifact's code, detached from the caller's cancellation (a
+// compile shared by concurrent callers must not fail because one of them gave up) but not from
+// Close.
+func (f *Forge) compileArtifact(ctx context.Context, rt *roleRuntime, art *registry.Artifact) (*compiled, error) {
+	sb, err := f.sandbox(rt.backend)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.generationTimeout())
+	defer cancel()
+	defer context.AfterFunc(f.bg, cancel)()
+	prog, err := sb.Compile(cctx, sandbox.Source{Code: art.Code, Func: art.Method, Limits: rt.limits})
+	if err != nil {
+		return nil, err
+	}
+	return newCompiled(art, prog, sb, f.programs), nil
+}
