@@ -68,7 +68,7 @@ func (s *Sandbox) runTestModule(ctx context.Context, src sandbox.Source, bin []b
 	if err != nil {
 		return nil, nil, err
 	}
-	defer pl.cm.Close(context.Background())
+	defer pl.close() // gives back the compiled module
 	defer pl.drain()
 	done := map[string]sandbox.TestResult{}
 	if len(names) == 0 {

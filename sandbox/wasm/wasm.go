@@ -39,7 +39,18 @@ type Options struct {
 	// PoolSize bounds the live instances per program and memory cap (default 2 x GOMAXPROCS);
 	// calls beyond it wait for a free instance.
 	PoolSize int
+	// IdleTimeout is how long an instance may sit idle before it is closed; each pool keeps one
+	// warm instance however long it idles (default DefaultIdleTimeout, negative: never trim).
+	IdleTimeout time.Duration
 }
+
+// DefaultIdleTimeout is how long an idle instance beyond a pool's first is kept (Options.IdleTimeout).
+const DefaultIdleTimeout = 30 * time.Second
+
+// compiledCodeFactor estimates a module's compiled machine code from its size: wazero's
+// optimizing compiler emits about 4 bytes of code per byte of a Go-built module (13.4 MB for a
+// 3.4 MB module), and that code is resident while the module is live.
+const compiledCodeFactor = 4
 
 // Sandbox is the wasm backend: each artifact is built into a wasip1 reactor module with the Go
 // toolchain, compiled by wazero, and run in pooled instances with a memory cap, a deadline that
@@ -57,6 +68,34 @@ type Sandbox struct {
 	// compileSlots bounds the modules wazero compiles at once (each compile of a module at the
 	// bounds of checkModule peaks at ~125 MiB of host memory; see RATIONALE.md).
 	compileSlots chan struct{}
+
+	counts    liveCounts
+	stopTrim  chan struct{}
+	trimmings atomic.Int64 // idle instances closed by the trimmer
+}
+
+// liveCounts are the sandbox's live compiled modules and instances (a debug gauge: Live).
+type liveCounts struct {
+	modules, instances atomic.Int64
+}
+
+// LiveCounts is what a wasm sandbox holds now.
+type LiveCounts struct {
+	// Programs is the call programs compiled and not yet closed; Modules the compiled modules
+	// (one per program and memory cap, plus test modules while tests run); Instances the module
+	// instances, busy or idle.
+	Programs, Modules, Instances int
+	// Trimmed counts the idle instances closed because they idled longer than IdleTimeout.
+	Trimmed int64
+}
+
+// Live reports what the sandbox holds now: every Close of a program gives back its modules and
+// instances, and idle pools shrink to one instance.
+func (s *Sandbox) Live() LiveCounts {
+	s.mu.Lock()
+	n := len(s.programs)
+	s.mu.Unlock()
+	return LiveCounts{Programs: n, Modules: int(s.counts.modules.Load()), Instances: int(s.counts.instances.Load()), Trimmed: s.trimmings.Load()}
 }
 
 var (
@@ -81,14 +120,53 @@ func New(opts Options) (*Sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wasm: compilation cache: %w", err)
 	}
-	return &Sandbox{
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	s := &Sandbox{
 		opts:         opts,
 		builder:      newBuilder(opts.CacheDir, opts.GoBin),
 		cache:        cache,
 		engines:      map[engineKey]*engine{},
 		programs:     map[string]*Program{},
 		compileSlots: make(chan struct{}, max(2, runtime.GOMAXPROCS(0))),
-	}, nil
+		stopTrim:     make(chan struct{}),
+	}
+	if opts.IdleTimeout > 0 {
+		go s.trimLoop(opts.IdleTimeout)
+	}
+	return s, nil
+}
+
+// trimLoop closes, every interval, the instances that no call used since the previous round,
+// keeping one warm instance per pool.
+func (s *Sandbox) trimLoop(interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopTrim:
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		progs := make([]*Program, 0, len(s.programs))
+		for _, p := range s.programs {
+			progs = append(progs, p)
+		}
+		s.mu.Unlock()
+		for _, p := range progs {
+			p.mu.Lock()
+			pools := make([]*pool, 0, len(p.pools))
+			for _, pl := range p.pools {
+				pools = append(pools, pl)
+			}
+			p.mu.Unlock()
+			for _, pl := range pools {
+				s.trimmings.Add(int64(pl.trim()))
+			}
+		}
+	}
 }
 
 // Name is the backend's name in contracts and the corpus ("wasm").
@@ -99,6 +177,7 @@ func (s *Sandbox) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	close(s.stopTrim)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var errs []error
@@ -121,6 +200,16 @@ type engine struct {
 	// index-out-of-range panic inside wazevo; see TestConcurrentCompileSharesBuild and
 	// RATIONALE.md). Different modules compile in parallel: wazero keys that table by module.
 	compiles singleflight.Group
+
+	live *liveCounts // nil for engines made outside a Sandbox (tests)
+	mu   sync.Mutex
+	mods map[string]*modRef // compiled modules by hash, shared by the pools that use them
+}
+
+// modRef is a compiled module and how many pools use it: the last release closes it.
+type modRef struct {
+	cm   wazero.CompiledModule
+	refs int
 }
 
 // CompileTimeout bounds wazero's compilation of one module (shared by every caller that needs
@@ -128,10 +217,52 @@ type engine struct {
 // machine; one that does not is refused as the code's compile error.
 const CompileTimeout = 30 * time.Second
 
-// compile compiles bin (named by its content hash) once for all concurrent callers. The compile
-// runs under its own CompileTimeout, detached from any one caller; a caller whose ctx ends stops
-// waiting (the compile goes on for the others and for wazero's caches).
+// compile returns the compiled module of bin (named by its content hash) with a reference the
+// caller gives back with release: the module is compiled once for all concurrent callers and
+// shared while any of them holds it. The compile runs under its own CompileTimeout, detached
+// from any one caller; a caller whose ctx ends stops waiting (the compile goes on for the others
+// and for wazero's caches).
 func (e *engine) compile(ctx context.Context, bin []byte, hash string, slots chan struct{}) (wazero.CompiledModule, error) {
+	for {
+		e.mu.Lock()
+		if m := e.mods[hash]; m != nil {
+			m.refs++
+			e.mu.Unlock()
+			return m.cm, nil
+		}
+		e.mu.Unlock()
+		if err := e.compileShared(ctx, bin, hash, slots); err != nil {
+			return nil, err
+		}
+		// The module is registered now; take a reference (again, in the rare case that its
+		// holders released it between the compile and here).
+	}
+}
+
+// release gives back a reference compile returned; the last one closes the compiled module.
+func (e *engine) release(hash string) {
+	e.mu.Lock()
+	m := e.mods[hash]
+	if m == nil {
+		e.mu.Unlock()
+		return
+	}
+	m.refs--
+	if m.refs > 0 {
+		e.mu.Unlock()
+		return
+	}
+	delete(e.mods, hash)
+	e.mu.Unlock()
+	m.cm.Close(context.Background())
+	if e.live != nil {
+		e.live.modules.Add(-1)
+	}
+}
+
+// compileShared compiles bin once for all concurrent callers and registers the result in e.mods
+// (with no reference: callers take theirs in compile).
+func (e *engine) compileShared(ctx context.Context, bin []byte, hash string, slots chan struct{}) error {
 	ch := e.compiles.DoChan(hash, func() (any, error) {
 		select {
 		case slots <- struct{}{}:
@@ -153,16 +284,27 @@ func (e *engine) compile(ctx context.Context, bin []byte, hash string, slots cha
 			// compile error too (an internal error would let the gate pass it undecided).
 			return nil, &sandbox.Error{Kind: sandbox.KindCompile, Message: "wasm: compile module: " + err.Error(), Err: err}
 		}
-		return cm, nil
+		e.mu.Lock()
+		if e.mods == nil {
+			e.mods = map[string]*modRef{}
+		}
+		if e.mods[hash] == nil {
+			e.mods[hash] = &modRef{cm: cm}
+			cm = nil
+		}
+		e.mu.Unlock()
+		if cm != nil {
+			cm.Close(context.Background()) // cannot happen: flights of one hash do not overlap
+		} else if e.live != nil {
+			e.live.modules.Add(1)
+		}
+		return nil, nil
 	})
 	select {
 	case r := <-ch:
-		if r.Err != nil {
-			return nil, r.Err
-		}
-		return r.Val.(wazero.CompiledModule), nil
+		return r.Err
 	case <-ctx.Done():
-		return nil, &sandbox.Error{Kind: sandbox.KindCapacity, Message: "deadline exceeded waiting for the module to compile: retry (the compile goes on)", Err: ctx.Err()}
+		return &sandbox.Error{Kind: sandbox.KindCapacity, Message: "deadline exceeded waiting for the module to compile: retry (the compile goes on)", Err: ctx.Err()}
 	}
 }
 
@@ -237,6 +379,7 @@ func (s *Sandbox) engine(ctx context.Context, pages uint32, kind engineKind) (*e
 	if err != nil {
 		return nil, err
 	}
+	e.live = &s.counts
 	s.engines[key] = e
 	return e, nil
 }
@@ -284,7 +427,14 @@ type Program struct {
 	key    string      // in sb.programs
 	refs   int         // Compile results not yet closed (under sb.mu): programs are shared by code
 	closed atomic.Bool // set under sb.mu; read by Run without it
+	bytes  atomic.Int64
 }
+
+var _ sandbox.Sizer = (*Program)(nil)
+
+// LiveBytes estimates the memory the program holds: its module's compiled code (per memory cap)
+// and its instances' linear memories as of their last call (see sandbox.Sizer).
+func (p *Program) LiveBytes() int64 { return p.bytes.Load() + int64(len(p.bin)) }
 
 // Close releases this Compile result; the last Close of a module's program closes its idle
 // instances and compiled code and forgets it (see sandbox.Program).
@@ -316,8 +466,15 @@ func (p *Program) Close() error {
 	return errors.Join(errs...)
 }
 
-// close closes the pool's idle instances and its compiled module. No instance is in use.
+// close closes the pool's idle instances and gives back its compiled module. No instance is in
+// use.
 func (pl *pool) close() error {
+	pl.trimMu.Lock()
+	defer pl.trimMu.Unlock()
+	if pl.closed {
+		return nil
+	}
+	pl.closed = true
 	for _, ch := range []chan *instance{pl.idle, pl.spare} {
 		for {
 			select {
@@ -329,7 +486,51 @@ func (pl *pool) close() error {
 			break
 		}
 	}
-	return pl.cm.Close(context.Background())
+	pl.acct.Add(-pl.codeBytes)
+	pl.eng.release(pl.hash)
+	return nil
+}
+
+// trim closes the idle instances that no call used since the previous trim, keeping at least one
+// idle instance, and returns how many it closed.
+func (pl *pool) trim() int {
+	pl.trimMu.Lock()
+	defer pl.trimMu.Unlock()
+	if pl.closed {
+		return 0
+	}
+	closed := 0
+	warm := false
+	for _, ch := range []chan *instance{pl.idle, pl.spare} {
+		var taken []*instance
+	drain:
+		for {
+			select {
+			case inst := <-ch:
+				taken = append(taken, inst)
+			default:
+				break drain
+			}
+		}
+		for _, inst := range taken {
+			used := inst.uses != inst.seen
+			inst.seen = inst.uses
+			if used || (!warm && ch == pl.idle) {
+				warm = true
+				select {
+				case ch <- inst:
+					continue
+				default: // spares made meanwhile filled the channel: this one goes
+				}
+			}
+			inst.close()
+			closed++
+			if ch == pl.idle {
+				<-pl.sem
+			}
+		}
+	}
+	return closed
 }
 
 // Signature returns the function's signature.
@@ -453,7 +654,9 @@ func (p *Program) pool(ctx context.Context, pages uint32) (*pool, error) {
 		return nil, err
 	}
 	n := p.sb.opts.PoolSize
-	pl := &pool{eng: eng, cm: cm, idle: make(chan *instance, n), spare: make(chan *instance, sandbox.DefaultMaxCallDepth), sem: make(chan struct{}, n), test: p.kind.test()}
+	pl := &pool{eng: eng, cm: cm, hash: p.hash, acct: &p.bytes, codeBytes: compiledCodeFactor * int64(len(p.bin)),
+		idle: make(chan *instance, n), spare: make(chan *instance, sandbox.DefaultMaxCallDepth), sem: make(chan struct{}, n), test: p.kind.test()}
+	pl.acct.Add(pl.codeBytes)
 	p.pools[pages] = pl
 	return pl, nil
 }
@@ -508,6 +711,12 @@ type pool struct {
 	// spare holds idle instances made beyond the pool for delegated calls (they hold no token).
 	spare chan *instance
 	test  bool
+
+	hash      string        // the module's, for eng.release
+	acct      *atomic.Int64 // the program's LiveBytes
+	codeBytes int64         // the compiled code's estimated size, in acct while the pool lives
+	trimMu    sync.Mutex    // trim and close
+	closed    bool
 }
 
 // get returns an idle instance or starts one, waiting while PoolSize instances are busy; waited
@@ -530,8 +739,9 @@ func (pl *pool) get(ctx context.Context) (inst *instance, waited time.Duration, 
 			inst, err := newInstance(ctx, pl.eng, pl.cm, pl.test)
 			if err != nil {
 				<-pl.sem
+				return nil, 0, err
 			}
-			return inst, 0, err
+			return pl.adopt(inst), 0, nil
 		default:
 		}
 		inst, err := newInstance(ctx, pl.eng, pl.cm, pl.test)
@@ -539,7 +749,7 @@ func (pl *pool) get(ctx context.Context) (inst *instance, waited time.Duration, 
 			return nil, 0, err
 		}
 		inst.extra = true
-		return inst, 0, nil
+		return pl.adopt(inst), 0, nil
 	}
 	select {
 	case pl.sem <- struct{}{}:
@@ -560,7 +770,7 @@ func (pl *pool) get(ctx context.Context) (inst *instance, waited time.Duration, 
 		<-pl.sem
 		return nil, waited, err
 	}
-	return inst, waited, nil
+	return pl.adopt(inst), waited, nil
 }
 
 // waitedTooLong turns a deadline into KindCapacity when the call spent more than a tenth of its
@@ -582,6 +792,13 @@ func waitedTooLong(err error, waited, limit time.Duration) error {
 // runtime may be in any state.
 func (pl *pool) put(inst *instance, ok bool) {
 	inst.host = nil
+	inst.uses++
+	if ok && inst.acct != nil {
+		if sz := int64(inst.mem.Size()); sz != inst.size {
+			inst.acct.Add(sz - inst.size)
+			inst.size = sz
+		}
+	}
 	if inst.extra && ok {
 		// An instance made beyond the pool joins it if a slot is free; else it waits idle for
 		// the next deep chain if there is room (sandbox.DefaultMaxCallDepth of them), or closes.
@@ -630,6 +847,11 @@ type instance struct {
 	stderr   tailBuffer
 	capture  *strings.Builder // test output, when running tests
 	extra    bool             // made beyond the pool size for a delegated call (no sem token)
+
+	uses, seen uint64        // calls run; uses at the last trim
+	size       int64         // linear memory size in acct
+	acct       *atomic.Int64 // the program's LiveBytes, nil until a pool adopts it
+	live       *liveCounts   // nil outside a Sandbox
 }
 
 type instanceKey struct{}
@@ -669,18 +891,23 @@ func newInstance(ctx context.Context, eng *engine, cm wazero.CompiledModule, tes
 	}
 	inst.mod = mod
 	inst.mem = mod.Memory()
+	if eng.live != nil {
+		inst.live = eng.live
+		eng.live.instances.Add(1)
+	}
 	inst.fnCall = mod.ExportedFunction("forge_call")
 	inst.fnAlloc = mod.ExportedFunction("forge_alloc")
 	inst.fnTest = mod.ExportedFunction("forge_test")
 	setup := mod.ExportedFunction("forge_setup")
 	if (inst.fnCall == nil && !test) || (inst.fnTest == nil && test) || inst.fnAlloc == nil || setup == nil || inst.mem == nil {
-		mod.Close(ctx)
+		inst.close()
 		return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: module lacks the forge exports")
 	}
 	res, err := setup.Call(ictx, stackFor(sandbox.Limits{MemoryBytes: int64(eng.pages) * 65536}))
 	if err != nil {
-		mod.Close(ctx)
-		return nil, inst.classify(ictx, err, "setup")
+		cerr := inst.classify(ictx, err, "setup")
+		inst.close()
+		return nil, cerr
 	}
 	inst.inPtr, inst.inCap = uint32(res[0]>>32), uint32(res[0])
 	return inst, nil
@@ -689,9 +916,25 @@ func newInstance(ctx context.Context, eng *engine, cm wazero.CompiledModule, tes
 func (inst *instance) healthy() bool { return !inst.broken }
 
 func (inst *instance) close() {
-	if inst.mod != nil {
-		inst.mod.Close(context.Background())
+	if inst.mod == nil {
+		return
 	}
+	inst.mod.Close(context.Background())
+	inst.mod = nil
+	if inst.live != nil {
+		inst.live.instances.Add(-1)
+	}
+	if inst.acct != nil {
+		inst.acct.Add(-inst.size)
+	}
+}
+
+// adopt makes inst, fresh from newInstance, count in the program's LiveBytes.
+func (pl *pool) adopt(inst *instance) *instance {
+	inst.acct = pl.acct
+	inst.size = int64(inst.mem.Size())
+	pl.acct.Add(inst.size)
+	return inst
 }
 
 // input returns a view of the guest's input buffer of n bytes, growing it if needed.
