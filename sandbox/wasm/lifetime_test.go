@@ -134,7 +134,9 @@ func Wait(n int) (int, error) {
 	time.Sleep(400 * time.Millisecond)
 	assert.Equal(t, 1, s.Live().Instances, "one instance stays warm")
 	single := in
-	single.Call = func(context.Context, string, string, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`1`), nil }
+	single.Call = func(context.Context, string, string, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`1`), nil
+	}
 	out, err := s.Run(ctx, p, single)
 	require.NoError(t, err)
 	assert.JSONEq(t, `2`, string(out.Value))
