@@ -16,6 +16,7 @@ import (
 	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/wasm"
 	"github.com/artifactforge/forge/sandbox/yaegi"
 )
 
@@ -300,4 +301,39 @@ func TestLiveBudgetOptions(t *testing.T) {
 		_, err := OptionsFromEnv(func(k string) string { return bad[k] })
 		assert.Error(t, err, "%v", bad)
 	}
+}
+
+// TestWasmRegenerationsCloseOldModules regenerates a wasm method ten times through the forge:
+// each replaced program is closed, so the sandbox holds one program, one compiled module and
+// its warm instance at the end, as after the first generation.
+func TestWasmRegenerationsCloseOldModules(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds eleven wasm modules (cached across runs)")
+	}
+	sb, err := wasm.New(wasm.Options{CacheDir: wasmTestCache(t), IdleTimeout: -1})
+	require.NoError(t, err)
+	p := &methodsProvider{}
+	p.version.Store(true)
+	f := openForge(t, t.TempDir(), p, func(o *Options) {
+		o.DefaultSandbox = "wasm"
+		o.Sandboxes = func(string) (sandbox.Sandbox, error) { return sb, nil }
+	})
+	c := textContract()
+	c.Sandbox = "wasm"
+	require.NoError(t, f.AddRole(c))
+	ctx := context.Background()
+	o := f.Call(ctx, "text", "upper", json.RawMessage(`{"s":"a"}`))
+	require.True(t, o.OK, "%+v", o.Err)
+	start := sb.Live()
+	require.Equal(t, wasm.LiveCounts{Programs: 1, Modules: 1, Instances: 1}, start)
+	for i := range 10 {
+		o := f.Regenerate(ctx, "text", "upper")
+		require.True(t, o.OK, "%+v", o.Err)
+		o = f.Call(ctx, "text", "upper", json.RawMessage(`{"s":"b"}`))
+		require.True(t, o.OK, "%+v", o.Err)
+		assert.Equal(t, start, sb.Live(), "after regeneration %d", i+1)
+	}
+	assert.Equal(t, int64(10), f.Live().Closed, "ten replaced programs closed")
+	require.NoError(t, f.Close())
+	assert.Equal(t, wasm.LiveCounts{}, sb.Live(), "Close gives everything back")
 }

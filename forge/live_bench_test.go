@@ -1,0 +1,248 @@
+package forge
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/artifactforge/forge/registry"
+	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/wasm"
+	"github.com/artifactforge/forge/sandbox/yaegi"
+)
+
+// liveStore fills a store with roles×methods persisted artifacts (method mN of each role adds N)
+// through the forge's own generation path, on in-process yaegi.
+func liveStore(b *testing.B, roles, methods int) string {
+	b.Helper()
+	store := b.TempDir()
+	f := openForge(b, store, &methodsProvider{}, func(o *Options) { o.MaxLivePrograms = 1 })
+	ctx := context.Background()
+	for r := range roles {
+		role := fmt.Sprintf("r%d", r)
+		if err := f.AddRole(methodsContract(role, methods)); err != nil {
+			b.Fatal(err)
+		}
+		for m := range methods {
+			if o := f.Call(ctx, role, fmt.Sprintf("m%d", m), json.RawMessage(`{"x":1}`)); !o.OK {
+				b.Fatal(o.Err)
+			}
+		}
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return store
+}
+
+// BenchmarkLiveSetWarm is a warm call (in-process yaegi) of one artifact, of 1,000 artifacts
+// round-robin with a budget that holds them all, and of the same 1,000 with a budget of 100 (every
+// call an eviction and a compile: the cost of a working set larger than the budget).
+func BenchmarkLiveSetWarm(b *testing.B) {
+	const roles, methods = 10, 100
+	store := liveStore(b, roles, methods)
+	names := make([][2]string, 0, roles*methods)
+	for m := range methods {
+		for r := range roles {
+			names = append(names, [2]string{fmt.Sprintf("r%d", r), fmt.Sprintf("m%d", m)})
+		}
+	}
+	args := json.RawMessage(`{"x":1}`)
+	for _, c := range []struct {
+		name   string
+		n      int // artifacts called round-robin
+		budget int
+	}{{"one", 1, 2000}, {"rr1000-fits", 1000, 2000}, {"rr1000-budget100", 1000, 100}} {
+		b.Run(c.name, func(b *testing.B) {
+			f := openForge(b, store, nil, func(o *Options) { o.MaxLivePrograms = c.budget; o.FlushInterval = liveBenchFlush })
+			ctx := context.Background()
+			for _, rm := range names[:c.n] { // warm: every program compiled once
+				if o := f.Call(ctx, rm[0], rm[1], args); !o.OK {
+					b.Fatal(o.Err)
+				}
+			}
+			f.Live() // the set is warm
+			ev := f.Live().Evictions
+			lat := make([]time.Duration, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				rm := names[i%c.n]
+				t0 := time.Now()
+				o := f.Call(ctx, rm[0], rm[1], args)
+				lat[i] = time.Since(t0)
+				if !o.OK {
+					b.Fatal(o.Err)
+				}
+				sink = o.Value
+			}
+			b.StopTimer()
+			reportQuantiles(b, lat)
+			b.ReportMetric(float64(f.Live().Evictions-ev)/float64(b.N), "evictions/op")
+			b.ReportMetric(float64(f.Live().Programs), "live")
+			f.Close()
+		})
+	}
+}
+
+// rssBytes is the process's resident set after a full collection with memory given back to the OS.
+func rssBytes(b *testing.B) int64 {
+	runtime.GC()
+	debug.FreeOSMemory()
+	fh, err := os.Open("/proc/self/status")
+	if err != nil {
+		b.Skip("no /proc/self/status: RSS is measured on Linux only")
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	b.Skip("no VmRSS in /proc/self/status")
+	return 0
+}
+
+// BenchmarkWasmRegenerationRSS regenerates one wasm method ten times through the forge and
+// reports the process's RSS before the first regeneration and after the tenth (each op is the ten
+// regenerations; run it with -benchtime=1x).
+func BenchmarkWasmRegenerationRSS(b *testing.B) {
+	sb, err := wasm.New(wasm.Options{CacheDir: wasmTestCache(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := &methodsProvider{}
+	p.version.Store(true)
+	f := openForge(b, b.TempDir(), p, func(o *Options) {
+		o.Sandboxes = func(string) (sandbox.Sandbox, error) { return sb, nil }
+	})
+	c := textContract()
+	c.Sandbox = "wasm"
+	if err := f.AddRole(c); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if o := f.Call(ctx, "text", "upper", json.RawMessage(`{"s":"a"}`)); !o.OK {
+		b.Fatal(o.Err)
+	}
+	start := rssBytes(b)
+	b.ResetTimer()
+	for range b.N {
+		for range 10 {
+			if o := f.Regenerate(ctx, "text", "upper"); !o.OK {
+				b.Fatal(o.Err)
+			}
+			if o := f.Call(ctx, "text", "upper", json.RawMessage(`{"s":"b"}`)); !o.OK {
+				b.Fatal(o.Err)
+			}
+		}
+	}
+	b.StopTimer()
+	end := rssBytes(b)
+	b.ReportMetric(float64(start)/(1<<20), "rss-start-MiB")
+	b.ReportMetric(float64(end)/(1<<20), "rss-end-MiB")
+	b.ReportMetric(100*float64(end-start)/float64(start), "rss-growth-%")
+	live := sb.Live()
+	b.ReportMetric(float64(live.Modules), "modules")
+	b.ReportMetric(float64(live.Instances), "instances")
+}
+
+// liveBenchFlush is the metrics flush interval of BenchmarkLiveSetWarm: $FORGE_BENCH_FLUSH (a
+// duration, e.g. 1h to leave the store's flush out of the figure), else the default.
+var liveBenchFlush = func() time.Duration {
+	d, _ := time.ParseDuration(os.Getenv("FORGE_BENCH_FLUSH"))
+	return d
+}()
+
+// BenchmarkLiveSetSandboxOnly is BenchmarkLiveSetWarm's call without the forge around it: the
+// in-process yaegi sandbox's warm Run of one program, and of 1,000 programs round-robin. What
+// BenchmarkLiveSetWarm adds to it is the forge's share (store, selector, live set, recorder).
+func BenchmarkLiveSetSandboxOnly(b *testing.B) {
+	sb := yaegi.New(yaegi.Options{})
+	defer sb.Close()
+	ctx := context.Background()
+	progs := make([]sandbox.Program, 1000)
+	for i := range progs {
+		p, err := sb.Compile(ctx, sandbox.Source{Code: fmt.Sprintf("package artifact\n\nfunc M%d(x int) int { return x + %d }\n", i, i), Func: fmt.Sprintf("m%d", i)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		progs[i] = p
+	}
+	in := sandbox.Input{Args: json.RawMessage(`{"x":1}`), Limits: sandbox.Limits{}.WithDefaults()}
+	for _, n := range []int{1, 1000} {
+		b.Run(fmt.Sprintf("programs=%d", n), func(b *testing.B) {
+			for _, p := range progs[:n] {
+				if _, err := sb.Run(ctx, p, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			lat := make([]time.Duration, b.N)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				out, err := sb.Run(ctx, progs[i%n], in)
+				lat[i] = time.Since(t0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sink = out.Value
+			}
+			b.StopTimer()
+			reportQuantiles(b, lat)
+		})
+	}
+}
+
+// BenchmarkLiveSetHit is the live set's own hit path (get and release), for one key and for
+// 1,000 keys round-robin.
+func BenchmarkLiveSetHit(b *testing.B) {
+	for _, n := range []int{1, 1000} {
+		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
+			s := newLiveSet(0, 0)
+			keys := make([]registry.Key, n)
+			sums := make([]string, n)
+			for i := range keys {
+				keys[i] = registry.Key{Role: fmt.Sprintf("r%d", i%10), Method: fmt.Sprintf("m%d", i)}
+				sums[i] = fmt.Sprintf("%064d", i)
+				s.put(newCompiled(&registry.Artifact{Role: keys[i].Role, Method: keys[i].Method, CodeChecksum: sums[i]}, nopProgram{}, nil, s))
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				p := s.get(keys[i%n], sums[i%n])
+				if p == nil {
+					b.Fatal("miss")
+				}
+				p.release()
+			}
+		})
+	}
+}
+
+type nopProgram struct{}
+
+func (nopProgram) Signature() sandbox.Signature { return sandbox.Signature{} }
+func (nopProgram) Checksum() string             { return "" }
+func (nopProgram) Source() sandbox.Source       { return sandbox.Source{} }
+func (nopProgram) Close() error                 { return nil }
+
+// reportQuantiles reports the median and 99th percentile of per-call latencies: the mean (ns/op)
+// carries the collector's and the recorder's background work, which the median leaves out.
+func reportQuantiles(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2]), "p50-ns")
+	b.ReportMetric(float64(lat[len(lat)*99/100]), "p99-ns")
+}
