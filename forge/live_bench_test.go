@@ -246,3 +246,41 @@ func reportQuantiles(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(float64(lat[len(lat)/2]), "p50-ns")
 	b.ReportMetric(float64(lat[len(lat)*99/100]), "p99-ns")
 }
+
+// BenchmarkLiveSetRoundRobinRSS calls $FORGE_BENCH_METHODS (default 2,000) persisted methods
+// round-robin on in-process yaegi under the default budget and reports the process's RSS,
+// goroutines and live programs after two full rounds, with the per-call p50 (each op is one call;
+// run it with -benchtime=1x: the op count is fixed at two rounds).
+func BenchmarkLiveSetRoundRobinRSS(b *testing.B) {
+	n := 2000
+	if v, err := strconv.Atoi(os.Getenv("FORGE_BENCH_METHODS")); err == nil && v >= 10 {
+		n = v
+	}
+	store := liveStore(b, 10, n/10)
+	start := rssBytes(b)
+	f := openForge(b, store, nil, func(o *Options) { o.FlushInterval = liveBenchFlush })
+	ctx := context.Background()
+	args := json.RawMessage(`{"x":1}`)
+	lat := make([]time.Duration, 0, 2*n)
+	b.ResetTimer()
+	for range 2 {
+		for m := range n / 10 {
+			for r := range 10 {
+				t0 := time.Now()
+				o := f.Call(ctx, fmt.Sprintf("r%d", r), fmt.Sprintf("m%d", m), args)
+				lat = append(lat, time.Since(t0))
+				if !o.OK {
+					b.Fatal(o.Err)
+				}
+			}
+		}
+	}
+	b.StopTimer()
+	reportQuantiles(b, lat)
+	b.ReportMetric(float64(rssBytes(b))/(1<<20), "rss-MiB")
+	b.ReportMetric(float64(start)/(1<<20), "rss-before-MiB")
+	b.ReportMetric(float64(runtime.NumGoroutine()), "goroutines")
+	st := f.Live()
+	b.ReportMetric(float64(st.Programs), "live")
+	b.ReportMetric(float64(st.Evictions), "evictions")
+}
