@@ -171,11 +171,13 @@ type Health struct {
 	EventsQueued int `json:"events_queued"`
 	// Closed reports whether Close was called.
 	Closed bool `json:"closed"`
+	// Live is the live set of compiled programs (see LiveStats).
+	Live LiveStats `json:"live"`
 }
 
 // Health reports the Forge's counters now.
 func (f *Forge) Health() Health {
-	var st Health
+	st := Health{Live: f.programs.stats()}
 	if f.events != nil {
 		st.EventsDropped = f.events.dropped.Load()
 		st.EventsQueued = len(f.events.queue)
