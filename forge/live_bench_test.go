@@ -116,54 +116,84 @@ func rssBytes(b *testing.B) int64 {
 
 // BenchmarkWasmRegenerationRSS regenerates one wasm method ten times through the forge and
 // reports the process's RSS before the first regeneration and after the tenth (each op is the ten
-// regenerations; run it with -benchtime=1x).
+// regenerations; run it with -benchtime=1x). "leak" is the same-run baseline: the replaced
+// programs are never closed, as before programs had a lifetime.
 func BenchmarkWasmRegenerationRSS(b *testing.B) {
-	sb, err := wasm.New(wasm.Options{CacheDir: wasmTestCache(b)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	p := &methodsProvider{}
-	p.version.Store(true)
-	f := openForge(b, b.TempDir(), p, func(o *Options) {
-		o.Sandboxes = func(string) (sandbox.Sandbox, error) { return sb, nil }
-	})
-	c := textContract()
-	c.Sandbox = "wasm"
-	if err := f.AddRole(c); err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	if o := f.Call(ctx, "text", "upper", json.RawMessage(`{"s":"a"}`)); !o.OK {
-		b.Fatal(o.Err)
-	}
-	start := rssBytes(b)
-	b.ResetTimer()
-	for range b.N {
-		for range 10 {
-			if o := f.Regenerate(ctx, "text", "upper"); !o.OK {
-				b.Fatal(o.Err)
-			}
-			if o := f.Call(ctx, "text", "upper", json.RawMessage(`{"s":"b"}`)); !o.OK {
-				b.Fatal(o.Err)
-			}
+	for _, leak := range []bool{false, true} {
+		name := "close"
+		if leak {
+			name = "leak"
 		}
+		b.Run(name, func(b *testing.B) {
+			ws, err := wasm.New(wasm.Options{CacheDir: wasmTestCache(b)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var sb sandbox.Sandbox = ws
+			if leak {
+				sb = leakySandbox{ws}
+			}
+			p := &methodsProvider{}
+			p.version.Store(true)
+			f := openForge(b, b.TempDir(), p, func(o *Options) {
+				o.Sandboxes = func(string) (sandbox.Sandbox, error) { return sb, nil }
+			})
+			c := textContract()
+			c.Sandbox = "wasm"
+			if err := f.AddRole(c); err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			if o := f.Call(ctx, "text", "upper", json.RawMessage(`{"s":"a"}`)); !o.OK {
+				b.Fatal(o.Err)
+			}
+			start := rssBytes(b)
+			b.ResetTimer()
+			for range b.N {
+				for range 10 {
+					if o := f.Regenerate(ctx, "text", "upper"); !o.OK {
+						b.Fatal(o.Err)
+					}
+					if o := f.Call(ctx, "text", "upper", json.RawMessage(`{"s":"b"}`)); !o.OK {
+						b.Fatal(o.Err)
+					}
+				}
+			}
+			b.StopTimer()
+			end := rssBytes(b)
+			b.ReportMetric(float64(start)/(1<<20), "rss-start-MiB")
+			b.ReportMetric(float64(end)/(1<<20), "rss-end-MiB")
+			b.ReportMetric(100*float64(end-start)/float64(start), "rss-growth-%")
+			live := ws.Live()
+			b.ReportMetric(float64(live.Modules), "modules")
+			b.ReportMetric(float64(live.Instances), "instances")
+			f.Close()
+			ws.Close()
+		})
 	}
-	b.StopTimer()
-	end := rssBytes(b)
-	b.ReportMetric(float64(start)/(1<<20), "rss-start-MiB")
-	b.ReportMetric(float64(end)/(1<<20), "rss-end-MiB")
-	b.ReportMetric(100*float64(end-start)/float64(start), "rss-growth-%")
-	live := sb.Live()
-	b.ReportMetric(float64(live.Modules), "modules")
-	b.ReportMetric(float64(live.Instances), "instances")
 }
 
-// liveBenchFlush is the metrics flush interval of BenchmarkLiveSetWarm: $FORGE_BENCH_FLUSH (a
-// duration, e.g. 1h to leave the store's flush out of the figure), else the default.
-var liveBenchFlush = func() time.Duration {
-	d, _ := time.ParseDuration(os.Getenv("FORGE_BENCH_FLUSH"))
-	return d
-}()
+// leakySandbox never closes a program: the behaviour before programs had a lifetime.
+type leakySandbox struct{ *wasm.Sandbox }
+
+type leakyProgram struct{ sandbox.Program }
+
+func (leakyProgram) Close() error { return nil }
+
+func (s leakySandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Program, error) {
+	p, err := s.Sandbox.Compile(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	return leakyProgram{p}, nil
+}
+
+func (s leakySandbox) Run(ctx context.Context, p sandbox.Program, in sandbox.Input) (sandbox.Output, error) {
+	if lp, ok := p.(leakyProgram); ok {
+		p = lp.Program
+	}
+	return s.Sandbox.Run(ctx, p, in)
+}
 
 // BenchmarkLiveSetSandboxOnly is BenchmarkLiveSetWarm's call without the forge around it: the
 // in-process yaegi sandbox's warm Run of one program, and of 1,000 programs round-robin. What
@@ -284,3 +314,10 @@ func BenchmarkLiveSetRoundRobinRSS(b *testing.B) {
 	b.ReportMetric(float64(st.Programs), "live")
 	b.ReportMetric(float64(st.Evictions), "evictions")
 }
+
+// liveBenchFlush is the metrics flush interval of the live-set benchmarks: $FORGE_BENCH_FLUSH (a
+// duration, e.g. 1h to leave the store's flush out of the figure), else the default.
+var liveBenchFlush = func() time.Duration {
+	d, _ := time.ParseDuration(os.Getenv("FORGE_BENCH_FLUSH"))
+	return d
+}()

@@ -85,7 +85,7 @@ func (s *lifeSandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.
 func (s *lifeSandbox) open() int64 { return s.compiles.Load() - s.closes.Load() }
 
 // methodsProvider writes method mN of any role as func MN(x int) int { return x + N }; version,
-// when set, is appended as a comment so that every answer is new code.
+// when set, makes every answer new code (a package variable the function reads).
 type methodsProvider struct {
 	n       atomic.Int64
 	version atomic.Bool
@@ -101,7 +101,9 @@ func (p *methodsProvider) Generate(_ context.Context, r provider.Request) (provi
 		code = upperOK
 	}
 	if p.version.Load() {
-		code += fmt.Sprintf("\n// answer %d\n", n)
+		// A package variable the function reads: every answer builds to a different module.
+		code += fmt.Sprintf("\nvar answer = %d\n", n)
+		code = strings.Replace(code, "{ return ", "{\n\tif answer < 0 {\n\t\tpanic(answer)\n\t}\n\treturn ", 1)
 	}
 	return provider.Answer{Code: code, Model: "methods"}, nil
 }
