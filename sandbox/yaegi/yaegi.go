@@ -70,6 +70,8 @@ type Program struct {
 	ht   *hostTypes // nil: args are decoded inside the interpreter
 	// copies are the mutable package variables the code references: each interpreter gets its own.
 	copies []copyRef
+	// generic are the generic standard packages the code needs compiled into each interpreter.
+	generic []string
 	// guarded is set when the rewrite added a depth guard (the guard needs a per-call channel).
 	guarded bool
 	// isolated programs exist only in worker processes: the host holds no interpreter.
@@ -303,7 +305,10 @@ func (inst *instance) exec() error {
 // emptyFS is the interpreter's source filesystem: no import is ever loaded from disk.
 var emptyFS = fstest.MapFS{}
 
-func newInterpreter(s *slot, test bool, tv *typedVars, copies []copyRef) (*interp.Interpreter, error) {
+// newInterpreter makes an interpreter for one program (or test suite): the allowlisted symbol
+// tables, the generic standard packages the code imports (generic, see genericImports), the
+// program's own copies of the package variables it references, and the slot and host API.
+func newInterpreter(s *slot, test bool, tv *typedVars, copies []copyRef, generic []string) (*interp.Interpreter, error) {
 	s.stdout = hostWriter{s}
 	in := interp.New(interp.Options{
 		Stdin:                strings.NewReader(""),
@@ -314,18 +319,8 @@ func newInterpreter(s *slot, test bool, tv *typedVars, copies []copyRef) (*inter
 		SourcecodeFilesystem: emptyFS,
 		GoPath:               "/nonexistent",
 	})
-	syms := interp.Exports{}
-	for k, v := range symbols.Symbols {
-		if strings.HasPrefix(k, "github.com/stretchr/testify/") && !test {
-			continue
-		}
-		syms[k] = v
-	}
-	if test {
-		syms["time/time"] = withTestClock(syms["time/time"])
-	}
-	if err := in.Use(syms); err != nil {
-		return nil, fmt.Errorf("load symbols: %w", err)
+	if err := useStdlib(in, s.stdout, test, generic); err != nil {
+		return nil, err
 	}
 	if len(copies) > 0 {
 		// The mutable package variables the program references, as this interpreter's own.
@@ -506,7 +501,7 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 		return nil, err
 	}
 	life, end := context.WithCancel(s.life)
-	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code, ht: ht, guarded: guarded, copies: referencedCopies(code),
+	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code, ht: ht, guarded: guarded, copies: referencedCopies(code), generic: genericImports(code),
 		pool: make(chan *instance, s.opts.PoolSize), spare: make(chan *instance, sandbox.DefaultMaxCallDepth), sem: make(chan struct{}, s.opts.PoolSize), workers: s.workers, life: life, end: end}
 	// The serving loops hold the interpreters, never the program: once the program is
 	// unreachable, end them so that its interpreters can be collected.
@@ -526,7 +521,7 @@ func (p *Program) newInstance(ctx context.Context) (*instance, error) {
 	if p.ht != nil {
 		tv = newTypedVars(p.ht)
 	}
-	in, err := newInterpreter(s, false, tv, p.copies)
+	in, err := newInterpreter(s, false, tv, p.copies, p.generic)
 	if err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: err.Error(), Err: err}
 	}
