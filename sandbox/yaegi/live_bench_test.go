@@ -2,11 +2,13 @@ package yaegi
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/sandboxtest"
@@ -95,5 +97,106 @@ func BenchmarkLiveProgram(b *testing.B) {
 			b.ReportMetric(heap/float64(n), "heap-B/prog")
 			b.ReportMetric(gs/float64(n), "goroutines/prog")
 		})
+	}
+}
+
+// BenchmarkLiveProgramCalled follows liveSet distinct small programs through their life: compiled
+// (idle, never called), called once each (serving loops running), and parked (no call for
+// ParkAfter): heap after a collection, goroutine stacks and goroutines per program at each
+// stage. Run it with
+// -benchtime=1x -count=5 and take medians.
+func BenchmarkLiveProgramCalled(b *testing.B) {
+	srcs := make([]sandbox.Source, liveSet)
+	for i := range srcs {
+		srcs[i] = sandbox.Source{Code: fmt.Sprintf("package artifact\n\nfunc Mix(a, b int) int { return a*%d + b }\n", i+2)}
+	}
+	type stage struct{ heap, goroutines, stack float64 }
+	var sum [3]stage
+	n := 0
+	for b.Loop() {
+		var got [3]stage
+		sb := New(Options{ParkAfter: 2 * time.Second}) // longer than measuring (two collections)
+		ctx := context.Background()
+		var ms runtime.MemStats
+		measure := func(base *stage) stage {
+			runtime.GC()
+			runtime.GC()
+			runtime.ReadMemStats(&ms)
+			if base == nil {
+				return stage{float64(ms.HeapAlloc), float64(runtime.NumGoroutine()), float64(ms.StackInuse)}
+			}
+			return stage{(float64(ms.HeapAlloc) - base.heap) / liveSet, (float64(runtime.NumGoroutine()) - base.goroutines) / liveSet, (float64(ms.StackInuse) - base.stack) / liveSet}
+		}
+		base := measure(nil)
+		progs := make([]sandbox.Program, 0, liveSet)
+		for _, src := range srcs {
+			p, err := sb.Compile(ctx, src)
+			if err != nil {
+				b.Fatal(err)
+			}
+			progs = append(progs, p)
+		}
+		got[0] = measure(&base)
+		for i, p := range progs {
+			out, err := sb.Run(ctx, p, sandbox.Input{Args: json.RawMessage(`[1, 1]`)})
+			if err != nil || string(out.Value) != fmt.Sprint(i+3) {
+				b.Fatal(string(out.Value), err)
+			}
+		}
+		got[1] = measure(&base)
+		for _, p := range progs {
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				if _, parked := poolState(p.(*Program)); parked {
+					break
+				}
+				if time.Now().After(deadline) {
+					b.Fatal("programs did not park")
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond) // the loops' goroutines exit after they end
+		got[2] = measure(&base)
+		runtime.KeepAlive(progs)
+		for _, p := range progs {
+			_ = p.Close()
+		}
+		_ = sb.Close()
+		for i := range sum {
+			sum[i].heap += got[i].heap
+			sum[i].goroutines += got[i].goroutines
+			sum[i].stack += got[i].stack
+		}
+		n++
+	}
+	for i, name := range []string{"compiled", "called", "parked"} {
+		b.ReportMetric(sum[i].heap/float64(n), name+"-heap-B/prog")
+		b.ReportMetric(sum[i].goroutines/float64(n), name+"-goroutines/prog")
+		b.ReportMetric(sum[i].stack/float64(n), name+"-stack-B/prog")
+	}
+}
+
+// BenchmarkParkedCall is a warm call to a program whose serving loop was parked: what the first
+// call after ParkAfter of idleness costs (BenchmarkWarmCall is the same call with the loop
+// running). The timed loop includes parking (ending the loop), which the sweeper does off the
+// call path: no StopTimer, whose stop-the-world would cost more than what is measured.
+func BenchmarkParkedCall(b *testing.B) {
+	sb := New(Options{ParkAfter: -1, IdleTimeout: -1})
+	defer sb.Close()
+	p := benchProgram(b, sb).(*Program)
+	ctx := context.Background()
+	in := sandbox.Input{Args: benchArgs}
+	b.ReportAllocs()
+	for b.Loop() {
+		p.mu.Lock()
+		for _, inst := range p.idle {
+			if !inst.park() {
+				b.Fatal("park failed")
+			}
+		}
+		p.mu.Unlock()
+		out, err := sb.Run(ctx, p, in)
+		if err != nil || string(out.Value) != "3" {
+			b.Fatal(string(out.Value), err)
+		}
 	}
 }

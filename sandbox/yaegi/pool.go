@@ -30,8 +30,11 @@ type programCleanup struct {
 	release func()
 }
 
-// closedError is the error of a call that found its program closed under it.
-func closedError() error {
+// closedError is the error of a call that found its program (or its sandbox) closed under it.
+func (p *Program) closedError() error {
+	if p.sb != nil && p.sb.closed.Load() {
+		return sandbox.Errorf(sandbox.KindInternal, "yaegi: sandbox closed during the call")
+	}
 	return sandbox.Errorf(sandbox.KindInternal, "yaegi: program closed during the call (a forge bug: programs are closed only when no call uses them)")
 }
 
@@ -89,7 +92,7 @@ func (p *Program) take() (*instance, error) {
 	n := len(p.idle)
 	if n == 0 {
 		p.mu.Unlock()
-		return nil, closedError() // Close emptied the pool
+		return nil, p.closedError() // Close emptied the pool
 	}
 	inst := p.idle[n-1]
 	p.idle[n-1] = nil
@@ -105,7 +108,7 @@ func (p *Program) ready(inst *instance) (*instance, error) {
 	}
 	if p.life.Err() != nil {
 		p.discard(inst)
-		return nil, closedError()
+		return nil, p.closedError()
 	}
 	life, end := context.WithCancel(p.life)
 	inst.end, inst.exited, inst.xerr, inst.parked = end, make(chan struct{}), nil, false
@@ -291,7 +294,7 @@ func positive(d time.Duration) time.Duration {
 
 // Defaults of Options.ParkAfter and Options.IdleTimeout.
 const (
-	DefaultParkAfter   = time.Second
+	DefaultParkAfter   = 100 * time.Millisecond
 	DefaultIdleTimeout = 30 * time.Second
 )
 
