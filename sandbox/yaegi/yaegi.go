@@ -88,7 +88,7 @@ type Program struct {
 	ht   *hostTypes // nil: args are decoded inside the interpreter
 	// copies are the mutable package variables the code references: each interpreter gets its own.
 	copies []copyRef
-	// generic are the generic standard packages the code needs compiled into each interpreter.
+	// generic are the generic standard package sources (pruned) compiled into each interpreter.
 	generic []string
 	// guarded is set when the rewrite added a depth guard (the guard needs a per-call channel).
 	guarded bool
@@ -547,7 +547,7 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 		return nil, err
 	}
 	life, end := context.WithCancel(s.life)
-	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code, ht: ht, guarded: guarded, copies: referencedCopies(code), generic: genericImports(code),
+	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code, ht: ht, guarded: guarded, copies: referencedCopies(code), generic: genericCode(code),
 		avail: make(chan struct{}, s.opts.PoolSize), spare: make(chan *instance, sandbox.DefaultMaxCallDepth), sem: make(chan struct{}, s.opts.PoolSize), sb: s, workers: s.workers, life: life, end: end}
 	// The serving loops hold the interpreters, never the program: once the program is
 	// unreachable, end them so that its interpreters can be collected.
