@@ -101,10 +101,19 @@ func (p *Program) take() (*instance, error) {
 	return p.ready(inst)
 }
 
-// ready starts the serving loop of a parked interpreter.
+// ready starts the serving loop of a parked interpreter, once its previous loop (if any) has
+// ended: parking only tells a loop to end (see park), and an idle loop ends at once.
 func (p *Program) ready(inst *instance) (*instance, error) {
 	if !inst.parked {
 		return inst, nil
+	}
+	if inst.exited != nil {
+		<-inst.exited
+		if inst.xerr != nil || inst.slot.failed != nil {
+			// An idle loop ends cleanly when told to; this one did not: drop the interpreter.
+			p.discard(inst)
+			return nil, sandbox.Errorf(sandbox.KindInternal, "yaegi: a parked interpreter's serving loop ended with an error (%v): retry the call", inst.xerr)
+		}
 	}
 	if p.life.Err() != nil {
 		p.discard(inst)
@@ -117,25 +126,14 @@ func (p *Program) ready(inst *instance) (*instance, error) {
 	return inst, nil
 }
 
-// park ends an idle interpreter's serving loop and keeps the interpreter; false if the loop did
-// not end as an idle loop does (at once, and cleanly): the interpreter must then be discarded.
-func (inst *instance) park() bool {
+// park tells an idle interpreter's serving loop to end (it is waiting in Next, and returns at
+// once); the interpreter stays, and ready waits for the loop's end before it starts another.
+func (inst *instance) park() {
 	if inst.parked {
-		return true
+		return
 	}
 	inst.end()
-	t := time.NewTimer(time.Second)
-	defer t.Stop()
-	select {
-	case <-inst.exited:
-	case <-t.C:
-		return false
-	}
-	if inst.xerr != nil || inst.slot.failed != nil {
-		return false
-	}
 	inst.parked, inst.end = true, noEnd
-	return true
 }
 
 // discard ends an interpreter that leaves the pool. A stopped interpreter's goroutine may still
@@ -241,22 +239,9 @@ func (p *Program) sweep(now time.Time, parkAfter, idleTimeout time.Duration) {
 trimmed:
 	if n := len(p.idle); parkAfter > 0 && n > 0 && now.Sub(p.idle[n-1].used) >= parkAfter {
 		// The most recently used interpreter has been idle that long: so have the others.
-		kept := p.idle[:0]
 		for _, inst := range p.idle {
-			if inst.park() {
-				kept = append(kept, inst)
-				continue
-			}
-			select {
-			case <-p.avail:
-				ended = append(ended, inst)
-				<-p.sem
-			default:
-				kept = append(kept, inst) // a call will find the loop ended and report it
-			}
+			inst.park()
 		}
-		clear(p.idle[len(kept):])
-		p.idle = kept
 	}
 	p.mu.Unlock()
 	for _, inst := range ended {
