@@ -8,7 +8,9 @@ import (
 	"go/token"
 	"io"
 	"math/bits"
+	"path"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -296,17 +298,18 @@ func genericCode(code ...string) []string {
 // (path.Dir and path.Base clean the doubled slash).
 const fmtKey = "fmt//fmt"
 
-// useStdlib loads the allowlisted symbol tables into in (testify and the test clock for tests),
+// useStdlib loads the allowlisted symbol tables named in tables into in (testify and the test
+// clock only for tests),
 // fmt.Print, Printf and Println writing to stdout, and the generic package sources in generic
 // (see genericCode).
 //
 // Nothing guest-writable is shared: Use copies every table into maps of the interpreter's own
 // (binPkg), the tables hold no host variable by address (see package symbols), and the generic
 // packages are compiled into this interpreter only.
-func useStdlib(in *interp.Interpreter, stdout io.Writer, test bool, generic []string) error {
-	syms := make(interp.Exports, len(symbols.Symbols))
+func useStdlib(in *interp.Interpreter, stdout io.Writer, test bool, generic []string, tables map[string]bool) error {
+	syms := make(interp.Exports, len(tables))
 	for k, v := range symbols.Symbols {
-		if strings.HasPrefix(k, "github.com/stretchr/testify/") && !test {
+		if !tables[k] || strings.HasPrefix(k, "github.com/stretchr/testify/") && !test {
 			continue
 		}
 		if k == "fmt/fmt" {
@@ -314,7 +317,7 @@ func useStdlib(in *interp.Interpreter, stdout io.Writer, test bool, generic []st
 		}
 		syms[k] = v
 	}
-	if test {
+	if test && syms["time/time"] != nil {
 		syms["time/time"] = withTestClock(syms["time/time"])
 	}
 	if err := in.Use(syms); err != nil {
@@ -339,4 +342,161 @@ func useStdlib(in *interp.Interpreter, stdout io.Writer, test bool, generic []st
 		}
 	}
 	return nil
+}
+
+// Symbol tables per interpreter. Use copies every table it is given into maps of the
+// interpreter's own: ~70 KiB for the whole allowlist, most of it for packages the code never
+// imports. An interpreter gets the tables of the packages its code imports, and of the packages
+// whose interface types those tables' symbols (and the slot's and host API's) mention: yaegi
+// looks up an interface's wrapper ("_Reader") in the table of the interface's own package when
+// guest code hands a value of its own type to a native function (bufio.NewScanner(r) with r a
+// guest type that has a Read method needs io's table, imported or not).
+
+// tableKeys maps an import path to its symbol table's key ("strings" -> "strings/strings").
+var tableKeys = func() map[string]string {
+	m := make(map[string]string, len(symbols.Symbols))
+	for k := range symbols.Symbols {
+		m[path.Dir(k)] = k
+	}
+	return m
+}()
+
+var (
+	ifaceMu   sync.Mutex
+	ifaceDeps = map[string][]string{} // table key -> import paths of the interfaces it mentions
+)
+
+// interfacePaths adds to out the package paths of the named interface types that vals' types
+// mention, through pointers, containers, function signatures, exported fields and methods.
+func interfacePaths(vals map[string]reflect.Value, out map[string]bool) {
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		if t == nil || seen[t] {
+			return
+		}
+		seen[t] = true
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Chan:
+			walk(t.Elem())
+		case reflect.Map:
+			walk(t.Key())
+			walk(t.Elem())
+		case reflect.Func:
+			for i := range t.NumIn() {
+				walk(t.In(i))
+			}
+			for i := range t.NumOut() {
+				walk(t.Out(i))
+			}
+		case reflect.Struct:
+			for i := range t.NumField() {
+				if f := t.Field(i); f.IsExported() {
+					walk(f.Type)
+				}
+			}
+		case reflect.Interface:
+			if t.PkgPath() != "" {
+				out[t.PkgPath()] = true
+			}
+			for i := range t.NumMethod() {
+				walk(t.Method(i).Type)
+			}
+			return
+		}
+		if t.Name() != "" {
+			for _, mt := range []reflect.Type{t, reflect.PointerTo(t)} {
+				for i := range mt.NumMethod() {
+					walk(mt.Method(i).Type)
+				}
+			}
+		}
+	}
+	for _, v := range vals {
+		if v.IsValid() {
+			walk(v.Type())
+		}
+	}
+}
+
+// tableInterfaces returns (and caches) the interface packages a symbol table mentions.
+func tableInterfaces(key string) []string {
+	ifaceMu.Lock()
+	defer ifaceMu.Unlock()
+	if deps, ok := ifaceDeps[key]; ok {
+		return deps
+	}
+	set := map[string]bool{}
+	interfacePaths(symbols.Symbols[key], set)
+	deps := make([]string, 0, len(set))
+	for p := range set {
+		deps = append(deps, p)
+	}
+	ifaceDeps[key] = deps
+	return deps
+}
+
+// importPaths returns the import paths of code (one or more files), sorted; nil if a file does
+// not parse (the interpreter's compile reports it), which loads every table.
+func importPaths(code ...string) []string {
+	set := map[string]bool{}
+	for _, c := range code {
+		f, err := parser.ParseFile(token.NewFileSet(), "", c, parser.ImportsOnly)
+		if err != nil {
+			return nil
+		}
+		for _, is := range f.Imports {
+			p, _ := strconv.Unquote(is.Path.Value)
+			set[p] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// tablesFor returns the keys of the symbol tables an interpreter needs: those of imports (nil:
+// all), of the generic sources' imports, and of every interface package mentioned by those
+// tables or by extra (the slot's and the host API's symbols), transitively.
+func tablesFor(imports []string, generic []string, extra ...map[string]reflect.Value) map[string]bool {
+	keys := map[string]bool{}
+	if imports == nil {
+		for k := range symbols.Symbols {
+			keys[k] = true
+		}
+		return keys
+	}
+	var work []string
+	addPath := func(p string) {
+		if k, ok := tableKeys[p]; ok && !keys[k] {
+			keys[k] = true
+			work = append(work, k)
+		}
+	}
+	for _, p := range imports {
+		addPath(p)
+	}
+	for _, src := range generic {
+		for _, p := range importPaths(src) {
+			addPath(p)
+		}
+	}
+	set := map[string]bool{}
+	for _, vals := range extra {
+		interfacePaths(vals, set)
+	}
+	for p := range set {
+		addPath(p)
+	}
+	for len(work) > 0 {
+		k := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, p := range tableInterfaces(k) {
+			addPath(p)
+		}
+	}
+	return keys
 }

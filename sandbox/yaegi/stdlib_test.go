@@ -94,7 +94,7 @@ func TestPrunedSameAsWhole(t *testing.T) {
 			if pruned {
 				gen = genericCode(code)
 			}
-			in, err := newInterpreter(&slot{}, false, nil, nil, gen)
+			in, err := newInterpreter(&slot{}, false, nil, nil, gen, importPaths(code))
 			require.NoError(t, err)
 			if _, err = in.Eval(code); err != nil {
 				results[pruned] = reason("compile", err)
@@ -164,7 +164,7 @@ func TestGenericOnDemand(t *testing.T) {
 	require.NoError(t, err)
 	prog := p.(*Program)
 	assert.Nil(t, prog.generic)
-	in, err := newInterpreter(&slot{}, false, nil, nil, prog.generic)
+	in, err := newInterpreter(&slot{}, false, nil, nil, prog.generic, prog.imports)
 	require.NoError(t, err)
 	_, err = in.Compile("import \"slices\"")
 	require.Error(t, err, "an interpreter for code without generic imports has no generic packages")

@@ -88,8 +88,9 @@ type Program struct {
 	ht   *hostTypes // nil: args are decoded inside the interpreter
 	// copies are the mutable package variables the code references: each interpreter gets its own.
 	copies []copyRef
-	// generic are the generic standard package sources (pruned) compiled into each interpreter.
-	generic []string
+	// generic are the generic standard package sources (pruned) compiled into each interpreter,
+	// imports the code's import paths (which symbol tables it gets, see tablesFor).
+	generic, imports []string
 	// guarded is set when the rewrite added a depth guard (the guard needs a per-call channel).
 	guarded bool
 	// isolated programs exist only in worker processes: the host holds no interpreter.
@@ -354,7 +355,7 @@ var emptyFS = fstest.MapFS{}
 // newInterpreter makes an interpreter for one program (or test suite): the allowlisted symbol
 // tables, the generic standard packages the code imports (generic, see genericImports), the
 // program's own copies of the package variables it references, and the slot and host API.
-func newInterpreter(s *slot, test bool, tv *typedVars, copies []copyRef, generic []string) (*interp.Interpreter, error) {
+func newInterpreter(s *slot, test bool, tv *typedVars, copies []copyRef, generic, imports []string) (*interp.Interpreter, error) {
 	s.stdout = hostWriter{s}
 	in := interp.New(interp.Options{
 		Stdin:                strings.NewReader(""),
@@ -365,7 +366,21 @@ func newInterpreter(s *slot, test bool, tv *typedVars, copies []copyRef, generic
 		SourcecodeFilesystem: emptyFS,
 		GoPath:               "/nonexistent",
 	})
-	if err := useStdlib(in, s.stdout, test, generic); err != nil {
+	slotSyms := map[string]reflect.Value{
+		"Decode":        reflect.ValueOf(s.decode),
+		"DepthExceeded": reflect.ValueOf(s.depthExceeded),
+		"MaxDepth":      reflect.ValueOf(&s.MaxDepth).Elem(),
+		"Next":          reflect.ValueOf(s.serveNext),
+		"SetErr":        reflect.ValueOf(s.setErr),
+		"Encode":        reflect.ValueOf(s.encode),
+		"Recovered":     reflect.ValueOf(s.recovered),
+		"CheckWrite":    reflect.ValueOf(s.checkWrite),
+	}
+	if tv != nil {
+		tv.exports(slotSyms)
+	}
+	hostSyms := hostExports(s)
+	if err := useStdlib(in, s.stdout, test, generic, tablesFor(imports, generic, slotSyms, hostSyms)); err != nil {
 		return nil, err
 	}
 	if len(copies) > 0 {
@@ -382,22 +397,9 @@ func newInterpreter(s *slot, test bool, tv *typedVars, copies []copyRef, generic
 			return nil, fmt.Errorf("load package variables: %w", err)
 		}
 	}
-	slotSyms := map[string]reflect.Value{
-		"Decode":        reflect.ValueOf(s.decode),
-		"DepthExceeded": reflect.ValueOf(s.depthExceeded),
-		"MaxDepth":      reflect.ValueOf(&s.MaxDepth).Elem(),
-		"Next":          reflect.ValueOf(s.serveNext),
-		"SetErr":        reflect.ValueOf(s.setErr),
-		"Encode":        reflect.ValueOf(s.encode),
-		"Recovered":     reflect.ValueOf(s.recovered),
-		"CheckWrite":    reflect.ValueOf(s.checkWrite),
-	}
-	if tv != nil {
-		tv.exports(slotSyms)
-	}
 	if err := in.Use(interp.Exports{
 		"forge/slot/slot":     slotSyms,
-		HostPackage + "/host": hostExports(s),
+		HostPackage + "/host": hostSyms,
 	}); err != nil {
 		return nil, fmt.Errorf("load host API: %w", err)
 	}
@@ -547,7 +549,7 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 		return nil, err
 	}
 	life, end := context.WithCancel(s.life)
-	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code, ht: ht, guarded: guarded, copies: referencedCopies(code), generic: genericCode(code),
+	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code, ht: ht, guarded: guarded, copies: referencedCopies(code), generic: genericCode(code), imports: importPaths(code),
 		avail: make(chan struct{}, s.opts.PoolSize), spare: make(chan *instance, sandbox.DefaultMaxCallDepth), sem: make(chan struct{}, s.opts.PoolSize), sb: s, workers: s.workers, life: life, end: end}
 	// The serving loops hold the interpreters, never the program: once the program is
 	// unreachable, end them so that its interpreters can be collected.
@@ -568,7 +570,7 @@ func (p *Program) newInstance(ctx context.Context) (*instance, error) {
 	if p.ht != nil {
 		tv = newTypedVars(p.ht)
 	}
-	in, err := newInterpreter(s, false, tv, p.copies, p.generic)
+	in, err := newInterpreter(s, false, tv, p.copies, p.generic, p.imports)
 	if err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: err.Error(), Err: err}
 	}
