@@ -180,7 +180,9 @@ func (p *Program) put(inst *instance, ok bool) {
 	p.idle = append(p.idle, inst)
 	p.mu.Unlock()
 	p.avail <- struct{}{}
-	if !p.armed.Load() {
+	// Arm after pushing (see sweeper.loop); a lone parked interpreter (a new program's) leaves
+	// the sweeper nothing to do.
+	if !p.armed.Load() && (!inst.parked || len(p.sem) > 1) {
 		p.arm()
 	}
 }
