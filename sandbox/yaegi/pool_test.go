@@ -203,3 +203,40 @@ func TestCloseDuringCall(t *testing.T) {
 	assert.Empty(t, prog.idle)
 	assert.Equal(t, 0, len(prog.sem))
 }
+
+// TestIdleWorkersTrimmed: worker processes started for concurrent isolated calls are stopped
+// once idle for IdleTimeout, all but one per program; the program still answers.
+func TestIdleWorkersTrimmed(t *testing.T) {
+	sb := New(Options{Isolation: sandbox.IsolationProcess, IdleTimeout: 150 * time.Millisecond, Worker: WorkerConfig{Max: 3}})
+	defer sb.Close()
+	total := func() int {
+		sb.workers.mu.Lock()
+		defer sb.workers.mu.Unlock()
+		return sb.workers.total
+	}
+	p := compile(t, sb, `package artifact
+
+func Spin(n int) int {
+	s := 0
+	for i := 0; i < n; i++ {
+		s += i % 7
+	}
+	return s
+}
+`)
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := sb.Run(context.Background(), p, sandbox.Input{Args: json.RawMessage(`[2000000]`), Limits: sandbox.Limits{Timeout: time.Minute}})
+			assert.NoError(t, err)
+		}()
+	}
+	wg.Wait()
+	require.Greater(t, total(), 1, "concurrent isolated calls started more workers")
+	eventually(t, "idle workers beyond one end", func() bool { return total() == 1 })
+	out, err := sb.Run(context.Background(), p, sandbox.Input{Args: json.RawMessage(`[10]`)})
+	require.NoError(t, err)
+	assert.Equal(t, "24", string(out.Value))
+}

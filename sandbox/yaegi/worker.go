@@ -434,11 +434,15 @@ type workerPool struct {
 	live map[workerKey]int
 	// refs counts the live programs (code and function) whose calls may run in workers: when
 	// the last is closed or collected, their workers are stopped (see hold).
-	refs   map[progKey]int
-	total  int
-	nextID uint64
-	closed bool
-	cond   *sync.Cond
+	refs map[progKey]int
+	// idleTimeout (Options.IdleTimeout): idle workers of a key beyond the most recently used
+	// are stopped after this long (trimIdle, scheduled by put while there are any).
+	idleTimeout time.Duration
+	trim        *time.Timer
+	total       int
+	nextID      uint64
+	closed      bool
+	cond        *sync.Cond
 }
 
 func newWorkerPool(cfg WorkerConfig) *workerPool {
@@ -776,6 +780,9 @@ func (p *workerPool) put(w *worker, ok bool) {
 	if ok && held && !p.closed && p.live[w.key] <= p.cfg.Max && p.total <= p.cfg.MaxTotal {
 		w.idle = time.Now()
 		p.idle[w.key] = append(p.idle[w.key], w)
+		if len(p.idle[w.key]) > 1 && p.idleTimeout > 0 && p.trim == nil {
+			p.trim = time.AfterFunc(p.idleTimeout, p.trimIdle)
+		}
 	} else {
 		p.stop(w)
 	}
@@ -1004,10 +1011,48 @@ func (d death) classify() *sandbox.Error {
 	return &sandbox.Error{Kind: sandbox.KindInternal, Message: msg(what)}
 }
 
+// trimIdle stops the idle workers of each key that have been idle for idleTimeout, but the most
+// recently used one (acquire takes the last one put back, so the others stay idle when the load
+// drops), and runs again while any key has more than one idle worker.
+func (p *workerPool) trimIdle() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.trim = nil
+	if p.closed {
+		return
+	}
+	now := time.Now()
+	next := time.Duration(-1)
+	for key, ws := range p.idle {
+		kept := ws[:0]
+		for i, w := range ws {
+			if i < len(ws)-1 && now.Sub(w.idle) >= p.idleTimeout {
+				p.stop(w)
+				continue
+			}
+			kept = append(kept, w)
+		}
+		clear(ws[len(kept):])
+		p.idle[key] = kept
+		if len(kept) > 1 {
+			if d := p.idleTimeout - now.Sub(kept[0].idle); next < 0 || d < next {
+				next = d
+			}
+		}
+	}
+	if next >= 0 {
+		p.trim = time.AfterFunc(max(next, time.Millisecond), p.trimIdle)
+	}
+	p.cond.Broadcast()
+}
+
 func (p *workerPool) close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
+	if p.trim != nil {
+		p.trim.Stop()
+	}
 	for _, ws := range p.idle {
 		for _, w := range ws {
 			p.stop(w)

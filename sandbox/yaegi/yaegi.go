@@ -38,7 +38,8 @@ type Options struct {
 	// DefaultParkAfter; negative: never.
 	ParkAfter time.Duration
 	// IdleTimeout: interpreters beyond a program's first that have been idle this long are
-	// ended (their memory is freed). Default DefaultIdleTimeout; negative: never.
+	// ended (their memory is freed), and so are worker processes beyond a program's first.
+	// Default DefaultIdleTimeout; negative: never.
 	IdleTimeout time.Duration
 }
 
@@ -76,6 +77,7 @@ func New(opts Options) *Sandbox {
 	s.life, s.stop = context.WithCancel(context.Background())
 	s.sweeper = newSweeper(s.life, opts.ParkAfter, opts.IdleTimeout)
 	s.workers = newWorkerPool(opts.Worker)
+	s.workers.idleTimeout = opts.IdleTimeout
 	return s
 }
 
