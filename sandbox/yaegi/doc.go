@@ -22,5 +22,6 @@
 // WorkerConfig (Command, Path), $FORGE_WORKER, this executable when its main called
 // MaybeServeWorker, or `forge` on PATH. A worker's death is classified by its cause (see
 // death.classify): what the code did is the code's error, anything else KindInternal. Closing
-// (or dropping) the last live program of a code stops its workers.
+// (or dropping) the last live program of a code stops its workers; idle workers beyond a
+// program's most recently used one stop after Options.IdleTimeout.
 package yaegi
