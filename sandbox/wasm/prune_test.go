@@ -100,7 +100,7 @@ func TestPruneCache(t *testing.T) {
 func TestCompileRefreshesModuleUse(t *testing.T) {
 	dir := t.TempDir()
 	compileTwice(t, dir)
-	mods, err := filepath.Glob(filepath.Join(dir, "wasm", "modules", "*.wasm"))
+	mods, err := filepath.Glob(filepath.Join(dir, "wasm", "modules", "*"+moduleExt))
 	require.NoError(t, err)
 	require.Len(t, mods, 1)
 	age(t, mods[0], 40*24*time.Hour)
