@@ -54,7 +54,7 @@ func callGuest(code string, sig sandbox.Signature) guestModule {
 		"host/host.go":         hostShimSource,
 		"artifact/artifact.go": code,
 	}}
-	if leanSignature(sig) {
+	if !noLean && leanSignature(sig) {
 		g.files["lean/lean.go"] = leanSource
 		g.files["artifact/forge__call.go"] = leanDispatcherSource(sig, panicNeedsFmt(code))
 	} else {
@@ -76,6 +76,9 @@ func testGuest(code, tests string, names []string, testifyVersion string) guestM
 		"artifact/forge__call.go": "package artifact\n\n// Forge__Loaded keeps package main's import of the artifact when there are no tests.\nfunc Forge__Loaded() {}\n",
 	}}
 }
+
+// noLean makes every call guest use the encoding/json dispatcher (tests compare the two).
+var noLean bool
 
 // key is the content hash that names the module in the build cache.
 func (g guestModule) key(goVersion string) string {

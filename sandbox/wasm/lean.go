@@ -282,7 +282,7 @@ func (a argsRejected) Error() string {
 // KindArgs error, word for word what the guest's encoding/json said before; the others are
 // re-encoded by json.Marshal, a form forge/lean always decodes, for the call's second attempt.
 // Only arguments the lean decoder is not sure of get here (syntax and type errors, surrogate
-// escapes, invalid UTF-8, integers of 19 digits or more): a warm call never does.
+// escapes, invalid UTF-8): a well-formed call never does.
 func leanArgs(sig sandbox.Signature, args []json.RawMessage, from int) ([]json.RawMessage, error) {
 	if from < 0 || from >= len(args) || len(args) != len(sig.Params) {
 		return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: the guest rejected argument %d of %d", from, len(args))

@@ -8,7 +8,7 @@
 // invalid UTF-8, sorted map keys, json's float format, NaN and ±Inf refused with json's error
 // text). Arguments are decoded strictly: the decoder accepts only what it decodes exactly as
 // encoding/json would and rejects everything else (a syntax or type error, but also escapes of
-// surrogates, invalid UTF-8, integers of 19 digits and more); a rejected argument goes back to the
+// surrogates, invalid UTF-8); a rejected argument goes back to the
 // host (Reject), which decodes it with the real decoder and either reports encoding/json's own
 // error or sends the value again re-encoded by json.Marshal, which the decoder always accepts.
 //
@@ -110,31 +110,20 @@ func (d *Dec) number() ([]byte, bool) {
 	return b[start:i], true
 }
 
-// Int decodes an integer literal of at most 18 digits (no fraction, no exponent): what
-// encoding/json accepts into an int or int64 without overflow, and exactly that value.
+// Int decodes an integer literal (no fraction, no exponent) that fits in 64 bits: what
+// encoding/json accepts into an int or int64 (strconv.ParseInt of the literal), and that value.
 func Int[T ~int | ~int64](d *Dec) (T, bool) {
 	s, ok := d.number()
 	if !ok {
 		return 0, false
 	}
-	neg := s[0] == '-'
-	if neg {
-		s = s[1:]
-	}
-	if len(s) > 18 {
-		return 0, false
-	}
-	var n int64
 	for _, c := range s {
-		if c < '0' || c > '9' {
+		if c == '.' || c == 'e' || c == 'E' {
 			return 0, false
 		}
-		n = n*10 + int64(c-'0')
 	}
-	if neg {
-		n = -n
-	}
-	return T(n), true
+	n, err := strconv.ParseInt(string(s), 10, 64)
+	return T(n), err == nil
 }
 
 // Float decodes a JSON number as encoding/json does into a float64 (strconv.ParseFloat of the
