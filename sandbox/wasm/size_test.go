@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,7 +53,7 @@ func cacheBytes(t testing.TB, dir string) diskSize {
 // measureArtifact compiles code in a fresh cache (module built, compiled, cached) and loads it
 // again in a second sandbox on that cache, as a restarted process does. The code gets a comment
 // unique to this call, so the go build cache does not hold its package and the build is cold.
-func measureArtifact(t testing.TB, code string) (size diskSize, compile, load time.Duration) {
+func measureArtifact(t testing.TB, code, fn string) (size diskSize, compile, load time.Duration) {
 	t.Helper()
 	code += "\n// measured " + strconv.FormatInt(time.Now().UnixNano(), 36) + "\n"
 	dir := t.TempDir()
@@ -62,7 +63,7 @@ func measureArtifact(t testing.TB, code string) (size diskSize, compile, load ti
 		t.Fatal(err)
 	}
 	start := time.Now()
-	if _, err := sb.Compile(ctx, sandbox.Source{Code: code}); err != nil {
+	if _, err := sb.Compile(ctx, sandbox.Source{Code: code, Func: fn}); err != nil {
 		t.Fatal(err)
 	}
 	compile = time.Since(start)
@@ -72,7 +73,7 @@ func measureArtifact(t testing.TB, code string) (size diskSize, compile, load ti
 		t.Fatal(err)
 	}
 	start = time.Now()
-	if _, err := sb.Compile(ctx, sandbox.Source{Code: code}); err != nil {
+	if _, err := sb.Compile(ctx, sandbox.Source{Code: code, Func: fn}); err != nil {
 		t.Fatal(err)
 	}
 	load = time.Since(start)
@@ -88,7 +89,7 @@ const maxSmallArtifactBytes = 10 << 20
 // TestSmallArtifactDiskSize: a hello-world artifact's module and compiled code stay small on disk
 // (the lean dispatcher links neither encoding/json nor fmt, and the module is stored compressed).
 func TestSmallArtifactDiskSize(t *testing.T) {
-	size, _, _ := measureArtifact(t, helloCode)
+	size, _, _ := measureArtifact(t, helloCode, "")
 	t.Logf("hello-world artifact on disk: module %d B + compiled %d B = %d B", size.module, size.compiled, size.total())
 	if size.total() > maxSmallArtifactBytes {
 		t.Errorf("a hello-world artifact takes %d bytes on disk (module %d, compiled %d), over the %d-byte bound: did the guest start linking encoding/json, fmt or os again?",
@@ -114,12 +115,16 @@ func TestArtifactDiskSizes(t *testing.T) {
 		compile, load time.Duration
 	}
 	var rows []row
-	s, c, l := measureArtifact(t, helloCode)
+	s, c, l := measureArtifact(t, helloCode, "")
 	rows = append(rows, row{"hello", s, c, l})
 	problems := sandboxtest.LoadHumanEval(t)
 	for i := 0; i < len(problems); i += 8 {
 		p := problems[i]
-		s, c, l := measureArtifact(t, p.Prompt+p.CanonicalSolution)
+		m := regexp.MustCompile(`func (\w+)\(`).FindStringSubmatch(p.Declaration)
+		if m == nil {
+			t.Fatalf("%s: no function in %q", p.TaskID, p.Declaration)
+		}
+		s, c, l := measureArtifact(t, p.Prompt+p.CanonicalSolution, m[1])
 		rows = append(rows, row{p.TaskID, s, c, l})
 	}
 	mb := func(n int64) string { return fmt.Sprintf("%.2f", float64(n)/1e6) }

@@ -29,7 +29,8 @@ type Dec struct {
 }
 
 // Decoder decodes one value of type T, or reports false for input it does not decode exactly as
-// encoding/json would.
+// encoding/json would. null decodes as the zero value, as encoding/json leaves a fresh variable,
+// slice element or map value it decodes null into.
 type Decoder[T any] func(*Dec) (T, bool)
 
 // Encoder appends v's JSON to b; a non-empty string says v cannot be encoded and is the text
@@ -113,6 +114,9 @@ func (d *Dec) number() ([]byte, bool) {
 // Int decodes an integer literal (no fraction, no exponent) that fits in 64 bits: what
 // encoding/json accepts into an int or int64 (strconv.ParseInt of the literal), and that value.
 func Int[T ~int | ~int64](d *Dec) (T, bool) {
+	if d.lit("null") {
+		return 0, true
+	}
 	s, ok := d.number()
 	if !ok {
 		return 0, false
@@ -129,6 +133,9 @@ func Int[T ~int | ~int64](d *Dec) (T, bool) {
 // Float decodes a JSON number as encoding/json does into a float64 (strconv.ParseFloat of the
 // literal; a value out of range is rejected).
 func Float(d *Dec) (float64, bool) {
+	if d.lit("null") {
+		return 0, true
+	}
 	s, ok := d.number()
 	if !ok {
 		return 0, false
@@ -140,6 +147,8 @@ func Float(d *Dec) (float64, bool) {
 // Bool decodes true or false.
 func Bool(d *Dec) (bool, bool) {
 	switch {
+	case d.lit("null"):
+		return false, true
 	case d.lit("true"):
 		return true, true
 	case d.lit("false"):
@@ -151,6 +160,14 @@ func Bool(d *Dec) (bool, bool) {
 // String decodes a JSON string of valid UTF-8 whose escapes are the short ones or \u escapes
 // outside the surrogate range.
 func String(d *Dec) (string, bool) {
+	if d.lit("null") {
+		return "", true
+	}
+	return d.str()
+}
+
+// str decodes a JSON string (not null: an object key).
+func (d *Dec) str() (string, bool) {
 	b := d.b
 	if d.i >= len(b) || b[d.i] != '"' {
 		return "", false
@@ -301,7 +318,7 @@ func Map[E any](elem Decoder[E]) Decoder[map[string]E] {
 		}
 		for {
 			d.ws()
-			k, ok := String(d)
+			k, ok := d.str()
 			if !ok {
 				return nil, false
 			}

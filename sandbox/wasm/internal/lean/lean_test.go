@@ -139,10 +139,12 @@ func TestDecodeSameAsJSON(t *testing.T) {
 		sameDecode(t, Slice(String), r)
 	}
 	for _, r := range []string{`{}`, `null`, `{"a":1}`, `{"a":1,"a":2}`, ` { "a" : 1 , "b" : 2 } `, `{"a":1,}`, `{a:1}`,
-		`{"a" 1}`, `{"a":"1"}`, `{"\u00e9":1}`, `{"a":null}`, `[]`, `{"a":1`} {
+		`{"a" 1}`, `{"a":"1"}`, `{"\u00e9":1}`, `{"a":null}`, `[]`, `{"a":1`, `{null:1}`, `{1:1}`} {
 		sameDecode(t, Map(Int[int]), r)
 	}
 	sameDecode(t, Map(Slice(Float)), `{"x":[1.5,2],"y":[]}`)
+	sameDecode(t, Map(String), `{"x":null,"y":"s"}`)
+	sameDecode(t, Slice(Bool), `[true,null,false]`)
 }
 
 func FuzzDecode(f *testing.F) {
