@@ -88,3 +88,48 @@ func TestLeanDispatcherMatchesJSON(t *testing.T) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// BenchmarkLeanWarmCall compares a warm call through the lean dispatcher with the same call
+// through the encoding/json one (same run), for a few argument shapes.
+func BenchmarkLeanWarmCall(b *testing.B) {
+	nums := make([]int, 100)
+	for i := range nums {
+		nums[i] = i * 37
+	}
+	numsJSON, _ := json.Marshal(nums)
+	cases := []struct {
+		name, code, args, want string
+	}{
+		{"ints", benchCode, `[1, 2]`, "3"},
+		{"slice100", "package artifact\n\nfunc Sum(xs []int) int {\n\ts := 0\n\tfor _, x := range xs {\n\t\ts += x\n\t}\n\treturn s\n}\n",
+			`[` + string(numsJSON) + `]`, "183150"},
+		{"strings", "package artifact\n\nfunc Words(s string) []string {\n\treturn []string{s, s + \"!\"}\n}\n", `["héllo <w>"]`,
+			`["héllo \u003cw\u003e","héllo \u003cw\u003e!"]`},
+	}
+	ctx := context.Background()
+	for _, c := range cases {
+		for _, legacy := range []bool{false, true} {
+			name := c.name + "/lean"
+			if legacy {
+				name = c.name + "/json"
+			}
+			b.Run(name, func(b *testing.B) {
+				noLean = legacy
+				p, err := shared.Compile(ctx, sandbox.Source{Code: c.code})
+				noLean = false
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer p.Close()
+				in := sandbox.Input{Args: json.RawMessage(c.args)}
+				b.ReportAllocs()
+				for b.Loop() {
+					out, err := shared.Run(ctx, p, in)
+					if err != nil || string(out.Value) != c.want {
+						b.Fatal(string(out.Value), err)
+					}
+				}
+			})
+		}
+	}
+}
