@@ -97,7 +97,9 @@ func (g guestModule) key(goVersion string) string {
 
 // mainSource is package main: the reactor's exports. The host writes a call's framed args into the
 // input buffer (forge_setup returns where it is; forge_alloc grows it) and calls forge_call, which
-// returns the address and length of the tagged result ('v' + JSON value, or 'e' + JSON error).
+// returns the address and length of the tagged result ('v' + JSON value, 'e' + JSON error, or,
+// from the lean dispatcher, 'a' + the little-endian uint32 index of an argument it hands back to
+// the host).
 // forge_tick is the metering hook the instrumenter calls (see instrumentFuel); referencing it here
 // keeps the import in the binary.
 func mainSource(test bool, names []string) string {
