@@ -163,3 +163,55 @@ func TestArtifactDiskSizes(t *testing.T) {
 	}
 	t.Log(b.String())
 }
+
+// TestColdCompileLeanVsJSON alternates cold compiles of the same artifacts with the lean and the
+// encoding/json dispatcher in one process, so that both see the same machine load, and prints the
+// medians; it also times the gzip of each built module (the part of a compile the compressed
+// cache adds). FORGE_WASM_SIZES=1 runs it.
+func TestColdCompileLeanVsJSON(t *testing.T) {
+	if os.Getenv("FORGE_WASM_SIZES") != "1" {
+		t.Skip("FORGE_WASM_SIZES=1 runs the cold compile comparison")
+	}
+	problems := sandboxtest.LoadHumanEval(t)
+	var lean, legacy, gz []time.Duration
+	for i := 0; i < len(problems); i += 16 {
+		p := problems[i]
+		m := regexp.MustCompile(`func (\w+)\(`).FindStringSubmatch(p.Declaration)
+		code := p.Prompt + p.CanonicalSolution
+		for _, legacyRun := range []bool{i%32 == 0, i%32 != 0} { // alternate which goes first
+			noLean = legacyRun
+			_, c, _ := measureArtifact(t, code, m[1])
+			noLean = false
+			if legacyRun {
+				legacy = append(legacy, c)
+			} else {
+				lean = append(lean, c)
+			}
+		}
+		gated, _, err := gateCode(code, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig, err := sandbox.ParseSignature(sandbox.Source{Code: gated, Func: m[1]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc, err := shared.builder.toolchain()
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := callGuest(gated, sig)
+		bin, err := shared.builder.goBuild(context.Background(), tc, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if err := writeModule(filepath.Join(t.TempDir(), "m"+moduleExt), bin); err != nil {
+			t.Fatal(err)
+		}
+		gz = append(gz, time.Since(start))
+	}
+	med := func(d []time.Duration) time.Duration { slices.Sort(d); return d[len(d)/2].Round(time.Millisecond) }
+	t.Logf("cold compile over %d HumanEval artifacts, alternating: lean median %v, encoding/json median %v; gzip of the module median %v",
+		len(lean), med(lean), med(legacy), med(gz))
+}
