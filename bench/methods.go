@@ -59,9 +59,10 @@ func makeMethod(i int, role string, genericPct int) method {
 	}
 	switch {
 	case i%100 < genericPct:
+		// Not slices.Clone: yaegi v0.16.1 cannot compile it ("undefined type for E").
 		m.Kind = kindSlices
 		m.Decl = fmt.Sprintf("func %s(xs []int) int", fn)
-		m.Code = fmt.Sprintf("package artifact\n\nimport \"slices\"\n\n// %s returns the largest element times %d.\nfunc %s(xs []int) int {\n\tys := slices.Clone(xs)\n\tslices.Sort(ys)\n\treturn ys[len(ys)-1] * %d\n}\n", fn, c, fn, c)
+		m.Code = fmt.Sprintf("package artifact\n\nimport \"slices\"\n\n// %s returns the largest element times %d.\nfunc %s(xs []int) int {\n\tys := append([]int(nil), xs...)\n\tslices.Sort(ys)\n\treturn ys[len(ys)-1] * %d\n}\n", fn, c, fn, c)
 		m.Older = fmt.Sprintf("package artifact\n\nimport \"slices\"\n\nfunc %s(xs []int) int {\n\treturn slices.Max(xs) * %d\n}\n", fn, c)
 		xs := []int{3, i % 50, 7, 1}
 		m.Args = want(map[string]any{"xs": xs})
