@@ -64,6 +64,9 @@ type Config struct {
 	// `forge version` and `forge --version` (process start).
 	ProcessRuns int    `json:"process_runs"`
 	Executable  string `json:"-"`
+	// ProcessOnly skips the in-process phases (cold, baseline, warm, memory): the store, the
+	// metrics flush and the processes only, for stores too large to compile in one process.
+	ProcessOnly bool `json:"process_only,omitempty"`
 	// MaxRSS > 0 stops the run when this process's RSS passes it (a shared machine's safety
 	// net); the report says where it stopped.
 	MaxRSS int64 `json:"max_rss,omitempty"`
@@ -262,6 +265,9 @@ func (c *Config) normalize() error {
 	if c.ProcessRuns < 0 {
 		return fmt.Errorf("bench: --process %d: a number of runs, 0 for none", c.ProcessRuns)
 	}
+	if c.ProcessOnly && c.ProcessRuns == 0 {
+		return errors.New("bench: --process-only needs --process N (the number of forge call processes to time)")
+	}
 	if c.ProcessRuns > 0 && c.Executable == "" {
 		return errors.New("bench: --process needs the forge executable to run; this is a bug in the caller")
 	}
@@ -280,6 +286,21 @@ func placementOf(backend string) (contractSandbox string, limits *registry.Limit
 		return "wasm", nil, "wasm"
 	}
 	return "", nil, ""
+}
+
+// placementLabel names where a backend's methods run.
+func placementLabel(backend string) (string, error) {
+	switch backend {
+	case BackendYaegiProcess:
+		return "yaegi (isolation process)", nil
+	case BackendDefault:
+		p, err := forge.ChooseDefault("", sandbox.Backends())
+		if err != nil {
+			return "", fmt.Errorf("bench: --backend default: %w", err)
+		}
+		return "default: " + p.String(), nil
+	}
+	return backend, nil
 }
 
 // Run builds the store, runs the phases and returns what it measured. A failure to build or open
@@ -311,6 +332,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return rep, nil
 	}
 
+	rep.Placement, err = placementLabel(cfg.Backend)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.ProcessOnly {
+		return rep, afterForge(ctx, dir, cfg, ms, rep)
+	}
 	_, _, def := placementOf(cfg.Backend)
 	f, err := forge.Open(forge.Options{Store: dir, DefaultSandbox: def, FlushInterval: cfg.FlushInterval})
 	if err != nil {
@@ -324,25 +352,41 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	defer closeForge()
-	rep.Placement = f.DefaultPlacement().String()
-	if cfg.Backend == BackendYaegiProcess {
-		rep.Placement = "yaegi (isolation process)"
-	} else if cfg.Backend != BackendDefault {
-		rep.Placement = cfg.Backend
-	}
-
 	heapB4, gB4 := heapAfterGC(), runtime.NumGoroutine()
 	rssB4 := readMem().RSS
+	// measure records the process's memory now (after the warm phase, or where the run stopped).
+	measure := func() {
+		rep.Memory = Memory{HeapBefore: heapB4, GoroutinesB4: gB4, RSSBefore: rssB4}
+		rep.Memory.HeapInuse = heapAfterGC()
+		mem := readMem()
+		rep.Memory.Source, rep.Memory.RSS, rep.Memory.HWM = mem.Source, mem.RSS, mem.HWM
+		rep.Memory.Goroutines = runtime.NumGoroutine()
+		rep.Memory.LivePrograms = f.LivePrograms()
+		live := int64(rep.Memory.LivePrograms)
+		if live == 0 {
+			live = rep.Cold.Calls - rep.Cold.Failures
+		}
+		if live > 0 {
+			rep.Memory.HeapPerArtifact = (rep.Memory.HeapInuse - heapB4) / live
+			rep.Memory.RSSPerArtifact = (rep.Memory.RSS - rssB4) / live
+		}
+		if cr, n, ok := childrenRSS(); ok {
+			rep.Memory.ChildrenRSS, rep.Memory.Children = cr, n
+		}
+		rep.Memory.MaxRSSSeen = guard.maxSeen()
+	}
 
 	// Cold: the first call of every method compiles it.
 	rep.Cold = runPhase(ctx, f, ms, cfg.Concurrency, int64(len(ms)), 0, each(), phaseProgress(cfg, "cold"))
 	if aborted(ctx, rep) {
+		measure() // where it stopped: the memory of the methods compiled so far
 		return rep, nil
 	}
 	if cfg.BaselineCalls > 0 {
 		b := runPhase(ctx, f, ms, cfg.Concurrency, int64(cfg.BaselineCalls), 0, first(), phaseProgress(cfg, "baseline (one method)"))
 		rep.Baseline = &b
 		if aborted(ctx, rep) {
+			measure()
 			return rep, nil
 		}
 	}
@@ -355,24 +399,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.WarmVsBaseline = float64(rep.Warm.P50) / float64(rep.Baseline.P50)
 	}
 
-	// Memory after the warm phase, before anything is flushed or closed.
-	rep.Memory = Memory{HeapBefore: heapB4, GoroutinesB4: gB4, RSSBefore: rssB4}
-	rep.Memory.HeapInuse = heapAfterGC()
-	mem := readMem()
-	rep.Memory.Source, rep.Memory.RSS, rep.Memory.HWM = mem.Source, mem.RSS, mem.HWM
-	rep.Memory.Goroutines = runtime.NumGoroutine()
-	rep.Memory.LivePrograms = f.LivePrograms()
-	live := int64(rep.Memory.LivePrograms)
-	if live == 0 {
-		live = int64(rep.Cold.Calls - rep.Cold.Failures)
-	}
-	if live > 0 {
-		rep.Memory.HeapPerArtifact = (rep.Memory.HeapInuse - heapB4) / live
-		rep.Memory.RSSPerArtifact = (rep.Memory.RSS - rssB4) / live
-	}
-	if cr, n, ok := childrenRSS(); ok {
-		rep.Memory.ChildrenRSS, rep.Memory.Children = cr, n
-	}
+	measure() // after the warm phase, before anything is flushed or closed
 
 	// The forge's own flush (metrics since the last background flush, queued events, lessons),
 	// then the event log's growth over the warm phase.
@@ -383,16 +410,20 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if rep.Warm.Calls > 0 {
 		rep.Events.BytesPerCall = float64(rep.Events.BytesAfter-rep.Events.BytesBefore) / float64(rep.Warm.Calls)
 	}
-	rep.Memory.MaxRSSSeen = guard.maxSeen()
 	if aborted(ctx, rep) {
 		return rep, nil
 	}
 	closeForge()
+	return rep, afterForge(ctx, dir, cfg, ms, rep)
+}
 
+// afterForge runs the phases that need the forge closed: the timed metrics flushes and the
+// forge call processes.
+func afterForge(ctx context.Context, dir string, cfg Config, ms []method, rep *Report) error {
 	for _, n := range cfg.FlushTouched {
 		fc, err := timeFlush(dir, ms[:n])
 		if err != nil {
-			return rep, err
+			return err
 		}
 		rep.Flush = append(rep.Flush, fc)
 	}
@@ -401,7 +432,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.Process = &pc
 	}
 	aborted(ctx, rep)
-	return rep, nil
+	return nil
 }
 
 // aborted records why ctx ended, if it did.

@@ -16,6 +16,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if c.Duration > 0 {
 		load = "for " + c.Duration.String()
 	}
+	if c.ProcessOnly {
+		load = fmt.Sprintf("%d forge call processes", c.ProcessRuns)
+	}
 	row("run", fmt.Sprintf("%d methods in %d roles on %s; %d goroutine(s), %s, %s (%s/%s, GOMAXPROCS %d)",
 		c.Methods, c.Roles, r.Placement, c.Concurrency, c.Pattern, load, r.Host.GOOS, r.Host.GOARCH, r.Host.GOMAXPROCS))
 	s := r.Store
@@ -32,11 +35,15 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		row(name, v)
 	}
-	phase("cold (first call: compile)", r.Cold)
-	if r.Baseline != nil {
-		phase("baseline (one method)", *r.Baseline)
+	if c.ProcessOnly {
+		row("in-process phases", "skipped (--process-only)")
+	} else {
+		phase("cold (first call: compile)", r.Cold)
+		if r.Baseline != nil {
+			phase("baseline (one method)", *r.Baseline)
+		}
+		phase("warm ("+c.Pattern+")", r.Warm)
 	}
-	phase("warm ("+c.Pattern+")", r.Warm)
 	if r.WarmVsBaseline > 0 {
 		row("warm p50 / baseline p50", fmt.Sprintf("%.2f x", r.WarmVsBaseline))
 	}
