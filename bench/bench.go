@@ -116,6 +116,8 @@ type StoreCost struct {
 	WriteP50     time.Duration `json:"write_p50_ns"`
 	WriteP99     time.Duration `json:"write_p99_ns"`
 	Bytes        int64         `json:"bytes"` // roles/ and tools/ on disk
+	// CacheBytes is the store's cache/ after the cold phase: wasm modules and compiled code.
+	CacheBytes int64 `json:"cache_bytes"`
 }
 
 // Latency is one phase's calls.
@@ -378,6 +380,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	// Cold: the first call of every method compiles it.
 	rep.Cold = runPhase(ctx, f, ms, cfg.Concurrency, int64(len(ms)), 0, each(), phaseProgress(cfg, "cold"))
+	rep.Store.CacheBytes = dirBytes(filepath.Join(dir, "cache"))
 	if aborted(ctx, rep) {
 		measure() // where it stopped: the memory of the methods compiled so far
 		return rep, nil

@@ -35,6 +35,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		row(name, v)
 	}
+	if s.CacheBytes > 0 && r.Cold.Calls > 0 {
+		row("cache/ after the cold phase", fmt.Sprintf("%s: %s per compiled method (wasm modules and compiled code)", size(s.CacheBytes), size(s.CacheBytes/r.Cold.Calls)))
+	}
 	if c.ProcessOnly {
 		row("in-process phases", "skipped (--process-only)")
 	} else {
