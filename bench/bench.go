@@ -615,6 +615,9 @@ func runPhase(ctx context.Context, f *forge.Forge, ms []method, conc int, calls 
 				t0 := time.Now()
 				o := f.Call(ctx, m.Role, m.Name, m.Args)
 				t1 := time.Now()
+				if !o.OK && ctx.Err() != nil {
+					break // the run was stopped (--max-rss, Ctrl-C): not a figure of this call
+				}
 				local = append(local, t1.Sub(t0))
 				hit[idx] = true
 				switch {
