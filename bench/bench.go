@@ -158,8 +158,10 @@ type Memory struct {
 
 // Events is what the event log cost during the warm phase.
 type Events struct {
-	BytesBefore  int64   `json:"bytes_before"`
-	BytesAfter   int64   `json:"bytes_after"`
+	BytesBefore int64 `json:"bytes_before"` // events/ on disk before the warm phase
+	BytesAfter  int64 `json:"bytes_after"`  // and after it (rotation deletes old files)
+	// Written is what the warm phase appended to the log, rotations included.
+	Written      int64   `json:"bytes_written"`
 	BytesPerCall float64 `json:"bytes_per_call"`
 	Dropped      int64   `json:"dropped"`
 }
@@ -397,6 +399,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	evDir := filepath.Join(dir, "events")
 	f.Flush()
 	evB4, dropB4 := dirBytes(evDir), f.Health().EventsDropped
+	meter := newLogMeter(evDir, 20*time.Millisecond)
 	rep.Warm = runPhase(ctx, f, ms, cfg.Concurrency, int64(cfg.Calls), cfg.Duration, picker(cfg.Pattern, len(ms)), phaseProgress(cfg, "warm ("+cfg.Pattern+")"))
 	if rep.Baseline != nil && rep.Baseline.P50 > 0 {
 		rep.WarmVsBaseline = float64(rep.Warm.P50) / float64(rep.Baseline.P50)
@@ -409,9 +412,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	t0 := time.Now()
 	f.Flush()
 	rep.ForgeFlush = time.Since(t0)
-	rep.Events = Events{BytesBefore: evB4, BytesAfter: dirBytes(evDir), Dropped: f.Health().EventsDropped - dropB4}
+	rep.Events = Events{BytesBefore: evB4, BytesAfter: dirBytes(evDir), Written: meter.written(), Dropped: f.Health().EventsDropped - dropB4}
 	if rep.Warm.Calls > 0 {
-		rep.Events.BytesPerCall = float64(rep.Events.BytesAfter-rep.Events.BytesBefore) / float64(rep.Warm.Calls)
+		rep.Events.BytesPerCall = float64(rep.Events.Written) / float64(rep.Warm.Calls)
 	}
 	if aborted(ctx, rep) {
 		return rep, nil

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 )
 
 // memSample is the process's resident memory: VmRSS (now) and VmHWM (peak) from
@@ -110,5 +112,101 @@ func dirBytes(dir string) int64 {
 		}
 		return nil
 	})
+	return n
+}
+
+// logMeter counts the bytes appended to the event log's files (events/forge.jsonl and its
+// rotations) across rotations: each file is identified by os.SameFile and its largest size seen
+// is kept, so a rotated file that is later deleted still counts. Sampled often enough (a file is
+// written only while it is the current log, and is deleted three rotations later), nothing is
+// missed. A deleted file's inode may be reused by the next log file (found by a run that lost
+// one file's bytes): the log only grows, so the same identity at a smaller size is a new file.
+type logMeter struct {
+	dir   string
+	mu    sync.Mutex
+	files []meteredFile
+	// retired is what files whose inode was reused appended before they were deleted.
+	retired int64
+	stop    chan struct{}
+	done    chan struct{}
+	once    sync.Once
+}
+
+type meteredFile struct {
+	fi        os.FileInfo
+	base, max int64
+}
+
+func newLogMeter(dir string, every time.Duration) *logMeter {
+	m := &logMeter{dir: dir, stop: make(chan struct{}), done: make(chan struct{})}
+	m.sample(true)
+	go func() {
+		defer close(m.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-m.stop:
+				return
+			case <-t.C:
+				m.sample(false)
+			}
+		}
+	}()
+	return m
+}
+
+func (m *logMeter) sample(initial bool) {
+	ents, err := os.ReadDir(m.dir)
+	if err != nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range ents {
+		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), "forge.jsonl") {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue // rotated away meanwhile: seen at its new name next time
+		}
+		found := false
+		for i := range m.files {
+			if !os.SameFile(m.files[i].fi, fi) {
+				continue
+			}
+			if fi.Size() < m.files[i].max {
+				// The log only grows: a smaller file with the same identity is a new file on
+				// the inode of one that rotation deleted. The old one is counted as it was.
+				m.retired += m.files[i].max - m.files[i].base
+				m.files[i] = meteredFile{fi: fi, max: fi.Size()}
+			} else {
+				m.files[i].fi, m.files[i].max = fi, fi.Size()
+			}
+			found = true
+			break
+		}
+		if !found {
+			f := meteredFile{fi: fi, max: fi.Size()}
+			if initial {
+				f.base = fi.Size()
+			}
+			m.files = append(m.files, f)
+		}
+	}
+}
+
+// written stops the meter (after a last sample) and returns the bytes appended since it started.
+func (m *logMeter) written() int64 {
+	m.once.Do(func() { close(m.stop) })
+	<-m.done
+	m.sample(false)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := m.retired
+	for _, f := range m.files {
+		n += f.max - f.base
+	}
 	return n
 }
