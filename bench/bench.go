@@ -183,6 +183,7 @@ type ProcessCost struct {
 	CallMax      time.Duration `json:"call_max_ns"`
 	VersionP50   time.Duration `json:"version_cmd_p50_ns"` // forge version
 	VersionFlagP time.Duration `json:"version_flag_p50_ns"`
+	LsP50        time.Duration `json:"ls_p50_ns"` // forge ls --json: the whole store listed
 	// Ratio is call p50 / `forge --version` p50.
 	Ratio float64 `json:"ratio"`
 }

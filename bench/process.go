@@ -13,10 +13,11 @@ import (
 
 // timeProcess runs `forge call` as a whole process runs times on the store (method i of run i,
 // spread over the store), each run next to `forge version` and `forge --version` (process start,
-// the baseline), after one untimed run of each (the binary in the page cache).
+// the baseline) and `forge ls --json` (a listing of the whole store), after one untimed run of
+// `--version` and `call` (the binary in the page cache).
 func timeProcess(ctx context.Context, exe, dir string, ms []method, runs int, progress func(done, total int64)) ProcessCost {
 	pc := ProcessCost{Runs: runs}
-	var calls, vers, flags []time.Duration
+	var calls, vers, flags, lss []time.Duration
 	stride := max(1, len(ms)/max(1, runs))
 	run := func(args ...string) (time.Duration, []byte, error) {
 		cmd := exec.CommandContext(ctx, exe, args...)
@@ -53,6 +54,13 @@ func timeProcess(ctx context.Context, exe, dir string, ms []method, runs int, pr
 		} else {
 			fail(err)
 		}
+		if d, out, err := run("--store", dir, "--json", "ls"); err == nil && bytes.Contains(out, []byte(ms[0].Name)) {
+			lss = append(lss, d)
+		} else if err != nil {
+			fail(err)
+		} else {
+			fail(fmt.Errorf("forge ls does not list %s.%s", ms[0].Role, ms[0].Name))
+		}
 		m := &ms[(i*stride)%len(ms)]
 		d, out, err := run(callArgs(m)...)
 		if err == nil {
@@ -71,10 +79,10 @@ func timeProcess(ctx context.Context, exe, dir string, ms []method, runs int, pr
 		}
 		progress(int64(i+1), int64(runs))
 	}
-	for _, l := range [][]time.Duration{calls, vers, flags} {
+	for _, l := range [][]time.Duration{calls, vers, flags, lss} {
 		slices.Sort(l)
 	}
-	pc.CallP50, pc.VersionP50, pc.VersionFlagP = pct(calls, 50), pct(vers, 50), pct(flags, 50)
+	pc.CallP50, pc.VersionP50, pc.VersionFlagP, pc.LsP50 = pct(calls, 50), pct(vers, 50), pct(flags, 50), pct(lss, 50)
 	if len(calls) > 0 {
 		pc.CallMax = calls[len(calls)-1]
 	}

@@ -79,6 +79,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			v += fmt.Sprintf("; %d FAILED (first: %s)", p.Failures, p.FirstError)
 		}
 		row(fmt.Sprintf("`forge call` as a process (%d runs)", p.Runs), v)
+		row("`forge ls --json` as a process", "p50 "+dur(p.LsP50))
 	}
 	if s.Kept {
 		row("store kept at", s.Dir)

@@ -69,4 +69,5 @@ func TestBenchProcess(t *testing.T) {
 	assert.Positive(t, p.VersionFlagP)
 	assert.Positive(t, p.VersionP50)
 	assert.Positive(t, p.Ratio)
+	assert.Positive(t, p.LsP50)
 }
