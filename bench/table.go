@@ -29,7 +29,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			row(name, "not run")
 			return
 		}
-		v := fmt.Sprintf("%d calls (%d methods): p50 %s, p99 %s, max %s; %.0f calls/s", l.Calls, l.Distinct, dur(l.P50), dur(l.P99), dur(l.Max), l.CallsPerSec)
+		v := fmt.Sprintf("%d calls (%s): p50 %s, p99 %s, max %s; %.0f calls/s", l.Calls, plural(l.Distinct, "method"), dur(l.P50), dur(l.P99), dur(l.Max), l.CallsPerSec)
 		if l.Failures > 0 || l.WrongAnswers > 0 {
 			v += fmt.Sprintf("; %d FAILED, %d wrong (first: %s)", l.Failures, l.WrongAnswers, l.FirstError)
 		}
@@ -120,4 +120,11 @@ func size(b int64) string {
 		return fmt.Sprintf("%s%.1f MiB", neg, float64(b)/(1<<20))
 	}
 	return fmt.Sprintf("%s%.2f GiB", neg, float64(b)/(1<<30))
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
