@@ -67,6 +67,10 @@ type Config struct {
 	// ProcessOnly skips the in-process phases (cold, baseline, warm, memory): the store, the
 	// metrics flush and the processes only, for stores too large to compile in one process.
 	ProcessOnly bool `json:"process_only,omitempty"`
+	// Regens > 0 replaces the first method's code that many times after the warm phase
+	// (Forge.Edit: the gate, a new generation and a new program, as a regeneration makes, with no
+	// model), calling it after each, and reports the memory before and after.
+	Regens int `json:"regens,omitempty"`
 	// MaxRSS > 0 stops the run when this process's RSS passes it (a shared machine's safety
 	// net); the report says where it stopped.
 	MaxRSS int64 `json:"max_rss,omitempty"`
@@ -90,6 +94,7 @@ type Report struct {
 	ForgeFlush     time.Duration `json:"forge_flush_ns"`
 	Flush          []FlushCost   `json:"flush"`
 	Process        *ProcessCost  `json:"process,omitempty"`
+	Regen          *RegenCost    `json:"regen,omitempty"`
 	// Aborted says why the run stopped early (the RSS limit, a cancelled context); figures after
 	// that point are missing or partial.
 	Aborted string `json:"aborted,omitempty"`
@@ -172,6 +177,25 @@ type FlushCost struct {
 	Touched int           `json:"touched"`
 	Merged  int           `json:"merged"`
 	Time    time.Duration `json:"ns"`
+}
+
+// RegenCost is what replacing one method's code Count times left behind: memory after a GC
+// before the first replacement and after the last, and the replacements' own time.
+type RegenCost struct {
+	Count      int           `json:"count"`
+	Failures   int           `json:"failures"`
+	FirstError string        `json:"first_error,omitempty"`
+	EditP50    time.Duration `json:"edit_p50_ns"`
+	RSSBefore  int64         `json:"rss_before_bytes"`
+	RSSAfter   int64         `json:"rss_after_bytes"`
+	HeapBefore int64         `json:"heap_before_bytes"`
+	HeapAfter  int64         `json:"heap_after_bytes"`
+	// Growth is RSSAfter / RSSBefore - 1.
+	Growth       float64 `json:"rss_growth"`
+	LiveBefore   int     `json:"live_programs_before"`
+	LiveAfter    int     `json:"live_programs_after"`
+	ChildrenRSS0 int64   `json:"children_rss_before_bytes"`
+	ChildrenRSS1 int64   `json:"children_rss_after_bytes"`
 }
 
 // ProcessCost is `forge call` as a whole process against process start.
@@ -266,6 +290,9 @@ func (c *Config) normalize() error {
 	}
 	if c.FlushInterval == 0 {
 		c.FlushInterval = registry.DefaultFlushInterval
+	}
+	if c.Regens < 0 {
+		return fmt.Errorf("bench: --regens %d: a number of replacements, 0 for none", c.Regens)
 	}
 	if c.ProcessRuns < 0 {
 		return fmt.Errorf("bench: --process %d: a number of runs, 0 for none", c.ProcessRuns)
@@ -419,6 +446,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if aborted(ctx, rep) {
 		return rep, nil
+	}
+	if cfg.Regens > 0 {
+		rg := regenerate(ctx, f, &ms[0], cfg.Regens, phaseProgress(cfg, "regenerations"))
+		rep.Regen = &rg
+		if aborted(ctx, rep) {
+			return rep, nil
+		}
 	}
 	closeForge()
 	return rep, afterForge(ctx, dir, cfg, ms, rep)
@@ -757,3 +791,45 @@ func (g *guard) maxSeen() int64 { return g.max.Load() }
 
 // MarshalIndent renders the report as the JSON document `forge bench --json` prints.
 func (r *Report) MarshalIndent() ([]byte, error) { return json.MarshalIndent(r, "", "  ") }
+
+// regenerate replaces m's code n times through Forge.Edit (each time distinct code, the same
+// answers), calls m after each replacement, and measures the memory around them.
+func regenerate(ctx context.Context, f *forge.Forge, m *method, n int, progress func(done, total int64)) RegenCost {
+	rc := RegenCost{Count: n, LiveBefore: f.LivePrograms()}
+	fail := func(msg string) {
+		rc.Failures++
+		if rc.FirstError == "" {
+			rc.FirstError = msg
+		}
+	}
+	rc.HeapBefore = heapAfterGC()
+	rc.RSSBefore = readMem().RSS
+	rc.ChildrenRSS0, _, _ = childrenRSS()
+	edits := make([]time.Duration, 0, n)
+	for i := 1; i <= n && ctx.Err() == nil; i++ {
+		code := fmt.Sprintf("%s\n// replacement %d\n", m.Code, i)
+		t0 := time.Now()
+		o := f.Edit(ctx, m.Role, m.Name, code)
+		edits = append(edits, time.Since(t0))
+		if !o.OK {
+			fail(fmt.Sprintf("replacement %d of %s.%s: %v", i, m.Role, m.Name, o.Err))
+			continue
+		}
+		if o := f.Call(ctx, m.Role, m.Name, m.Args); !o.OK {
+			fail(fmt.Sprintf("call after replacement %d: %v", i, o.Err))
+		} else if !sameJSON(o.Value, m.Want) {
+			fail(fmt.Sprintf("call after replacement %d returned %s, want %s", i, o.Value, m.Want))
+		}
+		progress(int64(i), int64(n))
+	}
+	rc.HeapAfter = heapAfterGC()
+	rc.RSSAfter = readMem().RSS
+	rc.ChildrenRSS1, _, _ = childrenRSS()
+	rc.LiveAfter = f.LivePrograms()
+	if rc.RSSBefore > 0 {
+		rc.Growth = float64(rc.RSSAfter)/float64(rc.RSSBefore) - 1
+	}
+	slices.Sort(edits)
+	rc.EditP50 = pct(edits, 50)
+	return rc
+}

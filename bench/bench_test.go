@@ -174,3 +174,17 @@ func TestPct(t *testing.T) {
 	assert.Equal(t, time.Duration(1), pct(l[:1], 99))
 	assert.Zero(t, pct(nil, 50))
 }
+
+func TestRegensReplaceTheCodeAndReportMemory(t *testing.T) {
+	rep, err := Run(context.Background(), small(func(c *Config) { c.Regens = 3; c.Calls = 24; c.BaselineCalls = -1 }))
+	require.NoError(t, err)
+	require.NotNil(t, rep.Regen)
+	g := rep.Regen
+	assert.Equal(t, 3, g.Count)
+	assert.Zero(t, g.Failures, g.FirstError)
+	assert.Positive(t, g.EditP50)
+	assert.Positive(t, g.RSSBefore)
+	assert.Positive(t, g.RSSAfter)
+	assert.Positive(t, g.LiveAfter)
+	assert.InDelta(t, float64(g.RSSAfter)/float64(g.RSSBefore)-1, g.Growth, 1e-9)
+}

@@ -81,6 +81,16 @@ func (r *Report) WriteTable(w io.Writer) error {
 		row(fmt.Sprintf("`forge call` as a process (%d runs)", p.Runs), v)
 		row("`forge ls --json` as a process", "p50 "+dur(p.LsP50))
 	}
+	if g := r.Regen; g != nil {
+		v := fmt.Sprintf("RSS %s -> %s (%+.1f%%), Go heap %s -> %s; each took p50 %s", size(g.RSSBefore), size(g.RSSAfter), 100*g.Growth, size(g.HeapBefore), size(g.HeapAfter), dur(g.EditP50))
+		if g.ChildrenRSS0 > 0 || g.ChildrenRSS1 > 0 {
+			v += fmt.Sprintf("; workers %s -> %s", size(g.ChildrenRSS0), size(g.ChildrenRSS1))
+		}
+		if g.Failures > 0 {
+			v += fmt.Sprintf("; %d FAILED (first: %s)", g.Failures, g.FirstError)
+		}
+		row(fmt.Sprintf("%d replacements of one method", g.Count), v)
+	}
 	if s.Kept {
 		row("store kept at", s.Dir)
 	}

@@ -84,6 +84,7 @@ $FORGE_STORE is never used.`,
 	fl.DurationVar(&cfg.FlushInterval, "flush-interval", 0, "the forge's metrics flush interval during the run (default 1s, as in production)")
 	fl.BoolVar(&cfg.Keep, "keep", false, "keep the temporary store (its path is in the report)")
 	fl.IntVar(&cfg.ProcessRuns, "process", 0, "also time `forge call` as a whole process this many times against `forge --version`")
+	fl.IntVar(&cfg.Regens, "regens", 0, "after the warm phase, replace the first method's code this many times (as regenerations do, no model) and report the memory before and after")
 	fl.BoolVar(&cfg.ProcessOnly, "process-only", false, "with --process: skip the in-process phases (for stores too large to compile in one process)")
 	fl.Int64Var(&maxRSSMiB, "max-rss", 0, "stop when this process's RSS passes this many MiB (0: no limit)")
 	return cmd
