@@ -55,4 +55,7 @@ bench-sizing: build
 	bin/forge bench --methods 1000 --backend yaegi --pattern zipf --max-rss $(BENCH_MAX_RSS) $(BENCH_FLAGS)
 	-bin/forge bench --methods 10000 --backend yaegi --max-rss $(BENCH_MAX_RSS) $(BENCH_FLAGS)
 	bin/forge bench --methods 50 --backend wasm --calls 5000 --max-rss $(BENCH_MAX_RSS) $(BENCH_FLAGS)
+	bin/forge bench --methods 1 --backend wasm --calls 1000 --regens 10 --max-rss $(BENCH_MAX_RSS) $(BENCH_FLAGS)
+	bin/forge bench --methods 8 --backend yaegi-process --calls 2000 $(BENCH_FLAGS)
+	bin/forge bench --methods 20 --backend yaegi-process --calls 2000 $(BENCH_FLAGS)
 	bin/forge bench --methods 10000 --backend yaegi --process 20 --process-only $(BENCH_FLAGS)
