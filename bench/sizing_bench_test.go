@@ -14,6 +14,7 @@ import (
 // warmStore is a built store with a forge on it and every method compiled, shared by the runs of
 // one sub-benchmark (testing calls a benchmark function more than once).
 type warmStore struct {
+	dir                string
 	f                  *forge.Forge
 	ms                 []method
 	heapPer, goroutPer float64
@@ -41,6 +42,7 @@ func openWarm(n int) *warmStore {
 	if w.err = err; err != nil {
 		return w
 	}
+	w.dir = dir
 	w.ms = makeMethods(n, cfg.Roles, 0)
 	var cost StoreCost
 	if w.err = buildStore(context.Background(), dir, cfg, w.ms, &cost); w.err != nil {
@@ -62,10 +64,26 @@ func openWarm(n int) *warmStore {
 	return w
 }
 
+// TestMain closes the benchmarks' forges and removes their stores when the test binary is done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	warmMu.Lock()
+	for _, w := range warmStores {
+		if w.f != nil {
+			_ = w.f.Close()
+		}
+		if w.dir != "" {
+			_ = os.RemoveAll(w.dir)
+		}
+	}
+	warmMu.Unlock()
+	os.Exit(code)
+}
+
 // BenchmarkWarmRoundRobin is the warm phase of forge bench as a Go benchmark: a store of N methods
 // (in-process yaegi), every method compiled, then calls round-robin, each answer checked;
 // methods=1 is the same-run baseline. It reports the Go heap and goroutines per live artifact.
-// The stores stay until the test binary exits.
+// The stores are removed when the test binary exits (TestMain).
 //
 //	go test -run '^$' -bench BenchmarkWarmRoundRobin -benchtime 20000x -count 5 ./bench
 func BenchmarkWarmRoundRobin(b *testing.B) {
