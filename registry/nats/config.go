@@ -179,7 +179,7 @@ func ParseURL(raw string, getenv func(string) string) (*Config, error) {
 	if c.TLSCA != "" || c.TLSCert != "" {
 		c.TLS = true
 		for i, s := range c.Servers {
-			c.Servers[i] = "tls://" + strings.TrimPrefix(s, "nats://")
+			c.Servers[i] = "tls://" + strings.TrimPrefix(strings.TrimPrefix(s, "nats://"), "tls://")
 		}
 	}
 	return c, nil
