@@ -28,8 +28,13 @@ const readyTimeout = 15 * time.Second
 // StartEmbedded starts a single-node JetStream server that keeps its data under dir (created if
 // needed) and listens on a free loopback port. It returns the client URL (nats://127.0.0.1:PORT) and
 // a stop function that shuts the server down and waits for it (safe to call more than once).
+//
+// The server fsyncs every write before acknowledging it (JetStream's sync_interval: always): a
+// single node has no replica to recover from, and the file store it stands in for fsyncs every
+// write too. Cluster nodes keep JetStream's default (fsync every 2 minutes) and rely on an R3
+// bucket's quorum of replicas instead.
 func StartEmbedded(dir string) (clientURL string, stop func(), err error) {
-	n, err := startNode(nodeConfig{name: "forge-embedded", dir: dir})
+	n, err := startNode(nodeConfig{name: "forge-embedded", dir: dir, syncAlways: true})
 	if err != nil {
 		return "", nil, err
 	}
@@ -51,6 +56,7 @@ type nodeConfig struct {
 	cluster     string
 	clusterPort int // 0: a free port (cluster nodes only)
 	routes      []*url.URL
+	syncAlways  bool // fsync each write before its acknowledgement
 }
 
 func startNode(c nodeConfig) (*Node, error) {
@@ -75,6 +81,7 @@ func startNode(c nodeConfig) (*Node, error) {
 		// Bounds, so that a test machine never reserves a fraction of its RAM and disk.
 		JetStreamMaxMemory: 256 << 20,
 		JetStreamMaxStore:  4 << 30,
+		SyncAlways:         c.syncAlways,
 	}
 	if c.cluster != "" {
 		cp := c.clusterPort
@@ -156,29 +163,43 @@ func StartCluster(dir string, n int) (*Cluster, error) {
 	}
 	c := &Cluster{}
 	name := "forge-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
-	first, err := startNode(nodeConfig{name: "n1", dir: filepath.Join(dir, "n1"), cluster: name})
+	// A JetStream cluster needs its routes configured up front (gossip alone is refused), so the
+	// route ports are reserved first. Every node routes to every other one, which also lets a node
+	// restarted later find the cluster whichever nodes are down at that moment.
+	ports, err := freePorts(n)
 	if err != nil {
 		return nil, err
 	}
-	c.Nodes = append(c.Nodes, first)
-	seed := &url.URL{Scheme: "nats", Host: "127.0.0.1:" + strconv.Itoa(first.cfg.clusterPort)}
-	for i := 2; i <= n; i++ {
-		nd, err := startNode(nodeConfig{name: "n" + strconv.Itoa(i), dir: filepath.Join(dir, "n"+strconv.Itoa(i)), cluster: name, routes: []*url.URL{seed}})
-		if err != nil {
-			c.Stop()
-			return nil, err
-		}
-		c.Nodes = append(c.Nodes, nd)
-	}
-	// Every node routes to every other one, so that any node restarted later finds the cluster
-	// whichever nodes are down at that moment.
-	for _, nd := range c.Nodes {
-		nd.cfg.routes = nil
-		for _, o := range c.Nodes {
-			if o != nd {
-				nd.cfg.routes = append(nd.cfg.routes, &url.URL{Scheme: "nats", Host: "127.0.0.1:" + strconv.Itoa(o.cfg.clusterPort)})
+	for i := 0; i < n; i++ {
+		cfg := nodeConfig{name: "n" + strconv.Itoa(i+1), dir: filepath.Join(dir, "n"+strconv.Itoa(i+1)), cluster: name, clusterPort: ports[i]}
+		for j, p := range ports {
+			if j != i {
+				cfg.routes = append(cfg.routes, &url.URL{Scheme: "nats", Host: "127.0.0.1:" + strconv.Itoa(p)})
 			}
 		}
+		c.Nodes = append(c.Nodes, &Node{cfg: cfg})
+	}
+	// The nodes start together: each waits for its routes before it accepts clients.
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, nd := range c.Nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			started, err := startNode(nd.cfg)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			nd.mu.Lock()
+			nd.cfg, nd.srv = started.cfg, started.srv
+			nd.mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		c.Stop()
+		return nil, err
 	}
 	if err := c.waitJetStream(30 * time.Second); err != nil {
 		c.Stop()
@@ -220,6 +241,27 @@ func pingJetStream(u string) error {
 	defer cancel()
 	_, err = js.AccountInfo(ctx)
 	return err
+}
+
+// freePorts reserves n distinct loopback ports the kernel says are free (held open together, then
+// released for the servers to bind).
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("nats: reserve a loopback port for a cluster route: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
 }
 
 // URLs is every node's client URL, comma-separated, as a NATS client takes them.
