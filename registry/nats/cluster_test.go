@@ -51,6 +51,7 @@ func testClusterMetrics(t *testing.T, c *Cluster) {
 	const perProc, flushes = 8, 6
 	var wg sync.WaitGroup
 	var wantCalls, wantSucc, wantFail [4]atomic.Int64
+	var lastRev [4]atomic.Uint64 // the newest acknowledged revision of each key
 	errs := make(chan error, 3*perProc*flushes)
 	for p, s := range ss {
 		for g := range perProc {
@@ -74,10 +75,11 @@ func testClusterMetrics(t *testing.T, c *Cluster) {
 					for k, err := range rep.Kept {
 						errs <- fmt.Errorf("%s: %w", k, err)
 					}
+					noteRevs(keys, lastRev[:], rep)
 				}
 				// Whatever was kept is retried until it lands.
 				for tries := 0; w.Pending() > 0 && tries < 20; tries++ {
-					w.Flush(ctx, nil)
+					noteRevs(keys, lastRev[:], w.Flush(ctx, nil))
 				}
 				if w.Pending() > 0 {
 					errs <- fmt.Errorf("writer %d/%d: deltas still pending", p, g)
@@ -91,7 +93,8 @@ func testClusterMetrics(t *testing.T, c *Cluster) {
 		t.Log("kept for retry:", err) // contention beyond MaxUpdateAttempts is retried, not lost
 	}
 	for i, k := range keys {
-		m, err := ss[(i+1)%3].GetMetrics(ctx, k.Role, k.Method)
+		// Read through another node, from a replica that has the newest acknowledged write.
+		m, err := ss[(i+1)%3].GetMetrics(ctx, k.Role, k.Method, lastRev[i].Load())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +110,7 @@ func testClusterMetrics(t *testing.T, c *Cluster) {
 	// sequence, with a new delta behind it). The first is applied once, the new one once.
 	w := ss[0].NewMetricsWriter("ambiguous")
 	k := keys[0]
-	before, _ := ss[0].GetMetrics(ctx, k.Role, k.Method)
+	before, _ := ss[0].GetMetrics(ctx, k.Role, k.Method, lastRev[0].Load())
 	d := Delta{Calls: 7, At: time.Now()}
 	d.Counters.SuccessCount = 7
 	if rep := w.Flush(ctx, map[registry.Key]Delta{k: d}); len(rep.Merged) != 1 {
@@ -118,12 +121,29 @@ func testClusterMetrics(t *testing.T, c *Cluster) {
 	w.mu.Unlock()
 	d2 := Delta{Calls: 5, At: time.Now()}
 	d2.Counters.SuccessCount = 5
-	if rep := w.Flush(ctx, map[registry.Key]Delta{k: d2}); len(rep.Merged) != 1 || rep.Merged[k] != 5 {
+	rep := w.Flush(ctx, map[registry.Key]Delta{k: d2})
+	if len(rep.Merged) != 1 || rep.Merged[k] != 5 {
 		t.Fatalf("retried flush merged %+v, want only the 5 new calls", rep.Merged)
 	}
-	after, _ := ss[1].GetMetrics(ctx, k.Role, k.Method)
+	after, err := ss[1].GetMetrics(ctx, k.Role, k.Method, rep.Revisions[k])
+	if err != nil {
+		t.Fatal(err)
+	}
 	if after.Calls-before.Calls != 12 || after.SuccessCount-before.SuccessCount != 12 {
 		t.Fatalf("an ambiguous flush retried: +%d calls, want +12 (7 once, 5 once)", after.Calls-before.Calls)
+	}
+}
+
+func noteRevs(keys []registry.Key, last []atomic.Uint64, rep FlushReport) {
+	for i, k := range keys {
+		if r, ok := rep.Revisions[k]; ok {
+			for {
+				cur := last[i].Load()
+				if r <= cur || last[i].CompareAndSwap(cur, r) {
+					break
+				}
+			}
+		}
 	}
 }
 
@@ -345,11 +365,13 @@ func testClusterNodeKill(t *testing.T, c *Cluster) {
 	defer cancel()
 	var wg sync.WaitGroup
 	type result struct {
-		casAcked  int   // highest counter value acknowledged
-		casTried  int   // highest counter value attempted
-		created   []int // sequence numbers of acknowledged creates
-		failed    int   // writes that returned an error (not acknowledged)
-		afterKill int   // writes acknowledged after the kill
+		casAcked   int // highest counter value acknowledged
+		casRev     uint64
+		casTried   int   // highest counter value attempted
+		created    []int // sequence numbers of acknowledged creates
+		createdRev []uint64
+		failed     int // writes that returned an error (not acknowledged)
+		afterKill  int // writes acknowledged after the kill
 	}
 	results := make([]result, writers)
 	var killed atomic.Bool
@@ -373,13 +395,14 @@ func testClusterNodeKill(t *testing.T, c *Cluster) {
 						r.casTried = tried
 					}
 					if err == nil {
-						r.casAcked = e.Value.Seq
+						r.casAcked, r.casRev = e.Value.Seq, e.Revision
 					} else {
 						r.failed++
 					}
 				} else {
-					if _, err := tb.Create(op, fmt.Sprintf("burst.created.w%d.s%d", w, i), rec{Writer: w, Seq: i}); err == nil {
+					if rev, err := tb.Create(op, fmt.Sprintf("burst.created.w%d.s%d", w, i), rec{Writer: w, Seq: i}); err == nil {
 						r.created = append(r.created, i)
+						r.createdRev = append(r.createdRev, rev)
 					} else {
 						r.failed++
 					}
@@ -419,7 +442,7 @@ func testClusterNodeKill(t *testing.T, c *Cluster) {
 		afterKill += r.afterKill
 		if r.casAcked > 0 {
 			acked += r.casAcked
-			e, err := tb.Get(ctx, fmt.Sprintf("burst.counter.w%d", w))
+			e, err := tb.GetAtLeast(ctx, fmt.Sprintf("burst.counter.w%d", w), r.casRev)
 			if err != nil {
 				t.Fatalf("writer %d: counter acknowledged at %d is gone: %v", w, r.casAcked, err)
 			}
@@ -428,14 +451,15 @@ func testClusterNodeKill(t *testing.T, c *Cluster) {
 				t.Errorf("writer %d: counter %d, acknowledged %d, attempted up to %d", w, e.Value.Seq, r.casAcked, r.casTried)
 			}
 		}
-		for _, i := range r.created {
-			if _, err := tb.Get(ctx, fmt.Sprintf("burst.created.w%d.s%d", w, i)); err != nil {
-				t.Errorf("writer %d: acknowledged create %d lost: %v", w, i, err)
+		for j, i := range r.created {
+			e, err := tb.GetAtLeast(ctx, fmt.Sprintf("burst.created.w%d.s%d", w, i), r.createdRev[j])
+			if err != nil || e.Value != (rec{Writer: w, Seq: i}) {
+				t.Errorf("writer %d: acknowledged create %d lost: %+v %v", w, i, e.Value, err)
 			}
 		}
 	}
 	newLeader := streamLeader(t, check, "kill"+DataBucketSuffix)
-	t.Logf("%d acknowledged writes all present; %d failed during fail-over; %d writes after the kill; new leader %s (%v after the kill)",
+	t.Logf("%d acknowledged writes all present; %d failed during fail-over; %d writes after the kill; leader now %s (checked %v after the kill)",
 		acked, failed, afterKill, newLeader, time.Since(killStart).Round(time.Millisecond))
 	if afterKill == 0 {
 		t.Error("no write completed after the kill: the cluster did not fail over within the burst")

@@ -167,12 +167,21 @@ func (t *Table[T]) Parts(key string) ([]string, bool) {
 	return toks, true
 }
 
-// Get returns the current value of key with its revision. A missing or deleted key is
-// registry.ErrNotFound.
+// Get returns the value of key with its revision. A missing or deleted key is registry.ErrNotFound
+// (with the delete's revision in the entry, if it was deleted).
+//
+// Get may be served by any replica of the bucket (JetStream KV allows direct gets), so in a cluster
+// it can lag the latest write by the replication delay: it is the cheap read. GetAtLeast waits for
+// a known revision; every write (Update, Create, Delete at a revision) is checked by the stream
+// leader, so a stale read can cost a retry but never an update.
 func (t *Table[T]) Get(ctx context.Context, key string) (Entry[T], error) {
 	e, err := t.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
-		return Entry[T]{}, fmt.Errorf("nats: %s/%s: %w", t.kv.Bucket(), key, registry.ErrNotFound)
+		var rev uint64
+		if e != nil {
+			rev = e.Revision() // the delete marker's
+		}
+		return Entry[T]{Revision: rev}, fmt.Errorf("nats: %s/%s: %w", t.kv.Bucket(), key, registry.ErrNotFound)
 	}
 	if err != nil {
 		return Entry[T]{}, fmt.Errorf("nats: get %s/%s: %w (is the NATS server reachable?)", t.kv.Bucket(), key, err)
@@ -185,6 +194,31 @@ func (t *Table[T]) Get(ctx context.Context, key string) (Entry[T], error) {
 		return Entry[T]{}, fmt.Errorf("nats: %s/%s revision %d: %w: %v", t.kv.Bucket(), key, e.Revision(), registry.ErrCorrupt, err)
 	}
 	return Entry[T]{Value: v, Revision: e.Revision(), Created: e.Created()}, nil
+}
+
+// GetAtLeast is Get from a replica that has applied revision minRev (of this key or a later write
+// to the bucket): what a process must use after it learned of a write (a watch Change, its own
+// acknowledged write through another connection) to be sure it reads that write or a newer one. It
+// polls a lagging replica until ctx ends.
+func (t *Table[T]) GetAtLeast(ctx context.Context, key string, minRev uint64) (Entry[T], error) {
+	wait := time.Millisecond
+	for {
+		e, err := t.Get(ctx, key)
+		if e.Revision >= minRev && (err == nil || errors.Is(err, registry.ErrNotFound) || errors.Is(err, registry.ErrCorrupt) || errors.Is(err, registry.ErrIncompatible)) {
+			return e, err
+		}
+		if err != nil && !errors.Is(err, registry.ErrNotFound) {
+			return e, err
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return Entry[T]{}, fmt.Errorf("nats: %s/%s: no replica answered with revision %d or later (last seen %d): %w", t.kv.Bucket(), key, minRev, e.Revision, ctx.Err())
+		}
+		if wait < 50*time.Millisecond {
+			wait *= 2
+		}
+	}
 }
 
 // Create writes v only if key does not exist (or was deleted); otherwise ErrExists.
@@ -252,8 +286,20 @@ const (
 // returned entry is what was written (or, after ErrNoChange, what was read).
 func (t *Table[T]) Update(ctx context.Context, key string, fn func(old T, exists bool) (T, error)) (Entry[T], error) {
 	backoff := updateBackoffMin
+	var minRev uint64 // after a lost compare-and-set: the key is newer than what was read
 	for attempt := 1; ; attempt++ {
-		cur, err := t.Get(ctx, key)
+		var cur Entry[T]
+		var err error
+		if minRev == 0 {
+			cur, err = t.Get(ctx, key)
+		} else {
+			rctx, cancel := context.WithTimeout(ctx, updateBackoffMax)
+			cur, err = t.GetAtLeast(rctx, key, minRev)
+			cancel()
+			if err != nil && ctx.Err() == nil && !errors.Is(err, registry.ErrNotFound) && errors.Is(err, context.DeadlineExceeded) {
+				cur, err = t.Get(ctx, key) // the replica is slow: let the compare-and-set decide
+			}
+		}
 		exists := err == nil
 		if err != nil && !errors.Is(err, registry.ErrNotFound) {
 			return Entry[T]{}, err
@@ -281,6 +327,7 @@ func (t *Table[T]) Update(ctx context.Context, key string, fn func(old T, exists
 		if !isRevisionMismatch(err) && !errors.Is(err, jetstream.ErrKeyExists) {
 			return Entry[T]{}, fmt.Errorf("nats: update %s/%s: %w (the write may or may not have been applied; read it again)", t.kv.Bucket(), key, err)
 		}
+		minRev = cur.Revision + 1
 		if attempt == MaxUpdateAttempts {
 			return Entry[T]{}, fmt.Errorf("nats: update %s/%s: %w: lost %d compare-and-sets in a row to other writers (retry later)", t.kv.Bucket(), key, ErrConflict, attempt)
 		}

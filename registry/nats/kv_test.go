@@ -50,6 +50,16 @@ func TestTablePrimitivesSingleNode(t *testing.T) {
 	if err != nil || up.Revision <= rev1 || up.Value.Fingerprint != "fp2" {
 		t.Fatalf("update: %+v %v", up, err)
 	}
+	// GetAtLeast returns the write it is told of, and refuses to pretend a future revision exists.
+	if e, err := s.Roles.GetAtLeast(ctx, rk, up.Revision); err != nil || e.Revision != up.Revision {
+		t.Fatalf("GetAtLeast(%d): %+v %v", up.Revision, e, err)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	_, err = s.Roles.GetAtLeast(short, rk, up.Revision+1000)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("GetAtLeast of a revision nobody wrote: %v", err)
+	}
 	// ErrNoChange writes nothing.
 	same, err := s.Roles.Update(ctx, rk, func(old registry.RoleRecord, _ bool) (registry.RoleRecord, error) { return old, ErrNoChange })
 	if err != nil || same.Revision != up.Revision {

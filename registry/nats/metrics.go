@@ -118,9 +118,10 @@ func (s *Store) NewMetricsWriter(suffix string) *MetricsWriter {
 
 // FlushReport tells what a flush merged (calls per artifact) and what it keeps for the next flush.
 type FlushReport struct {
-	Merged  map[registry.Key]int64
-	Kept    map[registry.Key]error // retried by the next Flush
-	Dropped map[registry.Key]error // given up (invalid name, or unconfirmed for MetricsMarkTTL)
+	Merged    map[registry.Key]int64
+	Revisions map[registry.Key]uint64 // the revision each merged artifact's metrics have now
+	Kept      map[registry.Key]error  // retried by the next Flush
+	Dropped   map[registry.Key]error  // given up (invalid name, or unconfirmed for MetricsMarkTTL)
 }
 
 // Flush merges deltas (and every delta kept by earlier failed flushes) into the fleet metrics.
@@ -128,7 +129,7 @@ type FlushReport struct {
 func (w *MetricsWriter) Flush(ctx context.Context, deltas map[registry.Key]Delta) FlushReport {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	rep := FlushReport{Merged: map[registry.Key]int64{}, Kept: map[registry.Key]error{}, Dropped: map[registry.Key]error{}}
+	rep := FlushReport{Merged: map[registry.Key]int64{}, Revisions: map[registry.Key]uint64{}, Kept: map[registry.Key]error{}, Dropped: map[registry.Key]error{}}
 	now := time.Now()
 	seq := w.seq.Add(1)
 	work := make(map[registry.Key][]seqDelta, len(deltas)+len(w.retry))
@@ -143,6 +144,7 @@ func (w *MetricsWriter) Flush(ctx context.Context, deltas map[registry.Key]Delta
 	type result struct {
 		k     registry.Key
 		calls int64
+		rev   uint64
 		err   error
 	}
 	results := make(chan result, len(work))
@@ -164,7 +166,7 @@ func (w *MetricsWriter) Flush(ctx context.Context, deltas map[registry.Key]Delta
 			defer wg.Done()
 			defer func() { <-sem }()
 			var calls int64
-			_, err := w.s.Metrics.Update(ctx, key, func(m Metrics, _ bool) (Metrics, error) {
+			e, err := w.s.Metrics.Update(ctx, key, func(m Metrics, _ bool) (Metrics, error) {
 				calls = 0
 				mark := m.Writers[w.writer]
 				last := batch[len(batch)-1].seq
@@ -188,7 +190,7 @@ func (w *MetricsWriter) Flush(ctx context.Context, deltas map[registry.Key]Delta
 				m.Writers[w.writer] = WriterMark{Seq: last, At: now.UTC()}
 				return m, nil
 			})
-			results <- result{k: k, calls: calls, err: err}
+			results <- result{k: k, calls: calls, rev: e.Revision, err: err}
 		}()
 	}
 	wg.Wait()
@@ -200,6 +202,7 @@ func (w *MetricsWriter) Flush(ctx context.Context, deltas map[registry.Key]Delta
 			continue
 		}
 		rep.Merged[r.k] = r.calls
+		rep.Revisions[r.k] = r.rev
 	}
 	return rep
 }
@@ -211,12 +214,13 @@ func (w *MetricsWriter) Pending() int {
 	return len(w.retry)
 }
 
-// GetMetrics returns role.method's merged metrics (registry.ErrNotFound if none were ever flushed).
-func (s *Store) GetMetrics(ctx context.Context, role, method string) (Metrics, error) {
+// GetMetrics returns role.method's merged metrics (registry.ErrNotFound if none were ever flushed)
+// as of revision minRev or later (0: whatever a replica has; see Table.GetAtLeast).
+func (s *Store) GetMetrics(ctx context.Context, role, method string, minRev uint64) (Metrics, error) {
 	key, err := s.MetricsKey(role, method)
 	if err != nil {
 		return Metrics{}, err
 	}
-	e, err := s.Metrics.Get(ctx, key)
+	e, err := s.Metrics.GetAtLeast(ctx, key, minRev)
 	return e.Value, err
 }
