@@ -160,7 +160,19 @@ func BenchmarkWarmLookup(b *testing.B) {
 // BenchmarkMetricsFlush1000 is one flush of deltas for 1,000 touched artifacts (1,000
 // compare-and-sets, DefaultFlushParallel in flight) into the fleet metrics.
 func BenchmarkMetricsFlush1000(b *testing.B) {
-	s := open(b, "bench", 1, single(b))
+	b.Run("sync=always", func(b *testing.B) { benchFlush(b, single(b)) })
+	b.Run("sync=2m", func(b *testing.B) {
+		n, err := startNode(nodeConfig{name: "nosync", dir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(n.Stop)
+		benchFlush(b, n.URL())
+	})
+}
+
+func benchFlush(b *testing.B, u string) {
+	s := open(b, "bench", 1, u)
 	ctx := testCtx(b)
 	w := s.NewMetricsWriter("")
 	deltas := map[registry.Key]Delta{}
@@ -223,4 +235,72 @@ func BenchmarkFileRecorderFlush1000(b *testing.B) {
 	}
 	b.StopTimer()
 	lat.report(b)
+}
+
+// BenchmarkJournalFlush1000 is one process's flush of 1,000 touched artifacts into the metrics
+// journal: one message, one acknowledgement (one fsync on a sync=always node).
+func BenchmarkJournalFlush1000(b *testing.B) {
+	s := open(b, "bench", 1, single(b))
+	ctx := testCtx(b)
+	w := s.NewJournalWriter("")
+	deltas := deltas1000()
+	lat := make(latencies, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		rep := w.Flush(ctx, deltas)
+		if len(rep.Merged) != 1000 {
+			b.Fatalf("merged %d, kept %d", len(rep.Merged), len(rep.Kept))
+		}
+		lat = append(lat, time.Since(t0))
+		b.StopTimer()
+		if err := s.journal.Purge(ctx); err != nil { // keep the journal from growing
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.StopTimer()
+	lat.report(b)
+}
+
+// BenchmarkJournalFold is the folder's side: folding 10 processes' flushes of the same 1,000
+// artifacts (10 messages) into the metrics: 1,000 compare-and-sets per fold, whatever the number
+// of processes.
+func BenchmarkJournalFold10x1000(b *testing.B) {
+	s := open(b, "bench", 1, single(b))
+	ctx := testCtx(b)
+	deltas := deltas1000()
+	var ws []*JournalWriter
+	for i := range 10 {
+		ws = append(ws, s.NewJournalWriter(fmt.Sprint(i)))
+	}
+	lat := make(latencies, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		for _, w := range ws {
+			w.Flush(ctx, deltas)
+		}
+		b.StartTimer()
+		t0 := time.Now()
+		fr, err := s.FoldMetrics(ctx, 0)
+		if err != nil || fr.Messages != 10 || fr.Artifacts != 1000 {
+			b.Fatalf("fold: %+v %v", fr.Messages, err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	lat.report(b)
+}
+
+func deltas1000() map[registry.Key]Delta {
+	deltas := map[registry.Key]Delta{}
+	for i := range 1000 {
+		d := Delta{Calls: 3, At: time.Now()}
+		d.Counters.SuccessCount, d.Counters.Recent = 3, "sss"
+		deltas[registry.Key{Role: fmt.Sprintf("role_%02d", i/100), Method: fmt.Sprintf("method_%03d", i%100)}] = d
+	}
+	return deltas
 }

@@ -25,6 +25,7 @@ func TestCluster(t *testing.T) {
 	c := cluster(t)
 
 	t.Run("MetricsMergedAcrossNodes", func(t *testing.T) { testClusterMetrics(t, c) })
+	t.Run("MetricsJournalFoldedAcrossNodes", func(t *testing.T) { testClusterJournal(t, c) })
 	t.Run("LeaseExclusive", func(t *testing.T) { testClusterLeaseRace(t, c) })
 	t.Run("LeaseExpiresAfterHolderDies", func(t *testing.T) { testClusterLeaseExpiry(t, c) })
 	t.Run("WatchAcrossNodes", func(t *testing.T) { testClusterWatch(t, c) })

@@ -205,6 +205,10 @@ func StartCluster(dir string, n int) (*Cluster, error) {
 		c.Stop()
 		return nil, err
 	}
+	if err := c.waitPlacement(30 * time.Second); err != nil {
+		c.Stop()
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -225,6 +229,36 @@ func (c *Cluster) waitJetStream(within time.Duration) error {
 		}
 	}
 	return nil
+}
+
+// waitPlacement waits until a stream replicated on every node can be created (every peer is
+// known to the meta leader and online), and removes it.
+func (c *Cluster) waitPlacement(within time.Duration) error {
+	nc, err := nats.Connect(c.URLs(), nats.Timeout(time.Second))
+	if err != nil {
+		return fmt.Errorf("nats: connect to the cluster: %w", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(within)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "forge_cluster_ready", Subjects: []string{"forge.cluster.ready"}, Replicas: len(c.Nodes), Storage: jetstream.MemoryStorage})
+		if err == nil {
+			err = js.DeleteStream(ctx, "forge_cluster_ready")
+		}
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nats: the cluster cannot place a stream on all %d nodes after %v: %w", len(c.Nodes), within, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func pingJetStream(u string) error {

@@ -23,6 +23,8 @@ type Metrics struct {
 	// an ambiguous error (a timeout after which the write may or may not have landed) is applied
 	// once. Marks older than MetricsMarkTTL are dropped.
 	Writers map[string]WriterMark `json:"writers,omitempty"`
+	// Journal is the highest metrics journal sequence folded in (see FoldMetrics).
+	Journal uint64 `json:"journal,omitempty"`
 }
 
 // WriterMark is a writer's last merged flush.

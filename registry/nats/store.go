@@ -57,6 +57,10 @@ type Store struct {
 	Knowledge *Table[[]byte]
 	Metrics   *Table[Metrics]
 	Leases    *Leases
+
+	journal    jetstream.Stream
+	watermark  *Table[journalWatermark]
+	foldFilter func(registry.Key) bool // tests: fold only these (the rest "fails")
 }
 
 // Open connects with cfg and opens (creating them if needed, with cfg.Replicas) the store's
@@ -114,6 +118,9 @@ func OpenConn(ctx context.Context, nc *nats.Conn, name string, replicas int) (*S
 	})
 	s.Metrics = NewTable(s.MetricsKV, "", JSONCodec[Metrics]())
 	s.Leases = &Leases{kv: s.LeasesKV, js: js, holder: s.id}
+	if err := s.openJournal(ctx, replicas); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
