@@ -28,6 +28,18 @@ func single(t testing.TB) string {
 	return u
 }
 
+// singleNoSync starts one embedded server that does not fsync each write (JetStream's default
+// interval), for tests whose point is not durability and that write a lot.
+func singleNoSync(t testing.TB) string {
+	t.Helper()
+	n, err := startNode(nodeConfig{name: "nosync", dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.Stop)
+	return n.URL()
+}
+
 // cluster starts a 3-node JetStream cluster for the test.
 func cluster(t testing.TB) *Cluster {
 	t.Helper()

@@ -20,7 +20,7 @@ func successDelta(n int64) Delta {
 // TestJournalExactlyOnce: a flush sent twice (its acknowledgement was lost) counts once; a fold
 // that stopped half-way is redone without counting twice; the folded journal is purged.
 func TestJournalExactlyOnce(t *testing.T) {
-	s := open(t, "journal", 1, single(t))
+	s := open(t, "journal", 1, singleNoSync(t))
 	ctx := testCtx(t)
 	a, b := registry.Key{Role: "r", Method: "a"}, registry.Key{Role: "r", Method: "b"}
 	w := s.NewJournalWriter("")
