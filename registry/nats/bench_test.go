@@ -304,3 +304,60 @@ func deltas1000() map[registry.Key]Delta {
 	}
 	return deltas
 }
+
+// BenchmarkLeaseAcquireRelease is one uncontended generation lease: create with a TTL, then
+// delete at its revision (what a cold call adds to its generation), on a single fsync-always node.
+func BenchmarkLeaseAcquireRelease(b *testing.B) {
+	s := open(b, "bench", 1, single(b))
+	ctx := testCtx(b)
+	lat := make(latencies, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		le, err := s.Leases.Acquire(ctx, "text_tools.upper", 5*time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := le.Release(ctx); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	lat.report(b)
+}
+
+// BenchmarkWatchAcrossNodes is the time from a write through node 1 of a 3-node R3 cluster to its
+// Change on a watcher connected to node 3 (the write's acknowledgement included).
+func BenchmarkWatchAcrossNodes(b *testing.B) {
+	c := cluster(b)
+	w1 := open(b, "wbench", 3, rotate(c, 0)...)
+	w3 := open(b, "wbench", 3, rotate(c, 2)...)
+	ctx := testCtx(b)
+	got := make(chan Change, 16)
+	w, err := w3.Watch(ctx, func(ch Change) { got <- ch })
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	k, _ := w1.RoleKey("text_tools")
+	lat := make(latencies, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		t0 := time.Now()
+		rev, err := w1.Roles.Put(ctx, k, registry.RoleRecord{Fingerprint: fmt.Sprint(i)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for ch := range got {
+			if ch.Revision == rev {
+				break
+			}
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	lat.report(b)
+}

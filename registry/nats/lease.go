@@ -110,6 +110,13 @@ func (l *Leases) Acquire(ctx context.Context, name string, ttl time.Duration) (*
 	if err != nil {
 		return nil, err
 	}
+	// Uncontended: one create. Otherwise watch the key, then try again (a release between the
+	// first try and the watch is not missed: the second try sees it).
+	if le, err := l.TryAcquire(ctx, name, ttl); err == nil {
+		return le, nil
+	} else if ctx.Err() != nil {
+		return nil, err
+	}
 	w, err := l.kv.Watch(ctx, key, jetstream.UpdatesOnly())
 	if err != nil {
 		return nil, fmt.Errorf("nats: lease %s: watch: %w (is the NATS server reachable?)", name, err)

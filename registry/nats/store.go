@@ -154,13 +154,25 @@ func (s *Store) Name() string { return s.name }
 // Conn is the NATS connection.
 func (s *Store) Conn() *nats.Conn { return s.nc }
 
-// Close closes the connection if Open made it.
+// Close closes the connection if Open made it, after draining it (pending publishes are sent,
+// subscriptions finish what they hold) for at most closeDrainTimeout.
 func (s *Store) Close() error {
-	if s.ownConn {
-		return s.nc.Drain()
+	if !s.ownConn {
+		return nil
 	}
+	if err := s.nc.Drain(); err != nil {
+		s.nc.Close()
+		return nil // already closed or closing
+	}
+	deadline := time.Now().Add(closeDrainTimeout)
+	for !s.nc.IsClosed() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.nc.Close()
 	return nil
 }
+
+const closeDrainTimeout = 5 * time.Second
 
 // RoleKey is the data bucket key of a role.
 func (s *Store) RoleKey(role string) (string, error) {
