@@ -268,7 +268,12 @@ func BenchmarkJournalFlush1000(b *testing.B) {
 // artifacts (10 messages) into the metrics: 1,000 compare-and-sets per fold, whatever the number
 // of processes.
 func BenchmarkJournalFold10x1000(b *testing.B) {
-	s := open(b, "bench", 1, single(b))
+	b.Run("sync=always", func(b *testing.B) { benchFold(b, single(b)) })
+	b.Run("sync=2m", func(b *testing.B) { benchFold(b, singleNoSync(b)) })
+}
+
+func benchFold(b *testing.B, u string) {
+	s := open(b, "bench", 1, u)
 	ctx := testCtx(b)
 	deltas := deltas1000()
 	var ws []*JournalWriter
