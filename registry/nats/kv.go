@@ -316,7 +316,8 @@ func (t *Table[T]) Update(ctx context.Context, key string, fn func(old T, exists
 			return Entry[T]{}, fmt.Errorf("nats: encode %s: %w", key, err)
 		}
 		var rev uint64
-		if exists {
+		if exists || cur.Revision > 0 {
+			// A deleted key's delete marker has a revision too: the compare-and-set is on it.
 			rev, err = t.kv.Update(ctx, key, data, cur.Revision)
 		} else {
 			rev, err = t.kv.Create(ctx, key, data)

@@ -41,7 +41,8 @@ type Lease struct {
 	ttl  time.Duration
 	val  []byte
 
-	mu        sync.Mutex
+	renewMu   sync.Mutex // serializes renewals and the release's delete
+	mu        sync.Mutex // guards the fields below
 	rev       uint64
 	renewedAt time.Time // when the last successful write (create or renew) was sent
 	lost      bool
@@ -200,20 +201,28 @@ func (le *Lease) markLost() {
 // Renew restarts the lease's TTL. ErrLeaseLost if it expired or someone else holds it now (a renewal
 // never revives an expired lease: the key's revision has moved on).
 func (le *Lease) Renew(ctx context.Context) error {
+	le.renewMu.Lock() // one renewal at a time: two with the same revision would fail each other
+	defer le.renewMu.Unlock()
 	le.mu.Lock()
-	defer le.mu.Unlock()
-	if le.lost {
+	lost, rev, renewedAt := le.lost, le.rev, le.renewedAt
+	le.mu.Unlock()
+	if lost {
 		return fmt.Errorf("nats: lease %s: %w", le.name, ErrLeaseLost)
 	}
 	sent := time.Now()
 	msg := &nats.Msg{Subject: "$KV." + le.ls.kv.Bucket() + "." + le.key, Data: le.val}
-	ack, err := le.ls.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(le.rev), jetstream.WithMsgTTL(le.ttl))
+	ack, err := le.ls.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(rev), jetstream.WithMsgTTL(le.ttl))
+	le.mu.Lock()
+	defer le.mu.Unlock()
 	if isRevisionMismatch(err) {
 		le.markLost()
 		return fmt.Errorf("nats: lease %s: %w (it expired or another holder took it)", le.name, ErrLeaseLost)
 	}
 	if err != nil {
-		return fmt.Errorf("nats: lease %s: renew: %w (still held until %v unless renewed)", le.name, err, le.renewedAt.Add(le.ttl).Format(time.RFC3339Nano))
+		return fmt.Errorf("nats: lease %s: renew: %w (still held until %v unless renewed)", le.name, err, renewedAt.Add(le.ttl).Format(time.RFC3339Nano))
+	}
+	if le.lost { // released meanwhile: the renewal wrote a lease nobody holds; it expires with its TTL
+		return fmt.Errorf("nats: lease %s: %w (released during the renewal)", le.name, ErrLeaseLost)
 	}
 	le.rev, le.renewedAt = ack.Sequence, sent
 	return nil
@@ -271,13 +280,16 @@ func (le *Lease) stopKeepAlive() {
 // lease already lost is left alone: it belongs to someone else or to nobody).
 func (le *Lease) Release(ctx context.Context) error {
 	le.stopKeepAlive()
+	le.renewMu.Lock() // no renewal in flight: the revision below is the last one
+	defer le.renewMu.Unlock()
 	le.mu.Lock()
-	defer le.mu.Unlock()
-	if le.lost {
+	lost, rev := le.lost, le.rev
+	le.markLost()
+	le.mu.Unlock()
+	if lost {
 		return nil
 	}
-	le.markLost()
-	err := le.ls.kv.Delete(ctx, le.key, jetstream.LastRevision(le.rev))
+	err := le.ls.kv.Delete(ctx, le.key, jetstream.LastRevision(rev))
 	if isRevisionMismatch(err) {
 		return nil // expired meanwhile
 	}
