@@ -83,6 +83,18 @@ func TestTablePrimitivesSingleNode(t *testing.T) {
 	if _, err := s.Roles.Create(ctx, rk, rec); err != nil {
 		t.Fatalf("create after delete: %v", err)
 	}
+	if err := s.Roles.Delete(ctx, rk, 0); err != nil {
+		t.Fatal(err)
+	}
+	re, err := s.Roles.Update(ctx, rk, func(old registry.RoleRecord, exists bool) (registry.RoleRecord, error) {
+		if exists {
+			t.Error("Update saw a deleted role as existing")
+		}
+		return rec, nil
+	})
+	if err != nil || re.Value.Role != "text_tools" {
+		t.Fatalf("update of a deleted key: %+v %v", re, err)
+	}
 
 	// Artifacts keep their 3-generation history and are verified on read.
 	ak, err := s.ArtifactKey("text_tools", "upper")
