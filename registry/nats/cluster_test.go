@@ -363,6 +363,24 @@ func testClusterNodeKill(t *testing.T, c *Cluster) {
 	if leader == nil {
 		t.Fatal("leader not found among the nodes")
 	}
+	// A watcher whose server is the one that will be stopped: it must fail over to another node.
+	var li int
+	for i, nd := range c.Nodes {
+		if nd == leader {
+			li = i
+		}
+	}
+	ws := open(t, "kill", 3, rotate(c, li)...)
+	seen := make(chan Change, 1<<16)
+	watcher, err := ws.Watch(ctx, func(ch Change) {
+		if ch.Kind == registry.ChangeRole {
+			seen <- ch
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Close()
 	const writers = 6
 	burst, cancel := context.WithTimeout(ctx, 4*time.Second)
 	defer cancel()
@@ -459,6 +477,26 @@ func testClusterNodeKill(t *testing.T, c *Cluster) {
 			if err != nil || e.Value != (rec{Writer: w, Seq: i}) {
 				t.Errorf("writer %d: acknowledged create %d lost: %+v %v", w, i, e.Value, err)
 			}
+		}
+	}
+	// The watcher that lost its server sees a change made after the kill.
+	rk, _ := check.RoleKey("after_kill")
+	wrote := time.Now()
+	rev, err := check.Roles.Put(ctx, rk, registry.RoleRecord{Contract: registry.Contract{Role: "after_kill"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(20 * time.Second)
+wait:
+	for {
+		select {
+		case ch := <-seen:
+			if ch.Role == "after_kill" && ch.Revision == rev {
+				t.Logf("a watcher whose server was stopped saw a later change %v after it was written (connected now to %s)", time.Since(wrote).Round(time.Millisecond), connectedTo(ws))
+				break wait
+			}
+		case <-deadline:
+			t.Fatalf("a watcher whose server was stopped did not see a change made after the kill within 20 s (connected to %s)", connectedTo(ws))
 		}
 	}
 	newLeader := streamLeader(t, check, "kill"+DataBucketSuffix)
