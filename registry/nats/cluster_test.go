@@ -372,9 +372,15 @@ func testClusterNodeKill(t *testing.T, c *Cluster) {
 	}
 	ws := open(t, "kill", 3, rotate(c, li)...)
 	seen := make(chan Change, 1<<16)
+	var changeAll, firstAll atomic.Int64
 	watcher, err := ws.Watch(ctx, func(ch Change) {
-		if ch.Kind == registry.ChangeRole {
+		switch ch.Kind {
+		case registry.ChangeRole:
 			seen <- ch
+		case registry.ChangeAll:
+			if changeAll.Add(1) == 1 {
+				firstAll.Store(time.Now().UnixNano())
+			}
 		}
 	})
 	if err != nil {
@@ -397,6 +403,26 @@ func testClusterNodeKill(t *testing.T, c *Cluster) {
 	results := make([]result, writers)
 	var killed atomic.Bool
 	var total atomic.Int64
+	// Role writes through a surviving node during the burst: the watcher must see every
+	// acknowledged one, across its own server's death.
+	var roleRevs []uint64
+	latestRole := map[string]uint64{} // role -> its newest acknowledged revision
+	roleWriter := ss[(li+1)%3]
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; burst.Err() == nil; i++ {
+			role := fmt.Sprintf("during_%d", i%50)
+			k, _ := roleWriter.RoleKey(role)
+			op, cancelOp := context.WithTimeout(burst, 2*time.Second)
+			if rev, err := roleWriter.Roles.Put(op, k, registry.RoleRecord{Fingerprint: fmt.Sprint(i)}); err == nil {
+				roleRevs = append(roleRevs, rev)
+				latestRole[role] = rev
+			}
+			cancelOp()
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
 	for w := range writers {
 		tb := tables[w%3]
 		wg.Add(1)
@@ -487,10 +513,14 @@ func testClusterNodeKill(t *testing.T, c *Cluster) {
 		t.Fatal(err)
 	}
 	deadline := time.After(20 * time.Second)
+	seenRevs := map[uint64]bool{}
+	seenRole := map[string]uint64{}
 wait:
 	for {
 		select {
 		case ch := <-seen:
+			seenRevs[ch.Revision] = true
+			seenRole[ch.Role] = max(seenRole[ch.Role], ch.Revision)
 			if ch.Role == "after_kill" && ch.Revision == rev {
 				t.Logf("a watcher whose server was stopped saw a later change %v after it was written (connected now to %s)", time.Since(wrote).Round(time.Millisecond), connectedTo(ws))
 				break wait
@@ -498,6 +528,31 @@ wait:
 		case <-deadline:
 			t.Fatalf("a watcher whose server was stopped did not see a change made after the kill within 20 s (connected to %s)", connectedTo(ws))
 		}
+	}
+	// The bucket keeps one revision per key, so a consumer recreated after its server died
+	// replays only the newest revision of each key written meanwhile: intermediate revisions may
+	// be skipped, the newest state of every key may not. That is what invalidation needs.
+	missed, stale := 0, 0
+	for _, r := range roleRevs {
+		if !seenRevs[r] {
+			missed++
+		}
+	}
+	for role, rev := range latestRole {
+		if seenRole[role] < rev {
+			stale++
+			t.Errorf("role %s: newest acknowledged revision %d, the watcher saw only up to %d", role, rev, seenRole[role])
+		}
+	}
+	t.Logf("role writes during the burst: %d acknowledged over %d keys; the watcher saw the newest revision of all but %d keys (%d superseded revisions skipped); %d consumer errors and %d times behind, %d ChangeAll", len(roleRevs), len(latestRole), stale, missed, watcher.Errors(), watcher.Behind(), changeAll.Load())
+	if watcher.Errors()+watcher.Behind() != changeAll.Load() {
+		t.Errorf("%d consumer errors and %d times behind but %d ChangeAll", watcher.Errors(), watcher.Behind(), changeAll.Load())
+	}
+	if fa := firstAll.Load(); fa > 0 {
+		t.Logf("first ChangeAll %v after the kill", time.Unix(0, fa).Sub(killStart).Round(time.Millisecond))
+	}
+	if missed > 0 && changeAll.Load() == 0 {
+		t.Error("the watcher skipped superseded revisions (it was behind) but never reported a ChangeAll")
 	}
 	newLeader := streamLeader(t, check, "kill"+DataBucketSuffix)
 	t.Logf("%d acknowledged writes all present; %d failed during fail-over; %d writes after the kill; leader now %s (checked %v after the kill)",
