@@ -16,5 +16,6 @@
 //     compare-and-set, tagged with a flush sequence so that a retried flush counts once.
 //   - Leases: a generation lease per method, a key with a per-key TTL that its holder renews
 //     (KeepAlive) and deletes; a crashed holder's lease expires within its TTL.
-//   - Watch: the data bucket's updates as Changes (role, artifact, knowledge; revision; deleted).
+//   - Watch: the data bucket's writes as Changes (role, artifact, knowledge; revision; deleted),
+//     and a ChangeAll whenever the watch may have fallen behind (a lost server or consumer).
 package nats
