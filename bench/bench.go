@@ -56,6 +56,9 @@ type Config struct {
 	FlushTouched []int `json:"flush_touched"`
 	// FlushInterval of the forge's metrics recorder during the run (default 1s, as in production).
 	FlushInterval time.Duration `json:"flush_interval_ns"`
+	// MaxLivePrograms is the forge's live-set budget (forge.Options.MaxLivePrograms: 0 the
+	// default, negative none).
+	MaxLivePrograms int `json:"max_live_programs,omitempty"`
 	// Store is the store directory to build (must be empty or new); "" is a temporary directory
 	// removed after the run unless Keep.
 	Store string `json:"store,omitempty"`
@@ -372,7 +375,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return rep, afterForge(ctx, dir, cfg, ms, rep)
 	}
 	_, _, def := placementOf(cfg.Backend)
-	f, err := forge.Open(forge.Options{Store: dir, DefaultSandbox: def, FlushInterval: cfg.FlushInterval})
+	f, err := forge.Open(forge.Options{Store: dir, DefaultSandbox: def, FlushInterval: cfg.FlushInterval, MaxLivePrograms: cfg.MaxLivePrograms})
 	if err != nil {
 		return nil, fmt.Errorf("bench: open the forge on %s: %w", dir, err)
 	}

@@ -82,6 +82,7 @@ $FORGE_STORE is never used.`,
 	fl.IntVar(&cfg.GenericPct, "generic", 0, "percent of methods that import slices (generic standard library code)")
 	fl.IntVar(&cfg.Generations, "generations", 1, "generations per artifact (1-3): later ones are repairs, as a repaired artifact's history")
 	fl.DurationVar(&cfg.FlushInterval, "flush-interval", 0, "the forge's metrics flush interval during the run (default 1s, as in production)")
+	fl.IntVar(&cfg.MaxLivePrograms, "max-live", 0, "the live-set budget: compiled programs kept ready (default forge.DefaultMaxLivePrograms; -1: no bound)")
 	fl.BoolVar(&cfg.Keep, "keep", false, "keep the temporary store (its path is in the report)")
 	fl.IntVar(&cfg.ProcessRuns, "process", 0, "also time `forge call` as a whole process this many times against `forge --version`")
 	fl.IntVar(&cfg.Regens, "regens", 0, "after the warm phase, replace the first method's code this many times (as regenerations do, no model) and report the memory before and after")
