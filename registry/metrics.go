@@ -61,6 +61,8 @@ type Recorder struct {
 
 	jmu        sync.Mutex // the journal; held by Flush (under flushMu) and the compactor's seal
 	j          *journal
+	maxBytes   int64         // JournalMaxBytes
+	maxAge     time.Duration // JournalMaxAge
 	compacting sync.Mutex
 	bgCompact  sync.WaitGroup
 
@@ -103,7 +105,7 @@ func NewRecorder(s *Store, interval time.Duration) *Recorder {
 	if interval <= 0 {
 		interval = DefaultFlushInterval
 	}
-	r := &Recorder{store: s, interval: interval, pending: make(map[Key]*pending),
+	r := &Recorder{store: s, interval: interval, pending: make(map[Key]*pending), maxBytes: JournalMaxBytes, maxAge: JournalMaxAge,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	go r.loop()
 	return r
@@ -319,7 +321,7 @@ func (r *Recorder) Flush() FlushReport {
 		return rep
 	}
 	promoted, uncached := s.appendOwn(j.id, j.size, recs)
-	seal := j.size >= JournalMaxBytes || time.Since(j.created) >= JournalMaxAge
+	seal := j.size >= r.maxBytes || time.Since(j.created) >= r.maxAge
 	r.jmu.Unlock()
 	for _, k := range keys {
 		rep.Merged[k] = deltas[k].calls

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -55,21 +56,17 @@ func (a *app) reportQuarantine(q registry.QuarantineReport) {
 // staleArtifacts lists the artifacts of a role that were verified against another contract than
 // rec's.
 func staleArtifacts(s *registry.Store, rec *registry.RoleRecord) ([]staleRow, error) {
-	keys, err := s.List()
+	sums, err := s.Summaries()
 	if err != nil {
 		return nil, err
 	}
 	var rows []staleRow
-	for _, k := range keys {
-		if k.Role != rec.Role {
-			continue
-		}
-		art, err := s.Load(k.Role, k.Method)
-		if err != nil || art.ContractFingerprint == rec.Fingerprint {
+	for _, sm := range sums {
+		if sm.Role != rec.Role || sm.Err != nil || sm.ContractFingerprint == rec.Fingerprint {
 			continue // damaged ones are doctor's matter
 		}
-		rows = append(rows, staleRow{k.Role, k.Method, fmt.Sprintf("generation %d was verified against contract %s; its next call repairs it against %s (or `forge regen %s %s` now)",
-			art.Generation, shortSum(art.ContractFingerprint), shortSum(rec.Fingerprint), k.Role, k.Method)})
+		rows = append(rows, staleRow{sm.Role, sm.Method, fmt.Sprintf("generation %d was verified against contract %s; its next call repairs it against %s (or `forge regen %s %s` now)",
+			sm.Generation, shortSum(sm.ContractFingerprint), shortSum(rec.Fingerprint), sm.Role, sm.Method)})
 	}
 	return rows, nil
 }
@@ -226,23 +223,23 @@ func newLsCmd(a *app) *cobra.Command {
 				return err
 			}
 			rows := []artifactRow{}
-			err = s.Each(func(k registry.Key, art *registry.Artifact, err error) error {
-				row := artifactRow{Role: k.Role, Method: k.Method}
-				var qe *registry.QuarantinedError
-				if errors.As(err, &qe) {
-					return nil // listed below, with the other quarantined artifacts
-				}
-				if err != nil {
-					row.Error = err.Error()
-				} else {
-					row.Lifecycle, row.Generation, row.LastUsedAt = art.Lifecycle, art.Generation, art.LastUsedAt
-					row.SuccessCount, row.FailureCount = art.SuccessCount, art.FailureCount
-				}
-				rows = append(rows, row)
-				return nil
-			})
+			sums, err := s.Summaries() // the summary index: no artifact file is read unless it changed
 			if err != nil {
 				return err
+			}
+			for _, sm := range sums {
+				row := artifactRow{Role: sm.Role, Method: sm.Method}
+				var qe *registry.QuarantinedError
+				if errors.As(sm.Err, &qe) {
+					continue // listed below, with the other quarantined artifacts
+				}
+				if sm.Err != nil {
+					row.Error = sm.Err.Error()
+				} else {
+					row.Lifecycle, row.Generation, row.LastUsedAt = sm.Lifecycle, sm.Generation, sm.LastUsedAt
+					row.SuccessCount, row.FailureCount = sm.SuccessCount, sm.FailureCount
+				}
+				rows = append(rows, row)
 			}
 			if rows, err = withQuarantined(s, rows); err != nil {
 				return err
@@ -254,7 +251,8 @@ func newLsCmd(a *app) *cobra.Command {
 				fmt.Fprintf(a.stdout, "no artifacts in %s\n", s.Root())
 				return nil
 			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+			bw := bufio.NewWriterSize(a.stdout, 64<<10) // tabwriter writes cell by cell: one syscall each, unbuffered
+			tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "ROLE\tMETHOD\tLIFECYCLE\tGEN\tOK\tFAILED\tLAST USED")
 			for _, r := range rows {
 				if q := r.Quarantine; q != nil {
@@ -267,7 +265,10 @@ func newLsCmd(a *app) *cobra.Command {
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\n", r.Role, r.Method, r.Lifecycle, r.Generation, r.SuccessCount, r.FailureCount, fmtTime(r.LastUsedAt))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			return bw.Flush()
 		},
 	}
 }
