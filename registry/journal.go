@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -40,7 +41,8 @@ import (
 // renamed into place, so a compactor never sees an unlocked live journal.
 
 const (
-	metricsDir    = "metrics"
+	compactWorkers = 8
+	metricsDir     = "metrics"
 	journalSuffix = ".jsonl"
 	// JournalMaxBytes and JournalMaxAge bound a live journal: past either, its writer seals it and
 	// compacts it in the background.
@@ -406,37 +408,64 @@ func (s *Store) sealJournal(j *journal) {
 }
 
 // appendOwn makes flushed records visible to this process: the overlay gets them and cached
-// snapshots are advanced. It returns the keys whose merged view just became durable (the
-// promotion is then written to the file) and the keys with no cached snapshot.
+// snapshots are advanced (incrementally: the new records only). It returns the keys whose merged
+// view just became durable (the promotion is then written to the file) and the keys with no
+// cached snapshot. Lookups are held up only for the swap of the new snapshots.
 func (s *Store) appendOwn(j string, tail int64, recs []keyedRec) (promoted, uncached []Key) {
 	s.om.Lock()
 	defer s.om.Unlock()
 	s.ov.tails[j] = tail
-	for _, r := range recs {
-		s.ov.add(r.rec, r.key)
+	type usage struct {
+		calls int64
+		at    time.Time
 	}
-	roles := map[string]bool{}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, r := range recs {
-		roles[r.key.Role] = true
-		sn := s.artifacts[r.key]
+	roles := map[string]usage{}
+	old := make([]*snapshot, len(recs))
+	s.mu.RLock()
+	for i, r := range recs {
+		old[i] = s.artifacts[r.key]
+	}
+	s.mu.RUnlock()
+	next := make([]*snapshot, len(recs))
+	for i, r := range recs {
+		s.ov.add(r.rec, r.key)
+		u := roles[r.key.Role]
+		u.calls += r.rec.d.calls
+		if r.rec.at.After(u.at) {
+			u.at = r.rec.at
+		}
+		roles[r.key.Role] = u
+		sn := old[i]
 		if sn == nil {
 			uncached = append(uncached, r.key)
 			continue
 		}
 		m := *sn.a
 		r.rec.d.applyTo(&m, r.rec.at)
-		nsn := newSnapshot(&m, sn.stamp)
-		nsn.base = sn.base
-		s.artifacts[r.key] = nsn
+		next[i] = newSnapshot(&m, sn.stamp)
+		next[i].base = sn.base
+		next[i].checked.Store(sn.checked.Load())
+		next[i].used.Store(sn.used.Load())
 		if sn.base == Candidate && m.Lifecycle == Durable {
 			promoted = append(promoted, r.key)
 		}
 	}
-	for role := range roles {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, r := range recs {
+		if next[i] != nil && s.artifacts[r.key] == old[i] { // not dropped by a revalidation meanwhile
+			s.artifacts[r.key] = next[i]
+		}
+	}
+	for role, u := range roles {
 		if rs := s.roles[role]; rs != nil {
-			nrs := &roleSnap{rec: mergeRole(rs.base, s.ov.byRole[role]), base: rs.base, stamp: rs.stamp}
+			m := *rs.rec
+			m.UsageCount += u.calls
+			if m.LastUsedAt == nil || u.at.After(*m.LastUsedAt) {
+				t := u.at
+				m.LastUsedAt = &t
+			}
+			nrs := &roleSnap{rec: &m, base: rs.base, stamp: rs.stamp}
 			nrs.checked.Store(rs.checked.Load())
 			s.roles[role] = nrs
 		}
@@ -528,24 +557,58 @@ func (s *Store) Compact() (CompactReport, error) {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
-	roleRecs := map[string][]ovRec{}
-	for _, k := range keys {
-		recs := byKey[k]
-		_, err := s.update(k.Role, k.Method, recs, present, func(a *Artifact, exists bool) error {
-			if !exists {
-				return ErrNotFound
+	// Artifacts are folded by a few workers at once: each write waits on its fsyncs, which the
+	// file system commits together. Index entries are written once per role at the end.
+	type result struct {
+		sm  *Summary
+		err error
+	}
+	results := make([]result, len(keys))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < compactWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				k := keys[i]
+				a, _, st, err := s.update(k.Role, k.Method, byKey[k], present, false, func(a *Artifact, exists bool) error {
+					if !exists {
+						return ErrNotFound
+					}
+					return nil
+				})
+				if err == nil {
+					sm := summaryOf(a, st)
+					results[i].sm = &sm
+				}
+				results[i].err = err
 			}
-			return nil
-		})
+		}()
+	}
+	for i := range keys {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	roleRecs := map[string][]ovRec{}
+	bySummaryRole := map[string][]*Summary{}
+	for i, k := range keys {
+		recs := byKey[k]
+		err := results[i].err
 		switch {
 		case err == nil:
 			rep.Artifacts++
 			roleRecs[k.Role] = append(roleRecs[k.Role], recs...)
+			bySummaryRole[k.Role] = append(bySummaryRole[k.Role], results[i].sm)
 		case errors.Is(err, ErrNotFound), errors.Is(err, ErrCorrupt), errors.Is(err, ErrIncompatible):
 			rep.Dropped += len(recs)
 		default:
 			return rep, err
 		}
+	}
+	for role, sms := range bySummaryRole {
+		s.indexPutMany(role, sms)
 	}
 	for role, recs := range roleRecs {
 		if _, err := s.updateRoleFold(role, recs, present); err != nil && !errors.Is(err, ErrNotFound) {

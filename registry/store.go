@@ -230,22 +230,25 @@ func (s *Store) readArtifact(role, method string) (*Artifact, error) {
 // place; the result is written durably (stamped with the journal records it now holds, see
 // journal.go), indexed and cached. If fn returns an error nothing is written.
 func (s *Store) Update(role, method string, fn func(a *Artifact, exists bool) error) (*Artifact, error) {
-	return s.update(role, method, nil, nil, fn)
+	_, m, _, err := s.update(role, method, nil, nil, true, fn)
+	return m, err
 }
 
 // update is Update that also folds extra journal records (a compaction's); present, if not nil,
-// names the journals that exist (the caller just listed them).
-func (s *Store) update(role, method string, extra []ovRec, present map[string]bool, fn func(a *Artifact, exists bool) error) (*Artifact, error) {
+// names the journals that exist (the caller just listed them); index is false when the caller
+// writes the index entries itself (from the returned file stamp). It returns what was written,
+// the merged view (with records flushed meanwhile), and the file's stamp.
+func (s *Store) update(role, method string, extra []ovRec, present map[string]bool, index bool, fn func(a *Artifact, exists bool) error) (file, merged *Artifact, st fileStamp, err error) {
 	if err := validateKey(role, method); err != nil {
-		return nil, err
+		return nil, nil, fileStamp{}, err
 	}
 	if err := os.MkdirAll(filepath.Join(s.root, "tools", role), 0o755); err != nil {
-		return nil, fmt.Errorf("registry: %w", writeErr(s.root, err))
+		return nil, nil, fileStamp{}, fmt.Errorf("registry: %w", writeErr(s.root, err))
 	}
 	k := Key{role, method}
 	var out *Artifact
 	var outStamp fileStamp
-	err := withLock(s.artifactLock(role, method), func() error {
+	err = withLock(s.artifactLock(role, method), func() error {
 		if present == nil {
 			var err error
 			if present, err = s.refreshOverlay(); err != nil {
@@ -297,17 +300,19 @@ func (s *Store) update(role, method string, extra []ovRec, present map[string]bo
 		}
 		out = a
 		outStamp, _ = stampOf(s.ArtifactPath(role, method)) // under the lock: this very version
-		s.indexPut(a, outStamp)
+		if index {
+			s.indexPut(a, outStamp)
+		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, fileStamp{}, err
 	}
 	s.om.Lock()
 	m := mergeArtifact(out, s.ov.byKey[k]) // records flushed while it was written
 	s.install(k, m, out.Lifecycle, outStamp)
 	s.om.Unlock()
-	return m, nil
+	return out, m, outStamp, nil
 }
 
 // List returns the keys of every stored artifact, sorted, from directory names only (no file is
