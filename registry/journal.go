@@ -43,7 +43,7 @@ import (
 const (
 	compactWorkers = 8
 	metricsDir     = "metrics"
-	journalSuffix = ".jsonl"
+	journalSuffix  = ".jsonl"
 	// JournalMaxBytes and JournalMaxAge bound a live journal: past either, its writer seals it and
 	// compacts it in the background.
 	JournalMaxBytes = 4 << 20
