@@ -326,7 +326,7 @@ func (s *Store) indexPutMany(role string, sms []*Summary) {
 		for _, sm := range sms {
 			entries[sm.Method] = sm
 		}
-		_, err := s.checkIndexLocked(role, entries, true)
+		_, err := s.checkIndexLocked(role, entries, true, false)
 		return err
 	})
 }
@@ -336,7 +336,7 @@ func (s *Store) indexPutMany(role string, sms []*Summary) {
 // index with the directory's stamp. The caller holds the role's index lock (or the store cannot
 // be written). It returns the artifacts of the role, sorted, with Err set for those that cannot
 // be read.
-func (s *Store) checkIndexLocked(role string, entries map[string]*Summary, write bool) ([]Summary, error) {
+func (s *Store) checkIndexLocked(role string, entries map[string]*Summary, write, quarantine bool) ([]Summary, error) {
 	dir, derr := s.dirStamp(role) // before the files are checked: a later rename changes it
 	files, err := os.ReadDir(s.toolsDir(role))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -362,7 +362,7 @@ func (s *Store) checkIndexLocked(role string, entries map[string]*Summary, write
 			continue
 		}
 		changed = true
-		sm, err := s.summaryFromFile(Key{role, m})
+		sm, err := s.summaryFromFile(Key{role, m}, quarantine)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}
@@ -445,17 +445,18 @@ func (s *Store) roleSummaries(role string, out []Summary) ([]Summary, error) {
 	var sms []Summary
 	err := withLock(s.indexLock(role), func() error {
 		var err error
-		sms, err = s.checkIndexLocked(role, entries, !ok || h.Dir == (indexStamp{}))
+		sms, err = s.checkIndexLocked(role, entries, !ok || h.Dir == (indexStamp{}), true)
 		return err
 	})
 	if err != nil && isReadOnly(err) { // no lock file can be made: check without writing
-		sms, err = s.checkIndexLocked(role, entries, false)
+		sms, err = s.checkIndexLocked(role, entries, false, true)
 	}
 	return append(out, sms...), err
 }
 
 // RebuildIndex rewrites every role's index from the artifact files (Doctor; a migration) and
-// returns how many artifacts it indexed.
+// returns how many artifacts it indexed. Damaged files are left where they are (unindexed): Doctor
+// and Load quarantine them.
 func (s *Store) RebuildIndex() (int, error) {
 	toolsDir := filepath.Join(s.root, "tools")
 	roles, err := os.ReadDir(toolsDir)
@@ -474,7 +475,7 @@ func (s *Store) RebuildIndex() (int, error) {
 		role := r.Name()
 		have[role] = true
 		err := withLock(s.indexLock(role), func() error {
-			out, err := s.checkIndexLocked(role, map[string]*Summary{}, true)
+			out, err := s.checkIndexLocked(role, map[string]*Summary{}, true, false)
 			for _, sm := range out {
 				if sm.Err == nil {
 					n++
@@ -498,14 +499,14 @@ func (s *Store) RebuildIndex() (int, error) {
 }
 
 // summaryFromFile reads one artifact file (quarantining it if damaged) and summarizes it.
-func (s *Store) summaryFromFile(k Key) (Summary, error) {
+func (s *Store) summaryFromFile(k Key, quarantine bool) (Summary, error) {
 	st, _ := stampOf(s.ArtifactPath(k.Role, k.Method))
 	a, err := s.readArtifact(k.Role, k.Method)
-	if errors.Is(err, ErrCorrupt) {
+	if errors.Is(err, ErrCorrupt) && quarantine {
 		// As Load: confirm under the lock and quarantine.
 		_, err = s.load(k.Role, k.Method)
 		if err == nil { // replaced by a writer meanwhile
-			return s.summaryFromFile(k)
+			return s.summaryFromFile(k, quarantine)
 		}
 	}
 	if err != nil {

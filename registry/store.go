@@ -186,6 +186,24 @@ func (s *Store) load(role, method string) (*Artifact, error) {
 	return m, nil
 }
 
+// Peek reads role.method's artifact as Load does (file and metrics journals) without caching it
+// or quarantining anything: a look that leaves the store's snapshots alone (the demo, tools).
+func (s *Store) Peek(role, method string) (*Artifact, error) {
+	if err := validateKey(role, method); err != nil {
+		return nil, err
+	}
+	if _, err := s.refreshOverlay(); err != nil {
+		return nil, err
+	}
+	a, err := s.readArtifact(role, method)
+	if err != nil {
+		return a, err
+	}
+	s.om.Lock()
+	defer s.om.Unlock()
+	return mergeArtifact(a, s.ov.byKey[Key{role, method}]), nil
+}
+
 // install caches a snapshot (the caller holds om) and keeps the cache within its bound.
 func (s *Store) install(k Key, a *Artifact, base Lifecycle, st fileStamp) {
 	sn := newSnapshot(a, st)
