@@ -276,7 +276,12 @@ func (r *Recorder) Flush() FlushReport {
 		}
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].Role != keys[j].Role {
+			return keys[i].Role < keys[j].Role
+		}
+		return keys[i].Method < keys[j].Method
+	})
 
 	r.jmu.Lock()
 	j, err := r.journalLocked()
