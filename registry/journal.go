@@ -548,10 +548,8 @@ func (s *Store) Compact() (CompactReport, error) {
 			byKey[r.key] = append(byKey[r.key], r.rec)
 		}
 	}
-	present, err := s.refreshOverlay()
-	if err != nil {
-		return rep, err
-	}
+	// Each file is folded with the journals listed under its own lock (update, updateRoleFold): a
+	// stamp is dropped only for a journal that is gone, never for one created after a listing.
 	keys := make([]Key, 0, len(byKey))
 	for k := range byKey {
 		keys = append(keys, k)
@@ -572,7 +570,7 @@ func (s *Store) Compact() (CompactReport, error) {
 			defer wg.Done()
 			for i := range work {
 				k := keys[i]
-				a, _, st, err := s.update(k.Role, k.Method, byKey[k], present, false, func(a *Artifact, exists bool) error {
+				a, _, st, err := s.update(k.Role, k.Method, byKey[k], nil, false, func(a *Artifact, exists bool) error {
 					if !exists {
 						return ErrNotFound
 					}
@@ -611,7 +609,7 @@ func (s *Store) Compact() (CompactReport, error) {
 		s.indexPutMany(role, sms)
 	}
 	for role, recs := range roleRecs {
-		if _, err := s.updateRoleFold(role, recs, present); err != nil && !errors.Is(err, ErrNotFound) {
+		if _, err := s.updateRoleFold(role, recs); err != nil && !errors.Is(err, ErrNotFound) {
 			return rep, err
 		}
 	}

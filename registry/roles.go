@@ -227,10 +227,14 @@ func (s *Store) updateRole(name string, fn func(cur *RoleRecord) (*RoleRecord, e
 
 // updateRoleFold folds journal records (a compaction's, with what the overlay holds) into a
 // role's usage count and stamps it, under the role's lock.
-func (s *Store) updateRoleFold(name string, extra []ovRec, present map[string]bool) (*RoleRecord, error) {
+func (s *Store) updateRoleFold(name string, extra []ovRec) (*RoleRecord, error) {
 	return s.updateRole(name, func(cur *RoleRecord) (*RoleRecord, error) {
 		if cur == nil {
 			return nil, nil
+		}
+		present, err := s.refreshOverlay() // under the role's lock: see Compact
+		if err != nil {
+			return nil, err
 		}
 		s.om.Lock()
 		recs := unionRecs(s.ov.byRole[name], extra)

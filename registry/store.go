@@ -253,7 +253,8 @@ func (s *Store) Update(role, method string, fn func(a *Artifact, exists bool) er
 }
 
 // update is Update that also folds extra journal records (a compaction's); present, if not nil,
-// names the journals that exist (the caller just listed them); index is false when the caller
+// names the journals that exist, listed under this artifact's lock (nil: listed here, the safe
+// choice — a stamp is dropped for a journal missing from the list); index is false when the caller
 // writes the index entries itself (from the returned file stamp). It returns what was written,
 // the merged view (with records flushed meanwhile), and the file's stamp.
 func (s *Store) update(role, method string, extra []ovRec, present map[string]bool, index bool, fn func(a *Artifact, exists bool) error) (file, merged *Artifact, st fileStamp, err error) {
