@@ -600,7 +600,10 @@ func (s *Store) Compact() (CompactReport, error) {
 			roleRecs[k.Role] = append(roleRecs[k.Role], recs...)
 			bySummaryRole[k.Role] = append(bySummaryRole[k.Role], results[i].sm)
 		case errors.Is(err, ErrNotFound), errors.Is(err, ErrCorrupt), errors.Is(err, ErrIncompatible):
+			// The artifact is gone (or unreadable) since the flush: its counters go with it, but
+			// the calls were made and stay in the role's usage, as readers counted them.
 			rep.Dropped += len(recs)
+			roleRecs[k.Role] = append(roleRecs[k.Role], recs...)
 		default:
 			return rep, err
 		}
