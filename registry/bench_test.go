@@ -210,8 +210,8 @@ func v1Flush(s *Store, deltas map[Key]delta) {
 	now := time.Now().UTC()
 	roleCalls := map[string]int64{}
 	for k, d := range deltas {
-		if _, err := s.Update(k.Role, k.Method, func(a *Artifact, exists bool) error {
-			d.applyTo(a, now)
+		if _, _, _, err := s.update(k.Role, k.Method, nil, nil, false, func(a *Artifact, exists bool) error {
+			d.applyTo(a, now) // as layout 1 did: no index to keep
 			return nil
 		}); err != nil {
 			panic(err)

@@ -21,9 +21,8 @@ import (
 // a JSON header; each further line is one artifact, tab-separated (parsing 10,000 of them takes a
 // few milliseconds; encoding/json took tens).
 //
-// The index is a cache, never trusted over the files. Every artifact write puts its entry and then
-// re-checks the role's other entries against their files (a stat each) under the role's index
-// lock. A listing trusts a role's index whole when the directory stamp still matches — every
+// The index is a cache, never trusted over the files. Every artifact write puts its entry under the
+// role's index lock and clears the directory stamp. A listing trusts a role's index whole when the directory stamp still matches — every
 // artifact write renames a file into that directory, which changes its mtime — and otherwise checks
 // every entry's stamp with its file, reads the files that differ, and rewrites the index. A
 // directory stamp is recorded only when the directory's mtime is older than IndexSettle, so that a
@@ -313,7 +312,10 @@ func (s *Store) indexPut(a *Artifact, st fileStamp) {
 	s.indexPutMany(a.Role, []*Summary{&sm})
 }
 
-// indexPutMany puts entries into a role's index and re-checks the others against their files.
+// indexPutMany puts entries into a role's index. The other entries are not checked here (that
+// would cost a stat per artifact of the role on every write): the index is written with no
+// directory stamp, so the next listing checks the role's entries against their files once and
+// records a settled stamp again.
 func (s *Store) indexPutMany(role string, sms []*Summary) {
 	if err := os.MkdirAll(filepath.Join(s.root, indexDir), 0o755); err != nil {
 		return
@@ -326,8 +328,7 @@ func (s *Store) indexPutMany(role string, sms []*Summary) {
 		for _, sm := range sms {
 			entries[sm.Method] = sm
 		}
-		_, err := s.checkIndexLocked(role, entries, true, false)
-		return err
+		return s.writeIndex(role, indexStamp{}, entries)
 	})
 }
 
@@ -407,7 +408,7 @@ func (s *Store) Summaries() ([]Summary, error) {
 	if _, err := s.refreshOverlay(); err != nil {
 		return nil, err
 	}
-	out := make([]Summary, 0, 1024)
+	out := make([]Summary, 0, 64*len(roles))
 	for _, r := range roles { // ReadDir sorts by name
 		if !r.IsDir() || ValidateName("role", r.Name()) != nil {
 			continue
