@@ -285,48 +285,55 @@ func (r *Recorder) Flush() FlushReport {
 
 	r.jmu.Lock()
 	j, err := r.journalLocked()
-	var recs []keyedRec
-	if err == nil {
-		buf := make([]byte, 0, 160*len(keys))
-		seq := j.seq
-		for _, k := range keys {
-			d := deltas[k]
-			seq++
-			buf = appendRecord(buf, seq, k, now, &d)
-			recs = append(recs, keyedRec{k, ovRec{j: j.id, seq: seq, at: now, d: d}})
+	if err != nil {
+		r.jmu.Unlock()
+		r.giveBackAll(&rep, keys, deltas, err)
+		return rep
+	}
+	buf := make([]byte, 0, 160*len(keys))
+	ends := make([]int, len(keys)) // where each record's line ends in buf
+	recs := make([]keyedRec, len(keys))
+	for i, k := range keys {
+		d := deltas[k]
+		buf = appendRecord(buf, j.seq+int64(i)+1, k, now, &d)
+		ends[i] = len(buf)
+		recs[i] = keyedRec{k, ovRec{j: j.id, seq: j.seq + int64(i) + 1, at: now, d: d}}
+	}
+	n, werr := j.f.Write(buf)
+	sealNow := false
+	if werr != nil {
+		// A short write: the records written whole are in the journal (readers count them); the
+		// rest go back to the buffer for the next journal, and this one is sealed (readers skip
+		// its torn last line).
+		whole := 0
+		for whole < len(keys) && ends[whole] <= n {
+			whole++
 		}
-		var n int
-		n, err = j.f.Write(buf)
-		if err == nil {
-			j.seq, j.size = seq, j.size+int64(n)
-			if serr := j.f.Sync(); serr != nil {
-				// The records are written (readers may have seen them): giving them back would
-				// count them twice. The journal is sealed; its records stay.
-				for _, k := range keys {
-					rep.Dropped[k] = fmt.Errorf("registry: %s: fsync of the metrics journal %s failed (%v): its records may not survive a crash", k, j.path, writeErr(s.root, serr))
-				}
-				serr = nil
-			}
-		} else {
-			// A short write leaves a torn line: the journal is sealed (readers skip the torn line)
-			// and the deltas go back to the buffer for the next journal.
+		r.giveBackAll(&rep, keys[whole:], deltas, werr)
+		keys, recs, sealNow = keys[:whole], recs[:whole], true
+	} else if serr := j.f.Sync(); serr != nil {
+		// Written but maybe not durable: giving the records back would count them twice (readers
+		// may have seen them). They stay, the error is reported, and the journal is sealed.
+		for _, k := range keys {
+			rep.Dropped[k] = fmt.Errorf("registry: %s: fsync of the metrics journal %s failed (%v): its records may not survive a crash", k, j.path, writeErr(s.root, serr))
+		}
+		sealNow = true
+	}
+	j.seq += int64(len(recs))
+	j.size += int64(n)
+	if len(recs) == 0 {
+		if sealNow {
 			s.sealJournal(j)
 			r.j = nil
 		}
-	}
-	if err != nil {
 		r.jmu.Unlock()
-		for _, k := range keys {
-			r.giveBack(k, deltas[k])
-			rep.Dropped[k] = fmt.Errorf("registry: %d call outcome(s) for %s kept for the next flush: %w", deltas[k].calls, k, writeErr(s.root, err))
-		}
 		if r.OnFlush != nil {
 			r.OnFlush(rep)
 		}
 		return rep
 	}
 	promoted, uncached := s.appendOwn(j.id, j.size, recs)
-	seal := j.size >= r.maxBytes || time.Since(j.created) >= r.maxAge
+	seal := sealNow || j.size >= r.maxBytes || time.Since(j.created) >= r.maxAge
 	r.jmu.Unlock()
 	for _, k := range keys {
 		rep.Merged[k] = deltas[k].calls
@@ -357,6 +364,14 @@ func (r *Recorder) Flush() FlushReport {
 		r.OnFlush(rep)
 	}
 	return rep
+}
+
+// giveBackAll keeps deltas that could not be written for the next flush and reports them.
+func (r *Recorder) giveBackAll(rep *FlushReport, keys []Key, deltas map[Key]delta, err error) {
+	for _, k := range keys {
+		r.giveBack(k, deltas[k])
+		rep.Dropped[k] = fmt.Errorf("registry: %d call outcome(s) for %s kept for the next flush: %w", deltas[k].calls, k, writeErr(r.store.root, err))
+	}
 }
 
 // journalLocked returns the live journal, opening one if needed (the caller holds jmu).
