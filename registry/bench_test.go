@@ -253,6 +253,25 @@ func BenchmarkFlush1000(b *testing.B) {
 			}
 		}
 	})
+	b.Run("fsync-floor", func(b *testing.B) {
+		// What the journal flush cannot go below: one append of the same size and one fsync.
+		f, err := os.OpenFile(filepath.Join(b.TempDir(), "floor"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		buf := make([]byte, 130*1000)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := f.Write(buf); err != nil {
+				b.Fatal(err)
+			}
+			if err := f.Sync(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("v1", func(b *testing.B) {
 		s, keys := storeWith(b, 10, 100)
 		b.ReportAllocs()

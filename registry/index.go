@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // The summary index. index/<role>.json holds one Summary per artifact of the role — what `forge
@@ -225,7 +226,8 @@ func (s *Store) readIndex(role string, out []Summary) (h indexHeader, _ []Summar
 		return h, out, false
 	}
 	start := len(out)
-	rest := string(data[nl+1:])
+	// The entries' strings point into the file's bytes (read once, never written again): no copy.
+	rest := unsafe.String(&data[nl], len(data)-nl)[1:]
 	for rest != "" {
 		i := strings.IndexByte(rest, '\n')
 		if i < 0 {
@@ -408,7 +410,7 @@ func (s *Store) Summaries() ([]Summary, error) {
 	if _, err := s.refreshOverlay(); err != nil {
 		return nil, err
 	}
-	out := make([]Summary, 0, 64*len(roles))
+	out := make([]Summary, 0, 128*len(roles))
 	for _, r := range roles { // ReadDir sorts by name
 		if !r.IsDir() || ValidateName("role", r.Name()) != nil {
 			continue
