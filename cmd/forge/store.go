@@ -224,11 +224,11 @@ func newLsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rows := []artifactRow{}
 			sums, err := s.Summaries() // the summary index: no artifact file is read unless it changed
 			if err != nil {
 				return err
 			}
+			rows := make([]artifactRow, 0, len(sums))
 			for _, sm := range sums {
 				row := artifactRow{Role: sm.Role, Method: sm.Method}
 				var qe *registry.QuarantinedError
@@ -307,6 +307,13 @@ func withQuarantined(s *registry.Store, rows []artifactRow) ([]artifactRow, erro
 	q, err := s.Quarantined()
 	if err != nil {
 		return nil, err
+	}
+	anyArtifact := false
+	for i := range q {
+		anyArtifact = anyArtifact || q[i].Kind == "artifact"
+	}
+	if !anyArtifact {
+		return rows, nil // rows come sorted from the index listing
 	}
 	have := map[registry.Key]bool{}
 	for _, r := range rows {
