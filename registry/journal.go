@@ -51,6 +51,7 @@ const (
 	// CompactAtJournals is how many journals may wait in metrics/ before a closing Recorder
 	// compacts them itself (short-lived processes such as `forge call` each leave one).
 	CompactAtJournals = 32
+	goneFor           = 10 * time.Minute
 )
 
 // journalRecord is one line of a journal.
@@ -138,12 +139,16 @@ type overlay struct {
 	byRole map[string][]ovRec
 	tails  map[string]int64 // journal -> bytes consumed
 	own    map[string]bool  // live journals this process writes: never read back from disk
+	// gone are journals seen removed (compacted): a refresh that listed one before its removal
+	// must not add its records back after another refresh dropped them (their files hold them).
+	// Entries are forgotten after goneFor (a refresh's read of a journal takes far less).
+	gone map[string]time.Time
 	// bad counts journal lines that did not parse (a torn last write of a crashed writer).
 	bad int64
 }
 
 func newOverlay() *overlay {
-	return &overlay{byKey: map[Key][]ovRec{}, byRole: map[string][]ovRec{}, tails: map[string]int64{}, own: map[string]bool{}}
+	return &overlay{byKey: map[Key][]ovRec{}, byRole: map[string][]ovRec{}, tails: map[string]int64{}, own: map[string]bool{}, gone: map[string]time.Time{}}
 }
 
 func (o *overlay) add(r ovRec, k Key) {
@@ -154,6 +159,7 @@ func (o *overlay) add(r ovRec, k Key) {
 // dropJournal forgets a journal that was compacted and removed.
 func (o *overlay) dropJournal(j string) {
 	delete(o.tails, j)
+	o.gone[j] = time.Now()
 	for k, recs := range o.byKey {
 		if out := dropJ(recs, j); len(out) == 0 {
 			delete(o.byKey, k)
@@ -170,8 +176,10 @@ func (o *overlay) dropJournal(j string) {
 	}
 }
 
+// dropJ returns recs without journal j's records, in a new slice: callers may hold recs outside
+// the overlay lock (copy on write).
 func dropJ(recs []ovRec, j string) []ovRec {
-	out := recs[:0]
+	var out []ovRec
 	for _, r := range recs {
 		if r.j != j {
 			out = append(out, r)
@@ -272,6 +280,9 @@ func (s *Store) refreshOverlay() (map[string]bool, error) {
 		if !ok || e.IsDir() || strings.HasPrefix(e.Name(), tempPrefix) {
 			continue
 		}
+		if _, g := s.ov.gone[j]; g {
+			continue // compacted; a file of that name now is an empty one a late lock attempt created
+		}
 		present[j] = true
 		if !s.ov.own[j] {
 			reads = append(reads, todo{j, s.ov.tails[j]})
@@ -280,6 +291,11 @@ func (s *Store) refreshOverlay() (map[string]bool, error) {
 	for j := range s.ov.tails {
 		if !present[j] && !s.ov.own[j] {
 			s.ov.dropJournal(j)
+		}
+	}
+	for j, at := range s.ov.gone {
+		if time.Since(at) > goneFor {
+			delete(s.ov.gone, j)
 		}
 	}
 	s.om.Unlock()
@@ -293,7 +309,8 @@ func (s *Store) refreshOverlay() (map[string]bool, error) {
 			return nil, err
 		}
 		s.om.Lock()
-		if s.ov.tails[t.j] == t.off { // no concurrent refresh consumed it meanwhile
+		_, g := s.ov.gone[t.j]
+		if cur, ok := s.ov.tails[t.j]; !g && cur == t.off && (ok || t.off == 0) { // not consumed or dropped meanwhile
 			for _, r := range recs {
 				s.ov.add(r.rec, r.key)
 			}

@@ -256,3 +256,96 @@ func TestSnapshotCacheIsBounded(t *testing.T) {
 		assert.Equal(t, "mvd", a.Method, "an evicted artifact is read again")
 	}
 }
+
+// Flushes, loads, lookups, operator updates and compactions of two stores on one directory run
+// at once; every recorded call is counted exactly once at the end.
+func TestConcurrentFlushLoadUpdateCompact(t *testing.T) {
+	root := t.TempDir()
+	s, err := Open(root)
+	require.NoError(t, err)
+	_, err = s.PutRole(Contract{Role: "r", Purpose: "p"}, t0)
+	require.NoError(t, err)
+	keys := []string{"a", "b", "c", "d"}
+	for _, m := range keys {
+		newArtifact(t, s, "r", m, "package artifact // "+m)
+	}
+	other, err := Open(root)
+	require.NoError(t, err)
+	rec := NewRecorder(s, time.Hour)
+	rec.maxAge = 20 * time.Millisecond // seal and compact in the background every few flushes
+	rec2 := NewRecorder(other, time.Hour)
+	rec2.maxAge = 30 * time.Millisecond
+
+	const rounds = 60
+	done := make(chan struct{})
+	errs := make(chan error, 16)
+	go func() { // readers
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			for _, m := range keys {
+				if _, ok := s.Lookup("r", m); !ok {
+					if _, err := s.Load("r", m); err != nil {
+						errs <- err
+						return
+					}
+				}
+				if _, err := other.Summaries(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}
+	}()
+	go func() { // an operator touching the artifacts (folds live journals)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if _, err := other.Update("r", "b", func(a *Artifact, _ bool) error { a.ForceRegenerate = !a.ForceRegenerate; return nil }); err != nil {
+				errs <- err
+				return
+			}
+			if _, err := other.Compact(); err != nil {
+				errs <- err
+				return
+			}
+			time.Sleep(3 * time.Millisecond)
+		}
+	}()
+	for i := 0; i < rounds; i++ {
+		for _, m := range keys {
+			rec.Record("r", m, Success, time.Microsecond, "")
+			rec2.Record("r", m, CallerFailure, time.Microsecond, "bad input")
+		}
+		rec.Flush()
+		rec2.Flush()
+		time.Sleep(time.Millisecond)
+	}
+	close(done)
+	rec.Close()
+	rec2.Close()
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+	_, err = s.Compact()
+	require.NoError(t, err)
+	fresh, err := Open(root)
+	require.NoError(t, err)
+	for _, m := range keys {
+		a, err := fresh.Load("r", m)
+		require.NoError(t, err)
+		assert.Equal(t, int64(rounds), a.SuccessCount, "%s", m)
+		assert.Equal(t, int64(rounds), a.CallerFailureCount, "%s", m)
+	}
+	r, err := fresh.Role("r")
+	require.NoError(t, err)
+	assert.Equal(t, int64(2*rounds*len(keys)), r.UsageCount)
+}
