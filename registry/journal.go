@@ -205,7 +205,16 @@ func pendingFor(recs []ovRec, applied map[string]int64) []ovRec {
 		}
 		return out[i].seq < out[k].seq
 	})
-	return out
+	// A record is one (journal, seq): should it be held twice, it still counts once.
+	w := 0
+	for i := range out {
+		if w > 0 && out[w-1].j == out[i].j && out[w-1].seq == out[i].seq {
+			continue
+		}
+		out[w] = out[i]
+		w++
+	}
+	return out[:w]
 }
 
 // mergeArtifact returns a with the pending records applied (a itself if there are none); the
@@ -385,33 +394,48 @@ func (s *Store) openJournal() (*journal, error) {
 		return nil, fmt.Errorf("registry: create %s: %w", dir, writeErr(s.root, err))
 	}
 	id := newJournalID()
+	// Own before it is visible under its final name: a refresh of this process must never read
+	// it back from disk (its records are added as they are flushed).
+	s.om.Lock()
+	s.ov.own[id] = true
+	s.ov.tails[id] = 0
+	s.om.Unlock()
+	unown := func() {
+		s.om.Lock()
+		delete(s.ov.own, id)
+		delete(s.ov.tails, id)
+		s.om.Unlock()
+	}
 	tmp := filepath.Join(dir, tempPrefix+id+journalSuffix)
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
+		unown()
 		return nil, fmt.Errorf("registry: create journal %s: %w", tmp, writeErr(s.root, err))
 	}
 	l := flock.New(tmp)
 	if err := l.Lock(); err != nil {
+		unown()
 		f.Close()
 		os.Remove(tmp)
 		return nil, fmt.Errorf("registry: lock journal %s: %w", tmp, err)
 	}
 	path := filepath.Join(dir, id+journalSuffix)
 	if err := os.Rename(tmp, path); err != nil {
+		unown()
 		l.Close()
 		f.Close()
 		os.Remove(tmp)
 		return nil, fmt.Errorf("registry: publish journal %s: %w", path, writeErr(s.root, err))
 	}
 	if err := syncDir(dir); err != nil {
+		// Published but maybe not durable: sealed empty, it is compacted (to nothing) later.
+		s.om.Lock()
+		delete(s.ov.own, id)
+		s.om.Unlock()
 		l.Close()
 		f.Close()
 		return nil, fmt.Errorf("registry: publish journal %s: %w", path, writeErr(s.root, err))
 	}
-	s.om.Lock()
-	s.ov.own[id] = true
-	s.ov.tails[id] = 0
-	s.om.Unlock()
 	return &journal{id: id, path: path, f: f, lock: l, created: time.Now()}, nil
 }
 
@@ -513,14 +537,14 @@ func (s *Store) Compact() (CompactReport, error) {
 		return rep, fmt.Errorf("registry: list %s: %w", s.metricsPath(), err)
 	}
 	type held struct {
-		id   string
-		path string
-		lock *flock.Flock
+		id      string
+		path    string
+		release func()
 	}
 	var js []held
 	defer func() {
 		for _, h := range js {
-			h.lock.Close()
+			h.release()
 		}
 	}()
 	for _, e := range ents {
@@ -536,18 +560,14 @@ func (s *Store) Compact() (CompactReport, error) {
 			continue
 		}
 		p := filepath.Join(s.metricsPath(), e.Name())
-		l := flock.New(p)
-		ok, err := l.TryLock()
+		release, ok, err := tryLockExisting(p)
 		if err != nil || !ok {
-			l.Close()
-			rep.Skipped++
+			if _, serr := os.Stat(p); serr == nil {
+				rep.Skipped++ // live (its writer holds it) or being compacted by another process
+			}
 			continue
 		}
-		if _, err := os.Stat(p); err != nil { // compacted and removed by another process meanwhile
-			l.Close()
-			continue
-		}
-		js = append(js, held{id, p, l})
+		js = append(js, held{id, p, release})
 	}
 	if len(js) == 0 {
 		return rep, nil

@@ -3,6 +3,7 @@ package registry
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -279,7 +280,10 @@ func TestConcurrentFlushLoadUpdateCompact(t *testing.T) {
 	const rounds = 60
 	done := make(chan struct{})
 	errs := make(chan error, 16)
+	var wg sync.WaitGroup
+	wg.Add(2)
 	go func() { // readers
+		defer wg.Done()
 		for {
 			select {
 			case <-done:
@@ -301,6 +305,7 @@ func TestConcurrentFlushLoadUpdateCompact(t *testing.T) {
 		}
 	}()
 	go func() { // an operator touching the artifacts (folds live journals)
+		defer wg.Done()
 		for {
 			select {
 			case <-done:
@@ -328,6 +333,7 @@ func TestConcurrentFlushLoadUpdateCompact(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	close(done)
+	wg.Wait()
 	rec.Close()
 	rec2.Close()
 	select {
