@@ -273,6 +273,10 @@ func (s *Store) metricsPath() string { return filepath.Join(s.root, metricsDir) 
 // refreshOverlay reads what other processes appended to their journals since the last refresh,
 // and forgets journals that were compacted away. It returns the journals that exist now.
 func (s *Store) refreshOverlay() (map[string]bool, error) {
+	// One refresh at a time: a listing older than another refresh's must not decide that a
+	// journal that refresh has just read is gone (that dropped live journals' stamps).
+	s.refreshMu.Lock()
+	defer s.refreshMu.Unlock()
 	ents, err := os.ReadDir(s.metricsPath())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("registry: list %s: %w", s.metricsPath(), err)

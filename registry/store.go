@@ -46,8 +46,9 @@ type Store struct {
 
 	// om guards ov, the journal records not yet folded into the files, and orders the snapshot
 	// changes made from it (a Load's merge, a flush's advance).
-	om sync.Mutex
-	ov *overlay
+	om        sync.Mutex
+	ov        *overlay
+	refreshMu sync.Mutex // one refreshOverlay at a time
 
 	// OnQuarantine, if set, is told about every file the store moves to quarantine.
 	OnQuarantine func(QuarantineReport)
