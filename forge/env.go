@@ -11,7 +11,7 @@ import (
 
 // OptionsFromEnv reads the operator's switches: FORGE_READ_PATH=off, FORGE_REPAIR=off,
 // FORGE_LEARNING=off, FORGE_CONTEXT_TOKENS=N, FORGE_GENERATE_ONLY=1, FORGE_CANARY=role,role, FORGE_MAX_PROVIDER_CALLS=N and
-// FORGE_MAX_REPAIRS_BEFORE_REGEN=N, and FORGE_SANDBOX.
+// FORGE_MAX_REPAIRS_BEFORE_REGEN=N, FORGE_SANDBOX and FORGE_EVENTS=aggregate|all|off.
 // The CLI, the server and the MCP server share it.
 func OptionsFromEnv(getenv func(string) string) (Options, error) {
 	var o Options
@@ -50,6 +50,15 @@ func OptionsFromEnv(getenv func(string) string) (Options, error) {
 		}
 	}
 	o.DefaultSandbox = strings.TrimSpace(getenv("FORGE_SANDBOX"))
+	switch v := strings.ToLower(strings.TrimSpace(getenv("FORGE_EVENTS"))); v { // events hook: the log's mode
+	case "", "aggregate":
+	case "all":
+		o.EventsPerCall = true
+	case "off":
+		o.NoEvents = true
+	default:
+		return o, fmt.Errorf("FORGE_EVENTS=%q: use aggregate (the default: warm successes folded per artifact and second), all (one line per call) or off", v)
+	}
 	if v := getenv("FORGE_CONTEXT_TOKENS"); v != "" { // assembler hook: the prompts' token ceiling
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {

@@ -2,6 +2,8 @@ package forge
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -70,7 +72,53 @@ func appendEvent(b []byte, e *Event) []byte {
 	if e.EventsDropped != 0 {
 		b = appendInt(b, "events_dropped", e.EventsDropped)
 	}
+	b = appendStrOmit(b, "kind", e.Kind)
+	if e.Count != 0 {
+		b = appendInt(b, "count", e.Count)
+	}
+	if !e.FirstTime.IsZero() {
+		b = append(appendKey(b, "first_time"), '"')
+		b = e.FirstTime.AppendFormat(b, time.RFC3339Nano)
+		b = append(b, '"')
+	}
+	for _, f := range [...]struct {
+		k string
+		v int64
+	}{{"duration_p50_ns", e.DurationP50NS}, {"duration_p99_ns", e.DurationP99NS}, {"duration_max_ns", e.DurationMaxNS}} {
+		if f.v != 0 {
+			b = appendInt(b, f.k, f.v)
+		}
+	}
+	if len(e.DurationHist) > 0 {
+		b = append(appendKey(b, "duration_hist"), '[')
+		for i, v := range e.DurationHist {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, v, 10)
+		}
+		b = append(b, ']')
+	}
+	b = appendCounts(b, "dropped", e.Dropped)
+	b = appendCounts(b, "lost", e.Lost)
 	return append(b, '}', '\n')
+}
+
+// appendCounts appends a map of counts (omitted when empty), keys sorted as encoding/json does.
+func appendCounts(b []byte, k string, m map[string]int64) []byte {
+	if len(m) == 0 {
+		return b
+	}
+	b = append(appendKey(b, k), '{')
+	for i, name := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, name)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, m[name], 10)
+	}
+	return append(b, '}')
 }
 
 func appendID(b []byte, id ID) []byte {
