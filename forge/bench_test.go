@@ -11,10 +11,10 @@ import (
 	"github.com/artifactforge/forge/sandbox/yaegi"
 )
 
-func warmForge(b *testing.B) *Forge {
+func warmForge(b *testing.B, mod ...func(*Options)) *Forge {
 	b.Helper()
 	p := cassette(b, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK})
-	f := openForge(b, b.TempDir(), p)
+	f := openForge(b, b.TempDir(), p, mod...)
 	if err := f.AddRole(textContract()); err != nil {
 		b.Fatal(err)
 	}
@@ -129,6 +129,82 @@ func BenchmarkForgeCallWarmPlaced(b *testing.B) {
 				}
 				sink = o.Value
 			}
+		})
+	}
+}
+
+// eventModes are the event log's modes the warm-path benchmarks compare in one run.
+var eventModes = []struct {
+	name string
+	mod  func(*Options)
+}{
+	{"aggregate", func(*Options) {}},
+	{"percall", func(o *Options) { o.EventsPerCall = true }},
+	{"off", func(o *Options) { o.NoEvents = true }},
+}
+
+// reportEventLog reports the log bytes written per call since before (flushing first) and the
+// lines dropped per call.
+func reportEventLog(b *testing.B, f *Forge, before int64) {
+	b.StopTimer()
+	if f.events == nil {
+		return
+	}
+	f.Flush()
+	b.ReportMetric(float64(f.events.written.Load()-before)/float64(b.N), "logB/call")
+	b.ReportMetric(float64(f.Health().EventsDropped)/float64(b.N), "dropped/call")
+}
+
+func logWritten(f *Forge) int64 {
+	if f.events == nil {
+		return 0
+	}
+	f.Flush()
+	return f.events.written.Load()
+}
+
+// BenchmarkForgeCallWarmEvents is BenchmarkForgeCallWarm with the event log aggregating warm
+// successes (the default), writing one line per call, and off, with the log bytes per call.
+func BenchmarkForgeCallWarmEvents(b *testing.B) {
+	for _, m := range eventModes {
+		b.Run(m.name, func(b *testing.B) {
+			f := warmForge(b, m.mod)
+			args := json.RawMessage(`{"s":"hello"}`)
+			ctx := context.Background()
+			before := logWritten(f)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				o := f.Call(ctx, "text", "upper", args)
+				if !o.OK {
+					b.Fatal(o.Err)
+				}
+				sink = o.Value
+			}
+			reportEventLog(b, f, before)
+		})
+	}
+}
+
+// BenchmarkForgeCallWarmParallelEvents is BenchmarkForgeCallWarmEvents from every core.
+func BenchmarkForgeCallWarmParallelEvents(b *testing.B) {
+	for _, m := range eventModes {
+		b.Run(m.name, func(b *testing.B) {
+			f := warmForge(b, m.mod)
+			args := json.RawMessage(`{"s":"hello"}`)
+			before := logWritten(f)
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				ctx := context.Background()
+				for pb.Next() {
+					if o := f.Call(ctx, "text", "upper", args); !o.OK {
+						b.Error(o.Err)
+						return
+					}
+				}
+			})
+			reportEventLog(b, f, before)
 		})
 	}
 }

@@ -57,7 +57,7 @@ func OptionsFromEnv(getenv func(string) string) (Options, error) {
 	case "off":
 		o.NoEvents = true
 	default:
-		return o, fmt.Errorf("FORGE_EVENTS=%q: use aggregate (the default: warm successes folded per artifact and second), all (one line per call) or off", v)
+		return o, fmt.Errorf("FORGE_EVENTS (or --events) %q: use aggregate (the default: warm successes folded per artifact and second), all (one line per call) or off", v)
 	}
 	if v := getenv("FORGE_CONTEXT_TOKENS"); v != "" { // assembler hook: the prompts' token ceiling
 		n, err := strconv.Atoi(v)

@@ -1,6 +1,7 @@
 package forge
 
 import (
+	"maps"
 	"math"
 	"math/bits"
 	"sync"
@@ -75,6 +76,7 @@ type aggregator struct {
 	read   atomic.Pointer[map[aggKey]*aggBucket]
 	mu     sync.Mutex
 	dirty  map[aggKey]*aggBucket
+	misses int // lookups that missed the read map since it was last published
 	closed bool
 }
 
@@ -109,19 +111,30 @@ func (a *aggregator) bucket(k aggKey) *aggBucket {
 	if a.closed {
 		return nil
 	}
+	var cur map[aggKey]*aggBucket
 	if m := a.read.Load(); m != nil {
-		if b := (*m)[k]; b != nil {
+		cur = *m
+		if b := cur[k]; b != nil {
 			return b
 		}
 	}
-	if b := a.dirty[k]; b != nil {
-		return b
+	b := a.dirty[k]
+	if b == nil {
+		if a.dirty == nil {
+			a.dirty = map[aggKey]*aggBucket{}
+		}
+		b = &aggBucket{}
+		a.dirty[k] = b
 	}
-	if a.dirty == nil {
-		a.dirty = map[aggKey]*aggBucket{}
+	// Publish the dirty buckets once the misses have paid for the copy (as sync.Map does): new
+	// artifacts leave this lock after a few calls, not at the next collect.
+	if a.misses++; a.misses > len(cur) {
+		next := make(map[aggKey]*aggBucket, len(cur)+len(a.dirty))
+		maps.Copy(next, cur)
+		maps.Copy(next, a.dirty)
+		a.read.Store(&next)
+		a.dirty, a.misses = nil, 0
 	}
-	b := &aggBucket{}
-	a.dirty[k] = b
 	return b
 }
 
@@ -261,7 +274,7 @@ func (a *aggregator) collect(final bool, fn func(*aggSnapshot)) {
 		}
 	}
 	a.read.Store(&next) // first unpublish, then mark dead: an adder that sees dead finds the new map
-	a.dirty = nil
+	a.dirty, a.misses = nil, 0
 	for _, b := range released {
 		b.mu.Lock()
 		has := b.n > 0 // added between visit and now, through the old map

@@ -285,3 +285,40 @@ func TestEventsFromEnv(t *testing.T) {
 	})
 	assert.ErrorContains(t, err, "use aggregate")
 }
+
+// BenchmarkEventLogEmit is the event log alone (no call around it) with the writer running:
+// emit's cost per warm success and the bytes written per call, over 1 and 1,000 artifacts
+// round-robin. Per call, emit outruns the writer: dropped/call says how much it drops.
+func BenchmarkEventLogEmit(b *testing.B) {
+	for _, perCall := range []bool{false, true} {
+		for _, keys := range []int{1, 1000} {
+			name := "aggregate"
+			if perCall {
+				name = "percall"
+			}
+			b.Run(fmt.Sprintf("%s/artifacts=%d", name, keys), func(b *testing.B) {
+				l, file, err := newEventLog(b.TempDir(), eventLogMaxBytes, eventQueue)
+				require.NoError(b, err)
+				l.perCall = perCall
+				go l.run(file)
+				evs := make([]Event, keys)
+				for i := range evs {
+					evs[i] = Event{Time: time.Now(), TraceID: 1, CallID: 1, Role: "text", Method: fmt.Sprint("method", i), OK: true, Action: "execute",
+						Reason: "healthy", ProgramSource: SourcePersisted, ArtifactHit: true, ArtifactGen: 1, PromptVersion: PromptVersion,
+						ContractFingerprint: "sha256:0123456789abcdef", DurationNS: 6000}
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					e := &evs[i%keys]
+					e.DurationNS = int64(5000 + i%2000)
+					l.emit(e)
+				}
+				b.StopTimer()
+				l.close()
+				b.ReportMetric(float64(l.written.Load())/float64(b.N), "logB/call")
+				b.ReportMetric(float64(l.dropped.Load())/float64(b.N), "dropped/call")
+			})
+		}
+	}
+}

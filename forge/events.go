@@ -228,6 +228,7 @@ type eventLog struct {
 	lost       atomic.Int64 // lines the file refused since open
 	waited     atomic.Int64 // lines that waited for room in a full queue
 	aggregated atomic.Int64 // calls written as aggregates
+	written    atomic.Int64 // bytes handed to the file since open (benchmarks: bytes per call)
 
 	mu     sync.RWMutex // emit holds it for reading; close for writing, so no send meets a closed queue
 	closed bool
@@ -337,6 +338,7 @@ func (lf *logFile) write(line []byte, kind int) {
 		return
 	}
 	lf.size += int64(len(line))
+	lf.l.written.Add(int64(len(line)))
 	if lf.size > lf.l.maxBytes {
 		lf.flush()
 		lf.f.Close()
