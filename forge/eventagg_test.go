@@ -277,13 +277,21 @@ func TestEventsFromEnv(t *testing.T) {
 		require.NoError(t, err, v)
 		assert.Equal(t, want, [2]bool{o.EventsPerCall, o.NoEvents}, v)
 	}
-	_, err := OptionsFromEnv(func(k string) string {
-		if k == "FORGE_EVENTS" {
-			return "some"
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == "FORGE_EVENTS" {
+				return v
+			}
+			return ""
 		}
-		return ""
-	})
+	}
+	o, err := OptionsFromEnv(env("aggregate:30s"))
+	require.NoError(t, err)
+	assert.Equal(t, 30*time.Second, o.EventInterval)
+	_, err = OptionsFromEnv(env("some"))
 	assert.ErrorContains(t, err, "use aggregate")
+	_, err = OptionsFromEnv(env("aggregate:-1s"))
+	assert.ErrorContains(t, err, "positive duration")
 }
 
 // BenchmarkEventLogEmit is the event log alone (no call around it) with the writer running:

@@ -60,7 +60,7 @@ func BenchmarkEncodingJSONEvent(b *testing.B) {
 
 func TestEventLogRotates(t *testing.T) {
 	dir := t.TempDir()
-	l, err := openEventLog(dir, 2000, false)
+	l, err := openEventLog(dir, 2000, false, 0)
 	require.NoError(t, err)
 	for i := 0; i < 40; i++ { // ~400 bytes each: rotates every ~5 events
 		l.emit(&Event{Role: "text", Method: "upper", CallID: ID(i + 1), Action: "execute", Reason: "healthy"})

@@ -193,7 +193,8 @@ const (
 )
 
 // EventAggregateInterval is how long warm successes are folded into one aggregate line per
-// artifact before it is written (Flush and Close write the current ones at once).
+// artifact before it is written by default (Options.EventInterval; Flush and Close write the
+// current ones at once).
 const EventAggregateInterval = time.Second
 
 // aggIdleIntervals: an artifact's aggregate bucket with no call for this many intervals is
@@ -234,12 +235,16 @@ type eventLog struct {
 	closed bool
 }
 
-func openEventLog(dir string, maxBytes int64, perCall bool) (*eventLog, error) {
+// openEventLog opens the log and starts its writer; interval 0 is EventAggregateInterval.
+func openEventLog(dir string, maxBytes int64, perCall bool, interval time.Duration) (*eventLog, error) {
 	l, f, err := newEventLog(dir, maxBytes, eventQueue)
 	if err != nil {
 		return nil, err
 	}
 	l.perCall = perCall
+	if interval > 0 {
+		l.interval = interval
+	}
 	go l.run(f)
 	return l, nil
 }

@@ -85,7 +85,7 @@ func Open(opts Options) (*Forge, error) {
 		}
 	}
 	if !opts.NoEvents {
-		if f.events, err = openEventLog(filepath.Join(s.Root(), "events"), eventLogMaxBytes, opts.EventsPerCall); err != nil {
+		if f.events, err = openEventLog(filepath.Join(s.Root(), "events"), eventLogMaxBytes, opts.EventsPerCall, opts.EventInterval); err != nil {
 			return nil, err
 		}
 	}

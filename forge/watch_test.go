@@ -224,7 +224,7 @@ func BenchmarkWatchVisibility(b *testing.B) {
 // partial line.
 func TestTailEventsFollowsRotation(t *testing.T) {
 	store := t.TempDir()
-	l, err := openEventLog(filepath.Join(store, "events"), 600, false) // two events per file
+	l, err := openEventLog(filepath.Join(store, "events"), 600, false, 0) // two events per file
 	require.NoError(t, err)
 	defer l.close()
 	ctx, cancel := context.WithCancel(context.Background())
