@@ -3,7 +3,10 @@ package forge
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/artifactforge/forge/registry"
@@ -204,6 +207,83 @@ func BenchmarkForgeCallWarmParallelEvents(b *testing.B) {
 					}
 				}
 			})
+			reportEventLog(b, f, before)
+		})
+	}
+}
+
+// manyStores holds, per artifact count, a store whose role "many" has that many persisted
+// methods (built once per process: the benchmark function runs once per b.N it tries).
+var manyStores sync.Map
+
+func removeManyStores() {
+	manyStores.Range(func(_, dir any) bool {
+		os.RemoveAll(dir.(string))
+		return true
+	})
+}
+
+func manyStore(b *testing.B, n int) string {
+	if dir, ok := manyStores.Load(n); ok {
+		return dir.(string)
+	}
+	dir, err := os.MkdirTemp("", "forge-bench-many-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var lines []line
+	c := registry.Contract{Role: "many", Purpose: "many small string methods", Methods: map[string]string{}}
+	for i := range n {
+		m := fmt.Sprintf("m%d", i)
+		c.Methods[m] = fmt.Sprintf("func M%d(s string) string", i)
+		lines = append(lines, line{Role: "many", Method: m, Kind: "generate", Attempt: 1,
+			Code: fmt.Sprintf("package artifact\n\nimport \"strings\"\n\nfunc M%d(s string) string { return strings.ToUpper(s) }\n", i)})
+	}
+	f := openForge(b, dir, cassette(b, lines...))
+	if err := f.AddRole(c); err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		if o := f.Call(context.Background(), "many", fmt.Sprintf("m%d", i), json.RawMessage(`{"s":"x"}`)); !o.OK {
+			b.Fatal(o.Err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	manyStores.Store(n, dir)
+	return dir
+}
+
+// BenchmarkForgeCallWarmEventsMany is BenchmarkForgeCallWarmEvents over 100 persisted methods
+// called round-robin: an aggregate line per artifact and interval, so the log bytes per call
+// grow with the artifacts and shrink with the calls each gets per interval.
+func BenchmarkForgeCallWarmEventsMany(b *testing.B) {
+	const n = 100
+	methods := make([]string, n)
+	for i := range methods {
+		methods[i] = fmt.Sprintf("m%d", i)
+	}
+	for _, m := range eventModes {
+		b.Run(m.name, func(b *testing.B) {
+			f := openForge(b, manyStore(b, n), nil, m.mod)
+			args := json.RawMessage(`{"s":"hello"}`)
+			ctx := context.Background()
+			for _, meth := range methods { // compile each program before timing
+				if o := f.Call(ctx, "many", meth, args); !o.OK {
+					b.Fatal(o.Err)
+				}
+			}
+			before := logWritten(f)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				o := f.Call(ctx, "many", methods[i%n], args)
+				if !o.OK {
+					b.Fatal(o.Err)
+				}
+				sink = o.Value
+			}
 			reportEventLog(b, f, before)
 		})
 	}

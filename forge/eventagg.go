@@ -61,15 +61,13 @@ type aggBucket struct {
 	dead bool // released or closed: the adder must find another bucket
 	idle int  // intervals with no call (the writer's)
 
-	n              int64
-	first, last    time.Time
-	sum, sandbox   int64
-	minD, maxD     int64
-	slow           Event // the slowest call so far in this interval (ids; artifact fields)
-	succ, fail     int64
-	intr, adap, ex int64
-	lo, hi         int // histogram range touched
-	hist           [histBuckets]uint32
+	n            int64
+	first, last  time.Time
+	sum, sandbox int64
+	minD, maxD   int64
+	slow         Event // the slowest call so far in this interval (ids; artifact fields)
+	lo, hi       int   // histogram range touched
+	hist         [histBuckets]uint32
 }
 
 type aggregator struct {
@@ -153,8 +151,6 @@ func (b *aggBucket) record(e *Event) {
 	b.last = e.Time
 	b.sum += d
 	b.sandbox += e.SandboxNS
-	b.succ, b.fail = e.SuccessCount, e.FailureCount
-	b.intr, b.adap, b.ex = e.IntrinsicFailureCount, e.AdaptiveFailureCount, e.ExtrinsicFailureCount
 	i := histIndex(d)
 	b.hist[i]++
 	b.lo, b.hi = min(b.lo, i), max(b.hi, i+1)
@@ -163,21 +159,18 @@ func (b *aggBucket) record(e *Event) {
 // aggSnapshot is a bucket's interval, copied out under its lock so that the line is formatted
 // without holding it.
 type aggSnapshot struct {
-	n              int64
-	first, last    time.Time
-	sum, sandbox   int64
-	minD, maxD     int64
-	slow           Event
-	succ, fail     int64
-	intr, adap, ex int64
-	pairs          []int64 // (bucket, count) pairs
+	n            int64
+	first, last  time.Time
+	sum, sandbox int64
+	minD, maxD   int64
+	slow         Event
+	pairs        []int64 // (bucket, count) pairs
 }
 
 // take moves the bucket's interval into s and resets the bucket (b.mu held).
 func (b *aggBucket) take(s *aggSnapshot) {
 	s.n, s.first, s.last, s.sum, s.sandbox, s.minD, s.maxD = b.n, b.first, b.last, b.sum, b.sandbox, b.minD, b.maxD
 	s.slow = b.slow
-	s.succ, s.fail, s.intr, s.adap, s.ex = b.succ, b.fail, b.intr, b.adap, b.ex
 	s.pairs = s.pairs[:0]
 	for i := b.lo; i < b.hi; i++ {
 		if c := b.hist[i]; c != 0 {
@@ -195,7 +188,6 @@ func (s *aggSnapshot) event(e *Event, pairs *[]int64) {
 		Role: s.slow.Role, Method: s.slow.Method, OK: true, Action: s.slow.Action, Reason: s.slow.Reason,
 		ProgramSource: s.slow.ProgramSource, ArtifactHit: s.slow.ArtifactHit, ArtifactGen: s.slow.ArtifactGen,
 		GenerationTrigger: s.slow.GenerationTrigger, PromptVersion: s.slow.PromptVersion, ContractFingerprint: s.slow.ContractFingerprint,
-		SuccessCount: s.succ, FailureCount: s.fail, IntrinsicFailureCount: s.intr, AdaptiveFailureCount: s.adap, ExtrinsicFailureCount: s.ex,
 		DurationNS: s.sum, SandboxNS: s.sandbox,
 		Kind: EventAggregate, Count: s.n, FirstTime: s.first, DurationMaxNS: s.maxD}
 	*pairs = append((*pairs)[:0], s.pairs...)

@@ -31,7 +31,21 @@ func TestAppendEventMatchesEncodingJSON(t *testing.T) {
 			got := appendEvent(nil, &e)
 			want, err := json.Marshal(e)
 			require.NoError(t, err)
-			assert.JSONEq(t, string(want), string(got))
+			if e.Kind == "" {
+				assert.JSONEq(t, string(want), string(got))
+			} else { // compact: encoding/json's document less the zero per-call fields
+				var g, w map[string]any
+				require.NoError(t, json.Unmarshal(got, &g))
+				require.NoError(t, json.Unmarshal(want, &w))
+				for k, v := range w {
+					if gv, ok := g[k]; ok {
+						assert.Equal(t, v, gv, k)
+					} else {
+						assert.Contains(t, []any{"", false, float64(0), map[string]any{}}, v, "%s left out but not zero", k)
+					}
+				}
+				assert.Less(t, len(got), len(want))
+			}
 			var back Event
 			require.NoError(t, json.Unmarshal(got, &back))
 			assert.Equal(t, e, back)
