@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -329,4 +330,49 @@ func BenchmarkEventLogEmit(b *testing.B) {
 			})
 		}
 	}
+	// A flood of failures: they are never dropped, so emit waits for the writer: ns/op is the
+	// writer's pace, waited/call how often a failing call waited for room.
+	b.Run("failures", func(b *testing.B) {
+		l, file, err := newEventLog(b.TempDir(), eventLogMaxBytes, eventQueue)
+		require.NoError(b, err)
+		go l.run(file)
+		e := Event{Time: time.Now(), TraceID: 1, CallID: 1, Role: "text", Method: "upper", Action: "execute", Reason: "healthy",
+			ProgramSource: SourcePersisted, ArtifactHit: true, ArtifactGen: 1, FailureType: "args", FailureClass: "caller", FailureRule: "args", DurationNS: 6000}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			l.emit(&e)
+		}
+		l.sync()
+		b.StopTimer()
+		l.close()
+		b.ReportMetric(float64(l.waited.Load())/float64(b.N), "waited/call")
+		b.ReportMetric(float64(l.dropped.Load())/float64(b.N), "dropped/call")
+	})
+}
+
+// A log whose file refuses writes (a full disk: /dev/full) loses lines, counted: Health says
+// how many, the first failure is said on stderr, and Close keeps the count in
+// events/dropped.jsonl for forge doctor.
+func TestEventLogCountsLinesTheFileRefuses(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no /dev/full here:", err)
+	}
+	store := t.TempDir()
+	l, file, err := newEventLog(filepath.Join(store, "events"), eventLogMaxBytes, 16)
+	require.NoError(t, err)
+	file.Close()
+	go l.run(full)
+	for i := range 5 {
+		l.emit(&Event{Role: "text", Method: "upper", CallID: ID(i + 1), Action: "execute", Reason: "healthy", FailureClass: "caller", FailureRule: "args"})
+	}
+	l.sync()
+	var h Health
+	l.health(&h)
+	assert.Equal(t, int64(5), h.EventsLost, "every refused line is counted")
+	l.close()
+	n, err := DroppedEvents(store)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, n, int64(5), "Close keeps the count for forge doctor")
 }
