@@ -376,3 +376,73 @@ func TestEventLogCountsLinesTheFileRefuses(t *testing.T) {
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, n, int64(5), "Close keeps the count for forge doctor")
 }
+
+// Through Forge.Call from several goroutines: every failure the callers saw is in the log by
+// its call id, and every warm success is in an aggregate (or its own line, per call) or counted
+// as dropped there.
+func TestConcurrentCallsAreAllInTheLog(t *testing.T) {
+	for _, perCall := range []bool{false, true} {
+		t.Run(fmt.Sprintf("perCall=%v", perCall), func(t *testing.T) {
+			store := t.TempDir()
+			var mu sync.Mutex
+			var seen []Event
+			p := cassette(t, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK})
+			f := openForge(t, store, p, func(o *Options) {
+				o.EventsPerCall = perCall
+				o.EventSink = func(e Event) { mu.Lock(); seen = append(seen, e); mu.Unlock() }
+			})
+			require.NoError(t, f.AddRole(textContract()))
+			ctx := context.Background()
+			require.True(t, f.Call(ctx, "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
+			var wg sync.WaitGroup
+			for range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range 400 {
+						args := json.RawMessage(`{"s":"b"}`)
+						if i%10 == 0 {
+							args = json.RawMessage(`{"s":2}`)
+						}
+						f.Call(ctx, "text", "upper", args)
+					}
+				}()
+			}
+			wg.Wait()
+			require.NoError(t, f.Close())
+			evs, err := ReadEvents(store)
+			require.NoError(t, err)
+			logged := map[ID]bool{}
+			var warm, dropped int64
+			for i := range evs {
+				e := &evs[i]
+				switch {
+				case e.Kind == EventAggregate:
+					warm += e.Count
+				case e.Kind == EventDropped:
+					dropped += e.Dropped["call"]
+				case e.warmSuccess():
+					warm++
+				default:
+					logged[e.CallID] = true
+				}
+			}
+			var wantWarm, failures int64
+			for i := range seen {
+				if seen[i].warmSuccess() {
+					wantWarm++
+					continue
+				}
+				if !seen[i].OK {
+					failures++
+				}
+				assert.True(t, logged[seen[i].CallID], "call %+v is not in the log", seen[i])
+			}
+			assert.Equal(t, int64(160), failures)
+			assert.Equal(t, wantWarm, warm+dropped)
+			if !perCall {
+				assert.Zero(t, dropped)
+			}
+		})
+	}
+}
