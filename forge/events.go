@@ -59,7 +59,7 @@ func (id *ID) UnmarshalText(b []byte) error {
 //     DurationP50NS/P99NS from a log-linear histogram (DurationHist), DurationMaxNS exact.
 //     TraceID, CallID, ParentCallID and Depth are the slowest call's (an exemplar; the other
 //     calls' ids are not kept). It leaves out the per-call fields that are zero in it (the
-//     artifact's counters, repair, provider calls, tokens): ~600 bytes stand for Count calls;
+//     artifact's counters, repair, provider calls, tokens): ~650-750 bytes stand for Count calls;
 //   - a drop record (Kind "dropped"): how many lines of each kind the writer could not keep since
 //     the previous record (Dropped: the queue was full or the log closed; Lost: the file refused
 //     the write).
