@@ -5,10 +5,14 @@
 // Compile parses, gates (sandbox/gate, shared with the wasm backend: allowlisted imports and
 // symbols, generated with the tables in ./symbols, no goroutines, no directives, no cgo, no
 // host-reaching symbols), rewrites (call-depth guard, interpreter gap
-// fixes, forgotten imports) and loads the file into the first pooled interpreter. Each pooled
-// interpreter then runs one serving loop for its whole life (one yaegi execution, not one per
-// call). Run decodes JSON args into the function's parameter types, hands the call to a free
-// interpreter's loop under a deadline and encodes the result. Test runs acceptance tests with a native testing.T and testify's assert/require.
+// fixes, forgotten imports) and loads the file into the first pooled interpreter. An interpreter
+// gets the allowlisted symbol tables and, only when the code imports slices, maps or cmp, yaegi's
+// generic sources for those (see stdlib.go). A pooled interpreter runs one serving loop (one
+// yaegi execution, not one per call) from its first call until the program has been idle for
+// Options.ParkAfter: the loop then parks (its goroutines exit, the interpreter stays) and the next
+// call starts it again. Interpreters beyond the first idle for Options.IdleTimeout are ended; Close
+// ends them all (see pool.go). Run decodes JSON args into the function's parameter types, hands
+// the call to a free interpreter's loop under a deadline and encodes the result. Test runs acceptance tests with a native testing.T and testify's assert/require.
 // Guest code reaches the host only through forge/host, backed by sandbox.Host.
 //
 // Isolation (Options.Isolation, or a Source's or Input's Limits.Isolation "process"): Compile only
@@ -17,5 +21,7 @@
 // initializes it and serves its calls and tests. The worker binary is found through
 // WorkerConfig (Command, Path), $FORGE_WORKER, this executable when its main called
 // MaybeServeWorker, or `forge` on PATH. A worker's death is classified by its cause (see
-// death.classify): what the code did is the code's error, anything else KindInternal.
+// death.classify): what the code did is the code's error, anything else KindInternal. Closing
+// (or dropping) the last live program of a code stops its workers; idle workers beyond a
+// program's most recently used one stop after Options.IdleTimeout.
 package yaegi

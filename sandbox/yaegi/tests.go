@@ -92,7 +92,7 @@ type testInstance struct {
 func (ts *testSuite) load(ctx context.Context, in sandbox.Input) (*testInstance, error) {
 	s := &slot{MaxDepth: in.Limits.MaxDepth}
 	ti := &testInstance{slot: s, progs: map[string]*interp.Program{}}
-	it, err := newInterpreter(s, true, nil, referencedCopies(ts.artifact, ts.tests))
+	it, err := newInterpreter(s, true, nil, referencedCopies(ts.artifact, ts.tests), genericCode(ts.artifact, ts.tests), importPaths(ts.artifact, ts.tests))
 	if err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: err.Error(), Err: err}
 	}

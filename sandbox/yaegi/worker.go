@@ -364,14 +364,16 @@ func (s *Sandbox) compileIsolated(ctx context.Context, src sandbox.Source) (*Pro
 		return nil, err
 	}
 	p := &Program{src: src, sum: src.Checksum(), sig: sig, isolated: true, workers: s.workers}
+	p.release = s.workers.hold(p.sum, sig.Func)
 	lim := src.Limits.WithDefaults()
 	w, err := s.workers.get(ctx, p, lim, 0)
 	if err != nil {
+		p.release()
 		return nil, err
 	}
 	s.workers.put(w, true)
-	// Once the program is unreachable, its idle workers only take room.
-	runtime.AddCleanup(p, func(k workerKey) { s.workers.drop(k.sum, k.fn) }, workerKey{sum: p.sum, fn: sig.Func})
+	// Once the program is unreachable (and was not closed), its workers only take room.
+	runtime.AddCleanup(p, func(release func()) { release() }, p.release)
 	return p, nil
 }
 
@@ -426,14 +428,21 @@ func (t *tailBuffer) String() string {
 }
 
 type workerPool struct {
-	cfg    WorkerConfig
-	mu     sync.Mutex
-	idle   map[workerKey][]*worker
-	live   map[workerKey]int
-	total  int
-	nextID uint64
-	closed bool
-	cond   *sync.Cond
+	cfg  WorkerConfig
+	mu   sync.Mutex
+	idle map[workerKey][]*worker
+	live map[workerKey]int
+	// refs counts the live programs (code and function) whose calls may run in workers: when
+	// the last is closed or collected, their workers are stopped (see hold).
+	refs map[progKey]int
+	// idleTimeout (Options.IdleTimeout): idle workers of a key beyond the most recently used
+	// are stopped after this long (trimIdle, scheduled by put while there are any).
+	idleTimeout time.Duration
+	trim        *time.Timer
+	total       int
+	nextID      uint64
+	closed      bool
+	cond        *sync.Cond
 }
 
 func newWorkerPool(cfg WorkerConfig) *workerPool {
@@ -450,7 +459,7 @@ func newWorkerPool(cfg WorkerConfig) *workerPool {
 	if cfg.CompileTimeout <= 0 {
 		cfg.CompileTimeout = DefaultCompileTimeout
 	}
-	p := &workerPool{cfg: cfg, idle: map[workerKey][]*worker{}, live: map[workerKey]int{}}
+	p := &workerPool{cfg: cfg, idle: map[workerKey][]*worker{}, live: map[workerKey]int{}, refs: map[progKey]int{}}
 	p.cond = sync.NewCond(&p.mu)
 	return p
 }
@@ -705,6 +714,34 @@ func (p *workerPool) evictIdle() bool {
 	return true
 }
 
+// progKey is a program as its workers know it: code and function, any memory cap.
+type progKey struct{ sum, fn string }
+
+// hold records a live program of code sum and function fn, and returns its release, which
+// stops the program's workers (idle ones now, busy ones when their call returns) once no
+// other live program of the same code holds them. Calling release again does nothing.
+func (p *workerPool) hold(sum, fn string) (release func()) {
+	k := progKey{sum, fn}
+	p.mu.Lock()
+	p.refs[k]++
+	p.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			p.refs[k]--
+			last := p.refs[k] <= 0
+			if last {
+				delete(p.refs, k)
+			}
+			p.mu.Unlock()
+			if last {
+				p.drop(sum, fn)
+			}
+		})
+	}
+}
+
 // drop stops the idle workers of a program (any memory cap).
 func (p *workerPool) drop(sum, fn string) {
 	p.mu.Lock()
@@ -739,9 +776,13 @@ func (p *workerPool) stop(w *worker) {
 func (p *workerPool) put(w *worker, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if ok && !p.closed && p.live[w.key] <= p.cfg.Max && p.total <= p.cfg.MaxTotal {
+	held := p.refs[progKey{w.key.sum, w.key.fn}] > 0 // else its program was closed or collected
+	if ok && held && !p.closed && p.live[w.key] <= p.cfg.Max && p.total <= p.cfg.MaxTotal {
 		w.idle = time.Now()
 		p.idle[w.key] = append(p.idle[w.key], w)
+		if len(p.idle[w.key]) > 1 && p.idleTimeout > 0 && p.trim == nil {
+			p.trim = time.AfterFunc(p.idleTimeout, p.trimIdle)
+		}
 	} else {
 		p.stop(w)
 	}
@@ -970,10 +1011,48 @@ func (d death) classify() *sandbox.Error {
 	return &sandbox.Error{Kind: sandbox.KindInternal, Message: msg(what)}
 }
 
+// trimIdle stops the idle workers of each key that have been idle for idleTimeout, but the most
+// recently used one (acquire takes the last one put back, so the others stay idle when the load
+// drops), and runs again while any key has more than one idle worker.
+func (p *workerPool) trimIdle() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.trim = nil
+	if p.closed {
+		return
+	}
+	now := time.Now()
+	next := time.Duration(-1)
+	for key, ws := range p.idle {
+		kept := ws[:0]
+		for i, w := range ws {
+			if i < len(ws)-1 && now.Sub(w.idle) >= p.idleTimeout {
+				p.stop(w)
+				continue
+			}
+			kept = append(kept, w)
+		}
+		clear(ws[len(kept):])
+		p.idle[key] = kept
+		if len(kept) > 1 {
+			if d := p.idleTimeout - now.Sub(kept[0].idle); next < 0 || d < next {
+				next = d
+			}
+		}
+	}
+	if next >= 0 {
+		p.trim = time.AfterFunc(max(next, time.Millisecond), p.trimIdle)
+	}
+	p.cond.Broadcast()
+}
+
 func (p *workerPool) close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
+	if p.trim != nil {
+		p.trim.Stop()
+	}
 	for _, ws := range p.idle {
 		for _, w := range ws {
 			p.stop(w)

@@ -130,8 +130,8 @@ func TestIsolatedCompile(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := prog.(*Program)
-	if !p.isolated || p.pool != nil || p.code != "" {
-		t.Fatalf("isolated program holds host interpreter state: isolated=%v pool=%v code=%q", p.isolated, p.pool != nil, p.code)
+	if !p.isolated || p.idle != nil || p.sem != nil || p.code != "" {
+		t.Fatalf("isolated program holds host interpreter state: isolated=%v idle=%v sem=%v code=%q", p.isolated, p.idle != nil, p.sem != nil, p.code)
 	}
 	for _, code := range []string{
 		"package artifact\n\nfunc F() int {\n\treturn \"x\"\n}",

@@ -24,13 +24,23 @@ import (
 // Options configure a yaegi Sandbox.
 type Options struct {
 	// PoolSize bounds the interpreters kept per program (default 2 x GOMAXPROCS). Calls beyond it
-	// wait for a free interpreter.
+	// wait for a free interpreter. A program makes them on demand (one per concurrent call) and
+	// ends those beyond the first after IdleTimeout.
 	PoolSize int
 	// Worker configures isolation mode; see WorkerConfig.
 	Worker WorkerConfig
 	// Isolation "process" isolates every program this sandbox compiles; otherwise a program is
 	// isolated when its Source.Limits.Isolation says so (see Compile).
 	Isolation string
+	// ParkAfter: a program with no call for this long ends its interpreters' serving loops (two
+	// goroutines and ~10 KiB of stack each) and keeps the compiled interpreters; its next call
+	// starts a loop again (~20 us more than a warm call, see BenchmarkParkedCall). Default
+	// DefaultParkAfter; negative: never.
+	ParkAfter time.Duration
+	// IdleTimeout: interpreters beyond a program's first that have been idle this long are
+	// ended (their memory is freed), and so are worker processes beyond a program's first.
+	// Default DefaultIdleTimeout; negative: never.
+	IdleTimeout time.Duration
 }
 
 // Sandbox is the yaegi backend: in-process interpretation behind the policy gate and source
@@ -43,6 +53,8 @@ type Sandbox struct {
 	// life ends every program's serving loops on Close (see instance.serve).
 	life context.Context
 	stop context.CancelFunc
+	// sweeper parks and trims idle pools (nil when both are disabled).
+	sweeper *sweeper
 }
 
 var (
@@ -55,9 +67,17 @@ func New(opts Options) *Sandbox {
 	if opts.PoolSize <= 0 {
 		opts.PoolSize = 2 * runtime.GOMAXPROCS(0)
 	}
+	if opts.ParkAfter == 0 {
+		opts.ParkAfter = DefaultParkAfter
+	}
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
 	s := &Sandbox{opts: opts}
 	s.life, s.stop = context.WithCancel(context.Background())
+	s.sweeper = newSweeper(s.life, opts.ParkAfter, opts.IdleTimeout)
 	s.workers = newWorkerPool(opts.Worker)
+	s.workers.idleTimeout = opts.IdleTimeout
 	return s
 }
 
@@ -70,16 +90,28 @@ type Program struct {
 	ht   *hostTypes // nil: args are decoded inside the interpreter
 	// copies are the mutable package variables the code references: each interpreter gets its own.
 	copies []copyRef
+	// generic are the generic standard package sources (pruned) compiled into each interpreter,
+	// imports the code's import paths (which symbol tables it gets, see tablesFor).
+	generic, imports []string
 	// guarded is set when the rewrite added a depth guard (the guard needs a per-call channel).
 	guarded bool
 	// isolated programs exist only in worker processes: the host holds no interpreter.
 	isolated bool
 
-	pool    chan *instance
-	sem     chan struct{}  // one token per live interpreter
-	spare   chan *instance // idle interpreters made beyond the pool for delegated calls (no token)
-	first   sync.Once
+	// The pool (see pool.go): idle interpreters, most recently used last, with one avail token
+	// each; sem holds one token per live interpreter (at most Options.PoolSize).
+	mu    sync.Mutex
+	idle  []*instance
+	avail chan struct{}
+	sem   chan struct{}
+	spare chan *instance // idle interpreters made beyond the pool for delegated calls (no token)
+	// armed: the program is in its sandbox's sweep set (it has serving loops to park or
+	// interpreters to trim).
+	armed   atomic.Bool
+	sb      *Sandbox
 	workers *workerPool
+	// release (isolated programs) drops this program's reference to its workers, once.
+	release func()
 	// life ends the serving loops of this program's interpreters: cancelled by Close, by a cleanup
 	// once the program is unreachable, or by the sandbox's Close.
 	life    context.Context
@@ -87,24 +119,37 @@ type Program struct {
 	closedP atomic.Bool
 }
 
-// Close ends the program's idle interpreters and their serving loops (see sandbox.Program).
+// Close ends the program's interpreters and their serving loops (see sandbox.Program): the idle
+// ones now, those in a call when it returns. An isolated program's workers are stopped once no
+// other live program of the same code uses them.
 func (p *Program) Close() error {
 	if p.closedP.Swap(true) {
+		return nil
+	}
+	if p.release != nil {
+		p.release()
+	}
+	if p.isolated {
 		return nil
 	}
 	if p.end != nil {
 		p.end()
 	}
-	for _, ch := range []chan *instance{p.pool, p.spare} {
-		for {
-			select {
-			case inst := <-ch:
-				inst.end()
-				continue
-			default:
-			}
-			break
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	for _, inst := range idle {
+		inst.end()
+	}
+	for {
+		select {
+		case inst := <-p.spare:
+			inst.end()
+			continue
+		default:
 		}
+		break
 	}
 	return nil
 }
@@ -267,6 +312,12 @@ type instance struct {
 	end    context.CancelFunc // ends an idle serving loop (closes slot.quit)
 	// extra: made beyond the pool size for a re-entrant (delegated) call, holding no sem token.
 	extra bool
+	// serveProg is the compiled forge__serve() the loop runs; parked is set while no loop runs
+	// (a new interpreter, or one the sweeper parked: see pool.go); used is when its last call
+	// started.
+	serveProg *interp.Program
+	parked    bool
+	used      time.Time
 }
 
 // serve runs the interpreter's serving loop (forge__serve) for the instance's whole life.
@@ -303,7 +354,10 @@ func (inst *instance) exec() error {
 // emptyFS is the interpreter's source filesystem: no import is ever loaded from disk.
 var emptyFS = fstest.MapFS{}
 
-func newInterpreter(s *slot, test bool, tv *typedVars, copies []copyRef) (*interp.Interpreter, error) {
+// newInterpreter makes an interpreter for one program (or test suite): the allowlisted symbol
+// tables, the generic standard packages the code imports (generic, see genericImports), the
+// program's own copies of the package variables it references, and the slot and host API.
+func newInterpreter(s *slot, test bool, tv *typedVars, copies []copyRef, generic, imports []string) (*interp.Interpreter, error) {
 	s.stdout = hostWriter{s}
 	in := interp.New(interp.Options{
 		Stdin:                strings.NewReader(""),
@@ -314,18 +368,22 @@ func newInterpreter(s *slot, test bool, tv *typedVars, copies []copyRef) (*inter
 		SourcecodeFilesystem: emptyFS,
 		GoPath:               "/nonexistent",
 	})
-	syms := interp.Exports{}
-	for k, v := range symbols.Symbols {
-		if strings.HasPrefix(k, "github.com/stretchr/testify/") && !test {
-			continue
-		}
-		syms[k] = v
+	slotSyms := map[string]reflect.Value{
+		"Decode":        reflect.ValueOf(s.decode),
+		"DepthExceeded": reflect.ValueOf(s.depthExceeded),
+		"MaxDepth":      reflect.ValueOf(&s.MaxDepth).Elem(),
+		"Next":          reflect.ValueOf(s.serveNext),
+		"SetErr":        reflect.ValueOf(s.setErr),
+		"Encode":        reflect.ValueOf(s.encode),
+		"Recovered":     reflect.ValueOf(s.recovered),
+		"CheckWrite":    reflect.ValueOf(s.checkWrite),
 	}
-	if test {
-		syms["time/time"] = withTestClock(syms["time/time"])
+	if tv != nil {
+		tv.exports(slotSyms)
 	}
-	if err := in.Use(syms); err != nil {
-		return nil, fmt.Errorf("load symbols: %w", err)
+	hostSyms := hostExports(s)
+	if err := useStdlib(in, s.stdout, test, generic, tablesFor(imports, generic, slotSyms, hostSyms)); err != nil {
+		return nil, err
 	}
 	if len(copies) > 0 {
 		// The mutable package variables the program references, as this interpreter's own.
@@ -341,22 +399,9 @@ func newInterpreter(s *slot, test bool, tv *typedVars, copies []copyRef) (*inter
 			return nil, fmt.Errorf("load package variables: %w", err)
 		}
 	}
-	slotSyms := map[string]reflect.Value{
-		"Decode":        reflect.ValueOf(s.decode),
-		"DepthExceeded": reflect.ValueOf(s.depthExceeded),
-		"MaxDepth":      reflect.ValueOf(&s.MaxDepth).Elem(),
-		"Next":          reflect.ValueOf(s.serveNext),
-		"SetErr":        reflect.ValueOf(s.setErr),
-		"Encode":        reflect.ValueOf(s.encode),
-		"Recovered":     reflect.ValueOf(s.recovered),
-		"CheckWrite":    reflect.ValueOf(s.checkWrite),
-	}
-	if tv != nil {
-		tv.exports(slotSyms)
-	}
 	if err := in.Use(interp.Exports{
 		"forge/slot/slot":     slotSyms,
-		HostPackage + "/host": hostExports(s),
+		HostPackage + "/host": hostSyms,
 	}); err != nil {
 		return nil, fmt.Errorf("load host API: %w", err)
 	}
@@ -506,17 +551,18 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 		return nil, err
 	}
 	life, end := context.WithCancel(s.life)
-	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code, ht: ht, guarded: guarded, copies: referencedCopies(code),
-		pool: make(chan *instance, s.opts.PoolSize), spare: make(chan *instance, sandbox.DefaultMaxCallDepth), sem: make(chan struct{}, s.opts.PoolSize), workers: s.workers, life: life, end: end}
+	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code, ht: ht, guarded: guarded, copies: referencedCopies(code), generic: genericCode(code), imports: importPaths(code),
+		avail: make(chan struct{}, s.opts.PoolSize), spare: make(chan *instance, sandbox.DefaultMaxCallDepth), sem: make(chan struct{}, s.opts.PoolSize), sb: s, workers: s.workers, life: life, end: end}
 	// The serving loops hold the interpreters, never the program: once the program is
 	// unreachable, end them so that its interpreters can be collected.
-	runtime.AddCleanup(p, func(end context.CancelFunc) { end() }, end)
+	p.release = s.workers.hold(p.sum, sig.Func)
+	runtime.AddCleanup(p, func(c programCleanup) { c.end(); c.release() }, programCleanup{end, p.release})
 	inst, err := p.newInstance(ctx)
 	if err != nil {
 		return nil, err
 	}
 	p.sem <- struct{}{}
-	p.pool <- inst
+	p.put(inst, true)
 	return p, nil
 }
 
@@ -526,7 +572,7 @@ func (p *Program) newInstance(ctx context.Context) (*instance, error) {
 	if p.ht != nil {
 		tv = newTypedVars(p.ht)
 	}
-	in, err := newInterpreter(s, false, tv, p.copies)
+	in, err := newInterpreter(s, false, tv, p.copies, p.generic, p.imports)
 	if err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: err.Error(), Err: err}
 	}
@@ -548,12 +594,10 @@ func (p *Program) newInstance(ctx context.Context) (*instance, error) {
 	if err != nil {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "compile serving loop: " + err.Error(), Err: err}
 	}
-	inst := &instance{in: in, slot: s, tv: tv, cc: newCallCtx(), exited: make(chan struct{})}
+	// The instance starts parked: its serving loop starts with its first call (see ready).
+	inst := &instance{in: in, slot: s, tv: tv, cc: newCallCtx(), serveProg: serve, parked: true, end: noEnd, used: time.Now()}
 	s.cancel = inst.cc.Cancel // bound once: a method value per call would allocate
-	life, end := context.WithCancel(p.life)
-	inst.end = end
-	s.next, s.ret, s.quit = make(chan struct{}, 1), make(chan struct{}, 1), life.Done()
-	go inst.serve(serve)
+	s.next, s.ret = make(chan struct{}, 1), make(chan struct{}, 1)
 	return inst, nil
 }
 
@@ -627,84 +671,6 @@ func runError(err error, s *slot, ctx context.Context) *sandbox.Error {
 // lineOf reads the line of a yaegi position ("3:24: ..." or "_.go:3:24: ...").
 func lineOf(pos string) int { return sandbox.CompileError(errors.New(pos)).Line }
 
-func (p *Program) get(ctx context.Context, timeout time.Duration) (*instance, error) {
-	select {
-	case inst := <-p.pool:
-		return inst, nil
-	default:
-	}
-	if sandbox.CallDepth(ctx) > 0 {
-		// A delegated call: its ancestors may hold every pooled interpreter while they wait for
-		// it, so it never waits for one. It takes a free slot, or makes an interpreter beyond the
-		// pool size (at most one per level of the chain, so bounded by Limits.MaxCallDepth).
-		select {
-		case inst := <-p.spare:
-			return inst, nil
-		case p.sem <- struct{}{}:
-			inst, err := p.newInstance(ctx)
-			if err != nil {
-				<-p.sem
-			}
-			return inst, err
-		default:
-		}
-		inst, err := p.newInstance(ctx)
-		if err != nil {
-			return nil, err
-		}
-		inst.extra = true
-		return inst, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	select {
-	case p.sem <- struct{}{}:
-		inst, err := p.newInstance(ctx)
-		if err != nil {
-			<-p.sem
-			return nil, err
-		}
-		return inst, nil
-	case inst := <-p.pool:
-		return inst, nil
-	case <-ctx.Done():
-		return nil, &sandbox.Error{Kind: sandbox.KindCapacity, Message: "no free interpreter within the deadline (all busy with other calls): retry later, or raise the pool size", Err: ctx.Err()}
-	}
-}
-
-func (p *Program) put(inst *instance, ok bool) {
-	if !ok {
-		// Discard, and leave the slot alone: a stopped interpreter's goroutine may still be
-		// running native code that reads it. A loop that was stopped between two calls is
-		// parked in Next: end it.
-		inst.end()
-		if !inst.extra {
-			<-p.sem
-		}
-		return
-	}
-	sl := inst.slot
-	sl.setHost(nil)
-	sl.ctx, sl.in, sl.args = nil, sandbox.Input{}, nil
-	sl.outJSON, sl.errText, sl.badErr = nil, "", nil
-	if inst.extra {
-		// An interpreter made beyond the pool joins it if a slot is free; else it waits idle
-		// for the next deep chain if there is room (sandbox.DefaultMaxCallDepth of them), or ends.
-		select {
-		case p.sem <- struct{}{}:
-			inst.extra = false
-		default:
-			select {
-			case p.spare <- inst:
-			default:
-				inst.end()
-			}
-			return
-		}
-	}
-	p.pool <- inst
-}
-
 // Run calls the program's function with in.Args.
 func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Input) (sandbox.Output, error) {
 	p, ok := prog.(*Program)
@@ -731,6 +697,7 @@ func (p *Program) run(ctx context.Context, raw json.RawMessage, args []json.RawM
 	if err != nil {
 		return sandbox.Output{}, err
 	}
+	inst.used = start
 	if args == nil {
 		if args, err = sandbox.AppendArgs(inst.argBuf, p.sig, raw); err != nil {
 			p.put(inst, true)

@@ -1,0 +1,362 @@
+package yaegi
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/artifactforge/forge/sandbox"
+)
+
+// A program's interpreters: a LIFO pool, serving loops that park, and trimming.
+//
+// Calls take the most recently used idle interpreter, so that the others stay idle when the load
+// drops and the sweeper can tell. A sandbox-wide sweeper (one goroutine while any program has
+// something to do) then, for each program with a running serving loop or more than one
+// interpreter:
+//   - parks the serving loops of a program that had no call for Options.ParkAfter: the loop ends
+//     (its two goroutines exit, see instance.serve) and the compiled interpreter stays; the next
+//     call starts a loop again (ready), which costs what a call cost before the loops existed;
+//   - ends the interpreters beyond the first that have been idle for Options.IdleTimeout.
+//
+// A program with one parked interpreter holds no goroutine and is out of the sweeper's set.
+
+// noEnd is a parked instance's end: there is no loop to end.
+func noEnd() {}
+
+// programCleanup is what runs once an unclosed program is unreachable.
+type programCleanup struct {
+	end     context.CancelFunc
+	release func()
+}
+
+// closedError is the error of a call that found its program (or its sandbox) closed under it.
+func (p *Program) closedError() error {
+	if p.sb != nil && p.sb.closed.Load() {
+		return sandbox.Errorf(sandbox.KindInternal, "yaegi: sandbox closed during the call")
+	}
+	return sandbox.Errorf(sandbox.KindInternal, "yaegi: program closed during the call (a forge bug: programs are closed only when no call uses them)")
+}
+
+// get returns an interpreter for a call, with its serving loop running: an idle one, a new one
+// within the pool size, or, when all are busy, the first to come back within timeout.
+func (p *Program) get(ctx context.Context, timeout time.Duration) (*instance, error) {
+	select {
+	case <-p.avail:
+		return p.take()
+	default:
+	}
+	if sandbox.CallDepth(ctx) > 0 {
+		// A delegated call: its ancestors may hold every pooled interpreter while they wait for
+		// it, so it never waits for one. It takes a free slot, or makes an interpreter beyond the
+		// pool size (at most one per level of the chain, so bounded by Limits.MaxCallDepth).
+		select {
+		case inst := <-p.spare:
+			return p.ready(inst)
+		case p.sem <- struct{}{}:
+			inst, err := p.newInstance(ctx)
+			if err != nil {
+				<-p.sem
+				return nil, err
+			}
+			return p.ready(inst)
+		default:
+		}
+		inst, err := p.newInstance(ctx)
+		if err != nil {
+			return nil, err
+		}
+		inst.extra = true
+		return p.ready(inst)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	select {
+	case p.sem <- struct{}{}:
+		inst, err := p.newInstance(ctx)
+		if err != nil {
+			<-p.sem
+			return nil, err
+		}
+		return p.ready(inst)
+	case <-p.avail:
+		return p.take()
+	case <-ctx.Done():
+		return nil, &sandbox.Error{Kind: sandbox.KindCapacity, Message: "no free interpreter within the deadline (all busy with other calls): retry later, or raise the pool size", Err: ctx.Err()}
+	}
+}
+
+// take pops the most recently used idle interpreter; the caller holds its avail token.
+func (p *Program) take() (*instance, error) {
+	p.mu.Lock()
+	n := len(p.idle)
+	if n == 0 {
+		p.mu.Unlock()
+		return nil, p.closedError() // Close emptied the pool
+	}
+	inst := p.idle[n-1]
+	p.idle[n-1] = nil
+	p.idle = p.idle[:n-1]
+	p.mu.Unlock()
+	return p.ready(inst)
+}
+
+// ready starts the serving loop of a parked interpreter, once its previous loop (if any) has
+// ended: parking only tells a loop to end (see park), and an idle loop ends at once.
+func (p *Program) ready(inst *instance) (*instance, error) {
+	if !inst.parked {
+		return inst, nil
+	}
+	if inst.exited != nil {
+		<-inst.exited
+		if inst.xerr != nil || inst.slot.failed != nil {
+			// An idle loop ends cleanly when told to; this one did not: drop the interpreter.
+			p.discard(inst)
+			return nil, sandbox.Errorf(sandbox.KindInternal, "yaegi: a parked interpreter's serving loop ended with an error (%v): retry the call", inst.xerr)
+		}
+	}
+	if p.life.Err() != nil {
+		p.discard(inst)
+		return nil, p.closedError()
+	}
+	life, end := context.WithCancel(p.life)
+	inst.end, inst.exited, inst.xerr, inst.parked = end, make(chan struct{}), nil, false
+	inst.slot.quit, inst.slot.served = life.Done(), false
+	go inst.serve(inst.serveProg)
+	return inst, nil
+}
+
+// park tells an idle interpreter's serving loop to end (it is waiting in Next, and returns at
+// once); the interpreter stays, and ready waits for the loop's end before it starts another.
+func (inst *instance) park() {
+	if inst.parked {
+		return
+	}
+	inst.end()
+	inst.parked, inst.end = true, noEnd
+}
+
+// discard ends an interpreter that leaves the pool. A stopped interpreter's goroutine may still
+// be running native code that reads its slot: the slot is left alone.
+func (p *Program) discard(inst *instance) {
+	inst.end()
+	if !inst.extra {
+		<-p.sem
+	}
+}
+
+func (p *Program) put(inst *instance, ok bool) {
+	if !ok {
+		// A loop that was stopped between two calls is parked in Next: discard ends it.
+		p.discard(inst)
+		return
+	}
+	sl := inst.slot
+	sl.setHost(nil)
+	sl.ctx, sl.in, sl.args = nil, sandbox.Input{}, nil
+	sl.outJSON, sl.errText, sl.badErr = nil, "", nil
+	if inst.extra {
+		// An interpreter made beyond the pool joins it if a slot is free; else it waits idle
+		// for the next deep chain if there is room (sandbox.DefaultMaxCallDepth of them), or ends.
+		select {
+		case p.sem <- struct{}{}:
+			inst.extra = false
+		default:
+			select {
+			case p.spare <- inst:
+				p.arm()
+			default:
+				inst.end()
+			}
+			return
+		}
+	}
+	p.mu.Lock()
+	if p.closedP.Load() {
+		p.mu.Unlock()
+		p.discard(inst)
+		return
+	}
+	p.idle = append(p.idle, inst)
+	p.mu.Unlock()
+	p.avail <- struct{}{}
+	// Arm after pushing (see sweeper.loop); a lone parked interpreter (a new program's) leaves
+	// the sweeper nothing to do.
+	if !p.armed.Load() && (!inst.parked || len(p.sem) > 1) {
+		p.arm()
+	}
+}
+
+// arm puts the program in its sandbox's sweep set.
+func (p *Program) arm() {
+	if p.sb.sweeper == nil || !p.armed.CompareAndSwap(false, true) {
+		return
+	}
+	p.sb.sweeper.add(p)
+}
+
+// quiet reports whether the sweeper has nothing left to do for the program: no interpreter
+// beyond the first, no running serving loop, no spare.
+func (p *Program) quiet() bool {
+	if p.closedP.Load() {
+		return true
+	}
+	if len(p.sem) > 1 || len(p.spare) > 0 {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.sem) > len(p.idle) {
+		return false // an interpreter is in a call: its put arms the program again
+	}
+	for _, inst := range p.idle {
+		if !inst.parked {
+			return false
+		}
+	}
+	return true
+}
+
+// sweep parks and trims the program's idle interpreters (see the comment at the top).
+func (p *Program) sweep(now time.Time, parkAfter, idleTimeout time.Duration) {
+	if p.closedP.Load() {
+		return
+	}
+	var ended []*instance
+	p.mu.Lock()
+	if idleTimeout > 0 {
+		for len(p.idle) > 0 && len(p.sem) > 1 && now.Sub(p.idle[0].used) >= idleTimeout {
+			select {
+			case <-p.avail:
+			default:
+				goto trimmed // a call is about to take an interpreter: leave the pool to it
+			}
+			ended = append(ended, p.idle[0])
+			n := copy(p.idle, p.idle[1:])
+			p.idle[n] = nil
+			p.idle = p.idle[:n]
+			<-p.sem
+		}
+	}
+trimmed:
+	if n := len(p.idle); parkAfter > 0 && n > 0 && now.Sub(p.idle[n-1].used) >= parkAfter {
+		// The most recently used interpreter has been idle that long: so have the others.
+		for _, inst := range p.idle {
+			inst.park()
+		}
+	}
+	p.mu.Unlock()
+	for _, inst := range ended {
+		inst.end()
+	}
+	// Spares (interpreters beyond the pool size, for delegation chains) end with the program's
+	// idleness.
+	if parkAfter > 0 || idleTimeout > 0 {
+		limit := min(positive(parkAfter), positive(idleTimeout))
+		for range len(p.spare) {
+			select {
+			case inst := <-p.spare:
+				if now.Sub(inst.used) >= limit {
+					inst.end()
+					continue
+				}
+				select {
+				case p.spare <- inst:
+				default:
+					inst.end()
+				}
+			default:
+			}
+		}
+	}
+}
+
+// positive maps a disabled (<= 0) interval to "never".
+func positive(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 1<<63 - 1
+	}
+	return d
+}
+
+// Defaults of Options.ParkAfter and Options.IdleTimeout.
+const (
+	DefaultParkAfter   = 100 * time.Millisecond
+	DefaultIdleTimeout = 30 * time.Second
+)
+
+// sweeper parks and trims the pools of the sandbox's armed programs, from one goroutine that
+// runs while any program is armed.
+type sweeper struct {
+	parkAfter, idleTimeout, tick time.Duration
+	life                         context.Context
+	mu                           sync.Mutex
+	progs                        map[*Program]struct{}
+	running                      bool
+}
+
+func newSweeper(life context.Context, parkAfter, idleTimeout time.Duration) *sweeper {
+	if parkAfter <= 0 && idleTimeout <= 0 {
+		return nil
+	}
+	tick := min(positive(parkAfter), positive(idleTimeout)) / 2
+	tick = max(min(tick, time.Second), 5*time.Millisecond)
+	return &sweeper{parkAfter: parkAfter, idleTimeout: idleTimeout, tick: tick, life: life, progs: map[*Program]struct{}{}}
+}
+
+func (w *sweeper) add(p *Program) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.progs[p] = struct{}{}
+	if !w.running && w.life.Err() == nil {
+		w.running = true
+		go w.loop()
+	}
+}
+
+func (w *sweeper) loop() {
+	t := time.NewTicker(w.tick)
+	defer t.Stop()
+	var progs []*Program
+	for {
+		var now time.Time
+		select {
+		case <-w.life.Done():
+			w.mu.Lock()
+			w.running = false
+			clear(w.progs)
+			w.mu.Unlock()
+			return
+		case now = <-t.C:
+		}
+		w.mu.Lock()
+		progs = progs[:0]
+		for p := range w.progs {
+			progs = append(progs, p)
+		}
+		w.mu.Unlock()
+		for i, p := range progs {
+			p.sweep(now, w.parkAfter, w.idleTimeout)
+			// Disarm, then look again: a call that returned meanwhile either is seen here or
+			// sees the program disarmed and arms it (put appends before it loads armed).
+			p.armed.Store(false)
+			if !p.quiet() {
+				p.armed.Store(true)
+				progs[i] = nil
+			}
+		}
+		w.mu.Lock()
+		for _, p := range progs {
+			if p != nil && !p.armed.Load() {
+				delete(w.progs, p)
+			}
+		}
+		clear(progs) // hold no program past the sweep: an unreachable one must be collectable
+		if len(w.progs) == 0 {
+			w.running = false
+			w.mu.Unlock()
+			return
+		}
+		w.mu.Unlock()
+	}
+}
