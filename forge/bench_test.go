@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/sandbox"
@@ -147,15 +148,33 @@ var eventModes = []struct {
 	{"off", func(o *Options) { o.NoEvents = true }},
 }
 
-// reportEventLog reports the log bytes written per call since before (flushing first) and the
-// lines dropped per call.
-func reportEventLog(b *testing.B, f *Forge, before int64) {
+// eventBench is what reportEventLog compares with: the log's bytes and the process's CPU time
+// when the timed loop began.
+type eventBench struct {
+	written int64
+	cpu     time.Duration
+}
+
+func startEventBench(b *testing.B, f *Forge) eventBench {
+	w := logWritten(f)
+	cpu, _ := processCPU(b)
+	return eventBench{written: w, cpu: cpu}
+}
+
+// reportEventLog reports, per call since start, the process's CPU time (the calls and the event
+// writer together, the log flushed), the log bytes written and the lines dropped.
+func reportEventLog(b *testing.B, f *Forge, start eventBench) {
 	b.StopTimer()
+	if f.events != nil {
+		f.Flush()
+	}
+	if cpu, ok := processCPU(b); ok {
+		b.ReportMetric(float64(cpu-start.cpu)/float64(b.N), "cpu-ns/call")
+	}
 	if f.events == nil {
 		return
 	}
-	f.Flush()
-	b.ReportMetric(float64(f.events.written.Load()-before)/float64(b.N), "logB/call")
+	b.ReportMetric(float64(f.events.written.Load()-start.written)/float64(b.N), "logB/call")
 	b.ReportMetric(float64(f.Health().EventsDropped)/float64(b.N), "dropped/call")
 }
 
@@ -175,7 +194,7 @@ func BenchmarkForgeCallWarmEvents(b *testing.B) {
 			f := warmForge(b, m.mod)
 			args := json.RawMessage(`{"s":"hello"}`)
 			ctx := context.Background()
-			before := logWritten(f)
+			start := startEventBench(b, f)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -185,7 +204,7 @@ func BenchmarkForgeCallWarmEvents(b *testing.B) {
 				}
 				sink = o.Value
 			}
-			reportEventLog(b, f, before)
+			reportEventLog(b, f, start)
 		})
 	}
 }
@@ -196,7 +215,7 @@ func BenchmarkForgeCallWarmParallelEvents(b *testing.B) {
 		b.Run(m.name, func(b *testing.B) {
 			f := warmForge(b, m.mod)
 			args := json.RawMessage(`{"s":"hello"}`)
-			before := logWritten(f)
+			start := startEventBench(b, f)
 			b.ReportAllocs()
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
@@ -208,7 +227,7 @@ func BenchmarkForgeCallWarmParallelEvents(b *testing.B) {
 					}
 				}
 			})
-			reportEventLog(b, f, before)
+			reportEventLog(b, f, start)
 		})
 	}
 }
@@ -278,7 +297,7 @@ func BenchmarkForgeCallWarmEventsMany(b *testing.B) {
 				}
 			}
 			runtime.GC() // the store's setup left garbage: the first mode run would pay for it
-			before := logWritten(f)
+			start := startEventBench(b, f)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -288,7 +307,7 @@ func BenchmarkForgeCallWarmEventsMany(b *testing.B) {
 				}
 				sink = o.Value
 			}
-			reportEventLog(b, f, before)
+			reportEventLog(b, f, start)
 		})
 	}
 }
