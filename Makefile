@@ -2,7 +2,7 @@ GO ?= go
 PKGS ?= ./...
 FUZZTIME ?= 10s
 
-.PHONY: build test race bench fuzz lint cross demo baselines test-wasm
+.PHONY: build test race bench fuzz lint cross demo baselines test-wasm bench-sizing
 
 build:
 	$(GO) build -o bin/forge ./cmd/forge
@@ -45,3 +45,17 @@ baselines:
 # The whole sandbox corpus and all 164 HumanEval-X problems under the wasm backend (~6 min).
 test-wasm:
 	FORGE_WASM_FULL=1 $(GO) test -timeout 60m ./sandbox/wasm
+
+# The sizing table of the README (section "Sizing"): forge bench on the documented set. A run that
+# passes BENCH_MAX_RSS MiB stops there and says so (a shared machine's safety net; 0: no limit).
+BENCH_MAX_RSS ?= 6144
+BENCH_FLAGS ?=
+bench-sizing: build
+	bin/forge bench --methods 1000 --backend yaegi --max-rss $(BENCH_MAX_RSS) $(BENCH_FLAGS)
+	bin/forge bench --methods 1000 --backend yaegi --pattern zipf --max-rss $(BENCH_MAX_RSS) $(BENCH_FLAGS)
+	-bin/forge bench --methods 10000 --backend yaegi --max-rss $(BENCH_MAX_RSS) $(BENCH_FLAGS)
+	bin/forge bench --methods 50 --backend wasm --calls 5000 --max-rss $(BENCH_MAX_RSS) $(BENCH_FLAGS)
+	bin/forge bench --methods 1 --backend wasm --calls 1000 --regens 10 --max-rss $(BENCH_MAX_RSS) $(BENCH_FLAGS)
+	bin/forge bench --methods 8 --backend yaegi-process --calls 2000 $(BENCH_FLAGS)
+	bin/forge bench --methods 20 --backend yaegi-process --calls 2000 $(BENCH_FLAGS)
+	bin/forge bench --methods 10000 --backend yaegi --process 20 --process-only $(BENCH_FLAGS)

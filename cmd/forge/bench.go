@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/artifactforge/forge/bench"
+)
+
+func init() { register(newBenchCmd) }
+
+func newBenchCmd(a *app) *cobra.Command {
+	var cfg bench.Config
+	var maxRSSMiB int64
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Size a deployment without a model: build a throwaway store of N methods, call them, print the costs",
+		Long: `bench writes N small methods over R roles straight into a throwaway store (no model), opens a
+forge on it with the chosen backend and measures: the store's write cost, the first call of each
+method (compile), a same-run baseline (one method), the warm phase in the chosen pattern, RSS,
+Go heap and goroutines after it, event log bytes per call, and a metrics flush of 1,000 (and N)
+touched artifacts. --process also times ` + "`forge call`" + ` as a whole process against ` + "`forge --version`" + `.
+--store is a new or empty directory to build in (default: a temporary one, removed unless --keep);
+$FORGE_STORE is never used.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Store = a.storeFlag // only --store: never the operator's $FORGE_STORE
+			cfg.MaxRSS = maxRSSMiB << 20
+			if cfg.ProcessRuns > 0 {
+				exe, err := os.Executable()
+				if err != nil {
+					return fmt.Errorf("bench --process: find the forge executable: %w", err)
+				}
+				cfg.Executable = exe
+			}
+			p := a.benchProgress()
+			cfg.Progress = p.update
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			rep, err := bench.Run(ctx, cfg)
+			p.done()
+			if err != nil {
+				if errors.Is(err, context.Canceled) {
+					return err
+				}
+				if isBenchUsage(err) {
+					return usageError{err}
+				}
+				return err
+			}
+			if a.jsonOut {
+				if err := a.printJSON(rep); err != nil {
+					return err
+				}
+			} else if err := rep.WriteTable(a.stdout); err != nil {
+				return err
+			}
+			if rep.Aborted != "" {
+				return codedError{exitFailed, fmt.Errorf("bench stopped early: %s", rep.Aborted)}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&cfg.Methods, "methods", 100, "methods to build and call")
+	fl.IntVar(&cfg.Roles, "roles", 0, "roles the methods are spread over (default: one per 10 methods)")
+	fl.StringVar(&cfg.Backend, "backend", bench.BackendYaegi, "yaegi (in-process), yaegi-process, wasm or default (what a contract naming no sandbox gets)")
+	fl.IntVar(&cfg.Concurrency, "concurrency", 1, "goroutines calling at once")
+	fl.StringVar(&cfg.Pattern, "pattern", bench.PatternRoundRobin, "warm call pattern: one, round-robin or zipf")
+	fl.IntVar(&cfg.Calls, "calls", 0, "warm calls (default: max(10000, 10 x methods))")
+	fl.DurationVar(&cfg.Duration, "duration", 0, "call for this long instead of --calls")
+	fl.IntVar(&cfg.BaselineCalls, "baseline-calls", 0, "calls of one method before the warm phase, the same-run baseline (default min(calls, 20000); -1: none)")
+	fl.IntVar(&cfg.GenericPct, "generic", 0, "percent of methods that import slices (generic standard library code)")
+	fl.IntVar(&cfg.Generations, "generations", 1, "generations per artifact (1-3): later ones are repairs, as a repaired artifact's history")
+	fl.DurationVar(&cfg.FlushInterval, "flush-interval", 0, "the forge's metrics flush interval during the run (default 1s, as in production)")
+	fl.BoolVar(&cfg.Keep, "keep", false, "keep the temporary store (its path is in the report)")
+	fl.IntVar(&cfg.ProcessRuns, "process", 0, "also time `forge call` as a whole process this many times against `forge --version`")
+	fl.IntVar(&cfg.Regens, "regens", 0, "after the warm phase, replace the first method's code this many times (as regenerations do, no model) and report the memory before and after")
+	fl.BoolVar(&cfg.ProcessOnly, "process-only", false, "with --process: skip the in-process phases (for stores too large to compile in one process)")
+	fl.Int64Var(&maxRSSMiB, "max-rss", 0, "stop when this process's RSS passes this many MiB (0: no limit)")
+	return cmd
+}
+
+// isBenchUsage tells a configuration error (a flag out of range) from a failure of the run.
+func isBenchUsage(err error) bool {
+	var ce bench.ConfigError
+	return errors.As(err, &ce)
+}
+
+// benchBar shows bench's phases on stderr: a bar per phase on a terminal, a line per phase with
+// -v otherwise, nothing under --json.
+type benchBar struct {
+	a       *app
+	mu      sync.Mutex
+	phase   string
+	bar     *progressbar.ProgressBar
+	term    bool
+	lastVal int64
+	start   time.Time
+}
+
+func (a *app) benchProgress() *benchBar {
+	if a.jsonOut {
+		return nil
+	}
+	terminal := false
+	if f, ok := a.stderr.(*os.File); ok {
+		terminal = term.IsTerminal(int(f.Fd()))
+	}
+	if !terminal && !a.verbose {
+		return nil
+	}
+	return &benchBar{a: a, term: terminal}
+}
+
+func (p *benchBar) update(phase string, done, total int64) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if phase != p.phase {
+		p.finishLocked()
+		p.phase, p.start = phase, time.Now()
+		if p.term {
+			p.bar = progressbar.NewOptions64(total,
+				progressbar.OptionSetWriter(p.a.stderr),
+				progressbar.OptionSetDescription("bench: "+phase),
+				progressbar.OptionShowCount(),
+				progressbar.OptionSetElapsedTime(true),
+				progressbar.OptionThrottle(100*time.Millisecond),
+				progressbar.OptionClearOnFinish(),
+			)
+		} else {
+			fmt.Fprintf(p.a.stderr, "forge: bench: %s ...\n", phase)
+		}
+	}
+	if p.bar != nil && done > p.lastVal {
+		_ = p.bar.Set64(done)
+	}
+	p.lastVal = max(p.lastVal, done)
+}
+
+func (p *benchBar) finishLocked() {
+	if p.phase == "" {
+		return
+	}
+	if p.bar != nil {
+		_ = p.bar.Finish()
+		p.bar = nil
+	}
+	fmt.Fprintf(p.a.stderr, "forge: bench: %s: done in %s\n", p.phase, time.Since(p.start).Round(time.Millisecond))
+	p.lastVal = 0
+}
+
+func (p *benchBar) done() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.finishLocked()
+	p.phase = ""
+}

@@ -1,0 +1,209 @@
+package nats
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"github.com/artifactforge/forge/registry"
+)
+
+// Key scheme. Keys are dot-separated tokens so that watches and listings can use subject
+// wildcards ("artifacts.<role>.*", "roles.>"); each token is a name escaped by EscapeToken.
+//
+//	NAME_data     roles.<role>                     RoleRecord (JSON)
+//	              artifacts.<role>.<method>        Artifact with its 3-generation history (JSON)
+//	              knowledge.<domain>               a learner domain file, as is
+//	NAME_metrics  <role>.<method>                  Metrics, merged by compare-and-set
+//	NAME_leases   gen.<role>.<method>              a generation lease (per-key TTL)
+const (
+	rolesPrefix     = "roles."
+	artifactsPrefix = "artifacts."
+	knowledgePrefix = "knowledge."
+)
+
+// Bucket suffixes (NAME + suffix).
+const (
+	DataBucketSuffix    = "_data"
+	MetricsBucketSuffix = "_metrics"
+	LeasesBucketSuffix  = "_leases"
+)
+
+// MaxValueBytes bounds one stored value (an artifact with its history): the NATS server's
+// default max_payload.
+const MaxValueBytes = 1 << 20
+
+// Store is a fleet store's buckets on one NATS connection, with a typed table per kind of record.
+// It is safe for concurrent use.
+type Store struct {
+	nc      *nats.Conn
+	ownConn bool
+	js      jetstream.JetStream
+	name    string
+	id      string
+
+	Data, MetricsKV, LeasesKV jetstream.KeyValue
+
+	Roles     *Table[registry.RoleRecord]
+	Artifacts *Table[*registry.Artifact]
+	Knowledge *Table[[]byte]
+	Metrics   *Table[Metrics]
+	Leases    *Leases
+
+	journal    jetstream.Stream
+	watermark  *Table[journalWatermark]
+	foldFilter func(registry.Key) bool // tests: fold only these (the rest "fails")
+}
+
+// Open connects with cfg and opens (creating them if needed, with cfg.Replicas) the store's
+// buckets. clientName names the connection on the server (e.g. "forge serve on host1").
+// extra options are added to the connection's (e.g. nats.DontRandomize to pin a server).
+func Open(ctx context.Context, cfg *Config, clientName string, extra ...nats.Option) (*Store, error) {
+	nc, err := cfg.Connect(clientName, extra...)
+	if err != nil {
+		return nil, err
+	}
+	s, err := OpenConn(ctx, nc, cfg.Name, cfg.Replicas)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	s.ownConn = true
+	return s, nil
+}
+
+// OpenConn opens the store NAME on an existing connection (which the caller keeps and closes).
+func OpenConn(ctx context.Context, nc *nats.Conn, name string, replicas int) (*Store, error) {
+	if !validBucketPrefix(name) {
+		return nil, fmt.Errorf("nats: store name %q: use letters, digits, - and _ (at most 64)", name)
+	}
+	if replicas <= 0 {
+		replicas = 1
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("nats: jetstream: %w", err)
+	}
+	host, _ := os.Hostname()
+	s := &Store{nc: nc, js: js, name: name, id: host + "-" + strconv.Itoa(os.Getpid()) + "-" + nuid.Next()}
+	desc := "forge fleet store " + name
+	if s.Data, err = openBucket(ctx, js, jetstream.KeyValueConfig{Bucket: name + DataBucketSuffix, Description: desc + ": roles, artifacts, knowledge",
+		History: 1, Replicas: replicas, MaxValueSize: MaxValueBytes}); err != nil {
+		return nil, err
+	}
+	if s.MetricsKV, err = openBucket(ctx, js, jetstream.KeyValueConfig{Bucket: name + MetricsBucketSuffix, Description: desc + ": call metrics",
+		History: 1, Replicas: replicas, MaxValueSize: MaxValueBytes}); err != nil {
+		return nil, err
+	}
+	if s.LeasesKV, err = openBucket(ctx, js, jetstream.KeyValueConfig{Bucket: name + LeasesBucketSuffix, Description: desc + ": generation leases",
+		History: 1, Replicas: replicas, LimitMarkerTTL: time.Second}); err != nil {
+		return nil, err
+	}
+	s.Roles = NewTable(s.Data, rolesPrefix, JSONCodec[registry.RoleRecord]())
+	s.Artifacts = NewTable(s.Data, artifactsPrefix, Codec[*registry.Artifact]{
+		Encode: func(a *registry.Artifact) ([]byte, error) { return json.Marshal(a) },
+		Decode: registry.DecodeArtifact,
+	})
+	s.Knowledge = NewTable(s.Data, knowledgePrefix, Codec[[]byte]{
+		Encode: func(b []byte) ([]byte, error) { return b, nil },
+		Decode: func(b []byte) ([]byte, error) { return b, nil },
+	})
+	s.Metrics = NewTable(s.MetricsKV, "", JSONCodec[Metrics]())
+	s.Leases = &Leases{kv: s.LeasesKV, js: js, holder: s.id}
+	if err := s.openJournal(ctx, replicas); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func openBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	for range 3 {
+		kv, err := js.KeyValue(ctx, cfg.Bucket)
+		if err == nil {
+			return kv, nil
+		}
+		if !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return nil, fmt.Errorf("nats: open bucket %s: %w (is JetStream enabled on the server?)", cfg.Bucket, err)
+		}
+		kv, err = js.CreateKeyValue(ctx, cfg)
+		if err == nil {
+			return kv, nil
+		}
+		if !errors.Is(err, jetstream.ErrBucketExists) {
+			return nil, fmt.Errorf("nats: create bucket %s (replicas %d): %w (a cluster needs at least as many JetStream nodes as replicas)", cfg.Bucket, cfg.Replicas, err)
+		}
+		// Another process created it meanwhile: open it.
+	}
+	return nil, fmt.Errorf("nats: bucket %s: neither found nor created after 3 attempts", cfg.Bucket)
+}
+
+// ID names this store handle among the fleet's processes (lease holders, metrics writers).
+func (s *Store) ID() string { return s.id }
+
+// Name is the bucket prefix.
+func (s *Store) Name() string { return s.name }
+
+// Conn is the NATS connection.
+func (s *Store) Conn() *nats.Conn { return s.nc }
+
+// Close closes the connection if Open made it, after draining it (pending publishes are sent,
+// subscriptions finish what they hold) for at most closeDrainTimeout.
+func (s *Store) Close() error {
+	if !s.ownConn {
+		return nil
+	}
+	if err := s.nc.Drain(); err != nil {
+		s.nc.Close()
+		return nil // already closed or closing
+	}
+	deadline := time.Now().Add(closeDrainTimeout)
+	for !s.nc.IsClosed() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.nc.Close()
+	return nil
+}
+
+const closeDrainTimeout = 5 * time.Second
+
+// RoleKey is the data bucket key of a role.
+func (s *Store) RoleKey(role string) (string, error) {
+	if err := registry.ValidateName("role", role); err != nil {
+		return "", err
+	}
+	return s.Roles.Key(role)
+}
+
+// ArtifactKey is the data bucket key of role.method's artifact.
+func (s *Store) ArtifactKey(role, method string) (string, error) {
+	if err := validKey(role, method); err != nil {
+		return "", err
+	}
+	return s.Artifacts.Key(role, method)
+}
+
+// MetricsKey is the metrics bucket key of role.method.
+func (s *Store) MetricsKey(role, method string) (string, error) {
+	if err := validKey(role, method); err != nil {
+		return "", err
+	}
+	return s.Metrics.Key(role, method)
+}
+
+// KnowledgeKey is the data bucket key of a learner domain (any non-empty name: it is escaped).
+func (s *Store) KnowledgeKey(domain string) (string, error) { return s.Knowledge.Key(domain) }
+
+func validKey(role, method string) error {
+	if err := registry.ValidateName("role", role); err != nil {
+		return err
+	}
+	return registry.ValidateName("method", method)
+}
