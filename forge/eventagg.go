@@ -60,6 +60,7 @@ type aggBucket struct {
 	mu   sync.Mutex
 	dead bool // released or closed: the adder must find another bucket
 	idle int  // intervals with no call (the writer's)
+	age  int  // intervals since the calls it holds began (the writer's)
 
 	n            int64
 	first, last  time.Time
@@ -212,7 +213,19 @@ func histQuantile(pairs []int64, n int64, p float64, minV, maxV int64) int64 {
 // collect hands every bucket's interval with calls to fn (in no set order) and publishes the
 // buckets made since the last collect; final closes the aggregator (later adds fail). fn runs
 // with the aggregator's lock held (it only formats and buffers a line), never a bucket's.
-func (a *aggregator) collect(final bool, fn func(*aggSnapshot)) {
+func (a *aggregator) collect(final bool, fn func(*aggSnapshot)) { a.collectSome(final, true, fn) }
+
+// Aggregates are written at an interval's end once they stand for aggMinCalls calls (so that
+// a line of ~700 bytes costs at most ~5 bytes per call), and at the latest after aggMaxIntervals
+// intervals (an artifact with few calls gets a line a minute, not one per second); Flush, Stats
+// and Close write every one (all).
+const (
+	aggMinCalls     = 150
+	aggMaxIntervals = 60
+)
+
+// collectSome is collect where all=false writes only the aggregates that are due.
+func (a *aggregator) collectSome(final, all bool, fn func(*aggSnapshot)) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
@@ -229,8 +242,12 @@ func (a *aggregator) collect(final bool, fn func(*aggSnapshot)) {
 		b.mu.Lock()
 		has := b.n > 0
 		if has {
-			b.take(&s)
 			b.idle = 0
+			b.age++
+			if has = all || b.n >= aggMinCalls || b.age >= aggMaxIntervals; has {
+				b.take(&s)
+				b.age = 0
+			}
 		} else {
 			b.idle++
 		}

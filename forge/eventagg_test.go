@@ -446,3 +446,29 @@ func TestConcurrentCallsAreAllInTheLog(t *testing.T) {
 		})
 	}
 }
+
+// An aggregate is written at an interval's end once it stands for aggMinCalls calls, else after
+// aggMaxIntervals intervals; Flush (all) writes it at once.
+func TestAggregatesAreWrittenWhenDue(t *testing.T) {
+	var a aggregator
+	add := func(method string, n int) {
+		for range n {
+			require.True(t, a.add(&Event{Role: "r", Method: method, Reason: "healthy", ArtifactGen: 1, DurationNS: 100}))
+		}
+	}
+	collect := func(all bool) map[string]int64 {
+		got := map[string]int64{}
+		a.collectSome(false, all, func(s *aggSnapshot) { got[s.slow.Method] += s.n })
+		return got
+	}
+	add("hot", aggMinCalls)
+	add("cool", 10)
+	assert.Equal(t, map[string]int64{"hot": aggMinCalls}, collect(false), "the cool one waits")
+	for i := 2; i < aggMaxIntervals; i++ {
+		assert.Empty(t, collect(false), "interval %d", i)
+	}
+	add("cool", 5)
+	assert.Equal(t, map[string]int64{"cool": 15}, collect(false), "at the latest after %d intervals", aggMaxIntervals)
+	add("cool", 1)
+	assert.Equal(t, map[string]int64{"cool": 1}, collect(true), "Flush writes it at once")
+}

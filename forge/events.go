@@ -376,8 +376,8 @@ func (l *eventLog) run(f *os.File) {
 		line = appendEvent(line[:0], e)
 		lf.write(line, lineKind(e))
 	}
-	aggregates := func(final bool) {
-		l.agg.collect(final, func(s *aggSnapshot) {
+	aggregates := func(final, all bool) {
+		l.agg.collectSome(final, all, func(s *aggSnapshot) {
 			s.event(&agg, &pairs)
 			l.aggregated.Add(s.n)
 			write(&agg)
@@ -411,7 +411,7 @@ func (l *eventLog) run(f *os.File) {
 		select {
 		case e, ok := <-l.queue:
 			if !ok {
-				aggregates(true)
+				aggregates(true, true)
 				drops()
 				lf.flush()
 				lf.f.Close()
@@ -422,7 +422,7 @@ func (l *eventLog) run(f *os.File) {
 				lf.flush()
 			}
 		case <-tick.C:
-			aggregates(false)
+			aggregates(false, false)
 			drops()
 			lf.flush()
 		case ack := <-l.syncReq:
@@ -430,7 +430,7 @@ func (l *eventLog) run(f *os.File) {
 				e := <-l.queue
 				write(&e)
 			}
-			aggregates(false)
+			aggregates(false, true)
 			drops()
 			lf.flush()
 			close(ack)
