@@ -216,11 +216,11 @@ func histQuantile(pairs []int64, n int64, p float64, minV, maxV int64) int64 {
 func (a *aggregator) collect(final bool, fn func(*aggSnapshot)) { a.collectSome(final, true, fn) }
 
 // Aggregates are written at an interval's end once they stand for aggMinCalls calls (so that
-// a line of ~700 bytes costs at most ~5 bytes per call), and at the latest after aggMaxIntervals
+// a line of ~700 bytes costs at most ~3.5 bytes per call), and at the latest after aggMaxIntervals
 // intervals (an artifact with few calls gets a line a minute, not one per second); Flush, Stats
 // and Close write every one (all).
 const (
-	aggMinCalls     = 150
+	aggMinCalls     = 200
 	aggMaxIntervals = 60
 )
 

@@ -54,7 +54,8 @@ func (id *ID) UnmarshalText(b []byte) error {
 //     (Options.EventsPerCall, FORGE_EVENTS=all);
 //   - an aggregate (Kind "aggregate"): by default, the warm successes (action execute, ok,
 //     persisted program, no repair, no provider call) of one artifact generation and selection
-//     reason during one interval (EventAggregateInterval, and at Flush and Close), folded into one
+//     reason, folded into one line written at an interval's end (EventAggregateInterval) once it
+//     stands for 200 calls, after 60 intervals at most, and at Flush, Stats and Close, in one
 //     line: Count calls from FirstTime to Time, DurationNS and SandboxNS summed over them,
 //     DurationP50NS/P99NS from a log-linear histogram (DurationHist), DurationMaxNS exact.
 //     TraceID, CallID, ParentCallID and Depth are the slowest call's (an exemplar; the other

@@ -59,10 +59,10 @@ type Options struct {
 	// its own line either way. Live subscribers (Subscribe, EventSink) see every call either way.
 	// FORGE_EVENTS=all sets it.
 	EventsPerCall bool
-	// EventInterval is how long an artifact's warm successes are aggregated before their line
-	// is written (default EventAggregateInterval). An aggregate line is ~1 KB, so the log costs
-	// ~1 KB / (calls per artifact per interval) per call: longer intervals suit many artifacts
-	// with few calls each. FORGE_EVENTS=aggregate:30s sets it.
+	// EventInterval is the aggregation interval (default EventAggregateInterval): at each
+	// interval's end an artifact's aggregate is written if it stands for 200 calls or more
+	// (~700 bytes for 200+ calls), else it keeps aggregating, 60 intervals at most; Flush, Stats
+	// and Close write every aggregate at once. FORGE_EVENTS=aggregate:30s sets it.
 	EventInterval time.Duration
 	// EventSink, if set, receives every event as well (tests, SSE).
 	EventSink func(Event)
