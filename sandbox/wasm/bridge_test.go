@@ -165,16 +165,27 @@ func TestInvalidResultRefused(t *testing.T) {
 	code := "package artifact\n\nfunc Seven() int { return 7 }\n"
 	sig, err := sandbox.ParseSignature(sandbox.Source{Code: code, Func: "Seven"})
 	require.NoError(t, err)
-	g := callGuest(code, sig)
-	d := g.files["artifact/forge__call.go"]
-	require.Contains(t, d, "return forge__ok(Seven())")
-	g.files["artifact/forge__call.go"] = strings.Replace(d, "return forge__ok(Seven())", `return append([]byte{'v'}, "{not json"...)`, 1)
-	bin, err := shared.builder.build(context.Background(), g, false)
-	require.NoError(t, err)
-	p := &Program{src: sandbox.Source{Code: code}, sig: sig, bin: bin, sb: shared, pools: map[uint32]*pool{}}
-	_, err = shared.Run(context.Background(), p, sandbox.Input{})
-	require.Error(t, err)
-	assert.Equal(t, sandbox.KindResult, sandbox.KindOf(err), err.Error())
+	for _, legacy := range []bool{false, true} {
+		noLean = legacy
+		g := callGuest(code, sig)
+		noLean = false
+		d := g.files["artifact/forge__call.go"]
+		ret := `return forge__lean.Ok(r, forge__enc, "int")` // the lean dispatcher
+		if legacy {
+			ret = "return forge__ok(Seven())" // the encoding/json one
+		}
+		require.Contains(t, d, ret)
+		g.files["artifact/forge__call.go"] = strings.Replace(d, ret, `return append([]byte{'v'}, "{not json"...)`, 1)
+		if !legacy {
+			g.files["artifact/forge__call.go"] = strings.Replace(g.files["artifact/forge__call.go"], "r := Seven()", "Seven()", 1)
+		}
+		bin, err := shared.builder.build(context.Background(), g, false)
+		require.NoError(t, err)
+		p := &Program{src: sandbox.Source{Code: code}, sig: sig, bin: bin, sb: shared, pools: map[uint32]*pool{}}
+		_, err = shared.Run(context.Background(), p, sandbox.Input{})
+		require.Error(t, err)
+		assert.Equal(t, sandbox.KindResult, sandbox.KindOf(err), err.Error())
+	}
 }
 
 // TestWaitingForInstanceIsCapacity: with every instance held by calls blocked on a slow

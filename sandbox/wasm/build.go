@@ -167,8 +167,8 @@ func (b *builder) build(ctx context.Context, g guestModule, persist bool) ([]byt
 		return nil, err
 	}
 	key := g.key(tc.version)
-	path := filepath.Join(b.dir, key+".wasm")
-	if bin, err := os.ReadFile(path); err == nil {
+	path := b.modulePath(key)
+	if bin, err := readModule(path); err == nil {
 		// Record the use for PruneCache; a read-only cache simply keeps its old time.
 		_ = os.Chtimes(path, time.Time{}, time.Now())
 		return bin, nil
@@ -182,14 +182,14 @@ func (b *builder) build(ctx context.Context, g guestModule, persist bool) ([]byt
 	ch := b.group.DoChan(key, func() (any, error) {
 		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), buildTimeout)
 		defer cancel()
-		if bin, err := os.ReadFile(path); err == nil {
+		if bin, err := readModule(path); err == nil {
 			return bin, nil
 		}
 		bin, err := b.goBuild(bctx, tc, g)
 		if err != nil || !persist {
 			return bin, err
 		}
-		if err := writeFileAtomic(path, bin); err != nil {
+		if err := writeModule(path, bin); err != nil {
 			return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "cache module: " + err.Error(), Err: err}
 		}
 		return bin, nil

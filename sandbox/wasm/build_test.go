@@ -45,7 +45,7 @@ func TestConcurrentCompileSharesBuild(t *testing.T) {
 	require.NoError(t, err)
 	tc, err := sb.builder.toolchain()
 	require.NoError(t, err)
-	cached := filepath.Join(sb.builder.dir, callGuest(code, sig).key(tc.version)+".wasm")
+	cached := sb.builder.modulePath(callGuest(code, sig).key(tc.version))
 	removeIfExists(t, cached) // "remove the module so that it must be built; wazero's compile cache still hits")
 	var wg sync.WaitGroup
 	progs := make([]sandbox.Program, 4)

@@ -6,9 +6,13 @@
 // artifact), a generated dispatcher that decodes JSON args into the real parameter types, and a
 // package main exporting forge_setup, forge_alloc and forge_call (//go:wasmexport) are built with
 // the machine's Go toolchain as a wasip1 reactor (GOOS=wasip1 GOARCH=wasm -buildmode=c-shared),
-// then instrumented with fuel metering (instrument.go). Modules are cached on disk by content hash
-// and wazero caches their machine code, so a process that restarts has a cached module answering
-// in under 100 ms; concurrent Compiles of one artifact share one build.
+// then instrumented with fuel metering (instrument.go). A signature of basic types, slices and
+// string-keyed maps of them gets the lean dispatcher (lean.go, internal/lean): its own JSON codec,
+// byte-identical to encoding/json, so the module links neither encoding/json nor (unless the code
+// does) fmt, and its compiled code is about half the size; an argument the lean decoder is not
+// sure of is decoded by the host with encoding/json. Modules are cached on disk gzip-compressed by
+// content hash and wazero caches their machine code, so a process that restarts has a cached
+// module answering in under 100 ms; concurrent Compiles of one artifact share one build.
 //
 // Run takes an instance from the program's pool (one instance per goroutine; a trapped, exited or
 // stopped instance is closed and replaced), writes the framed args into guest memory, calls

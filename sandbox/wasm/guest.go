@@ -13,7 +13,7 @@ import (
 
 // guestVersion changes whenever the generated guest code changes, so cached modules built from an
 // older wrapper are never reused.
-const guestVersion = "forge-wasm-guest-9"
+const guestVersion = "forge-wasm-guest-10"
 
 // guestModule is the Go module the build step writes for one artifact: module "forge" with the
 // artifact in forge/artifact, the host shim in forge/host and the exports in package main.
@@ -44,15 +44,24 @@ func normalizePackage(code string) (string, *ast.File, *token.FileSet, error) {
 
 // callGuest generates the module that serves calls of sig's function in code (already normalized
 // to package artifact).
+//
+// A signature whose types forge/lean covers gets the lean dispatcher (no encoding/json, and no fmt
+// unless the code links it anyway); any other the encoding/json one.
 func callGuest(code string, sig sandbox.Signature) guestModule {
-	return guestModule{files: map[string]string{
-		"go.mod":                  "module forge\n\ngo 1.24\n",
-		"main.go":                 mainSource(false, nil),
-		"host/host.go":            hostShimSource,
-		"argdecode/argdecode.go":  sandbox.ArgDecoderSource("argdecode"),
-		"artifact/artifact.go":    code,
-		"artifact/forge__call.go": dispatcherSource(sig),
+	g := guestModule{files: map[string]string{
+		"go.mod":               "module forge\n\ngo 1.24\n",
+		"main.go":              mainSource(false, nil),
+		"host/host.go":         hostShimSource,
+		"artifact/artifact.go": code,
 	}}
+	if !noLean && leanSignature(sig) {
+		g.files["lean/lean.go"] = leanSource
+		g.files["artifact/forge__call.go"] = leanDispatcherSource(sig, panicNeedsFmt(code))
+	} else {
+		g.files["argdecode/argdecode.go"] = sandbox.ArgDecoderSource("argdecode")
+		g.files["artifact/forge__call.go"] = dispatcherSource(sig)
+	}
+	return g
 }
 
 // testGuest generates the module that runs the TestXxx functions of tests (normalized to package
@@ -67,6 +76,9 @@ func testGuest(code, tests string, names []string, testifyVersion string) guestM
 		"artifact/forge__call.go": "package artifact\n\n// Forge__Loaded keeps package main's import of the artifact when there are no tests.\nfunc Forge__Loaded() {}\n",
 	}}
 }
+
+// noLean makes every call guest use the encoding/json dispatcher (tests compare the two).
+var noLean bool
 
 // key is the content hash that names the module in the build cache.
 func (g guestModule) key(goVersion string) string {
@@ -85,7 +97,9 @@ func (g guestModule) key(goVersion string) string {
 
 // mainSource is package main: the reactor's exports. The host writes a call's framed args into the
 // input buffer (forge_setup returns where it is; forge_alloc grows it) and calls forge_call, which
-// returns the address and length of the tagged result ('v' + JSON value, or 'e' + JSON error).
+// returns the address and length of the tagged result ('v' + JSON value, 'e' + JSON error, or,
+// from the lean dispatcher, 'a' + the little-endian uint32 index of an argument it hands back to
+// the host).
 // forge_tick is the metering hook the instrumenter calls (see instrumentFuel); referencing it here
 // keeps the import in the binary.
 func mainSource(test bool, names []string) string {
@@ -93,7 +107,6 @@ func mainSource(test bool, names []string) string {
 	b.WriteString(`package main
 
 import (
-	"runtime/debug"
 	"unsafe"
 
 	"forge/artifact"
@@ -102,6 +115,12 @@ import (
 		b.WriteString("\t\"flag\"\n\t\"io\"\n\t\"os\"\n\t\"reflect\"\n\t\"regexp\"\n\t\"testing\"\n\t\"time\"\n")
 	}
 	b.WriteString(`)
+
+// setMaxStack is runtime/debug.SetMaxStack's implementation in the runtime: importing
+// runtime/debug would link os and fmt (its package's dependencies) into every module.
+//
+//go:linkname setMaxStack runtime/debug.setMaxStack
+func setMaxStack(int) int
 
 var (
 	input  = make([]byte, 64<<10)
@@ -122,7 +141,7 @@ func forgeSetup(stack uint64) uint64 {
 		tick()
 	}
 	if stack > 0 {
-		debug.SetMaxStack(int(stack))
+		setMaxStack(int(stack))
 	}
 `)
 	b.WriteString(`	return pack(input[:cap(input)])
@@ -148,7 +167,7 @@ func forgeCall(n uint32) uint64 {
 	ms := uint64(input[0]) | uint64(input[1])<<8 | uint64(input[2])<<16 | uint64(input[3])<<24 |
 		uint64(input[4])<<32 | uint64(input[5])<<40 | uint64(input[6])<<48 | uint64(input[7])<<56
 	if ms != maxStack && ms > 0 {
-		debug.SetMaxStack(int(ms))
+		setMaxStack(int(ms))
 		maxStack = ms
 	}
 	// input[8:n:n]: no capacity past this call's args (the buffer is reused across callers).

@@ -29,8 +29,9 @@ type CacheReport struct {
 // staleTemp is how old a leftover temporary file (a write that crashed) must be to be removed.
 const staleTemp = time.Hour
 
-// PruneCache removes the built modules (modules/*.wasm) and compiled code (compiled/) under
-// cacheDir/wasm that were not used since cutoff, and temporary files left by crashed writes.
+// PruneCache removes the built modules (modules/*.wasm.gz; *.wasm of forge versions before the
+// modules were compressed) and compiled code (compiled/) under cacheDir/wasm that were not used
+// since cutoff, and temporary files left by crashed writes.
 // cacheDir is what Options.CacheDir was (the forge passes its store's cache/). With dryRun it only
 // reports. Removing a file in use is harmless: a module is read whole when a program is compiled,
 // and a removed one is built again on its next compile (seconds, once).

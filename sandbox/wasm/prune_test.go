@@ -56,7 +56,7 @@ func TestPruneCache(t *testing.T) {
 		age(t, f, 40*24*time.Hour)
 	}
 	modules := filepath.Join(dir, "wasm", "modules")
-	recent := filepath.Join(modules, "recent.wasm")
+	recent := filepath.Join(modules, "recent"+moduleExt)
 	require.NoError(t, os.WriteFile(recent, []byte("x"), 0o644))
 	staleTmp := filepath.Join(modules, ".tmp-123")
 	require.NoError(t, os.WriteFile(staleTmp, []byte("xy"), 0o644))
@@ -100,7 +100,7 @@ func TestPruneCache(t *testing.T) {
 func TestCompileRefreshesModuleUse(t *testing.T) {
 	dir := t.TempDir()
 	compileTwice(t, dir)
-	mods, err := filepath.Glob(filepath.Join(dir, "wasm", "modules", "*.wasm"))
+	mods, err := filepath.Glob(filepath.Join(dir, "wasm", "modules", "*"+moduleExt))
 	require.NoError(t, err)
 	require.Len(t, mods, 1)
 	age(t, mods[0], 40*24*time.Hour)
