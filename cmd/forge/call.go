@@ -48,7 +48,16 @@ func (a *app) openForge() (*forge.Forge, error) {
 			return nil, err
 		}
 	}
-	opts, err := optionsFromEnv(os.Getenv)
+	getenv := os.Getenv
+	if a.eventsFlag != "" { // --events wins over $FORGE_EVENTS
+		getenv = func(k string) string {
+			if k == "FORGE_EVENTS" {
+				return a.eventsFlag
+			}
+			return os.Getenv(k)
+		}
+	}
+	opts, err := optionsFromEnv(getenv)
 	if err != nil {
 		return nil, err
 	}
