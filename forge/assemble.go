@@ -190,25 +190,19 @@ func withoutCode(sec string) string {
 // knownTools lists the persisted methods a role's code may delegate to (other roles' healthy
 // artifacts), ranked and bounded.
 func (f *Forge) knownTools(role string) []assembler.Tool {
-	keys, err := f.store.List()
+	sums, err := f.store.Summaries() // the summary index, not every artifact file
 	if err != nil {
 		return nil
 	}
 	var tools []assembler.Tool
-	for _, k := range keys {
-		if k.Role == role {
+	for _, a := range sums {
+		if a.Role == role || a.Err != nil {
 			continue
-		}
-		a, ok := f.store.Lookup(k.Role, k.Method)
-		if !ok {
-			if a, err = f.store.Load(k.Role, k.Method); err != nil {
-				continue
-			}
 		}
 		if a.Lifecycle == registry.Quarantined || a.Lifecycle == registry.Archived {
 			continue
 		}
-		t := assembler.Tool{Role: a.Role, Method: a.Method, Decl: a.Signature.Decl, Successes: a.SuccessCount,
+		t := assembler.Tool{Role: a.Role, Method: a.Method, Decl: a.Decl, Successes: a.SuccessCount,
 			Failures: a.IntrinsicFailureCount + a.AdaptiveFailureCount}
 		if a.LastUsedAt != nil {
 			t.LastUsed = *a.LastUsedAt

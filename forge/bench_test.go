@@ -3,18 +3,23 @@ package forge
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/yaegi"
 )
 
-func warmForge(b *testing.B) *Forge {
+func warmForge(b *testing.B, mod ...func(*Options)) *Forge {
 	b.Helper()
 	p := cassette(b, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK})
-	f := openForge(b, b.TempDir(), p)
+	f := openForge(b, b.TempDir(), p, mod...)
 	if err := f.AddRole(textContract()); err != nil {
 		b.Fatal(err)
 	}
@@ -129,6 +134,180 @@ func BenchmarkForgeCallWarmPlaced(b *testing.B) {
 				}
 				sink = o.Value
 			}
+		})
+	}
+}
+
+// eventModes are the event log's modes the warm-path benchmarks compare in one run.
+var eventModes = []struct {
+	name string
+	mod  func(*Options)
+}{
+	{"aggregate", func(*Options) {}},
+	{"percall", func(o *Options) { o.EventsPerCall = true }},
+	{"off", func(o *Options) { o.NoEvents = true }},
+}
+
+// eventBench is what reportEventLog compares with: the log's bytes and the process's CPU time
+// when the timed loop began.
+type eventBench struct {
+	written int64
+	cpu     time.Duration
+}
+
+func startEventBench(b *testing.B, f *Forge) eventBench {
+	w := logWritten(f)
+	cpu, _ := processCPU(b)
+	return eventBench{written: w, cpu: cpu}
+}
+
+// reportEventLog reports, per call since start, the process's CPU time (the calls and the event
+// writer together, the log flushed), the log bytes written and the lines dropped.
+func reportEventLog(b *testing.B, f *Forge, start eventBench) {
+	b.StopTimer()
+	if f.events != nil {
+		f.Flush()
+	}
+	if cpu, ok := processCPU(b); ok {
+		b.ReportMetric(float64(cpu-start.cpu)/float64(b.N), "cpu-ns/call")
+	}
+	if f.events == nil {
+		return
+	}
+	b.ReportMetric(float64(f.events.written.Load()-start.written)/float64(b.N), "logB/call")
+	b.ReportMetric(float64(f.Health().EventsDropped)/float64(b.N), "dropped/call")
+}
+
+func logWritten(f *Forge) int64 {
+	if f.events == nil {
+		return 0
+	}
+	f.Flush()
+	return f.events.written.Load()
+}
+
+// BenchmarkForgeCallWarmEvents is BenchmarkForgeCallWarm with the event log aggregating warm
+// successes (the default), writing one line per call, and off, with the log bytes per call.
+func BenchmarkForgeCallWarmEvents(b *testing.B) {
+	for _, m := range eventModes {
+		b.Run(m.name, func(b *testing.B) {
+			f := warmForge(b, m.mod)
+			args := json.RawMessage(`{"s":"hello"}`)
+			ctx := context.Background()
+			start := startEventBench(b, f)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				o := f.Call(ctx, "text", "upper", args)
+				if !o.OK {
+					b.Fatal(o.Err)
+				}
+				sink = o.Value
+			}
+			reportEventLog(b, f, start)
+		})
+	}
+}
+
+// BenchmarkForgeCallWarmParallelEvents is BenchmarkForgeCallWarmEvents from every core.
+func BenchmarkForgeCallWarmParallelEvents(b *testing.B) {
+	for _, m := range eventModes {
+		b.Run(m.name, func(b *testing.B) {
+			f := warmForge(b, m.mod)
+			args := json.RawMessage(`{"s":"hello"}`)
+			start := startEventBench(b, f)
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				ctx := context.Background()
+				for pb.Next() {
+					if o := f.Call(ctx, "text", "upper", args); !o.OK {
+						b.Error(o.Err)
+						return
+					}
+				}
+			})
+			reportEventLog(b, f, start)
+		})
+	}
+}
+
+// manyStores holds, per artifact count, a store whose role "many" has that many persisted
+// methods (built once per process: the benchmark function runs once per b.N it tries).
+var manyStores sync.Map
+
+func removeManyStores() {
+	manyStores.Range(func(_, dir any) bool {
+		os.RemoveAll(dir.(string))
+		return true
+	})
+}
+
+func manyStore(b *testing.B, n int) string {
+	if dir, ok := manyStores.Load(n); ok {
+		return dir.(string)
+	}
+	dir, err := os.MkdirTemp("", "forge-bench-many-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var lines []line
+	c := registry.Contract{Role: "many", Purpose: "many small string methods", Methods: map[string]string{}}
+	for i := range n {
+		m := fmt.Sprintf("m%d", i)
+		c.Methods[m] = fmt.Sprintf("func M%d(s string) string", i)
+		lines = append(lines, line{Role: "many", Method: m, Kind: "generate", Attempt: 1,
+			Code: fmt.Sprintf("package artifact\n\nimport \"strings\"\n\nfunc M%d(s string) string { return strings.ToUpper(s) }\n", i)})
+	}
+	f := openForge(b, dir, cassette(b, lines...))
+	if err := f.AddRole(c); err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		if o := f.Call(context.Background(), "many", fmt.Sprintf("m%d", i), json.RawMessage(`{"s":"x"}`)); !o.OK {
+			b.Fatal(o.Err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	manyStores.Store(n, dir)
+	return dir
+}
+
+// BenchmarkForgeCallWarmEventsMany is BenchmarkForgeCallWarmEvents over 100 persisted methods
+// called round-robin: an aggregate line per artifact and interval, so the log bytes per call
+// grow with the artifacts and shrink with the calls each gets per interval.
+func BenchmarkForgeCallWarmEventsMany(b *testing.B) {
+	const n = 100
+	methods := make([]string, n)
+	for i := range methods {
+		methods[i] = fmt.Sprintf("m%d", i)
+	}
+	for _, m := range eventModes {
+		b.Run(m.name, func(b *testing.B) {
+			f := openForge(b, manyStore(b, n), nil, m.mod)
+			args := json.RawMessage(`{"s":"hello"}`)
+			ctx := context.Background()
+			for range 20 { // compile each program and fill its pool before timing
+				for _, meth := range methods {
+					if o := f.Call(ctx, "many", meth, args); !o.OK {
+						b.Fatal(o.Err)
+					}
+				}
+			}
+			runtime.GC() // the store's setup left garbage: the first mode run would pay for it
+			start := startEventBench(b, f)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				o := f.Call(ctx, "many", methods[i%n], args)
+				if !o.OK {
+					b.Fatal(o.Err)
+				}
+				sink = o.Value
+			}
+			reportEventLog(b, f, start)
 		})
 	}
 }

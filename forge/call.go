@@ -1029,7 +1029,7 @@ func (c *call) finish(o Outcome) Outcome {
 	if c.f.events != nil || c.f.opts.EventSink != nil {
 		e.Time = c.f.now().UTC()
 		if c.f.events != nil {
-			c.f.events.emit(*e)
+			c.f.events.emit(e)
 		}
 		if c.f.opts.EventSink != nil {
 			c.f.opts.EventSink(*e)

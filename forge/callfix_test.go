@@ -393,29 +393,57 @@ func TestCallAfterClose(t *testing.T) {
 	assert.True(t, f.Health().Closed)
 }
 
-// Dropped events are never silent: later events carry the count, Close keeps it in
-// events/dropped.jsonl (forge doctor), and Stats reports it.
+// Dropped events are never silent: a "dropped" line in the log counts them by kind, later
+// events carry the total, Close keeps it in events/dropped.jsonl (forge doctor), and Health
+// reports it. Only warm successes' own lines (per-call mode) are ever dropped: a failure that
+// finds the queue full waits for room.
 func TestDroppedEventsAreCounted(t *testing.T) {
 	store := t.TempDir()
 	dir := filepath.Join(store, "events")
 	l, file, err := newEventLog(dir, eventLogMaxBytes, 4)
 	require.NoError(t, err)
+	l.perCall = true
+	warm := Event{Role: "text", Method: "upper", OK: true, Action: "execute", Reason: "healthy", ProgramSource: SourcePersisted}
 	for i := range 6 { // the writer is not running yet: 4 fit the queue, 2 are dropped
-		l.emit(Event{Role: "text", Method: "upper", Depth: i})
+		e := warm
+		e.Depth = i
+		l.emit(&e)
 	}
 	assert.Equal(t, int64(2), l.dropped.Load())
+	failed := make(chan struct{})
+	go func() {
+		l.emit(&Event{Role: "text", Method: "upper", Action: "execute", Reason: "healthy", FailureClass: "caller", FailureRule: "args"})
+		close(failed)
+	}()
+	for l.waited.Load() == 0 { // the failure waits for room in the queue
+		select {
+		case <-failed:
+			t.Fatal("a failure's line was not queued and did not wait: dropped?")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	assert.Equal(t, int64(2), l.dropped.Load(), "a failure is never dropped")
 	go l.run(file)
+	select {
+	case <-failed:
+	case <-time.After(liveHang):
+		t.Fatal("the waiting failure was never written (a hang)")
+	}
 	l.close()
 	l.close() // idempotent
-	l.emit(Event{Role: "late"})
+	l.emit(&Event{Role: "late"})
 	assert.Equal(t, int64(3), l.dropped.Load(), "an event after close is dropped and counted, never sent")
 
 	evs, err := readEvents(store)
 	require.NoError(t, err)
-	require.Len(t, evs, 4)
-	for _, e := range evs {
+	require.Len(t, evs, 6, "4 warm calls, the failure, a dropped record")
+	for _, e := range evs[:5] {
 		assert.Equal(t, int64(2), e.EventsDropped)
 	}
+	assert.Equal(t, "failure", LineKind(&evs[4]))
+	assert.Equal(t, EventDropped, evs[5].Kind)
+	assert.Equal(t, map[string]int64{"call": 2}, evs[5].Dropped)
+	assert.Equal(t, int64(2), ComputeStats(evs, time.Time{}).EventsDropped)
 	n, err := DroppedEvents(store)
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), n)

@@ -5,6 +5,8 @@
 // contract, verifies the answer through the gate (parse, policy, compile, acceptance examples and
 // tests, deliverable schema), persists it and runs it. Failures are classified; intrinsic and
 // adaptive ones on a persisted artifact are repaired within a budget or regenerated; extrinsic
-// ones never count against the artifact. Every call returns a tolerant Outcome and emits one
-// event line.
+// ones never count against the artifact. Every call returns a tolerant Outcome and an event:
+// live subscribers see each one; the log (events/forge.jsonl) keeps a line per generation,
+// repair, failure and operator action, and folds warm successes into one aggregate line per
+// artifact and second (Event, Options.EventsPerCall).
 package forge

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/repair"
@@ -11,8 +12,9 @@ import (
 
 // OptionsFromEnv reads the operator's switches: FORGE_READ_PATH=off, FORGE_REPAIR=off,
 // FORGE_LEARNING=off, FORGE_CONTEXT_TOKENS=N, FORGE_GENERATE_ONLY=1, FORGE_CANARY=role,role, FORGE_MAX_PROVIDER_CALLS=N and
-// FORGE_MAX_REPAIRS_BEFORE_REGEN=N, FORGE_SANDBOX, and the live set's budget
-// FORGE_MAX_LIVE_PROGRAMS=N and FORGE_MAX_LIVE_BYTES=SIZE (512MiB, 1GiB, or bytes; -1: no bound).
+// FORGE_MAX_REPAIRS_BEFORE_REGEN=N, FORGE_SANDBOX, FORGE_EVENTS=aggregate[:interval]|all|off, and
+// the live set's budget FORGE_MAX_LIVE_PROGRAMS=N and FORGE_MAX_LIVE_BYTES=SIZE (512MiB, 1GiB, or
+// bytes; -1: no bound).
 // The CLI, the server and the MCP server share it.
 func OptionsFromEnv(getenv func(string) string) (Options, error) {
 	var o Options
@@ -51,6 +53,21 @@ func OptionsFromEnv(getenv func(string) string) (Options, error) {
 		}
 	}
 	o.DefaultSandbox = strings.TrimSpace(getenv("FORGE_SANDBOX"))
+	switch v := strings.ToLower(strings.TrimSpace(getenv("FORGE_EVENTS"))); { // events hook: the log's mode
+	case v == "" || v == "aggregate":
+	case v == "all":
+		o.EventsPerCall = true
+	case v == "off":
+		o.NoEvents = true
+	case strings.HasPrefix(v, "aggregate:"):
+		d, err := time.ParseDuration(strings.TrimPrefix(v, "aggregate:"))
+		if err != nil || d <= 0 {
+			return o, fmt.Errorf("FORGE_EVENTS (or --events) %q: the interval after aggregate: is a positive duration, e.g. aggregate:30s", v)
+		}
+		o.EventInterval = d
+	default:
+		return o, fmt.Errorf("FORGE_EVENTS (or --events) %q: use aggregate (the default: warm successes folded per artifact and second), aggregate:30s (another interval), all (one line per call) or off", v)
+	}
 	if v := getenv("FORGE_CONTEXT_TOKENS"); v != "" { // assembler hook: the prompts' token ceiling
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {

@@ -46,8 +46,26 @@ func (id *ID) UnmarshalText(b []byte) error {
 	return err
 }
 
-// Event is one line of events/forge.jsonl: one per call, with everything needed to explain how it
-// was served (DESIGN.md, Observability).
+// Event is one line of events/forge.jsonl (DESIGN.md, Observability). A line is one of three
+// kinds:
+//   - a call's own line (Kind ""): every generation, repair, regeneration, failure (any class,
+//     caller errors included), operator action and candidate run, always, with everything needed
+//     to explain how it was served; and every warm success too when the log runs per call
+//     (Options.EventsPerCall, FORGE_EVENTS=all);
+//   - an aggregate (Kind "aggregate"): by default, the warm successes (action execute, ok,
+//     persisted program, no repair, no provider call) of one artifact generation and selection
+//     reason, folded into one line written at an interval's end (EventAggregateInterval) once it
+//     stands for 200 calls, after 60 intervals at most, and at Flush, Stats and Close, in one
+//     line: Count calls from FirstTime to Time, DurationNS and SandboxNS summed over them,
+//     DurationP50NS/P99NS from a log-linear histogram (DurationHist), DurationMaxNS exact.
+//     TraceID, CallID, ParentCallID and Depth are the slowest call's (an exemplar; the other
+//     calls' ids are not kept). It leaves out the per-call fields that are zero in it (the
+//     artifact's counters, repair, provider calls, tokens): ~650-750 bytes stand for Count calls;
+//   - a drop record (Kind "dropped"): how many lines of each kind the writer could not keep since
+//     the previous record (Dropped: the queue was full or the log closed; Lost: the file refused
+//     the write).
+//
+// Event.Calls says how many calls a line stands for.
 type Event struct {
 	Time         time.Time `json:"time"`
 	TraceID      ID        `json:"trace_id"`
@@ -86,10 +104,87 @@ type Event struct {
 	PromptTokensEstimate int   `json:"prompt_tokens_estimate,omitempty"`
 	DurationNS           int64 `json:"duration_ns"`
 	SandboxNS            int64 `json:"sandbox_ns"`
-	// EventsDropped is how many events this process's log dropped before this one, since it was
-	// opened, because its queue was full (0: none). Drops are also kept in events/dropped.jsonl
+	// EventsDropped is how many lines this process's log dropped before this one, since it was
+	// opened (0: none). Drops are also kept in "dropped" lines, in events/dropped.jsonl
 	// (forge doctor) and in Forge.Health.
 	EventsDropped int64 `json:"events_dropped,omitempty"`
+
+	// Kind is "" for a call's own line, EventAggregate or EventDropped.
+	Kind string `json:"kind,omitempty"`
+	// Count is how many calls an aggregate stands for.
+	Count int64 `json:"count,omitempty"`
+	// FirstTime is an aggregate's first call's time (Time is its last call's).
+	FirstTime time.Time `json:"first_time,omitzero"`
+	// DurationP50NS, DurationP99NS: an aggregate's percentiles, from DurationHist (within 6.25%);
+	// DurationMaxNS is exact.
+	DurationP50NS int64 `json:"duration_p50_ns,omitempty"`
+	DurationP99NS int64 `json:"duration_p99_ns,omitempty"`
+	DurationMaxNS int64 `json:"duration_max_ns,omitempty"`
+	// DurationHist is an aggregate's duration histogram, as pairs (bucket, calls) with no empty
+	// bucket: bucket b < 16 holds durations of exactly b ns; bucket b >= 16 holds
+	// [m << s, (m+1) << s) with s = b/8 - 1 and m = 8 + b%8 (8 buckets per power of two, each
+	// at most 12.5% wide; durations from 2^40 ns, ~18 min, on share the last one).
+	DurationHist []int64 `json:"duration_hist,omitempty"`
+	// Dropped and Lost count, by line kind (LineKind), the lines a drop record stands for.
+	Dropped map[string]int64 `json:"dropped,omitempty"`
+	Lost    map[string]int64 `json:"lost,omitempty"`
+}
+
+// Line kinds (Event.Kind); a call's own line has none.
+const (
+	EventAggregate = "aggregate"
+	EventDropped   = "dropped"
+)
+
+// Calls is how many calls the line stands for: 1 for a call's own line (an operator action
+// included), Count for an aggregate, 0 for a drop record.
+func (e *Event) Calls() int64 {
+	switch e.Kind {
+	case "":
+		return 1
+	case EventAggregate:
+		return e.Count
+	}
+	return 0
+}
+
+// warmSuccess reports whether e is a call that an aggregate may stand for.
+func (e *Event) warmSuccess() bool {
+	return e.Kind == "" && e.OK && e.Action == "execute" && e.ProgramSource == SourcePersisted &&
+		!e.RepairAttempted && e.ProviderCalls == 0
+}
+
+// Line kinds for drop counts (the keys of Event.Dropped and Event.Lost, and of Health).
+const (
+	kindCall       = iota // a warm success's own line (per-call mode)
+	kindGeneration        // generated, repaired or regenerated code, or a candidate's run
+	kindFailure           // a failed call, any class
+	kindOperator          // an operator's regenerate or edit
+	kindAggregate         // an aggregate line
+	kindDropped           // a drop record
+	numKinds
+)
+
+var kindNames = [numKinds]string{"call", "generation", "failure", "operator", "aggregate", "dropped"}
+
+// LineKind is the kind a line counts under in drop records and Health: "call" (a warm
+// success's own line), "generation", "failure", "operator", "aggregate" or "dropped".
+func LineKind(e *Event) string { return kindNames[lineKind(e)] }
+
+func lineKind(e *Event) int {
+	switch {
+	case e.Kind == EventAggregate:
+		return kindAggregate
+	case e.Kind == EventDropped:
+		return kindDropped
+	case e.Action == "edit" || (e.Action == "regenerate" && e.Reason == "operator"):
+		return kindOperator
+	case !e.OK:
+		return kindFailure
+	case e.warmSuccess():
+		return kindCall
+	}
+	return kindGeneration
 }
 
 // Event log rotation: forge.jsonl is renamed to forge.jsonl.1 (.1 to .2, ...) past this size.
@@ -99,27 +194,58 @@ const (
 	eventQueue       = 8192
 )
 
-// eventLog writes events from a queue in the background so that a call never waits on disk. When
-// the queue is full, events are dropped and counted rather than slowing calls down; the count is
-// never silent: every later event carries it (events_dropped), Close appends it to
-// events/dropped.jsonl (read by DroppedEvents and forge doctor), and Forge.Health reports it.
+// EventAggregateInterval is how long warm successes are folded into one aggregate line per
+// artifact before it is written by default (Options.EventInterval; Flush and Close write the
+// current ones at once).
+const EventAggregateInterval = time.Second
+
+// aggIdleIntervals: an artifact's aggregate bucket with no call for this many intervals is
+// released (its memory; a later call makes a new one).
+const aggIdleIntervals = 10
+
+// eventLog writes events from a queue in the background so that a call never waits on disk.
+//
+// Warm successes are folded into per-artifact aggregates in memory (aggregator) unless the log
+// runs per call; the writer writes them every interval: they never pass through the queue, so
+// they are never dropped. A call's own line goes through the queue: when it is full, a warm
+// success's line (per-call mode) is dropped and counted, and every other line (generation,
+// failure, operator action) waits for room: it is never dropped. Drops are never silent: a
+// "dropped" line in the log says how many of each kind since the previous one, every later line
+// carries the total (events_dropped), Close appends it to events/dropped.jsonl (DroppedEvents,
+// forge doctor), and Forge.Health reports it. Lines the file refuses (a full disk) are counted
+// the same way, as lost.
 type eventLog struct {
 	path     string
 	maxBytes int64 // rotate past this size (eventLogMaxBytes)
+	perCall  bool  // warm successes get a line each, not an aggregate
+	interval time.Duration
 	queue    chan Event
 	done     chan struct{}
-	dropped  atomic.Int64
 	closeMu  sync.Once
 	syncReq  chan chan struct{}
+	agg      aggregator
+
+	dropped    atomic.Int64 // lines dropped since open, every kind
+	droppedBy  [numKinds]atomic.Int64
+	lostBy     [numKinds]atomic.Int64
+	lost       atomic.Int64 // lines the file refused since open
+	waited     atomic.Int64 // lines that waited for room in a full queue
+	aggregated atomic.Int64 // calls written as aggregates
+	written    atomic.Int64 // bytes handed to the file since open (benchmarks: bytes per call)
 
 	mu     sync.RWMutex // emit holds it for reading; close for writing, so no send meets a closed queue
 	closed bool
 }
 
-func openEventLog(dir string, maxBytes int64) (*eventLog, error) {
+// openEventLog opens the log and starts its writer; interval 0 is EventAggregateInterval.
+func openEventLog(dir string, maxBytes int64, perCall bool, interval time.Duration) (*eventLog, error) {
 	l, f, err := newEventLog(dir, maxBytes, eventQueue)
 	if err != nil {
 		return nil, err
+	}
+	l.perCall = perCall
+	if interval > 0 {
+		l.interval = interval
 	}
 	go l.run(f)
 	return l, nil
@@ -130,73 +256,184 @@ func newEventLog(dir string, maxBytes int64, queue int) (*eventLog, *os.File, er
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("forge: events: %w", err)
 	}
-	l := &eventLog{path: filepath.Join(dir, "forge.jsonl"), maxBytes: maxBytes, queue: make(chan Event, queue),
-		done: make(chan struct{}), syncReq: make(chan chan struct{})}
+	l := &eventLog{path: filepath.Join(dir, "forge.jsonl"), maxBytes: maxBytes, interval: EventAggregateInterval,
+		queue: make(chan Event, queue), done: make(chan struct{}), syncReq: make(chan chan struct{})}
 	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
-		return nil, nil, fmt.Errorf("forge: events: %w", err)
+		return nil, nil, fmt.Errorf("forge: events: %w (check that the store's events directory is writable, or open with NoEvents)", err)
 	}
 	return l, f, nil
 }
 
-func (l *eventLog) emit(e Event) {
+func (l *eventLog) drop(kind int) {
+	l.droppedBy[kind].Add(1)
+	l.dropped.Add(1)
+}
+
+// emit logs e: a warm success goes into its aggregate (no lock shared by all calls, no
+// allocation once the artifact has a bucket), anything else into the queue.
+func (l *eventLog) emit(e *Event) {
+	if !l.perCall && e.warmSuccess() {
+		if !l.agg.add(e) {
+			l.drop(kindCall) // after close
+		}
+		return
+	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
+	k := lineKind(e)
 	if l.closed {
-		l.dropped.Add(1)
+		l.drop(k)
 		return
 	}
 	select {
-	case l.queue <- e:
+	case l.queue <- *e:
+		return
 	default:
-		l.dropped.Add(1)
+	}
+	if k == kindCall {
+		l.drop(k)
+		return
+	}
+	l.waited.Add(1)
+	l.queue <- *e // the writer is running until close, which waits for this send (l.mu)
+}
+
+// logFile is the writer's side of the log: the open file, its size, and the lines buffered
+// but not yet accepted by the file (counted as lost if the file refuses them).
+type logFile struct {
+	l       *eventLog
+	f       *os.File
+	w       *bufio.Writer
+	size    int64
+	pending [numKinds]int64
+	warned  bool
+}
+
+func (lf *logFile) failed(err error) {
+	var n int64
+	for k, c := range lf.pending {
+		if c > 0 {
+			lf.l.lostBy[k].Add(c)
+			n += c
+		}
+	}
+	lf.l.lost.Add(n)
+	lf.pending = [numKinds]int64{}
+	lf.w.Reset(lf.f)
+	if !lf.warned {
+		lf.warned = true
+		fmt.Fprintf(os.Stderr, "forge: the event log %s refused a write (%v): %d line(s) lost so far; they are counted in Forge.Health and in the log's \"dropped\" lines once it takes writes again (free disk space or fix the permissions)\n", lf.l.path, err, lf.l.lost.Load())
+	}
+}
+
+func (lf *logFile) flush() {
+	if lf.w.Buffered() == 0 {
+		return
+	}
+	if err := lf.w.Flush(); err != nil {
+		lf.failed(err)
+		return
+	}
+	lf.pending = [numKinds]int64{}
+}
+
+func (lf *logFile) write(line []byte, kind int) {
+	lf.pending[kind]++
+	if _, err := lf.w.Write(line); err != nil {
+		lf.failed(err)
+		return
+	}
+	lf.size += int64(len(line))
+	lf.l.written.Add(int64(len(line)))
+	if lf.size > lf.l.maxBytes {
+		lf.flush()
+		lf.f.Close()
+		lf.l.rotate()
+		nf, err := os.OpenFile(lf.l.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY|os.O_TRUNC, 0o644)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "forge: the event log %s could not be reopened after rotation (%v); later lines are counted as lost\n", lf.l.path, err)
+			nf, _ = os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		}
+		lf.f, lf.size = nf, 0
+		lf.w.Reset(nf)
 	}
 }
 
 func (l *eventLog) run(f *os.File) {
 	defer close(l.done)
-	w := bufio.NewWriterSize(f, 64<<10)
-	var line []byte
-	size := int64(0)
+	lf := &logFile{l: l, f: f, w: bufio.NewWriterSize(f, 64<<10)}
 	if st, err := f.Stat(); err == nil {
-		size = st.Size()
+		lf.size = st.Size()
 	}
-	write := func(e Event) {
+	var (
+		line     []byte
+		reported [2][numKinds]int64 // dropped, lost: the counts the last drop record covered
+		agg      Event
+		pairs    []int64
+	)
+	write := func(e *Event) {
 		e.EventsDropped = l.dropped.Load()
-		line = appendEvent(line[:0], &e)
-		if _, err := w.Write(line); err != nil {
-			return
-		}
-		size += int64(len(line))
-		if size > l.maxBytes {
-			w.Flush()
-			f.Close()
-			l.rotate()
-			nf, err := os.OpenFile(l.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY|os.O_TRUNC, 0o644)
-			if err != nil {
-				return
+		line = appendEvent(line[:0], e)
+		lf.write(line, lineKind(e))
+	}
+	aggregates := func(final, all bool) {
+		l.agg.collectSome(final, all, func(s *aggSnapshot) {
+			s.event(&agg, &pairs)
+			l.aggregated.Add(s.n)
+			write(&agg)
+		})
+	}
+	drops := func() {
+		var rec Event
+		for i, by := range []*[numKinds]atomic.Int64{&l.droppedBy, &l.lostBy} {
+			for k := range by {
+				if n := by[k].Load() - reported[i][k]; n > 0 {
+					m := &rec.Dropped
+					if i == 1 {
+						m = &rec.Lost
+					}
+					if *m == nil {
+						*m = map[string]int64{}
+					}
+					(*m)[kindNames[k]] = n
+					reported[i][k] += n
+				}
 			}
-			f, size = nf, 0
-			w.Reset(f)
+		}
+		if rec.Dropped != nil || rec.Lost != nil {
+			rec.Time, rec.Kind = time.Now().UTC(), EventDropped
+			write(&rec)
 		}
 	}
+	tick := time.NewTicker(l.interval)
+	defer tick.Stop()
 	for {
 		select {
 		case e, ok := <-l.queue:
 			if !ok {
-				w.Flush()
-				f.Close()
+				aggregates(true, true)
+				drops()
+				lf.flush()
+				lf.f.Close()
 				return
 			}
-			write(e)
+			write(&e)
 			if len(l.queue) == 0 {
-				w.Flush()
+				lf.flush()
 			}
+		case <-tick.C:
+			aggregates(false, false)
+			drops()
+			lf.flush()
 		case ack := <-l.syncReq:
 			for len(l.queue) > 0 {
-				write(<-l.queue)
+				e := <-l.queue
+				write(&e)
 			}
-			w.Flush()
+			aggregates(false, true)
+			drops()
+			lf.flush()
 			close(ack)
 		}
 	}
@@ -209,7 +446,7 @@ func (l *eventLog) rotate() {
 	os.Rename(l.path, l.path+".1")
 }
 
-// sync waits until every event queued so far is written.
+// sync waits until every event queued so far, and every aggregate so far, is written.
 func (l *eventLog) sync() {
 	ack := make(chan struct{})
 	select {
@@ -226,7 +463,7 @@ func (l *eventLog) close() {
 		close(l.queue)
 		l.mu.Unlock()
 		<-l.done
-		if n := l.dropped.Load(); n > 0 {
+		if n := l.dropped.Load() + l.lost.Load(); n > 0 {
 			l.recordDropped(n)
 		}
 	})
@@ -300,4 +537,21 @@ func readEvents(store string) ([]Event, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// health fills the event log's counters in st.
+func (l *eventLog) health(st *Health) {
+	st.EventsDropped = l.dropped.Load()
+	for k := range l.droppedBy {
+		if n := l.droppedBy[k].Load(); n > 0 {
+			if st.EventsDroppedByKind == nil {
+				st.EventsDroppedByKind = map[string]int64{}
+			}
+			st.EventsDroppedByKind[kindNames[k]] = n
+		}
+	}
+	st.EventsLost = l.lost.Load()
+	st.EventsWaited = l.waited.Load()
+	st.EventsAggregated = l.aggregated.Load()
+	st.EventsQueued = len(l.queue)
 }

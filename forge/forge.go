@@ -95,7 +95,7 @@ func Open(opts Options) (*Forge, error) {
 		}
 	}
 	if !opts.NoEvents {
-		if f.events, err = openEventLog(filepath.Join(s.Root(), "events"), eventLogMaxBytes); err != nil {
+		if f.events, err = openEventLog(filepath.Join(s.Root(), "events"), eventLogMaxBytes, opts.EventsPerCall, opts.EventInterval); err != nil {
 			return nil, err
 		}
 	}
@@ -164,9 +164,19 @@ func closedFailure(role, method string) *failure {
 // Health is the counters of a running Forge, for metrics and health checks (Stats, in
 // stats.go, is what reuse bought, read from the event log).
 type Health struct {
-	// EventsDropped is how many events were not written since Open because the event queue was
-	// full (each later event and events/dropped.jsonl carry the count too).
+	// EventsDropped is how many event log lines were not written since Open because the queue
+	// was full (only warm successes' own lines, in per-call mode) or the log was closed; the log's
+	// "dropped" lines, each later line and events/dropped.jsonl carry the count too.
 	EventsDropped int64 `json:"events_dropped"`
+	// EventsDroppedByKind splits EventsDropped by line kind (forge.LineKind).
+	EventsDroppedByKind map[string]int64 `json:"events_dropped_by_kind,omitempty"`
+	// EventsLost is how many lines the log file refused (a full disk), counted the same way.
+	EventsLost int64 `json:"events_lost"`
+	// EventsWaited is how many lines (generations, failures, operator actions) found the queue
+	// full and waited for room rather than be dropped.
+	EventsWaited int64 `json:"events_waited"`
+	// EventsAggregated is how many warm successes were written as aggregate lines.
+	EventsAggregated int64 `json:"events_aggregated"`
 	// EventsQueued is how many events wait to be written now.
 	EventsQueued int `json:"events_queued"`
 	// Closed reports whether Close was called.
@@ -179,8 +189,7 @@ type Health struct {
 func (f *Forge) Health() Health {
 	st := Health{Live: f.programs.stats()}
 	if f.events != nil {
-		st.EventsDropped = f.events.dropped.Load()
-		st.EventsQueued = len(f.events.queue)
+		f.events.health(&st)
 	}
 	if f.life.TryRLock() {
 		st.Closed = f.closed

@@ -27,7 +27,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(workerEnv) != "" {
 		os.Exit(forgeWorker(os.Getenv("FORGE_TEST_STORE"), os.Getenv("FORGE_TEST_CASSETTE")))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeManyStores() // bench_test.go's stores, shared by a benchmark's runs
+	os.Exit(code)
 }
 
 // slowProvider makes generation take long enough that two processes are cold at the same time.

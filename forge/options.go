@@ -52,6 +52,18 @@ type Options struct {
 	NoLearning bool
 	// NoEvents turns the events/forge.jsonl log off.
 	NoEvents bool
+	// EventsPerCall makes the log write one line per call, warm successes included. By default
+	// warm successes (persisted code, ok, no repair, no provider call) are aggregated per
+	// artifact every EventAggregateInterval into one "aggregate" line with their count and
+	// latency percentiles; every other call (generation, repair, failure, operator action) has
+	// its own line either way. Live subscribers (Subscribe, EventSink) see every call either way.
+	// FORGE_EVENTS=all sets it.
+	EventsPerCall bool
+	// EventInterval is the aggregation interval (default EventAggregateInterval): at each
+	// interval's end an artifact's aggregate is written if it stands for 200 calls or more
+	// (~700 bytes for 200+ calls), else it keeps aggregating, 60 intervals at most; Flush, Stats
+	// and Close write every aggregate at once. FORGE_EVENTS=aggregate:30s sets it.
+	EventInterval time.Duration
 	// EventSink, if set, receives every event as well (tests, SSE).
 	EventSink func(Event)
 	// Watch makes Open start watch mode (Forge.Watch): other processes' changes reach calls at

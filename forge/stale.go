@@ -17,24 +17,24 @@ type StaleArtifact struct {
 // another runtime, or that cannot be read (`forge stale`, the server's /v1/stale).
 func Stale(s *registry.Store) ([]StaleArtifact, error) {
 	rows := []StaleArtifact{}
-	err := s.Each(func(k registry.Key, art *registry.Artifact, err error) error {
-		if err != nil {
-			rows = append(rows, StaleArtifact{k.Role, k.Method, err.Error()})
-			return nil
-		}
-		role, err := s.Role(k.Role)
-		switch {
-		case err != nil:
-			rows = append(rows, StaleArtifact{k.Role, k.Method, "its role is not in the registry"})
-		case role.Fingerprint != art.ContractFingerprint:
-			rows = append(rows, StaleArtifact{k.Role, k.Method, "the contract changed since it was verified (its next call repairs it)"})
-		case !registry.RuntimeCompatible(art.RuntimeVersion, registry.RuntimeVersion):
-			rows = append(rows, StaleArtifact{k.Role, k.Method, fmt.Sprintf("runtime %s, this forge is %s", art.RuntimeVersion, registry.RuntimeVersion)})
-		}
-		return nil
-	})
+	sums, err := s.Summaries() // the summary index, not every artifact file
 	if err != nil {
 		return nil, err
+	}
+	for _, sm := range sums {
+		if sm.Err != nil {
+			rows = append(rows, StaleArtifact{sm.Role, sm.Method, sm.Err.Error()})
+			continue
+		}
+		role, err := s.Role(sm.Role)
+		switch {
+		case err != nil:
+			rows = append(rows, StaleArtifact{sm.Role, sm.Method, "its role is not in the registry"})
+		case role.Fingerprint != sm.ContractFingerprint:
+			rows = append(rows, StaleArtifact{sm.Role, sm.Method, "the contract changed since it was verified (its next call repairs it)"})
+		case !registry.RuntimeCompatible(sm.RuntimeVersion, registry.RuntimeVersion):
+			rows = append(rows, StaleArtifact{sm.Role, sm.Method, fmt.Sprintf("runtime %s, this forge is %s", sm.RuntimeVersion, registry.RuntimeVersion)})
+		}
 	}
 	return rows, nil
 }

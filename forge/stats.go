@@ -2,6 +2,7 @@ package forge
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +23,9 @@ type Stats struct {
 	Since   time.Time       `json:"since,omitzero"`
 	Overall Figures         `json:"overall"`
 	Methods []MethodFigures `json:"methods"`
+	// EventsDropped is how many log lines the log's "dropped" records say were not written (in
+	// the same time range): calls the figures cannot count.
+	EventsDropped int64 `json:"events_dropped,omitempty"`
 }
 
 // MethodFigures are one role.method's figures.
@@ -62,8 +66,12 @@ type Figures struct {
 	// Latency per program source ("" for calls that ran no program).
 	Latency map[string]Latency `json:"latency,omitempty"`
 
-	durations map[string][]int64
+	durations map[string][]sample
 }
+
+// sample is a duration and how many calls it stands for: 1 for a call's own line, a histogram
+// bucket's count (its midpoint) for an aggregate.
+type sample struct{ v, n int64 }
 
 // Latency percentiles of one program source.
 type Latency struct {
@@ -72,45 +80,61 @@ type Latency struct {
 	P99   time.Duration `json:"p99_ns"`
 }
 
+// add counts one line: an aggregate as the Count calls it stands for.
 func (fg *Figures) add(e *Event) {
+	if e.Kind == EventDropped {
+		return
+	}
 	if e.Action == "edit" || (e.Action == "regenerate" && e.Reason == "operator") {
 		fg.OperatorActions++
 		return
 	}
-	fg.Calls++
+	n := e.Calls()
+	fg.Calls += n
 	if e.OK {
-		fg.OK++
+		fg.OK += n
 	}
 	switch e.ProgramSource {
 	case SourcePersisted:
-		fg.Persisted++
+		fg.Persisted += n
 	case SourceGenerated:
-		fg.Generated++
+		fg.Generated += n
 	case SourceRepaired:
-		fg.Repaired++
+		fg.Repaired += n
 	case SourceRegenerated:
-		fg.Regenerated++
+		fg.Regenerated += n
 	}
 	fg.ProviderCalls += int64(e.ProviderCalls)
 	fg.Tokens.InputTokens += e.Tokens.InputTokens
 	fg.Tokens.OutputTokens += e.Tokens.OutputTokens
 	fg.Tokens.CachedTokens += e.Tokens.CachedTokens
 	if e.RepairAttempted {
-		fg.RepairsAttempted++
+		fg.RepairsAttempted += n
 		if e.RepairSucceeded {
-			fg.RepairsSucceeded++
+			fg.RepairsSucceeded += n
 		}
 	}
 	if !e.OK && e.FailureClass != "" {
 		if fg.Failures == nil {
 			fg.Failures = map[string]int64{}
 		}
-		fg.Failures[e.FailureClass+"/"+e.FailureRule]++
+		fg.Failures[e.FailureClass+"/"+e.FailureRule] += n
 	}
 	if fg.durations == nil {
-		fg.durations = map[string][]int64{}
+		fg.durations = map[string][]sample{}
 	}
-	fg.durations[e.ProgramSource] = append(fg.durations[e.ProgramSource], e.DurationNS)
+	ds := fg.durations[e.ProgramSource]
+	switch {
+	case e.Kind != EventAggregate:
+		ds = append(ds, sample{e.DurationNS, 1})
+	case len(e.DurationHist) >= 2:
+		for i := 0; i+1 < len(e.DurationHist); i += 2 {
+			ds = append(ds, sample{histValue(int(e.DurationHist[i]), 0, max(e.DurationMaxNS, 1)), e.DurationHist[i+1]})
+		}
+	case n > 0: // an aggregate without its histogram (written by hand): its mean
+		ds = append(ds, sample{e.DurationNS / n, n})
+	}
+	fg.durations[e.ProgramSource] = ds
 }
 
 func ratio(a, b int64) float64 {
@@ -131,31 +155,53 @@ func (fg *Figures) finish() {
 		fg.TokensSavedEstimate = int64(math.Round(float64(total) / float64(asked) * float64(fg.Persisted)))
 	}
 	for src, ds := range fg.durations {
-		slices.Sort(ds)
+		slices.SortFunc(ds, func(a, b sample) int { return cmp.Compare(a.v, b.v) })
+		var n int64
+		for _, d := range ds {
+			n += d.n
+		}
 		if fg.Latency == nil {
 			fg.Latency = map[string]Latency{}
 		}
-		fg.Latency[src] = Latency{Calls: int64(len(ds)), P50: time.Duration(percentile(ds, 0.50)), P99: time.Duration(percentile(ds, 0.99))}
+		fg.Latency[src] = Latency{Calls: n, P50: time.Duration(percentile(ds, n, 0.50)), P99: time.Duration(percentile(ds, n, 0.99))}
 	}
 	fg.durations = nil
 }
 
-// percentile of sorted values, nearest rank.
-func percentile(sorted []int64, p float64) int64 {
-	if len(sorted) == 0 {
+// percentile of n calls' durations held as sorted weighted samples, nearest rank: exact over
+// calls' own lines, within a histogram bucket (6.25%) for calls counted by aggregates.
+func percentile(sorted []sample, n int64, p float64) int64 {
+	if len(sorted) == 0 || n <= 0 {
 		return 0
 	}
-	i := int(math.Ceil(p*float64(len(sorted)))) - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
+	rank := max(int64(math.Ceil(p*float64(n))), 1)
+	var seen int64
+	for _, s := range sorted {
+		if seen += s.n; seen >= rank {
+			return s.v
+		}
+	}
+	return sorted[len(sorted)-1].v
 }
 
-// ComputeStats summarises events at or after since (zero: all), overall and per role.method.
+// ComputeStats summarises events at or after since (zero: all), overall and per role.method. An
+// aggregate line counts as the Count calls it stands for; latency percentiles merge every line's
+// durations, each aggregate's as its histogram buckets (see percentile).
 func ComputeStats(events []Event, since time.Time) Stats {
 	st := Stats{Since: since}
 	per := map[[2]string]*Figures{}
 	for i := range events {
 		e := &events[i]
 		if !since.IsZero() && e.Time.Before(since) {
+			continue // an aggregate is dated by its last call: one that straddles since counts whole
+		}
+		if e.Kind == EventDropped {
+			for _, n := range e.Dropped {
+				st.EventsDropped += n
+			}
+			for _, n := range e.Lost {
+				st.EventsDropped += n
+			}
 			continue
 		}
 		st.Overall.add(e)

@@ -67,6 +67,10 @@ type Artifact struct {
 	LastRepairedAt *time.Time `json:"last_repaired_at,omitempty"`
 
 	History []Generation `json:"history"`
+
+	// MetricsApplied stamps the metrics journal records this file holds: journal -> the highest
+	// sequence folded in (see journal.go). A record above its journal's stamp is not in the file.
+	MetricsApplied map[string]int64 `json:"metrics_applied,omitempty"`
 }
 
 // Counters are the call outcomes merged in by the Recorder.

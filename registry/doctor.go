@@ -23,6 +23,10 @@ type DoctorReport struct {
 	Pending      []QuarantineReport `json:"pending"`
 	Incompatible []QuarantineReport `json:"incompatible"` // left in place: a newer forge may own them
 	TempRemoved  []string           `json:"temp_removed"`
+	// IndexRebuilt is how many artifacts the summary index was rebuilt from (every readable one).
+	IndexRebuilt int `json:"index_rebuilt"`
+	// Journals is what waits in the metrics journals to be folded into the files.
+	Journals JournalStats `json:"journals"`
 }
 
 // Damaged reports whether the store has damage an operator has not dealt with: a file doctor
@@ -34,7 +38,8 @@ func (r DoctorReport) Damaged() bool {
 // Doctor verifies every file of the store — every role (parse, schema, name, contract, its
 // fingerprint) and every artifact (parse, schema, names, lifecycle, checksums of the code and of
 // every kept generation) — quarantines what is damaged (restoring roles from their last-good
-// copies), lists every pending quarantine, and removes temp files left by crashed writers.
+// copies), rebuilds the summary index from the files, lists every pending quarantine, and removes
+// temp files left by crashed writers.
 func (s *Store) Doctor() (DoctorReport, error) {
 	rep := DoctorReport{Quarantined: []QuarantineReport{}, Incompatible: []QuarantineReport{}, TempRemoved: []string{}}
 	// This run's quarantines are the recorded entries made from now on (by this run, or by another
@@ -80,6 +85,12 @@ func (s *Store) Doctor() (DoctorReport, error) {
 		default:
 			return rep, err
 		}
+	}
+	if rep.IndexRebuilt, err = s.RebuildIndex(); err != nil && !isReadOnly(err) {
+		return rep, err
+	}
+	if rep.Journals, err = s.Journals(); err != nil {
+		return rep, err
 	}
 	if rep.Pending, err = s.Quarantined(); err != nil {
 		return rep, err

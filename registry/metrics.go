@@ -3,6 +3,9 @@ package registry
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"sort"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -44,15 +47,24 @@ func OutcomeForClass(class string) (Outcome, error) {
 // a candidate to durable.
 const DurableAfter = 3
 
-// DefaultFlushInterval is how often a Recorder merges buffered counters into the artifact files.
+// DefaultFlushInterval is how often a Recorder appends buffered counters to its metrics journal.
 const DefaultFlushInterval = time.Second
 
-// Recorder buffers per-call outcomes in memory and merges them into the artifact files under their
-// locks at most once per interval and on Close, so that the call path never waits on disk. A crash
-// loses at most the counters of the current window; never code or contracts.
+// Recorder buffers per-call outcomes in memory and appends them to its metrics journal (one record
+// per touched artifact, one write and one fsync per flush; see journal.go) at most once per
+// interval and on Close, so that the call path never waits on disk and a flush costs O(what
+// changed). The journal is folded into the artifact files in the background. A crash loses at
+// most the counters of the current window; never code or contracts.
 type Recorder struct {
 	store    *Store
 	interval time.Duration
+
+	jmu        sync.Mutex // the journal; held by Flush (under flushMu) and the compactor's seal
+	j          *journal
+	maxBytes   int64         // JournalMaxBytes
+	maxAge     time.Duration // JournalMaxAge
+	compacting sync.Mutex
+	bgCompact  sync.WaitGroup
 
 	mu      sync.RWMutex
 	pending map[Key]*pending
@@ -64,6 +76,8 @@ type Recorder struct {
 
 	// OnFlush, if set, is called after each flush with what it merged and what it could not.
 	OnFlush func(FlushReport)
+	// OnCompact, if set, is called after each compaction this recorder runs.
+	OnCompact func(CompactReport, error)
 }
 
 type pending struct {
@@ -91,7 +105,7 @@ func NewRecorder(s *Store, interval time.Duration) *Recorder {
 	if interval <= 0 {
 		interval = DefaultFlushInterval
 	}
-	r := &Recorder{store: s, interval: interval, pending: make(map[Key]*pending),
+	r := &Recorder{store: s, interval: interval, pending: make(map[Key]*pending), maxBytes: JournalMaxBytes, maxAge: JournalMaxAge,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	go r.loop()
 	return r
@@ -235,9 +249,10 @@ func mergeRecent(older, newer []byte) []byte {
 	return all
 }
 
-// Flush merges every buffered delta into its artifact file now, each under the artifact's lock,
-// and records role usage in the registry. Deltas for an artifact that no longer exists are
-// dropped; deltas that hit a write error are kept for the next flush.
+// Flush appends every buffered delta to the recorder's metrics journal now (one write, one
+// fsync), makes it visible to this process's readers at once, and writes the rare lifecycle change
+// it causes (a candidate proven durable) to the artifact file. Deltas for an artifact that no
+// longer exists are dropped; deltas that hit a write error are kept for the next flush.
 func (r *Recorder) Flush() FlushReport {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
@@ -246,36 +261,160 @@ func (r *Recorder) Flush() FlushReport {
 	if len(deltas) == 0 {
 		return rep
 	}
+	s := r.store
 	now := time.Now().UTC()
-	roleCalls := map[string]int64{}
+	keys := make([]Key, 0, len(deltas))
 	for k, d := range deltas {
-		_, err := r.store.Update(k.Role, k.Method, func(a *Artifact, exists bool) error {
+		s.mu.RLock()
+		cached := s.artifacts[k] != nil
+		s.mu.RUnlock()
+		if !cached {
+			if _, err := os.Stat(s.ArtifactPath(k.Role, k.Method)); errors.Is(err, fs.ErrNotExist) {
+				rep.Dropped[k] = fmt.Errorf("registry: %d call outcome(s) for %s dropped: the artifact is gone", d.calls, k)
+				continue
+			}
+		}
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].Role != keys[j].Role {
+			return keys[i].Role < keys[j].Role
+		}
+		return keys[i].Method < keys[j].Method
+	})
+
+	r.jmu.Lock()
+	j, err := r.journalLocked()
+	if err != nil {
+		r.jmu.Unlock()
+		r.giveBackAll(&rep, keys, deltas, err)
+		return rep
+	}
+	buf := make([]byte, 0, 160*len(keys))
+	ends := make([]int, len(keys)) // where each record's line ends in buf
+	recs := make([]keyedRec, len(keys))
+	for i, k := range keys {
+		d := deltas[k]
+		buf = appendRecord(buf, j.seq+int64(i)+1, k, now, &d)
+		ends[i] = len(buf)
+		recs[i] = keyedRec{k, ovRec{j: j.id, seq: j.seq + int64(i) + 1, at: now, d: d}}
+	}
+	n, werr := j.f.Write(buf)
+	sealNow := false
+	if werr != nil {
+		// A short write: the records written whole are in the journal (readers count them); the
+		// rest go back to the buffer for the next journal, and this one is sealed (readers skip
+		// its torn last line).
+		whole := 0
+		for whole < len(keys) && ends[whole] <= n {
+			whole++
+		}
+		r.giveBackAll(&rep, keys[whole:], deltas, werr)
+		keys, recs, sealNow = keys[:whole], recs[:whole], true
+	} else if serr := j.f.Sync(); serr != nil {
+		// Written but maybe not durable: giving the records back would count them twice (readers
+		// may have seen them). They stay, the error is reported, and the journal is sealed.
+		for _, k := range keys {
+			rep.Dropped[k] = fmt.Errorf("registry: %s: fsync of the metrics journal %s failed (%v): its records may not survive a crash", k, j.path, writeErr(s.root, serr))
+		}
+		sealNow = true
+	}
+	j.seq += int64(len(recs))
+	j.size += int64(n)
+	if len(recs) == 0 {
+		if sealNow {
+			s.sealJournal(j)
+			r.j = nil
+		}
+		r.jmu.Unlock()
+		if r.OnFlush != nil {
+			r.OnFlush(rep)
+		}
+		return rep
+	}
+	promoted, uncached := s.appendOwn(j.id, j.size, recs)
+	seal := sealNow || j.size >= r.maxBytes || time.Since(j.created) >= r.maxAge
+	r.jmu.Unlock()
+	for _, k := range keys {
+		rep.Merged[k] = deltas[k].calls
+	}
+	// The rare lifecycle change is written to the file (folding what the journals hold for it).
+	for _, k := range uncached {
+		if a, err := s.load(k.Role, k.Method); err == nil {
+			s.mu.RLock()
+			sn := s.artifacts[k]
+			s.mu.RUnlock()
+			if sn != nil && sn.base == Candidate && a.Lifecycle == Durable {
+				promoted = append(promoted, k)
+			}
+		}
+	}
+	for _, k := range promoted {
+		_, _ = s.Update(k.Role, k.Method, func(a *Artifact, exists bool) error {
 			if !exists {
 				return ErrNotFound
 			}
-			d.applyTo(a, now)
 			return nil
 		})
-		switch {
-		case err == nil:
-			rep.Merged[k] = d.calls
-			roleCalls[k.Role] += d.calls
-		case errors.Is(err, ErrNotFound):
-			rep.Dropped[k] = fmt.Errorf("registry: %d call outcome(s) for %s dropped: the artifact is gone", d.calls, k)
-		default:
-			r.giveBack(k, d)
-			rep.Dropped[k] = fmt.Errorf("registry: %d call outcome(s) for %s kept for the next flush: %w", d.calls, k, err)
-		}
 	}
-	if len(roleCalls) > 0 {
-		for role, n := range roleCalls {
-			_ = r.store.addUsage(role, n, now)
-		}
+	if seal {
+		r.sealAndCompact(false)
 	}
 	if r.OnFlush != nil {
 		r.OnFlush(rep)
 	}
 	return rep
+}
+
+// giveBackAll keeps deltas that could not be written for the next flush and reports them.
+func (r *Recorder) giveBackAll(rep *FlushReport, keys []Key, deltas map[Key]delta, err error) {
+	for _, k := range keys {
+		r.giveBack(k, deltas[k])
+		rep.Dropped[k] = fmt.Errorf("registry: %d call outcome(s) for %s kept for the next flush: %w", deltas[k].calls, k, writeErr(r.store.root, err))
+	}
+}
+
+// journalLocked returns the live journal, opening one if needed (the caller holds jmu).
+func (r *Recorder) journalLocked() (*journal, error) {
+	if r.j == nil {
+		j, err := r.store.openJournal()
+		if err != nil {
+			return nil, err
+		}
+		r.j = j
+	}
+	return r.j, nil
+}
+
+// sealAndCompact seals the live journal (the next flush opens a new one) and folds the sealed
+// journals into the files: in the background, or now (wait).
+func (r *Recorder) sealAndCompact(wait bool) {
+	r.jmu.Lock()
+	if r.j != nil {
+		r.store.sealJournal(r.j)
+		r.j = nil
+	}
+	r.jmu.Unlock()
+	run := func() {
+		if !r.compacting.TryLock() {
+			return // one compaction at a time; the next seal picks up what this one leaves
+		}
+		defer r.compacting.Unlock()
+		rep, err := r.store.Compact()
+		if r.OnCompact != nil {
+			r.OnCompact(rep, err)
+		}
+	}
+	if wait {
+		r.bgCompact.Wait()
+		run()
+		return
+	}
+	r.bgCompact.Add(1)
+	go func() {
+		defer r.bgCompact.Done()
+		run()
+	}()
 }
 
 // applyTo merges the delta into a, recomputes the recent failure rate and promotes a proven
@@ -303,9 +442,22 @@ func (d delta) applyTo(a *Artifact, now time.Time) {
 	}
 }
 
-// Close stops the background flusher and flushes what is buffered.
+// Close stops the background flusher, flushes what is buffered and seals the journal. If
+// CompactAtJournals or more journals wait in metrics/ (short-lived processes each leave one), it
+// compacts them before returning; a background compaction still running is waited for.
 func (r *Recorder) Close() FlushReport {
 	r.closed.Do(func() { close(r.stop) })
 	<-r.done
-	return r.Flush()
+	rep := r.Flush()
+	r.jmu.Lock()
+	if r.j != nil {
+		r.store.sealJournal(r.j)
+		r.j = nil
+	}
+	r.jmu.Unlock()
+	r.bgCompact.Wait()
+	if st, err := r.store.Journals(); err == nil && st.Journals >= CompactAtJournals {
+		r.sealAndCompact(true)
+	}
+	return rep
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -40,6 +41,16 @@ func runWorker(root, id string) int {
 		return 1
 	}
 	rec := NewRecorder(s, 100*time.Millisecond)
+	// Journals are sealed and compacted every few flushes, so compactions of several processes
+	// run while the others flush (and the victim may die in the middle of one).
+	rec.maxAge = 250 * time.Millisecond
+	var compactions atomic.Int64
+	rec.OnCompact = func(r CompactReport, err error) {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "compaction:", err)
+		}
+		compactions.Add(int64(r.Journals))
+	}
 	var mu sync.Mutex
 	var flushed int64
 	rec.OnFlush = func(r FlushReport) {
@@ -63,6 +74,7 @@ func runWorker(root, id string) int {
 		}
 	}
 	rec.Close()
+	fmt.Printf("compacted %d\n", compactions.Load())
 	fmt.Println("done")
 	return 0
 }
@@ -80,10 +92,11 @@ func TestMultiProcessWritersWithOneKilled(t *testing.T) {
 
 	const procs, victim = 8, 3
 	type result struct {
-		roles   []string
-		flushed int64
-		done    bool
-		err     error
+		roles     []string
+		flushed   int64
+		compacted int64
+		done      bool
+		err       error
 	}
 	results := make([]result, procs)
 	cmds := make([]*exec.Cmd, procs)
@@ -107,6 +120,8 @@ func TestMultiProcessWritersWithOneKilled(t *testing.T) {
 					results[p].roles = append(results[p].roles, f[1])
 				case len(f) == 2 && f[0] == "flushed":
 					results[p].flushed, _ = strconv.ParseInt(f[1], 10, 64)
+				case len(f) == 2 && f[0] == "compacted":
+					results[p].compacted, _ = strconv.ParseInt(f[1], 10, 64)
 				case len(f) == 1 && f[0] == "done":
 					results[p].done = true
 				}
@@ -154,4 +169,22 @@ func TestMultiProcessWritersWithOneKilled(t *testing.T) {
 	t.Logf("success_count %d: survivors %d + victim flushed %d (the victim's unflushed window: %d at most)",
 		a.SuccessCount, survivors, results[victim].flushed, survivors+workerRecords-a.SuccessCount)
 	assert.Equal(t, int64(0), a.FailureCount)
+	var compacted int64
+	for _, r := range results {
+		compacted += r.compacted
+	}
+	assert.Positive(t, compacted, "journals were compacted while the workers ran")
+
+	// Folding what is left (the victim's journal, journals sealed at exit) changes no count.
+	_, err = s.Compact()
+	require.NoError(t, err)
+	fresh, err := Open(root)
+	require.NoError(t, err)
+	b, err := fresh.Load("shared", "counter")
+	require.NoError(t, err)
+	assert.Equal(t, a.SuccessCount, b.SuccessCount, "compaction counted a record twice or lost one")
+	st, err := fresh.Journals()
+	require.NoError(t, err)
+	assert.Zero(t, st.Journals)
+	t.Logf("%d journal(s) compacted by the workers while they ran", compacted)
 }

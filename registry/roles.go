@@ -34,7 +34,8 @@ type roleFile struct {
 
 // roleSnap is a cached role with the stamp of the file it was read from.
 type roleSnap struct {
-	rec     *RoleRecord
+	rec     *RoleRecord // the file merged with the journals' usage
+	base    *RoleRecord // the file
 	stamp   fileStamp
 	checked atomic.Int64
 }
@@ -166,12 +167,19 @@ func (s *Store) loadRole(name string) (*RoleRecord, error) {
 		s.mu.Unlock()
 		return nil, err
 	}
-	sn := &roleSnap{rec: rec, stamp: st}
+	return s.installRole(name, rec, st), nil
+}
+
+// installRole caches a role read from its file, with the journals' usage merged in.
+func (s *Store) installRole(name string, rec *RoleRecord, st fileStamp) *RoleRecord {
+	s.om.Lock()
+	defer s.om.Unlock()
+	sn := &roleSnap{rec: mergeRole(rec, s.ov.byRole[name]), base: rec, stamp: st}
 	sn.checked.Store(time.Now().UnixNano())
 	s.mu.Lock()
 	s.roles[name] = sn
 	s.mu.Unlock()
-	return rec, nil
+	return sn.rec
 }
 
 // updateRole is the locked read-modify-write of one role: fn gets the current record (nil if there
@@ -211,15 +219,31 @@ func (s *Store) updateRole(name string, fn func(cur *RoleRecord) (*RoleRecord, e
 			return fmt.Errorf("registry: write %s: %w", s.roleGoodPath(name), writeErr(s.root, err))
 		}
 		st, _ := stampOf(s.rolePath(name))
-		sn := &roleSnap{rec: next, stamp: st}
-		sn.checked.Store(time.Now().UnixNano())
-		s.mu.Lock()
-		s.roles[name] = sn
-		s.mu.Unlock()
-		out = next
+		out = s.installRole(name, next, st)
 		return nil
 	})
 	return out, err
+}
+
+// updateRoleFold folds journal records (a compaction's, with what the overlay holds) into a
+// role's usage count and stamps it, under the role's lock.
+func (s *Store) updateRoleFold(name string, extra []ovRec) (*RoleRecord, error) {
+	return s.updateRole(name, func(cur *RoleRecord) (*RoleRecord, error) {
+		if cur == nil {
+			return nil, nil
+		}
+		present, err := s.refreshOverlay() // under the role's lock: see Compact
+		if err != nil {
+			return nil, err
+		}
+		s.om.Lock()
+		recs := unionRecs(s.ov.byRole[name], extra)
+		s.om.Unlock()
+		p := pendingFor(recs, cur.MetricsApplied)
+		r := *mergeRole(cur, p)
+		r.MetricsApplied = foldStamps(cur.MetricsApplied, p, present)
+		return &r, nil
+	})
 }
 
 // PutRole validates c and adds it to the registry, or replaces the contract of an existing role
@@ -241,7 +265,7 @@ func (s *Store) PutRoleReport(c Contract, now time.Time) (RoleRecord, *RoleRecor
 		if cur != nil {
 			p := *cur
 			prev = &p
-			r.CreatedAt, r.LastUsedAt, r.UsageCount = cur.CreatedAt, cur.LastUsedAt, cur.UsageCount
+			r.CreatedAt, r.LastUsedAt, r.UsageCount, r.MetricsApplied = cur.CreatedAt, cur.LastUsedAt, cur.UsageCount, cur.MetricsApplied
 		}
 		r.Contract = c
 		r.Fingerprint = c.Fingerprint()
@@ -359,7 +383,13 @@ func (s *Store) migrateLegacy() error {
 	if _, err := os.Stat(legacy); err != nil {
 		return nil
 	}
-	return withLock(filepath.Join(s.root, "registry.lock"), func() error {
+	return withLock(filepath.Join(s.root, "registry.lock"), s.migrateLegacyLocked)
+}
+
+// migrateLegacyLocked is migrateLegacy; the caller holds registry.lock.
+func (s *Store) migrateLegacyLocked() error {
+	legacy := filepath.Join(s.root, legacyRegistry)
+	{
 		data, err := os.ReadFile(legacy)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil // another process migrated it meanwhile
@@ -384,7 +414,7 @@ func (s *Store) migrateLegacy() error {
 			return fmt.Errorf("registry: migrate %s: %w", legacy, writeErr(s.root, err))
 		}
 		return syncDir(s.root)
-	})
+	}
 }
 
 // importRoles writes the roles of an older registry.json into roles/; existing role files are
@@ -441,19 +471,4 @@ func decodeRegistry(data []byte) (*registryFile, error) {
 		rf.Roles = map[string]*RoleRecord{}
 	}
 	return &rf, nil
-}
-
-// addUsage adds n calls to a role's usage count (the Recorder's flush).
-func (s *Store) addUsage(name string, n int64, now time.Time) error {
-	_, err := s.updateRole(name, func(cur *RoleRecord) (*RoleRecord, error) {
-		if cur == nil {
-			return nil, nil
-		}
-		r := *cur
-		r.UsageCount += n
-		t := now
-		r.LastUsedAt = &t
-		return &r, nil
-	})
-	return err
 }

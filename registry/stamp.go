@@ -29,9 +29,11 @@ func stampOf(path string) (fileStamp, error) {
 
 // snapshot is a cached artifact with the stamp of the file it was read from.
 type snapshot struct {
-	a       *Artifact
+	a       *Artifact // the file merged with the journals' records
+	base    Lifecycle // the lifecycle in the file (a flush writes a promotion the merge made)
 	stamp   fileStamp
 	checked atomic.Int64 // unix nanos of the last comparison with the file
+	used    atomic.Bool  // looked up since the last eviction sweep
 }
 
 func newSnapshot(a *Artifact, st fileStamp) *snapshot {
@@ -52,4 +54,47 @@ func (s *Store) due(checked *atomic.Int64) (now int64, ok bool) {
 	}
 	now = time.Now().UnixNano()
 	return now, now-checked.Load() >= every
+}
+
+// DefaultMaxCached is how many artifacts a store keeps in memory by default. A cached artifact
+// holds its code and kept generations; one that falls out is read again (a file read and a
+// checksum) on its next use. Forge's live-program set holds the artifacts it runs on its own.
+const DefaultMaxCached = 4096
+
+// SetCacheLimit changes how many artifacts the store keeps in memory (0 or less: no bound).
+func (s *Store) SetCacheLimit(n int) {
+	s.maxCached.Store(int64(n))
+	if n > 0 {
+		s.mu.Lock()
+		if len(s.artifacts) > n {
+			s.evictLocked(int64(n))
+		}
+		s.mu.Unlock()
+	}
+}
+
+// Cached is how many artifacts the store holds in memory.
+func (s *Store) Cached() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.artifacts)
+}
+
+// evictLocked brings the cache down to 7/8 of max (the caller holds mu): a clock sweep drops
+// snapshots not looked up since the last sweep and clears the mark of the others; a second pass
+// drops in map order if everything was in use.
+func (s *Store) evictLocked(max int64) {
+	target := max - max/8
+	for pass := 0; pass < 2 && int64(len(s.artifacts)) > target; pass++ {
+		for k, sn := range s.artifacts {
+			if int64(len(s.artifacts)) <= target {
+				return
+			}
+			if pass == 0 && sn.used.Load() {
+				sn.used.Store(false)
+				continue
+			}
+			delete(s.artifacts, k)
+		}
+	}
 }

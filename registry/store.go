@@ -29,6 +29,8 @@ type RoleRecord struct {
 	UpdatedAt   time.Time  `json:"updated_at"`
 	LastUsedAt  *time.Time `json:"last_used_at,omitempty"`
 	UsageCount  int64      `json:"usage_count"`
+	// MetricsApplied stamps the metrics journal records whose calls UsageCount holds (journal.go).
+	MetricsApplied map[string]int64 `json:"metrics_applied,omitempty"`
 }
 
 // Store is one store root on disk. It is safe for concurrent use by goroutines and processes.
@@ -39,7 +41,14 @@ type Store struct {
 	mu         sync.RWMutex
 	roles      map[string]*roleSnap
 	artifacts  map[Key]*snapshot
+	maxCached  atomic.Int64 // see SetCacheLimit
 	revalidate atomic.Int64 // nanoseconds; see SetRevalidate
+
+	// om guards ov, the journal records not yet folded into the files, and orders the snapshot
+	// changes made from it (a Load's merge, a flush's advance).
+	om        sync.Mutex
+	ov        *overlay
+	refreshMu sync.Mutex // one refreshOverlay at a time
 
 	// OnQuarantine, if set, is told about every file the store moves to quarantine.
 	OnQuarantine func(QuarantineReport)
@@ -52,6 +61,8 @@ type OpenOptions struct {
 	OnQuarantine func(QuarantineReport)
 	// MustExist refuses a root that does not exist instead of creating it (read-only commands).
 	MustExist bool
+	// MaxCached bounds the artifacts kept in memory (DefaultMaxCached if 0; negative: no bound).
+	MaxCached int
 }
 
 // Open opens (creating if needed) the store at root, migrating an older store's registry.json.
@@ -80,9 +91,13 @@ func OpenWith(root string, o OpenOptions) (*Store, error) {
 			return nil, fmt.Errorf("registry: create store %s: %w (check the path and its permissions)", root, writeErr(root, err))
 		}
 	}
-	s := &Store{root: root, artifacts: make(map[Key]*snapshot), roles: make(map[string]*roleSnap), OnQuarantine: o.OnQuarantine}
+	s := &Store{root: root, artifacts: make(map[Key]*snapshot), roles: make(map[string]*roleSnap), OnQuarantine: o.OnQuarantine, ov: newOverlay()}
 	s.revalidate.Store(int64(DefaultRevalidate))
-	if err := s.migrateLegacy(); err != nil {
+	s.maxCached.Store(int64(DefaultMaxCached))
+	if o.MaxCached != 0 {
+		s.maxCached.Store(int64(o.MaxCached))
+	}
+	if err := s.openLayout(); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -112,6 +127,9 @@ func (s *Store) Lookup(role, method string) (*Artifact, bool) {
 	if sn == nil {
 		return nil, false
 	}
+	if !sn.used.Load() {
+		sn.used.Store(true)
+	}
 	if now, due := s.due(&sn.checked); due {
 		if st, err := stampOf(s.ArtifactPath(role, method)); err != nil || st != sn.stamp {
 			s.mu.Lock()
@@ -126,13 +144,22 @@ func (s *Store) Lookup(role, method string) (*Artifact, bool) {
 	return sn.a, true
 }
 
-// Load reads role.method's artifact from disk and caches it. A missing artifact is ErrNotFound; a
-// damaged one is quarantined and reported as ErrCorrupt (the caller may then regenerate); one with
-// another schema version is left in place and reported as ErrIncompatible.
+// Load reads role.method's artifact from disk, merges the call outcomes the metrics journals hold
+// for it, and caches it. A missing artifact is ErrNotFound; a damaged one is quarantined and
+// reported as ErrCorrupt (the caller may then regenerate); one with another schema version is left
+// in place and reported as ErrIncompatible.
 func (s *Store) Load(role, method string) (*Artifact, error) {
 	if err := validateKey(role, method); err != nil {
 		return nil, err
 	}
+	if _, err := s.refreshOverlay(); err != nil {
+		return nil, err
+	}
+	return s.load(role, method)
+}
+
+// load is Load without reading the journals first (the caller just did).
+func (s *Store) load(role, method string) (*Artifact, error) {
 	st, _ := stampOf(s.ArtifactPath(role, method)) // before the read: a newer file is then seen as changed
 	a, err := s.readArtifact(role, method)
 	if errors.Is(err, ErrCorrupt) {
@@ -152,10 +179,42 @@ func (s *Store) Load(role, method string) (*Artifact, error) {
 	if err != nil {
 		return nil, err
 	}
+	k := Key{role, method}
+	s.om.Lock()
+	m := mergeArtifact(a, s.ov.byKey[k])
+	s.install(k, m, a.Lifecycle, st)
+	s.om.Unlock()
+	return m, nil
+}
+
+// Peek reads role.method's artifact as Load does (file and metrics journals) without caching it
+// or quarantining anything: a look that leaves the store's snapshots alone (the demo, tools).
+func (s *Store) Peek(role, method string) (*Artifact, error) {
+	if err := validateKey(role, method); err != nil {
+		return nil, err
+	}
+	if _, err := s.refreshOverlay(); err != nil {
+		return nil, err
+	}
+	a, err := s.readArtifact(role, method)
+	if err != nil {
+		return a, err
+	}
+	s.om.Lock()
+	defer s.om.Unlock()
+	return mergeArtifact(a, s.ov.byKey[Key{role, method}]), nil
+}
+
+// install caches a snapshot (the caller holds om) and keeps the cache within its bound.
+func (s *Store) install(k Key, a *Artifact, base Lifecycle, st fileStamp) {
+	sn := newSnapshot(a, st)
+	sn.base = base
 	s.mu.Lock()
-	s.artifacts[Key{role, method}] = newSnapshot(a, st)
+	s.artifacts[k] = sn
+	if max := s.maxCached.Load(); max > 0 && int64(len(s.artifacts)) > max {
+		s.evictLocked(max)
+	}
 	s.mu.Unlock()
-	return a, nil
 }
 
 func validateKey(role, method string) error {
@@ -185,19 +244,37 @@ func (s *Store) readArtifact(role, method string) (*Artifact, error) {
 }
 
 // Update is the locked read-modify-write of one artifact: fn gets the current artifact read fresh
-// from disk (a new, empty one with exists=false if there is none, or if the stored one was damaged
-// and has just been quarantined) and changes it in place; the result is written durably and cached.
-// If fn returns an error nothing is written.
+// from disk with the metrics journals' records merged in (a new, empty one with exists=false if
+// there is none, or if the stored one was damaged and has just been quarantined) and changes it in
+// place; the result is written durably (stamped with the journal records it now holds, see
+// journal.go), indexed and cached. If fn returns an error nothing is written.
 func (s *Store) Update(role, method string, fn func(a *Artifact, exists bool) error) (*Artifact, error) {
+	_, m, _, err := s.update(role, method, nil, nil, true, fn)
+	return m, err
+}
+
+// update is Update that also folds extra journal records (a compaction's); present, if not nil,
+// names the journals that exist, listed under this artifact's lock (nil: listed here, the safe
+// choice — a stamp is dropped for a journal missing from the list); index is false when the caller
+// writes the index entries itself (from the returned file stamp). It returns what was written,
+// the merged view (with records flushed meanwhile), and the file's stamp.
+func (s *Store) update(role, method string, extra []ovRec, present map[string]bool, index bool, fn func(a *Artifact, exists bool) error) (file, merged *Artifact, st fileStamp, err error) {
 	if err := validateKey(role, method); err != nil {
-		return nil, err
+		return nil, nil, fileStamp{}, err
 	}
 	if err := os.MkdirAll(filepath.Join(s.root, "tools", role), 0o755); err != nil {
-		return nil, fmt.Errorf("registry: %w", writeErr(s.root, err))
+		return nil, nil, fileStamp{}, fmt.Errorf("registry: %w", writeErr(s.root, err))
 	}
+	k := Key{role, method}
 	var out *Artifact
 	var outStamp fileStamp
-	err := withLock(s.artifactLock(role, method), func() error {
+	err = withLock(s.artifactLock(role, method), func() error {
+		if present == nil {
+			var err error
+			if present, err = s.refreshOverlay(); err != nil {
+				return err
+			}
+		}
 		a, err := s.readArtifact(role, method)
 		exists := true
 		switch {
@@ -210,9 +287,20 @@ func (s *Store) Update(role, method string, fn func(a *Artifact, exists bool) er
 		if err != nil {
 			return err
 		}
+		s.om.Lock()
+		recs := unionRecs(s.ov.byKey[k], extra)
+		s.om.Unlock()
 		if a == nil {
 			a = &Artifact{SchemaVersion: SchemaVersion, Role: role, Method: method, Lifecycle: Candidate,
 				RuntimeVersion: RuntimeVersion, CodeChecksum: Checksum("")}
+			// Outcomes of an artifact that is gone are not carried over to a new one.
+			a.MetricsApplied = foldStamps(nil, recs, present)
+		} else {
+			p := pendingFor(recs, a.MetricsApplied)
+			for i := range p {
+				p[i].d.applyTo(a, p[i].at)
+			}
+			a.MetricsApplied = foldStamps(a.MetricsApplied, p, present)
 		}
 		if err := fn(a, exists); err != nil {
 			return err
@@ -232,15 +320,19 @@ func (s *Store) Update(role, method string, fn func(a *Artifact, exists bool) er
 		}
 		out = a
 		outStamp, _ = stampOf(s.ArtifactPath(role, method)) // under the lock: this very version
+		if index {
+			s.indexPut(a, outStamp)
+		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, fileStamp{}, err
 	}
-	s.mu.Lock()
-	s.artifacts[Key{role, method}] = newSnapshot(out, outStamp)
-	s.mu.Unlock()
-	return out, nil
+	s.om.Lock()
+	m := mergeArtifact(out, s.ov.byKey[k]) // records flushed while it was written
+	s.install(k, m, out.Lifecycle, outStamp)
+	s.om.Unlock()
+	return out, m, outStamp, nil
 }
 
 // List returns the keys of every stored artifact, sorted, from directory names only (no file is
@@ -280,6 +372,9 @@ func (s *Store) List() ([]Key, error) {
 // LoadAll loads the given artifacts into memory with a few parallel readers. Damaged files are
 // quarantined and skipped (reported through OnQuarantine); it fails only on I/O errors.
 func (s *Store) LoadAll(keys []Key) error {
+	if _, err := s.refreshOverlay(); err != nil {
+		return err
+	}
 	const readers = 4
 	var wg sync.WaitGroup
 	errs := make([]error, readers)
@@ -288,7 +383,7 @@ func (s *Store) LoadAll(keys []Key) error {
 		go func(w int) {
 			defer wg.Done()
 			for i := w; i < len(keys); i += readers {
-				_, err := s.Load(keys[i].Role, keys[i].Method)
+				_, err := s.load(keys[i].Role, keys[i].Method)
 				if err != nil && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrIncompatible) {
 					errs[w] = err
 					return
@@ -322,8 +417,11 @@ func (s *Store) Each(fn func(k Key, a *Artifact, err error) error) error {
 	if err != nil {
 		return err
 	}
+	if _, err := s.refreshOverlay(); err != nil {
+		return err
+	}
 	for _, k := range keys {
-		a, err := s.Load(k.Role, k.Method)
+		a, err := s.load(k.Role, k.Method)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}

@@ -48,7 +48,16 @@ func (a *app) openForge() (*forge.Forge, error) {
 			return nil, err
 		}
 	}
-	opts, err := optionsFromEnv(os.Getenv)
+	getenv := os.Getenv
+	if a.eventsFlag != "" { // --events wins over $FORGE_EVENTS
+		getenv = func(k string) string {
+			if k == "FORGE_EVENTS" {
+				return a.eventsFlag
+			}
+			return os.Getenv(k)
+		}
+	}
+	opts, err := optionsFromEnv(getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -404,27 +413,27 @@ sandbox's built modules and compiled code under the store's cache/ that were not
 			s := f.Store()
 			cutoff := time.Now().Add(-age)
 			var pruned []registry.Key
-			err = s.Each(func(k registry.Key, art *registry.Artifact, err error) error {
-				if err != nil || art.Lifecycle == registry.Blessed || art.Lifecycle == registry.Archived {
-					return nil // blessed artifacts are pinned; damaged ones are doctor's matter
+			sums, err := s.Summaries() // the summary index, not every artifact file
+			if err != nil {
+				return err
+			}
+			for _, sm := range sums {
+				if sm.Err != nil || sm.Lifecycle == registry.Blessed || sm.Lifecycle == registry.Archived {
+					continue // blessed artifacts are pinned; damaged ones are doctor's matter
 				}
-				last := art.CreatedAt
-				if art.LastUsedAt != nil {
-					last = *art.LastUsedAt
+				last := sm.CreatedAt
+				if sm.LastUsedAt != nil {
+					last = *sm.LastUsedAt
 				}
 				if last.After(cutoff) {
-					return nil
+					continue
 				}
 				if !dryRun {
-					if err := f.Archive(k.Role, k.Method); err != nil {
+					if err := f.Archive(sm.Role, sm.Method); err != nil {
 						return err
 					}
 				}
-				pruned = append(pruned, k)
-				return nil
-			})
-			if err != nil {
-				return err
+				pruned = append(pruned, sm.Key())
 			}
 			cache, err := wasm.PruneCache(filepath.Join(s.Root(), "cache"), cutoff, dryRun)
 			if err != nil {

@@ -300,21 +300,17 @@ func (d *demoRun) check(what string, o forge.Outcome, w want) {
 	}
 }
 
-// artifact flushes buffered metrics and reads role.method's artifact file. It decodes the file
-// itself rather than calling Store.Load so that looking does not replace the store's cached
-// snapshot (which would make the next call compile the code again).
+// artifact flushes buffered metrics and reads role.method's artifact. It uses Store.Peek rather
+// than Store.Load so that looking does not replace the store's cached snapshot (which would make
+// the next call compile the code again).
 func (d *demoRun) artifact(role, method string) *registry.Artifact {
 	d.f.Flush()
 	return d.onDisk(role, method)
 }
 
-// onDisk reads role.method's artifact file as it is now.
+// onDisk reads role.method's artifact as it is stored now (its file and the metrics journals).
 func (d *demoRun) onDisk(role, method string) *registry.Artifact {
-	data, err := os.ReadFile(d.f.Store().ArtifactPath(role, method))
-	var a *registry.Artifact
-	if err == nil {
-		a, err = registry.DecodeArtifact(data)
-	}
+	a, err := d.f.Store().Peek(role, method)
 	if err != nil {
 		d.differ("read %s.%s: %v", role, method, err)
 		return &registry.Artifact{}

@@ -119,4 +119,7 @@ func TestWatchCommand(t *testing.T) {
 	}
 	assert.Contains(t, formatLive(&forge.LiveEvent{Kind: forge.LiveArtifact, Artifact: &forge.ArtifactChange{Role: "text", Method: "upper",
 		PreviousLifecycle: "candidate", PreviousGeneration: 1, Lifecycle: "blessed", Generation: 1}}), "text.upper candidate gen 1 -> blessed gen 1")
+	assert.Contains(t, formatLive(&forge.LiveEvent{Kind: forge.LiveCall, Call: &forge.Event{Kind: forge.EventAggregate, Role: "text", Method: "upper",
+		ProgramSource: forge.SourcePersisted, ArtifactGen: 1, Count: 1200, DurationP50NS: 6000, DurationP99NS: 21000, DurationMaxNS: 90000}}),
+		"text.upper ok persisted gen 1 x1200")
 }

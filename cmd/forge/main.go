@@ -27,6 +27,7 @@ const (
 type app struct {
 	storeFlag    string
 	providerFlag string
+	eventsFlag   string // --events: overrides $FORGE_EVENTS
 	jsonOut      bool
 	verbose      bool
 	stdout       io.Writer
@@ -91,6 +92,7 @@ func newRootCmd(a *app) *cobra.Command {
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.PersistentFlags().StringVar(&a.storeFlag, "store", "", "store directory (default $FORGE_STORE, else $XDG_STATE_HOME/forge, else ~/.local/state/forge)")
+	root.PersistentFlags().StringVar(&a.eventsFlag, "events", "", "event log of the calls this process serves: aggregate (warm successes folded per artifact and second), aggregate:30s (another interval), all (one line per call) or off (default $FORGE_EVENTS, else aggregate)")
 	root.PersistentFlags().BoolVar(&a.jsonOut, "json", false, "print machine-readable JSON: one document on stdout, errors included ({\"ok\":false,\"error\":{...}})")
 	root.PersistentFlags().BoolVarP(&a.verbose, "verbose", "v", false, "say more on stderr: provider retries, slow steps")
 	root.PersistentFlags().StringVar(&a.providerFlag, "provider", "", "code generator: replay:PATH, openai[:MODEL], anthropic[:MODEL] or command:PROG ARGS (default $FORGE_PROVIDER)")

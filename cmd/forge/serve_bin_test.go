@@ -114,7 +114,11 @@ func TestBinServeSIGTERMLosesNoEvents(t *testing.T) {
 	wg.Wait()
 	evs, err := forge.ReadEvents(store)
 	require.NoError(t, err)
-	assert.Equal(t, int(answered.Load()), len(evs), "every answered call is in the event log")
+	var logged int64
+	for i := range evs {
+		logged += evs[i].Calls() // warm successes are aggregates: Count calls each
+	}
+	assert.Equal(t, int64(answered.Load()), logged, "every answered call is in the event log")
 }
 
 // BenchmarkBinServeSeesOtherProcessChange: an operator's change made from this (another) process

@@ -51,6 +51,9 @@ func newStatsCmd(a *app) *cobra.Command {
 			fmt.Fprintf(a.stdout, "tokens spent: %d in, %d out (%d cached)\n", o.Tokens.InputTokens, o.Tokens.OutputTokens, o.Tokens.CachedTokens)
 			fmt.Fprintf(a.stdout, "repairs %d, succeeded %.0f%%; regeneration rate %.1f%%; operator actions %d\n",
 				o.RepairsAttempted, 100*o.RepairSuccessRate, 100*o.RegenerationRate, o.OperatorActions)
+			if st.EventsDropped > 0 {
+				fmt.Fprintf(a.stdout, "events dropped: %d log line(s) were not written (the log's \"dropped\" records): these figures miss them\n", st.EventsDropped)
+			}
 			if len(o.Failures) > 0 {
 				keys := make([]string, 0, len(o.Failures))
 				for k := range o.Failures {

@@ -102,6 +102,13 @@ func watchLoop(ctx context.Context, a *app, f *forge.Forge, fl forge.Filter) err
 func formatLive(e *forge.LiveEvent) string {
 	ts := e.Time.Local().Format("15:04:05.000")
 	switch {
+	case e.Call != nil && e.Call.Kind == forge.EventAggregate:
+		c := e.Call
+		return fmt.Sprintf("%s calls %s.%s ok %s gen %d x%d since %s p50 %v p99 %v max %v (slowest trace %s)", ts, c.Role, c.Method,
+			c.ProgramSource, c.ArtifactGen, c.Count, c.FirstTime.Local().Format("15:04:05.000"), time.Duration(c.DurationP50NS).Round(time.Microsecond),
+			time.Duration(c.DurationP99NS).Round(time.Microsecond), time.Duration(c.DurationMaxNS).Round(time.Microsecond), idText(c.TraceID))
+	case e.Call != nil && e.Call.Kind == forge.EventDropped:
+		return fmt.Sprintf("%s events DROPPED %v lost %v (lines the log could not keep)", ts, e.Call.Dropped, e.Call.Lost)
 	case e.Call != nil:
 		c := e.Call
 		status := "ok"

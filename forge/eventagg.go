@@ -1,0 +1,299 @@
+package forge
+
+import (
+	"maps"
+	"math"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Aggregates of warm successes (see Event, kind "aggregate"). The warm path finds its artifact's
+// bucket in a read-only map published through an atomic pointer (no lock, no write to memory
+// that other calls share but the bucket's own), then updates the bucket under its mutex: counts,
+// sums, the slowest call and one histogram counter. New buckets wait in a locked dirty map until
+// the writer's next collect publishes them; idle ones are released after aggIdleIntervals.
+
+// histBuckets covers 0 to 2^40 ns (~18 min) at 8 buckets per power of two; see Event.DurationHist.
+const histBuckets = 304
+
+// histIndex is the histogram bucket of a duration in ns.
+func histIndex(ns int64) int {
+	if ns < 16 {
+		return int(max(ns, 0))
+	}
+	if ns >= 1<<40 {
+		return histBuckets - 1
+	}
+	shift := bits.Len64(uint64(ns)) - 4
+	return shift*8 + int(ns>>shift)
+}
+
+// histBounds is bucket i's range [lo, hi).
+func histBounds(i int) (lo, hi int64) {
+	if i < 16 {
+		return int64(i), int64(i) + 1
+	}
+	shift := i/8 - 1
+	m := int64(8 + i%8)
+	return m << shift, (m + 1) << shift
+}
+
+// histValue is the value a bucket stands for: its midpoint, within [lo, hi) and within the
+// observed [min, max]. Its error is at most half the bucket's width: 1/16 (6.25%) of the value.
+func histValue(i int, minV, maxV int64) int64 {
+	lo, hi := histBounds(i)
+	v := lo + (hi-lo)/2
+	if i < 16 {
+		v = lo
+	}
+	return min(max(v, minV), maxV)
+}
+
+type aggKey struct {
+	role, method, reason string
+	gen                  int
+}
+
+type aggBucket struct {
+	mu   sync.Mutex
+	dead bool // released or closed: the adder must find another bucket
+	idle int  // intervals with no call (the writer's)
+	age  int  // intervals since the calls it holds began (the writer's)
+
+	n            int64
+	first, last  time.Time
+	sum, sandbox int64
+	minD, maxD   int64
+	slow         Event // the slowest call so far in this interval (ids; artifact fields)
+	lo, hi       int   // histogram range touched
+	hist         [histBuckets]uint32
+}
+
+type aggregator struct {
+	read   atomic.Pointer[map[aggKey]*aggBucket]
+	mu     sync.Mutex
+	dirty  map[aggKey]*aggBucket
+	misses int // lookups that missed the read map since it was last published
+	closed bool
+}
+
+// add folds e into its bucket; false once the aggregator is closed.
+func (a *aggregator) add(e *Event) bool {
+	k := aggKey{role: e.Role, method: e.Method, reason: e.Reason, gen: e.ArtifactGen}
+	for {
+		var b *aggBucket
+		if m := a.read.Load(); m != nil {
+			b = (*m)[k]
+		}
+		if b == nil {
+			if b = a.bucket(k); b == nil {
+				return false
+			}
+		}
+		b.mu.Lock()
+		if b.dead {
+			b.mu.Unlock()
+			continue // released after the map we read was replaced: the current one lacks it
+		}
+		b.record(e)
+		b.mu.Unlock()
+		return true
+	}
+}
+
+// bucket finds or makes k's bucket under the lock (nil: closed).
+func (a *aggregator) bucket(k aggKey) *aggBucket {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return nil
+	}
+	var cur map[aggKey]*aggBucket
+	if m := a.read.Load(); m != nil {
+		cur = *m
+		if b := cur[k]; b != nil {
+			return b
+		}
+	}
+	b := a.dirty[k]
+	if b == nil {
+		if a.dirty == nil {
+			a.dirty = map[aggKey]*aggBucket{}
+		}
+		b = &aggBucket{}
+		a.dirty[k] = b
+	}
+	// Publish the dirty buckets once the misses have paid for the copy (as sync.Map does): new
+	// artifacts leave this lock after a few calls, not at the next collect.
+	if a.misses++; a.misses > len(cur) {
+		next := make(map[aggKey]*aggBucket, len(cur)+len(a.dirty))
+		maps.Copy(next, cur)
+		maps.Copy(next, a.dirty)
+		a.read.Store(&next)
+		a.dirty, a.misses = nil, 0
+	}
+	return b
+}
+
+func (b *aggBucket) record(e *Event) {
+	d := e.DurationNS
+	if b.n == 0 {
+		b.first, b.minD, b.maxD = e.Time, d, d
+		b.slow = *e
+		b.lo, b.hi = histBuckets, 0
+	} else if d > b.maxD {
+		b.maxD = d
+		b.slow.TraceID, b.slow.CallID, b.slow.ParentCallID, b.slow.Depth = e.TraceID, e.CallID, e.ParentCallID, e.Depth
+	}
+	b.minD = min(b.minD, d)
+	b.n++
+	b.last = e.Time
+	b.sum += d
+	b.sandbox += e.SandboxNS
+	i := histIndex(d)
+	b.hist[i]++
+	b.lo, b.hi = min(b.lo, i), max(b.hi, i+1)
+}
+
+// aggSnapshot is a bucket's interval, copied out under its lock so that the line is formatted
+// without holding it.
+type aggSnapshot struct {
+	n            int64
+	first, last  time.Time
+	sum, sandbox int64
+	minD, maxD   int64
+	slow         Event
+	pairs        []int64 // (bucket, count) pairs
+}
+
+// take moves the bucket's interval into s and resets the bucket (b.mu held).
+func (b *aggBucket) take(s *aggSnapshot) {
+	s.n, s.first, s.last, s.sum, s.sandbox, s.minD, s.maxD = b.n, b.first, b.last, b.sum, b.sandbox, b.minD, b.maxD
+	s.slow = b.slow
+	s.pairs = s.pairs[:0]
+	for i := b.lo; i < b.hi; i++ {
+		if c := b.hist[i]; c != 0 {
+			s.pairs = append(s.pairs, int64(i), int64(c))
+			b.hist[i] = 0
+		}
+	}
+	b.n, b.sum, b.sandbox = 0, 0, 0
+	b.slow = Event{}
+}
+
+// event fills e with the snapshot's aggregate line; pairs is reused for its histogram.
+func (s *aggSnapshot) event(e *Event, pairs *[]int64) {
+	*e = Event{Time: s.last, TraceID: s.slow.TraceID, CallID: s.slow.CallID, ParentCallID: s.slow.ParentCallID, Depth: s.slow.Depth,
+		Role: s.slow.Role, Method: s.slow.Method, OK: true, Action: s.slow.Action, Reason: s.slow.Reason,
+		ProgramSource: s.slow.ProgramSource, ArtifactHit: s.slow.ArtifactHit, ArtifactGen: s.slow.ArtifactGen,
+		GenerationTrigger: s.slow.GenerationTrigger, PromptVersion: s.slow.PromptVersion, ContractFingerprint: s.slow.ContractFingerprint,
+		DurationNS: s.sum, SandboxNS: s.sandbox,
+		Kind: EventAggregate, Count: s.n, FirstTime: s.first, DurationMaxNS: s.maxD}
+	*pairs = append((*pairs)[:0], s.pairs...)
+	e.DurationHist = *pairs
+	e.DurationP50NS = histQuantile(s.pairs, s.n, 0.50, s.minD, s.maxD)
+	e.DurationP99NS = histQuantile(s.pairs, s.n, 0.99, s.minD, s.maxD)
+}
+
+// histQuantile is the nearest-rank quantile p of n values held as (bucket, count) pairs.
+func histQuantile(pairs []int64, n int64, p float64, minV, maxV int64) int64 {
+	rank := max(int64(math.Ceil(p*float64(n))), 1)
+	var seen int64
+	for i := 0; i+1 < len(pairs); i += 2 {
+		seen += pairs[i+1]
+		if seen >= rank {
+			return histValue(int(pairs[i]), minV, maxV)
+		}
+	}
+	return maxV
+}
+
+// collect hands every bucket's interval with calls to fn (in no set order) and publishes the
+// buckets made since the last collect; final closes the aggregator (later adds fail). fn runs
+// with the aggregator's lock held (it only formats and buffers a line), never a bucket's.
+func (a *aggregator) collect(final bool, fn func(*aggSnapshot)) { a.collectSome(final, true, fn) }
+
+// Aggregates are written at an interval's end once they stand for aggMinCalls calls (so that
+// a line of ~700 bytes costs at most ~3.5 bytes per call), and at the latest after aggMaxIntervals
+// intervals (an artifact with few calls gets a line a minute, not one per second); Flush, Stats
+// and Close write every one (all).
+const (
+	aggMinCalls     = 200
+	aggMaxIntervals = 60
+)
+
+// collectSome is collect where all=false writes only the aggregates that are due.
+func (a *aggregator) collectSome(final, all bool, fn func(*aggSnapshot)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return
+	}
+	a.closed = final
+	var cur map[aggKey]*aggBucket
+	if m := a.read.Load(); m != nil {
+		cur = *m
+	}
+	var s aggSnapshot
+	var released []*aggBucket
+	visit := func(b *aggBucket) {
+		b.mu.Lock()
+		has := b.n > 0
+		if has {
+			b.idle = 0
+			b.age++
+			if has = all || b.n >= aggMinCalls || b.age >= aggMaxIntervals; has {
+				b.take(&s)
+				b.age = 0
+			}
+		} else {
+			b.idle++
+		}
+		b.dead = final
+		b.mu.Unlock()
+		if has {
+			fn(&s)
+		}
+		if !final && b.idle >= aggIdleIntervals {
+			released = append(released, b)
+		}
+	}
+	for _, b := range cur {
+		visit(b)
+	}
+	for _, b := range a.dirty {
+		visit(b)
+	}
+	if final || (len(a.dirty) == 0 && len(released) == 0) {
+		a.dirty = nil
+		return
+	}
+	next := make(map[aggKey]*aggBucket, len(cur)+len(a.dirty)-len(released))
+	for k, b := range cur {
+		next[k] = b
+	}
+	for k, b := range a.dirty {
+		next[k] = b
+	}
+	for k, b := range next {
+		if b.idle >= aggIdleIntervals {
+			delete(next, k)
+		}
+	}
+	a.read.Store(&next) // first unpublish, then mark dead: an adder that sees dead finds the new map
+	a.dirty, a.misses = nil, 0
+	for _, b := range released {
+		b.mu.Lock()
+		has := b.n > 0 // added between visit and now, through the old map
+		if has {
+			b.take(&s)
+		}
+		b.dead = true
+		b.mu.Unlock()
+		if has {
+			fn(&s)
+		}
+	}
+}
