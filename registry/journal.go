@@ -365,7 +365,7 @@ func readJournal(path, j string, off int64) (recs []keyedRec, n int64, bad int64
 		line := data[n : n+int64(i)]
 		n += int64(i) + 1
 		var r journalRecord
-		if json.Unmarshal(line, &r) != nil || validateKey(r.Role, r.Method) != nil || r.Seq <= 0 {
+		if decodeRecord(line, &r) != nil || validateKey(r.Role, r.Method) != nil || r.Seq <= 0 {
 			bad++
 			continue
 		}
