@@ -80,6 +80,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		row(fmt.Sprintf("`forge call` as a process (%d runs)", p.Runs), v)
 		row("`forge ls --json` as a process", "p50 "+dur(p.LsP50))
+		if p.Compacted > 0 {
+			row("before the process runs", fmt.Sprintf("%d journal records compacted (a store at rest)", p.Compacted))
+		}
 	}
 	if g := r.Regen; g != nil {
 		v := fmt.Sprintf("RSS %s -> %s (%+.1f%%), Go heap %s -> %s; each took p50 %s", size(g.RSSBefore), size(g.RSSAfter), 100*g.Growth, size(g.HeapBefore), size(g.HeapAfter), dur(g.EditP50))
