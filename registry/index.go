@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/artifactforge/forge/internal/atomicfile"
 )
 
 // The summary index. index/<role>.json holds one Summary per artifact of the role — what `forge
@@ -275,24 +277,7 @@ func (s *Store) writeIndex(role string, dir indexStamp, entries map[string]*Summ
 	if err := os.MkdirAll(dirPath, 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dirPath, tempPrefix+role+".json-*")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), s.indexPath(role)); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
+	return atomicfile.Replace(s.indexPath(role), b) // derived: rebuilt from the files when lost
 }
 
 // dirStamp is the stamp of a role's directory, zero if it has not settled (see IndexSettle).

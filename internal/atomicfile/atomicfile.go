@@ -15,7 +15,15 @@ const TempPrefix = ".tmp-"
 
 // Write makes data the content of path: temp file in the same directory, fsync, rename, fsync of
 // the directory.
-func Write(path string, data []byte) (err error) {
+func Write(path string, data []byte) error { return write(path, data, true) }
+
+// Replace makes data the content of path for readers at once (temp file, rename) without waiting
+// for the disk: for files derived from others and rebuilt when lost or damaged (the store's
+// summary index, the wasm module cache). A crash may leave the old content, none, or an empty
+// or partial file, never a mix that parses as both.
+func Replace(path string, data []byte) error { return write(path, data, false) }
+
+func write(path string, data []byte, durable bool) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, TempPrefix+filepath.Base(path)+"-*")
 	if err != nil {
@@ -31,14 +39,19 @@ func Write(path string, data []byte) (err error) {
 	if _, err = f.Write(data); err != nil {
 		return err
 	}
-	if err = f.Sync(); err != nil {
-		return err
+	if durable {
+		if err = f.Sync(); err != nil {
+			return err
+		}
 	}
 	if err = f.Close(); err != nil {
 		return err
 	}
 	if err = os.Rename(tmp, path); err != nil {
 		return err
+	}
+	if !durable {
+		return nil
 	}
 	return SyncDir(dir)
 }

@@ -30,7 +30,7 @@ func CheckTestBoundary(fset *token.FileSet, artifact, tests *ast.File) error {
 		if !ok || fd.Recv == nil || len(fd.Recv.List) == 0 {
 			continue
 		}
-		if recv := receiverType(fd.Recv.List[0].Type); artNames[recv] {
+		if recv := ReceiverType(fd.Recv.List[0].Type); artNames[recv] {
 			return &sandbox.Error{Kind: sandbox.KindPolicy, Line: fset.Position(fd.Pos()).Line,
 				Message: "method " + recv + "." + fd.Name.Name + " is declared in the test file on a type of the artifact",
 				Hint:    "tests cannot add methods to the artifact's types: write a plain helper function in the test file"}
@@ -137,8 +137,8 @@ func topLevelNames(f *ast.File) map[string]bool {
 	return m
 }
 
-// receiverType is the base type name of a method receiver (T, *T, T[K], *T[K]).
-func receiverType(e ast.Expr) string {
+// ReceiverType is the base type name of a method receiver (T, *T, T[K], *T[K]).
+func ReceiverType(e ast.Expr) string {
 	for {
 		switch x := e.(type) {
 		case *ast.StarExpr:

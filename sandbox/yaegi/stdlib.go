@@ -99,7 +99,7 @@ func parseGeneric(src string) *genericPkg {
 		case *ast.FuncDecl:
 			switch {
 			case d.Recv != nil && len(d.Recv.List) == 1:
-				names = append(names, "method:"+recvType(d.Recv.List[0].Type))
+				names = append(names, "method:"+gate.ReceiverType(d.Recv.List[0].Type))
 			case d.Name.Name == "init":
 				u.always = true
 			default:
@@ -129,26 +129,6 @@ func parseGeneric(src string) *genericPkg {
 		g.units = append(g.units, u)
 	}
 	return g
-}
-
-// recvType is the name of a method's receiver type (T, *T, T[K], *T[K]).
-func recvType(e ast.Expr) string {
-	for {
-		switch t := e.(type) {
-		case *ast.StarExpr:
-			e = t.X
-		case *ast.IndexExpr:
-			e = t.X
-		case *ast.IndexListExpr:
-			e = t.X
-		case *ast.ParenExpr:
-			e = t.X
-		case *ast.Ident:
-			return t.Name
-		default:
-			return ""
-		}
-	}
 }
 
 // prune returns g's source reduced to the declarations that roots (the names code uses) need,
