@@ -13,6 +13,7 @@ import (
 // OptionsFromEnv reads the operator's switches: FORGE_READ_PATH=off, FORGE_REPAIR=off,
 // FORGE_LEARNING=off, FORGE_CONTEXT_TOKENS=N, FORGE_GENERATE_ONLY=1, FORGE_CANARY=role,role, FORGE_MAX_PROVIDER_CALLS=N and
 // FORGE_MAX_REPAIRS_BEFORE_REGEN=N, FORGE_SANDBOX, FORGE_EVENTS=aggregate[:interval]|all|off, and
+// the backends' FORGE_POOL_SIZE=N, FORGE_IDLE_TIMEOUT=D and FORGE_MAX_WORKERS=N, and
 // the live set's budget FORGE_MAX_LIVE_PROGRAMS=N and FORGE_MAX_LIVE_BYTES=SIZE (512MiB, 1GiB, or
 // bytes; -1: no bound).
 // The CLI, the server and the MCP server share it.
@@ -95,6 +96,27 @@ func OptionsFromEnv(getenv func(string) string) (Options, error) {
 			return o, fmt.Errorf("FORGE_MAX_LIVE_BYTES=%q: %v", v, err)
 		}
 		o.MaxLiveBytes = n
+	}
+	for _, n := range []struct {
+		name string
+		dst  *int
+		what string
+	}{{"FORGE_POOL_SIZE", &o.SandboxPoolSize, "interpreters or wasm instances kept per program"},
+		{"FORGE_MAX_WORKERS", &o.SandboxMaxWorkers, "worker processes in all (yaegi process isolation)"}} {
+		if v := getenv(n.name); v != "" {
+			k, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || k <= 0 {
+				return o, fmt.Errorf("%s=%q: use a positive number of %s", n.name, v, n.what)
+			}
+			*n.dst = k
+		}
+	}
+	if v := getenv("FORGE_IDLE_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d == 0 {
+			return o, fmt.Errorf("FORGE_IDLE_TIMEOUT=%q: use a duration such as 30s or 5m (how long an extra interpreter or instance may idle), or -1s for never", v)
+		}
+		o.SandboxIdleTimeout = d
 	}
 	if v := getenv("FORGE_MAX_REPAIRS_BEFORE_REGEN"); v != "" {
 		b, err := repair.ParseBudget(v)

@@ -255,7 +255,8 @@ func (f *Forge) sandbox(name string) (sandbox.Sandbox, error) {
 	if f.opts.Sandboxes != nil {
 		sb, err = f.opts.Sandboxes(name)
 	} else {
-		sb, err = DefaultSandbox(name, f.store.Root())
+		sb, err = newSandbox(name, sandbox.Config{CacheDir: filepath.Join(f.store.Root(), "cache"),
+			PoolSize: f.opts.SandboxPoolSize, IdleTimeout: f.opts.SandboxIdleTimeout, MaxWorkers: f.opts.SandboxMaxWorkers})
 	}
 	if err != nil {
 		return nil, err
@@ -271,6 +272,11 @@ var ErrUnknownSandbox = errors.New("unknown sandbox")
 // backend caches its built modules and compiled code under the store's cache/. An empty name is
 // the safe default (see ChooseDefault).
 func DefaultSandbox(name, storeRoot string) (sandbox.Sandbox, error) {
+	return newSandbox(name, sandbox.Config{CacheDir: filepath.Join(storeRoot, "cache")})
+}
+
+// newSandbox builds the registered backend name (the safe default if empty) with cfg.
+func newSandbox(name string, cfg sandbox.Config) (sandbox.Sandbox, error) {
 	if name == "" {
 		p, err := ChooseDefault("", sandbox.Backends())
 		if err != nil {
@@ -285,7 +291,7 @@ func DefaultSandbox(name, storeRoot string) (sandbox.Sandbox, error) {
 	if err := b.Usable(); err != nil {
 		return nil, fmt.Errorf("forge: %w", err)
 	}
-	return b.New(sandbox.Config{CacheDir: filepath.Join(storeRoot, "cache")})
+	return b.New(cfg)
 }
 
 // MarkRegenerate makes the next call of role.method regenerate its code (`forge regen --next-call`).

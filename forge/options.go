@@ -77,6 +77,13 @@ type Options struct {
 	// MaxLiveBytes bounds the memory the live programs report (sandbox.Sizer: wasm modules and
 	// instances): 0 is DefaultMaxLiveBytes (or $FORGE_MAX_LIVE_BYTES), negative sets no bound.
 	MaxLiveBytes int64
+	// SandboxPoolSize, SandboxIdleTimeout and SandboxMaxWorkers tune the backends the forge builds
+	// (sandbox.Config: interpreters or instances per program, how long extra ones may idle, worker
+	// processes in all); 0 is each backend's default. $FORGE_POOL_SIZE, $FORGE_IDLE_TIMEOUT and
+	// $FORGE_MAX_WORKERS set them through OptionsFromEnv. Options.Sandboxes, when set, ignores them.
+	SandboxPoolSize    int
+	SandboxIdleTimeout time.Duration
+	SandboxMaxWorkers  int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Backend describes a sandbox backend. Backends register themselves from their package's init
@@ -31,6 +32,16 @@ type Config struct {
 	// CacheDir is the store's cache directory (built modules, compiled code); empty means the
 	// backend's own default.
 	CacheDir string
+	// PoolSize bounds the interpreters or instances kept per program (0: the backend's default,
+	// 2 x GOMAXPROCS).
+	PoolSize int
+	// IdleTimeout is how long an interpreter or instance beyond a program's first may idle before
+	// it is ended (0: the backend's default, 30 s; negative: never).
+	IdleTimeout time.Duration
+	// MaxWorkers bounds the worker processes of a backend that runs programs in them (yaegi's
+	// process isolation) over all programs (0: the backend's default, max(8, 2 x GOMAXPROCS)).
+	// A working set of isolated programs larger than it restarts a worker on nearly every call.
+	MaxWorkers int
 }
 
 var (

@@ -11,6 +11,8 @@ func init() {
 			_, err := findToolchain("")
 			return err
 		},
-		New: func(c sandbox.Config) (sandbox.Sandbox, error) { return New(Options{CacheDir: c.CacheDir}) },
+		New: func(c sandbox.Config) (sandbox.Sandbox, error) {
+			return New(Options{CacheDir: c.CacheDir, PoolSize: c.PoolSize, IdleTimeout: c.IdleTimeout})
+		},
 	})
 }
