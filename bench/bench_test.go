@@ -139,6 +139,9 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestRunStopsAtMaxRSS(t *testing.T) {
+	if raceEnabled {
+		t.Skip("stopping calls in flight trips yaegi v0.16.1's upstream data race (see raceEnabled)")
+	}
 	rep, err := Run(context.Background(), small(func(c *Config) { c.MaxRSS = 1 << 20; c.Duration = time.Minute; c.Calls = 0 }))
 	require.NoError(t, err)
 	assert.Contains(t, rep.Aborted, "--max-rss")
