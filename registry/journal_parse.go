@@ -7,6 +7,10 @@ import (
 	"time"
 )
 
+// recordCounters are the optional counter fields of a journal line, in the order appendRecord
+// writes them.
+var recordCounters = [...]string{`,"s":`, `,"f":`, `,"i":`, `,"a":`, `,"e":`, `,"c":`, `,"dur":`, `,"max":`}
+
 // decodeRecord decodes one journal line: the fast path for lines appendRecord wrote, else
 // encoding/json.
 func decodeRecord(line []byte, r *journalRecord) error {
@@ -25,7 +29,7 @@ func decodeRecord(line []byte, r *journalRecord) error {
 func parseRecordFast(line []byte, r *journalRecord) bool {
 	p := line
 	lit := func(s string) bool {
-		if !bytes.HasPrefix(p, []byte(s)) {
+		if len(p) < len(s) || string(p[:len(s)]) != s {
 			return false
 		}
 		p = p[len(s):]
@@ -78,15 +82,9 @@ func parseRecordFast(line []byte, r *journalRecord) bool {
 	if !lit(`,"calls":`) || !num(&r.Calls) {
 		return false
 	}
-	fields := []struct {
-		name string
-		v    *int64
-	}{{"s", &r.S}, {"f", &r.F}, {"i", &r.I}, {"a", &r.A}, {"e", &r.E}, {"c", &r.C}, {"dur", &r.Dur}, {"max", &r.Max}}
-	for _, f := range fields {
-		if lit(`,"` + f.name + `":`) {
-			if !num(f.v) {
-				return false
-			}
+	for i, v := range [...]*int64{&r.S, &r.F, &r.I, &r.A, &r.E, &r.C, &r.Dur, &r.Max} {
+		if lit(recordCounters[i]) && !num(v) {
+			return false
 		}
 	}
 	if lit(`,"recent":"`) {
