@@ -1,6 +1,7 @@
 package forge
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -35,20 +36,28 @@ func TestOptionsFromEnvSandboxKnobs(t *testing.T) {
 	}
 }
 
+var (
+	probeOnce   sync.Once
+	probeConfig = make(chan sandbox.Config, 1)
+)
+
 // The forge hands its sandbox options to every backend it builds.
 func TestSandboxConfigReachesBackend(t *testing.T) {
 	var got sandbox.Config
-	sandbox.Register(sandbox.Backend{Name: "cfgprobe", Summary: "test: records its config",
-		New: func(c sandbox.Config) (sandbox.Sandbox, error) {
-			got = c
-			return yaegi.New(yaegi.Options{PoolSize: c.PoolSize}), nil
-		}})
+	probeOnce.Do(func() { // a name registers once per process (-count=N runs the test N times)
+		sandbox.Register(sandbox.Backend{Name: "cfgprobe", Summary: "test: records its config",
+			New: func(c sandbox.Config) (sandbox.Sandbox, error) {
+				probeConfig <- c
+				return yaegi.New(yaegi.Options{PoolSize: c.PoolSize}), nil
+			}})
+	})
 	f := openForge(t, t.TempDir(), nil, func(o *Options) {
 		o.DefaultSandbox = "cfgprobe"
 		o.SandboxPoolSize, o.SandboxIdleTimeout, o.SandboxMaxWorkers = 3, 7*time.Second, 11
 	})
 	_, err := f.sandbox("cfgprobe")
 	require.NoError(t, err)
+	got = <-probeConfig
 	assert.Equal(t, 3, got.PoolSize)
 	assert.Equal(t, 7*time.Second, got.IdleTimeout)
 	assert.Equal(t, 11, got.MaxWorkers)
