@@ -131,7 +131,7 @@ type liveHub struct {
 	dropped   atomic.Int64
 
 	watchMu sync.Mutex
-	watcher *registry.Watcher
+	watcher io.Closer
 	known   map[registry.Key]ArtifactChange // last state seen, to report before/after
 }
 

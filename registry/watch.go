@@ -3,6 +3,7 @@ package registry
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,7 +65,7 @@ type Watcher struct {
 // with every debounced batch of changes, after their cached snapshots were dropped; it must not
 // block for long. If fsnotify is unavailable, Watch returns the error and the store keeps its
 // revalidation poll.
-func (s *Store) Watch(onChange func([]Change)) (*Watcher, error) {
+func (s *Store) Watch(onChange func([]Change)) (io.Closer, error) {
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("registry: watch %s: %w (changes by other processes are seen through the %v poll)", s.root, err, DefaultRevalidate)
