@@ -192,3 +192,11 @@ func (s *Store) Knowledge() Docs { return nil }
 // Close does nothing: a directory store holds no connection, and its recorders and watchers are
 // closed by whoever started them.
 func (s *Store) Close() error { return nil }
+
+// Importer writes records exactly as given — counters, times, lifecycle and kept generations
+// included — replacing what the store holds under their keys. `forge store migrate` copies one
+// backend into another through it; the forge never uses it. Both backends implement it.
+type Importer interface {
+	ImportRole(rec RoleRecord) error
+	ImportArtifact(a *Artifact) error
+}

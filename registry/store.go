@@ -63,6 +63,12 @@ type OpenOptions struct {
 	MustExist bool
 	// MaxCached bounds the artifacts kept in memory (DefaultMaxCached if 0; negative: no bound).
 	MaxCached int
+	// LocalDir is, for a backend whose store is not a directory (OpenBackend with a URL), the
+	// directory on this machine for its unshared state (Backend.LocalDir). Empty: the backend's
+	// default. A directory store ignores it.
+	LocalDir string
+	// ClientName names this process to a networked backend's servers (e.g. "forge serve").
+	ClientName string
 }
 
 // Open opens (creating if needed) the store at root, migrating an older store's registry.json.
