@@ -157,7 +157,7 @@ func (w *MetricsWriter) Flush(ctx context.Context, deltas map[registry.Key]Delta
 			rep.Dropped[k] = fmt.Errorf("nats: %d flush(es) of %s unconfirmed for %v: dropped (the store was unreachable)", len(batch), k, MetricsMarkTTL)
 			continue
 		}
-		key, err := w.s.MetricsKey(k.Role, k.Method)
+		key, err := w.s.metricsKeyFor(k)
 		if err != nil {
 			rep.Dropped[k] = err
 			continue
@@ -214,6 +214,31 @@ func (w *MetricsWriter) Pending() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.retry)
+}
+
+// RoleMetricsPrefix starts the metrics bucket keys of roles' usage (ROLE.<role>): a role's calls
+// summed over its methods, merged like an artifact's. EscapeToken never writes upper-case letters
+// outside an escape, so no artifact key (<role>.<method>) can collide with it.
+const RoleMetricsPrefix = "ROLE."
+
+// RoleMetricsKey is the metrics bucket key of a role's usage.
+func (s *Store) RoleMetricsKey(role string) (string, error) {
+	if err := registry.ValidateName("role", role); err != nil {
+		return "", err
+	}
+	tok, err := EscapeToken(role)
+	if err != nil {
+		return "", err
+	}
+	return RoleMetricsPrefix + tok, nil
+}
+
+// metricsKeyFor is a flush key's metrics key: an artifact's, or a role's usage when Method is "".
+func (s *Store) metricsKeyFor(k registry.Key) (string, error) {
+	if k.Method == "" {
+		return s.RoleMetricsKey(k.Role)
+	}
+	return s.MetricsKey(k.Role, k.Method)
 }
 
 // GetMetrics returns role.method's merged metrics (registry.ErrNotFound if none were ever flushed)
