@@ -57,20 +57,22 @@ type FleetStore struct {
 	arts  *Table[storedArtifact]
 	roles *Table[storedRole]
 
-	mu       sync.RWMutex
-	cache    map[registry.Key]*cachedArtifact
-	roleC    map[string]*cachedRole
-	stale    map[registry.Key]*cachedArtifact // set aside by a ChangeAll: served only when the store is unreachable
-	staleR   map[string]*cachedRole
-	latest   map[registry.Key]uint64 // newest revision the watch reported per artifact
-	latestR  map[string]uint64
-	epoch    uint64 // bumped by every ChangeAll: a read that started before it does not install
-	reval    atomic.Int64
-	watcher  *Watcher
-	subsMu   sync.Mutex
-	subs     map[*subscriber]struct{}
-	genLocks sync.Map // key string -> *sync.Mutex: one lease request per method per process
-	closed   atomic.Bool
+	mu      sync.RWMutex
+	cache   map[registry.Key]*cachedArtifact
+	roleC   map[string]*cachedRole
+	stale   map[registry.Key]*cachedArtifact // set aside by a ChangeAll: served only when the store is unreachable
+	staleR  map[string]*cachedRole
+	latest  map[registry.Key]uint64 // newest revision the watch reported per artifact
+	latestR map[string]uint64
+	epoch   uint64 // bumped by every ChangeAll: a read that started before it does not install
+	reval   atomic.Int64
+	// opTimeout bounds each operation (fleetOpTimeout; tests shorten it).
+	opTimeout time.Duration
+	watcher   *Watcher
+	subsMu    sync.Mutex
+	subs      map[*subscriber]struct{}
+	genLocks  sync.Map // key string -> *sync.Mutex: one lease request per method per process
+	closed    atomic.Bool
 }
 
 type cachedArtifact struct {
@@ -130,6 +132,7 @@ func OpenFleet(cfg *Config, o registry.OpenOptions) (*FleetStore, error) {
 	f.arts = NewTable(st.Data, artifactsPrefix, Codec[storedArtifact]{Encode: encodeStoredArtifact, Decode: decodeStoredArtifact})
 	f.roles = NewTable(st.Data, rolesPrefix, Codec[storedRole]{Encode: encodeStoredRole, Decode: decodeStoredRole})
 	f.reval.Store(int64(registry.DefaultRevalidate))
+	f.opTimeout = fleetOpTimeout
 	w, err := st.Watch(context.Background(), f.onChange)
 	if err != nil {
 		st.Close()
@@ -154,8 +157,9 @@ func (f *FleetStore) LocalDir() string { return f.localDir }
 // Store is the underlying buckets (tests, tools).
 func (f *FleetStore) Store() *Store { return f.st }
 
-func opCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), fleetOpTimeout)
+// opCtx bounds one store operation (a read, or a compare-and-set with its retries).
+func (f *FleetStore) opCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), f.opTimeout)
 }
 
 // fail names the store in an error (the KV layer's errors already say what to check).
@@ -412,6 +416,10 @@ func (f *FleetStore) Load(role, method string) (*registry.Artifact, error) {
 	f.mu.RUnlock()
 	timeout := fleetOpTimeout
 	if old != nil {
+		if !f.st.nc.IsConnected() { // cut off: no request could be answered; run from memory
+			f.install(k, old, f.epochNow())
+			return old.a, nil
+		}
 		timeout = fleetFallbackTimeout
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -456,7 +464,7 @@ func (f *FleetStore) Peek(role, method string) (*registry.Artifact, error) {
 	if err := validKey(role, method); err != nil {
 		return nil, err
 	}
-	ctx, cancel := opCtx()
+	ctx, cancel := f.opCtx()
 	defer cancel()
 	v, _, _, err := f.read(ctx, role, method, 0)
 	if err != nil {
@@ -478,7 +486,7 @@ func (f *FleetStore) Update(role, method string, fn func(a *registry.Artifact, e
 	}
 	key, _ := f.st.ArtifactKey(role, method)
 	mkey, _ := f.st.MetricsKey(role, method)
-	ctx, cancel := opCtx()
+	ctx, cancel := f.opCtx()
 	defer cancel()
 	e, err := f.arts.Update(ctx, key, func(old storedArtifact, exists bool) (storedArtifact, error) {
 		m, err := f.metrics(ctx, mkey)
@@ -526,7 +534,7 @@ func (f *FleetStore) Update(role, method string, fn func(a *registry.Artifact, e
 // effort: the record is overwritten next anyway) so that an operator can look at it.
 func (f *FleetStore) setAside(kind, key string, raw []byte) string {
 	q := "quarantine." + kind + "." + strings.ReplaceAll(strings.TrimPrefix(key, kind+"."), ".", "_") + "." + strconv.FormatInt(time.Now().UnixNano(), 10)
-	ctx, cancel := opCtx()
+	ctx, cancel := f.opCtx()
 	defer cancel()
 	if _, err := f.st.Data.Put(ctx, q, raw); err != nil {
 		return ""
@@ -536,7 +544,7 @@ func (f *FleetStore) setAside(kind, key string, raw []byte) string {
 
 // List returns every artifact's key, sorted.
 func (f *FleetStore) List() ([]registry.Key, error) {
-	ctx, cancel := opCtx()
+	ctx, cancel := f.opCtx()
 	defer cancel()
 	keys, err := f.arts.List(ctx, "")
 	if err != nil {
@@ -678,6 +686,10 @@ func (f *FleetStore) Role(name string) (*registry.RoleRecord, error) {
 	}
 	timeout := fleetOpTimeout
 	if old != nil {
+		if !f.st.nc.IsConnected() {
+			f.installRole(name, old, f.epochNow())
+			return old.rec, nil
+		}
 		timeout = fleetFallbackTimeout
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -710,7 +722,7 @@ func (f *FleetStore) installRole(name string, c *cachedRole, epoch uint64) {
 // Roles returns every role, by name, read fresh (damaged ones are left out, as the directory
 // store leaves out roles it cannot restore).
 func (f *FleetStore) Roles() ([]*registry.RoleRecord, error) {
-	ctx, cancel := opCtx()
+	ctx, cancel := f.opCtx()
 	defer cancel()
 	keys, err := f.roles.List(ctx, "")
 	if err != nil {
@@ -778,7 +790,7 @@ func (f *FleetStore) writeRole(name string, next func(cur *registry.RoleRecord) 
 		return nil, err
 	}
 	mkey, _ := f.st.RoleMetricsKey(name)
-	ctx, cancel := opCtx()
+	ctx, cancel := f.opCtx()
 	defer cancel()
 	e, err := f.roles.Update(ctx, key, func(old storedRole, exists bool) (storedRole, error) {
 		m, err := f.metrics(ctx, mkey)
@@ -832,7 +844,7 @@ func (f *FleetStore) ImportArtifact(a *registry.Artifact) error {
 	}
 	key, _ := f.st.ArtifactKey(a.Role, a.Method)
 	mkey, _ := f.st.MetricsKey(a.Role, a.Method)
-	ctx, cancel := opCtx()
+	ctx, cancel := f.opCtx()
 	defer cancel()
 	e, err := f.arts.Update(ctx, key, func(storedArtifact, bool) (storedArtifact, error) {
 		m, err := f.metrics(ctx, mkey)
@@ -870,7 +882,7 @@ func (f *FleetStore) WithGenerationLock(role, method string, fn func() error) er
 	}
 	le.KeepAlive()
 	defer func() {
-		ctx, cancel := opCtx()
+		ctx, cancel := f.opCtx()
 		defer cancel()
 		_ = le.Release(ctx) // on failure the lease expires by itself within its TTL
 	}()

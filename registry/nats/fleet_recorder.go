@@ -75,7 +75,7 @@ func (r *fleetRecorder) Flush() registry.FlushReport {
 		return rep
 	}
 	now := time.Now().UTC()
-	ctx, cancel := opCtx()
+	ctx, cancel := f.opCtx()
 	defer cancel()
 	md := make(map[registry.Key]Delta, len(deltas))
 	roles := map[string]Delta{}
@@ -194,7 +194,7 @@ type fleetDocs struct{ f *FleetStore }
 
 // Names lists the documents, sorted.
 func (d fleetDocs) Names() ([]string, error) {
-	ctx, cancel := opCtx()
+	ctx, cancel := d.f.opCtx()
 	defer cancel()
 	keys, err := d.f.st.Knowledge.List(ctx, "")
 	if err != nil {
@@ -216,7 +216,7 @@ func (d fleetDocs) Read(name string) ([]byte, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	ctx, cancel := opCtx()
+	ctx, cancel := d.f.opCtx()
 	defer cancel()
 	e, err := d.f.st.Knowledge.Get(ctx, key)
 	if errors.Is(err, registry.ErrNotFound) {
@@ -234,7 +234,7 @@ func (d fleetDocs) Modify(name string, fn func(old []byte) ([]byte, error)) erro
 	if err != nil {
 		return err
 	}
-	ctx, cancel := opCtx()
+	ctx, cancel := d.f.opCtx()
 	defer cancel()
 	_, err = d.f.st.Knowledge.Update(ctx, key, func(old []byte, exists bool) ([]byte, error) {
 		if !exists {
@@ -254,7 +254,7 @@ func (d fleetDocs) Quarantine(name string, why error) string {
 	if err != nil {
 		return ""
 	}
-	ctx, cancel := opCtx()
+	ctx, cancel := d.f.opCtx()
 	defer cancel()
 	e, err := d.f.st.Knowledge.Get(ctx, key)
 	if err != nil {

@@ -1,0 +1,152 @@
+package nats
+
+import (
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/registry"
+	"github.com/artifactforge/forge/registry/storetest"
+)
+
+// fleetOpener opens FleetStores on one embedded server: each test gets its own store name, and
+// every call with the same test opens another handle (another connection) on that store.
+func fleetOpener(t *testing.T) storetest.Open {
+	url := singleNoSync(t)
+	var mu sync.Mutex
+	names := map[string]string{}
+	return func(t *testing.T) registry.Backend {
+		mu.Lock()
+		name, ok := names[t.Name()]
+		if !ok {
+			name = "ct" + strconv.Itoa(len(names))
+			names[t.Name()] = name
+		}
+		mu.Unlock()
+		return openFleet(t, url, name)
+	}
+}
+
+func openFleet(t testing.TB, url, name string) *FleetStore {
+	t.Helper()
+	cfg, err := ParseURL(url+"/"+name, func(string) string { return "" })
+	require.NoError(t, err)
+	f, err := OpenFleet(cfg, registry.OpenOptions{LocalDir: t.TempDir(), ClientName: "forge-test"})
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// TestFleetConformance runs the store conformance table against the fleet store.
+func TestFleetConformance(t *testing.T) {
+	storetest.Run(t, fleetOpener(t))
+}
+
+// TestFleetOpensThroughTheRegistry: the "nats" scheme is registered, the URL's secrets never
+// reach Location, and a server that is not there is named with advice.
+func TestFleetOpensThroughTheRegistry(t *testing.T) {
+	url := singleNoSync(t)
+	b, err := registry.OpenBackend("nats://alice:s3cret@"+url[len("nats://"):]+"/reg", registry.OpenOptions{LocalDir: t.TempDir(), ClientName: "forge-test"})
+	if err == nil {
+		defer b.Close()
+		assert.NotContains(t, b.Location(), "s3cret")
+	} else {
+		// The embedded server has no users: the connection is refused, and the error must not
+		// print the password either.
+		assert.NotContains(t, err.Error(), "s3cret")
+	}
+	b, err = registry.OpenBackend(url+"/reg", registry.OpenOptions{LocalDir: t.TempDir()})
+	require.NoError(t, err)
+	defer b.Close()
+	_, ok := b.(*FleetStore)
+	assert.True(t, ok)
+
+	_, err = registry.OpenBackend("nats://127.0.0.1:1/reg", registry.OpenOptions{LocalDir: t.TempDir()})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "is nats-server running at nats://127.0.0.1:1")
+}
+
+// TestFleetBlessReachesAnotherProcessWithoutAWatch: the cache of a handle that never called
+// Watch is kept coherent by the store's own watch: a bless by another handle is seen by the next
+// Lookup within 1 s (measured; the bound here is generous).
+func TestFleetBlessReachesAnotherProcessWithoutAWatch(t *testing.T) {
+	url := singleNoSync(t)
+	a, b := openFleet(t, url, "bless"), openFleet(t, url, "bless")
+	_, err := a.Update("r", "m", func(x *registry.Artifact, _ bool) error {
+		x.Promote("package artifact", "initial_forge", "m", "pv", time.Now())
+		return nil
+	})
+	require.NoError(t, err)
+	_, err = b.Load("r", "m")
+	require.NoError(t, err)
+	start := time.Now()
+	_, err = a.Update("r", "m", func(x *registry.Artifact, _ bool) error { x.Lifecycle = registry.Blessed; return nil })
+	require.NoError(t, err)
+	var seen time.Duration
+	require.Eventually(t, func() bool {
+		x, ok := b.Lookup("r", "m")
+		if !ok {
+			x, err = b.Load("r", "m")
+			if err != nil {
+				return false
+			}
+		}
+		if x.Lifecycle == registry.Blessed {
+			seen = time.Since(start)
+			return true
+		}
+		return false
+	}, 10*time.Second, time.Millisecond)
+	t.Logf("bless seen by the other handle after %v", seen)
+	if seen > time.Second {
+		t.Errorf("bless seen after %v: more than 1 s", seen)
+	}
+}
+
+// TestFleetRecorderKeepsOutcomesWhileTheStoreIsDown: a flush that cannot reach the store keeps its
+// outcomes; once the store is back they are merged once.
+func TestFleetRecorderKeepsOutcomesWhileTheStoreIsDown(t *testing.T) {
+	n, err := startNode(nodeConfig{name: "down", dir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(n.Stop)
+	f := openFleet(t, n.URL(), "down")
+	f.opTimeout = time.Second // what a write waits for an unreachable store, shortened for the test
+	_, err = f.Update("r", "m", func(x *registry.Artifact, _ bool) error {
+		x.Promote("package artifact", "initial_forge", "m", "pv", time.Now())
+		return nil
+	})
+	require.NoError(t, err)
+	rec := f.NewRecorder(time.Hour)
+	for range 3 {
+		rec.Record("r", "m", registry.Success, time.Millisecond, "")
+	}
+	n.Stop()
+	rep := rec.Flush()
+	require.Contains(t, rep.Dropped, registry.Key{Role: "r", Method: "m"})
+	assert.Contains(t, rep.Dropped[registry.Key{Role: "r", Method: "m"}].Error(), "kept for the next flush")
+	// The watch noticed the lost server (a ChangeAll): the cache was set aside, and the next Load
+	// serves it from memory instead of failing; Lookups then hit memory again.
+	start := time.Now()
+	a, err := f.Load("r", "m")
+	require.NoError(t, err, "warm calls keep running from memory while the store is down")
+	t.Logf("Load with the server down: %v", time.Since(start))
+	assert.Equal(t, 1, a.Generation)
+	_, ok := f.Lookup("r", "m")
+	assert.True(t, ok)
+	_, err = f.Update("r", "m", func(x *registry.Artifact, _ bool) error { return nil })
+	require.Error(t, err, "writes fail while the store is down")
+	require.NoError(t, n.Restart())
+	rec.Record("r", "m", registry.Success, time.Millisecond, "")
+	require.Eventually(t, func() bool {
+		rep = rec.Flush()
+		return len(rep.Dropped) == 0
+	}, 20*time.Second, 100*time.Millisecond)
+	rec.Close()
+	got, err := openFleet(t, n.URL(), "down").Load("r", "m")
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), got.SuccessCount, "each outcome counted once")
+}
