@@ -267,6 +267,17 @@ func baseOf(m *Metrics) *Metrics {
 	return &b
 }
 
+// newBase is the base a record written now gets: the metrics just read, unless a lagging replica
+// answered with metrics older than what the record already holds (fewer calls: the calls only
+// grow), in which case the record keeps its base. A base that went backwards would count the
+// calls between the two twice.
+func newBase(old, m *Metrics) *Metrics {
+	if old != nil && (m == nil || m.Calls < old.Calls) {
+		return old
+	}
+	return baseOf(m)
+}
+
 // sinceBase is what the metrics m gained since base, as one delta: the sums' differences, the
 // outcomes recorded since (the tail of m's recent window), the last failure if there was one
 // since, and the last use. ok is false when nothing was gained.
@@ -520,7 +531,7 @@ func (f *FleetStore) Update(role, method string, fn func(a *registry.Artifact, e
 		if a.CodeChecksum != registry.Checksum(a.Code) {
 			return storedArtifact{}, fmt.Errorf("registry: update %s.%s: code changed without Promote (checksum mismatch)", role, method)
 		}
-		return storedArtifact{A: a, Base: baseOf(m)}, nil
+		return storedArtifact{A: a, Base: newBase(old.Base, m)}, nil
 	})
 	if err != nil {
 		return nil, f.fail(err)
@@ -804,7 +815,7 @@ func (f *FleetStore) writeRole(name string, next func(cur *registry.RoleRecord) 
 		case exists && errors.Is(old.Err, registry.ErrIncompatible):
 			return storedRole{}, fmt.Errorf("registry: role %q in %s: %w; upgrade this forge", name, f.loc, old.Err)
 		}
-		return storedRole{Rec: next(cur), Base: baseOf(m)}, nil
+		return storedRole{Rec: next(cur), Base: newBase(old.Base, m)}, nil
 	})
 	if err != nil {
 		return nil, f.fail(err)
@@ -846,13 +857,13 @@ func (f *FleetStore) ImportArtifact(a *registry.Artifact) error {
 	mkey, _ := f.st.MetricsKey(a.Role, a.Method)
 	ctx, cancel := f.opCtx()
 	defer cancel()
-	e, err := f.arts.Update(ctx, key, func(storedArtifact, bool) (storedArtifact, error) {
+	e, err := f.arts.Update(ctx, key, func(old storedArtifact, _ bool) (storedArtifact, error) {
 		m, err := f.metrics(ctx, mkey)
 		if err != nil {
 			return storedArtifact{}, err
 		}
 		c := *a
-		return storedArtifact{A: &c, Base: baseOf(m)}, nil
+		return storedArtifact{A: &c, Base: newBase(old.Base, m)}, nil
 	})
 	if err != nil {
 		return f.fail(err)
