@@ -103,6 +103,11 @@ const (
 // (creating them if needed) and starts the watch that keeps the cache coherent. The local
 // directory is o.LocalDir, or the user cache directory's forge/<name> (created).
 func OpenFleet(cfg *Config, o registry.OpenOptions) (*FleetStore, error) {
+	return openFleetWith(cfg, o)
+}
+
+// openFleetWith is OpenFleet with extra connection options (tests pin a server).
+func openFleetWith(cfg *Config, o registry.OpenOptions, extra ...nats.Option) (*FleetStore, error) {
 	loc := cfg.String()
 	local := o.LocalDir
 	if local == "" {
@@ -121,7 +126,7 @@ func OpenFleet(cfg *Config, o registry.OpenOptions) (*FleetStore, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), fleetOpTimeout)
 	defer cancel()
-	st, err := Open(ctx, cfg, name, nats.ReconnectWait(100*time.Millisecond), nats.MaxReconnects(-1))
+	st, err := Open(ctx, cfg, name, append([]nats.Option{nats.ReconnectWait(100 * time.Millisecond), nats.MaxReconnects(-1)}, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("registry: store %s: %w (is nats-server running at %s, with JetStream enabled?)", loc, err, strings.Join(cfg.Servers, ","))
 	}

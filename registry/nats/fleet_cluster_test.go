@@ -1,0 +1,177 @@
+package nats
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/registry"
+)
+
+// TestFleetCluster runs the fleet store's done-when properties of issue 13 on a 3-node cluster on
+// loopback with R3 buckets, one FleetStore ("a process") connected to each node: 16 concurrent
+// cold calls spread over the three generate once; a bless in one is seen by the other two within
+// 1 s; a node killed in the middle of a burst of writes loses no acknowledged write, and the
+// survivors' caches end coherent.
+func TestFleetCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-node NATS cluster")
+	}
+	c := cluster(t)
+	fleet := func(t *testing.T, name string) []*FleetStore {
+		var out []*FleetStore
+		for i := range c.Nodes {
+			cfg := &Config{Servers: rotate(c, i), Name: name, Replicas: 3}
+			f, err := openFleetWith(cfg, registry.OpenOptions{LocalDir: t.TempDir(), ClientName: fmt.Sprintf("forge-%d", i)},
+				nats.DontRandomize(), nats.ReconnectWait(50*time.Millisecond))
+			require.NoError(t, err)
+			t.Cleanup(func() { f.Close() })
+			out = append(out, f)
+		}
+		return out
+	}
+
+	t.Run("ColdCallsGenerateOnce", func(t *testing.T) {
+		fs := fleet(t, "cold")
+		var generated atomic.Int64
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		for i := range 16 {
+			f := fs[i%len(fs)]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, ok := f.Lookup("r", "m"); ok {
+					return
+				}
+				err := f.WithGenerationLock("r", "m", func() error {
+					if _, err := f.Load("r", "m"); err == nil {
+						return nil
+					} else if !errors.Is(err, registry.ErrNotFound) {
+						return err
+					}
+					generated.Add(1)
+					time.Sleep(50 * time.Millisecond) // the provider
+					_, err := f.Update("r", "m", func(a *registry.Artifact, _ bool) error {
+						a.Promote("package artifact", "initial_forge", "m", "pv", time.Now())
+						return nil
+					})
+					return err
+				})
+				if err != nil {
+					errs <- err
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		assert.Equal(t, int64(1), generated.Load())
+		for i, f := range fs {
+			a, err := f.Load("r", "m")
+			require.NoError(t, err, "process %d", i)
+			assert.Equal(t, 1, a.Generation, "process %d", i)
+		}
+	})
+
+	t.Run("BlessSeenWithinOneSecond", func(t *testing.T) {
+		fs := fleet(t, "bless")
+		_, err := fs[0].Update("r", "m", func(a *registry.Artifact, _ bool) error {
+			a.Promote("package artifact", "initial_forge", "m", "pv", time.Now())
+			return nil
+		})
+		require.NoError(t, err)
+		for _, f := range fs[1:] {
+			_, err := f.Load("r", "m")
+			require.NoError(t, err)
+		}
+		start := time.Now()
+		_, err = fs[0].Update("r", "m", func(a *registry.Artifact, _ bool) error { a.Lifecycle = registry.Blessed; return nil })
+		require.NoError(t, err)
+		for i, f := range fs[1:] {
+			require.Eventually(t, func() bool {
+				a, ok := f.Lookup("r", "m")
+				if !ok {
+					var err error
+					if a, err = f.Load("r", "m"); err != nil {
+						return false
+					}
+				}
+				return a.Lifecycle == registry.Blessed
+			}, 10*time.Second, time.Millisecond)
+			took := time.Since(start)
+			t.Logf("process %d saw the bless after %v", i+1, took)
+			assert.Less(t, took, time.Second, "process %d", i+1)
+		}
+	})
+
+	t.Run("NodeKillLosesNoAcknowledgedWrite", func(t *testing.T) {
+		fs := fleet(t, "kill")
+		for _, f := range fs {
+			f.opTimeout = 3 * time.Second // a write stuck on the stopped node gives up sooner
+		}
+		const writers = 6
+		var acked [writers]atomic.Int64 // the last acknowledged counter of each writer's artifact
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for w := range writers {
+			f := fs[w%len(fs)]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				method := fmt.Sprintf("m%d", w)
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					a, err := f.Update("r", method, func(a *registry.Artifact, exists bool) error {
+						if !exists {
+							a.Promote("package artifact", "initial_forge", "m", "pv", time.Now())
+						}
+						a.RepairCountSinceRegen++
+						return nil
+					})
+					if err == nil {
+						acked[w].Store(int64(a.RepairCountSinceRegen))
+					}
+				}
+			}()
+		}
+		time.Sleep(300 * time.Millisecond)
+		victim := c.NodeByName(streamLeader(t, fs[0].Store(), "kill"+DataBucketSuffix))
+		require.NotNil(t, victim)
+		victim.Stop()
+		time.Sleep(1500 * time.Millisecond)
+		close(stop)
+		wg.Wait()
+		require.NoError(t, victim.Restart())
+		for w := range writers {
+			want := acked[w].Load()
+			require.Positive(t, want, "writer %d got no write acknowledged", w)
+			for i, f := range fs {
+				require.Eventually(t, func() bool {
+					// What the warm path sees: the cache, or a Load when it was dropped.
+					a, ok := f.Lookup("r", fmt.Sprintf("m%d", w))
+					if !ok {
+						var err error
+						if a, err = f.Load("r", fmt.Sprintf("m%d", w)); err != nil {
+							return false
+						}
+					}
+					return int64(a.RepairCountSinceRegen) >= want
+				}, 20*time.Second, 20*time.Millisecond, "process %d, writer %d: acknowledged %d", i, w, want)
+			}
+		}
+	})
+}
