@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -156,6 +157,23 @@ func TestFleetCluster(t *testing.T) {
 		close(stop)
 		wg.Wait()
 		require.NoError(t, victim.Restart())
+		// Let the restarted node catch up with every stream before the cluster stops: a node
+		// stopped while it still recovers its streams leaves the server's store goroutines behind.
+		js, err := jetstream.New(fs[0].Store().Conn())
+		require.NoError(t, err)
+		ctx := testCtx(t)
+		var streams []string
+		for n := range js.StreamNames(ctx).Name() {
+			streams = append(streams, n)
+		}
+		require.Eventually(t, func() bool {
+			for _, st := range streams {
+				if !caughtUp(ctx, js, st, victim.Name()) {
+					return false
+				}
+			}
+			return true
+		}, 30*time.Second, 50*time.Millisecond, "the restarted node catches up with %v", streams)
 		for w := range writers {
 			want := acked[w].Load()
 			require.Positive(t, want, "writer %d got no write acknowledged", w)
