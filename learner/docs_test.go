@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // memDocs is an in-memory Docs whose Modify is a compare-and-swap loop on a revision, like a
@@ -531,3 +532,57 @@ func (e errDocs) Names() ([]string, error)                          { return nil
 func (e errDocs) Read(string) ([]byte, string, error)               { return nil, "", nil }
 func (e errDocs) Quarantine(string, error) string                   { return "" }
 func (e errDocs) Modify(string, func([]byte) ([]byte, error)) error { return e.err }
+
+// slowDocs runs a hook inside every Modify, before the learner's fn: a writer that holds the
+// writers' exclusion for a while.
+type slowDocs struct {
+	Docs
+	inside func()
+}
+
+func (d slowDocs) Modify(name string, fn func([]byte) ([]byte, error)) error {
+	return d.Docs.Modify(name, func(old []byte) ([]byte, error) {
+		d.inside()
+		return fn(old)
+	})
+}
+
+// TestDamageReadDuringWrite: a recall that finds a damaged document waits for the writers'
+// exclusion to confirm the damage while a writer of the same Store holds that exclusion and needs
+// the Store's cache: neither waits for the other forever.
+func TestDamageReadDuringWrite(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), Dir)
+	entered := make(chan struct{})
+	var once sync.Once
+	s := openOn(t, slowDocs{Docs: DirDocs(dir, nil), inside: func() {
+		once.Do(func() {
+			close(entered)
+			time.Sleep(100 * time.Millisecond) // let the recall reach the lock
+		})
+	}})
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "go.yaml"), []byte("- content: [unclosed\n"), 0o644)
+	done := make(chan error, 2)
+	go func() {
+		_, _, err := s.Record(Entry{Content: "written while damaged", Domain: "go"})
+		done <- err
+	}()
+	go func() {
+		<-entered
+		_, err := s.Recall(Query{Text: "written"})
+		done <- err
+	}()
+	for range 2 {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("a recall and a write of the same damaged document deadlocked")
+		}
+	}
+	if got := contentsOf(t, s, "go"); got != "written while damaged" {
+		t.Fatalf("after the damage: %s", got)
+	}
+}
