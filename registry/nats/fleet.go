@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,8 +61,8 @@ type FleetStore struct {
 	roleC   map[string]*cachedRole
 	stale   map[registry.Key]*cachedArtifact // set aside by a ChangeAll: served only when the store is unreachable
 	staleR  map[string]*cachedRole
-	latest  map[registry.Key]uint64 // newest revision the watch reported per artifact
-	latestR map[string]uint64
+	latest  map[registry.Key]seen // newest write the watch reported per artifact
+	latestR map[string]seen
 	epoch   uint64 // bumped by every ChangeAll: a read that started before it does not install
 	reval   atomic.Int64
 	// opTimeout bounds each operation (fleetOpTimeout; tests shorten it).
@@ -79,6 +78,13 @@ type cachedArtifact struct {
 	a      *registry.Artifact // the merged view
 	rev    uint64             // data bucket revision of the record
 	stored registry.Lifecycle // the record's own lifecycle (a candidate the view proves durable is written)
+}
+
+// seen is the newest write of a key the watch reported: its revision, and whether it deleted the
+// key (a read cannot wait for a deleted key's revision: a get answers "not found" without one).
+type seen struct {
+	rev     uint64
+	deleted bool
 }
 
 type cachedRole struct {
@@ -133,7 +139,7 @@ func openFleetWith(cfg *Config, o registry.OpenOptions, extra ...nats.Option) (*
 	f := &FleetStore{st: st, cfg: cfg, loc: loc, localDir: local,
 		cache: map[registry.Key]*cachedArtifact{}, roleC: map[string]*cachedRole{},
 		stale: map[registry.Key]*cachedArtifact{}, staleR: map[string]*cachedRole{},
-		latest: map[registry.Key]uint64{}, latestR: map[string]uint64{}, subs: map[*subscriber]struct{}{}}
+		latest: map[registry.Key]seen{}, latestR: map[string]seen{}, subs: map[*subscriber]struct{}{}}
 	f.arts = NewTable(st.Data, artifactsPrefix, Codec[storedArtifact]{Encode: encodeStoredArtifact, Decode: decodeStoredArtifact})
 	f.roles = NewTable(st.Data, rolesPrefix, Codec[storedRole]{Encode: encodeStoredRole, Decode: decodeStoredRole})
 	f.reval.Store(int64(registry.DefaultRevalidate))
@@ -390,12 +396,12 @@ func notFoundArtifact(role, method string) error {
 
 // read gets role.method's record (at least the newest revision the watch reported) and its
 // metrics, and returns the merged view.
-func (f *FleetStore) read(ctx context.Context, role, method string, minRev uint64) (v *registry.Artifact, rec storedArtifact, rev uint64, err error) {
+func (f *FleetStore) read(ctx context.Context, role, method string, min seen) (v *registry.Artifact, rec storedArtifact, rev uint64, err error) {
 	key, err := f.st.ArtifactKey(role, method)
 	if err != nil {
 		return nil, rec, 0, err
 	}
-	e, err := f.arts.GetAtLeast(ctx, key, minRev)
+	e, err := getAtLeast(ctx, f.arts, key, min)
 	if errors.Is(err, registry.ErrNotFound) {
 		return nil, rec, e.Revision, notFoundArtifact(role, method)
 	}
@@ -416,6 +422,19 @@ func (f *FleetStore) read(ctx context.Context, role, method string, minRev uint6
 		return nil, rec, 0, err
 	}
 	return view(rec.A, rec.Base, m), rec, e.Revision, nil
+}
+
+// getAtLeast reads key as of the newest write the watch reported: at least its revision, or, when
+// that write deleted the key, "not found" for anything older.
+func getAtLeast[T any](ctx context.Context, t *Table[T], key string, min seen) (Entry[T], error) {
+	if !min.deleted {
+		return t.GetAtLeast(ctx, key, min.rev)
+	}
+	e, err := t.Get(ctx, key)
+	if err == nil && e.Revision < min.rev {
+		return Entry[T]{}, fmt.Errorf("nats: %s: deleted at revision %d: %w", key, min.rev, registry.ErrNotFound)
+	}
+	return e, err
 }
 
 // Load reads role.method from the store, merges its metrics and caches the view. When the store
@@ -465,7 +484,7 @@ func (f *FleetStore) epochNow() uint64 {
 func (f *FleetStore) install(k registry.Key, c *cachedArtifact, epoch uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.epoch != epoch || c.rev < f.latest[k] {
+	if f.epoch != epoch || c.rev < f.latest[k].rev {
 		return
 	}
 	if cur := f.cache[k]; cur != nil && cur.rev > c.rev {
@@ -482,7 +501,7 @@ func (f *FleetStore) Peek(role, method string) (*registry.Artifact, error) {
 	}
 	ctx, cancel := f.opCtx()
 	defer cancel()
-	v, _, _, err := f.read(ctx, role, method, 0)
+	v, _, _, err := f.read(ctx, role, method, seen{})
 	if err != nil {
 		if errors.Is(err, registry.ErrIncompatible) || errors.Is(err, registry.ErrCorrupt) {
 			return v, err
@@ -504,6 +523,7 @@ func (f *FleetStore) Update(role, method string, fn func(a *registry.Artifact, e
 	mkey, _ := f.st.MetricsKey(role, method)
 	ctx, cancel := f.opCtx()
 	defer cancel()
+	var aside []byte
 	e, err := f.arts.Update(ctx, key, func(old storedArtifact, exists bool) (storedArtifact, error) {
 		m, err := f.metrics(ctx, mkey)
 		if err != nil {
@@ -520,7 +540,13 @@ func (f *FleetStore) Update(role, method string, fn func(a *registry.Artifact, e
 		case exists && errors.Is(old.Err, registry.ErrIncompatible):
 			return storedArtifact{}, fmt.Errorf("registry: artifact %s.%s in %s: %w; upgrade this forge, or regenerate it with `forge regen %s %s`", role, method, f.loc, old.Err, role, method)
 		case exists:
-			f.setAside("artifacts", key, old.Raw)
+			// Damaged: set aside (once, however often fn runs), then written over as a new artifact.
+			if !bytes.Equal(aside, old.Raw) {
+				if _, err := f.setAside(key, old.Raw, old.Err); err != nil {
+					return storedArtifact{}, err
+				}
+				aside = old.Raw
+			}
 			exists = false
 		}
 		if a == nil {
@@ -544,18 +570,6 @@ func (f *FleetStore) Update(role, method string, fn func(a *registry.Artifact, e
 	a := e.Value.A
 	f.install(registry.Key{Role: role, Method: method}, &cachedArtifact{a: a, rev: e.Revision, stored: a.Lifecycle}, f.epochNow())
 	return a, nil
-}
-
-// setAside copies a damaged record to quarantine.<kind>.<key>.<time> in the data bucket (best
-// effort: the record is overwritten next anyway) so that an operator can look at it.
-func (f *FleetStore) setAside(kind, key string, raw []byte) string {
-	q := "quarantine." + kind + "." + strings.ReplaceAll(strings.TrimPrefix(key, kind+"."), ".", "_") + "." + strconv.FormatInt(time.Now().UnixNano(), 10)
-	ctx, cancel := f.opCtx()
-	defer cancel()
-	if _, err := f.st.Data.Put(ctx, q, raw); err != nil {
-		return ""
-	}
-	return f.st.Data.Bucket() + "/" + q
 }
 
 // List returns every artifact's key, sorted.
@@ -621,7 +635,7 @@ func (f *FleetStore) Summaries() ([]registry.Summary, error) {
 			defer wg.Done()
 			for i := w; i < len(keys); i += readers {
 				k := keys[i]
-				v, _, _, err := f.read(ctx, k.Role, k.Method, 0)
+				v, _, _, err := f.read(ctx, k.Role, k.Method, seen{})
 				switch {
 				case err == nil:
 					out[i] = summaryOf(v)
@@ -661,12 +675,12 @@ func notFoundRole(name string) error {
 	return fmt.Errorf("registry: role %q: %w; add it with `forge role add -f contract.json` (or --role %s --purpose ...)", name, registry.ErrNotFound, name)
 }
 
-func (f *FleetStore) readRole(ctx context.Context, name string, minRev uint64) (*registry.RoleRecord, storedRole, uint64, error) {
+func (f *FleetStore) readRole(ctx context.Context, name string, min seen) (*registry.RoleRecord, storedRole, uint64, error) {
 	key, err := f.st.RoleKey(name)
 	if err != nil {
 		return nil, storedRole{}, 0, err
 	}
-	e, err := f.roles.GetAtLeast(ctx, key, minRev)
+	e, err := getAtLeast(ctx, f.roles, key, min)
 	if errors.Is(err, registry.ErrNotFound) {
 		return nil, storedRole{}, e.Revision, notFoundRole(name)
 	}
@@ -725,7 +739,7 @@ func (f *FleetStore) Role(name string) (*registry.RoleRecord, error) {
 func (f *FleetStore) installRole(name string, c *cachedRole, epoch uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.epoch != epoch || c.rev < f.latestR[name] {
+	if f.epoch != epoch || c.rev < f.latestR[name].rev {
 		return
 	}
 	if cur := f.roleC[name]; cur != nil && cur.rev > c.rev {
@@ -753,7 +767,7 @@ func (f *FleetStore) Roles() ([]*registry.RoleRecord, error) {
 	sort.Strings(names)
 	out := make([]*registry.RoleRecord, 0, len(names))
 	for _, n := range names {
-		rec, _, rev, err := f.readRole(ctx, n, 0)
+		rec, _, rev, err := f.readRole(ctx, n, seen{})
 		if errors.Is(err, registry.ErrCorrupt) || errors.Is(err, registry.ErrNotFound) || errors.Is(err, registry.ErrIncompatible) {
 			continue
 		}
@@ -913,16 +927,16 @@ func (f *FleetStore) onChange(c Change) {
 	switch c.Kind {
 	case registry.ChangeArtifact:
 		k := registry.Key{Role: c.Role, Method: c.Method}
-		if c.Revision > f.latest[k] {
-			f.latest[k] = c.Revision
+		if c.Revision > f.latest[k].rev {
+			f.latest[k] = seen{c.Revision, c.Deleted}
 		}
 		if e := f.cache[k]; e != nil && e.rev < c.Revision {
 			delete(f.cache, k)
 		}
 		delete(f.stale, k)
 	case registry.ChangeRole:
-		if c.Revision > f.latestR[c.Role] {
-			f.latestR[c.Role] = c.Revision
+		if c.Revision > f.latestR[c.Role].rev {
+			f.latestR[c.Role] = seen{c.Revision, c.Deleted}
 		}
 		if e := f.roleC[c.Role]; e != nil && e.rev < c.Revision {
 			delete(f.roleC, c.Role)

@@ -248,7 +248,7 @@ func (d fleetDocs) Modify(name string, fn func(old []byte) ([]byte, error)) erro
 	return nil
 }
 
-// Quarantine copies a damaged document to quarantine.knowledge.<domain>.<time> and deletes it.
+// Quarantine moves a damaged document to a quarantine entry (see Quarantined) and says which.
 func (d fleetDocs) Quarantine(name string, why error) string {
 	key, err := d.f.st.KnowledgeKey(name)
 	if err != nil {
@@ -256,16 +256,13 @@ func (d fleetDocs) Quarantine(name string, why error) string {
 	}
 	ctx, cancel := d.f.opCtx()
 	defer cancel()
-	e, err := d.f.st.Knowledge.Get(ctx, key)
+	e, err := d.f.st.Data.Get(ctx, key)
 	if err != nil {
 		return ""
 	}
-	where := d.f.setAside("knowledge", key, e.Value)
-	if where == "" {
+	q, moved, err := d.f.moveAside(key, e.Value(), e.Revision(), why)
+	if err != nil || !moved {
 		return ""
 	}
-	if err := d.f.st.Knowledge.Delete(ctx, key, e.Revision); err != nil {
-		return ""
-	}
-	return where + " (" + why.Error() + ")"
+	return d.f.report(q).MovedTo + " (entry " + q.ID + ")"
 }
