@@ -67,6 +67,7 @@ type FleetStore struct {
 	reval   atomic.Int64
 	// opTimeout bounds each operation (fleetOpTimeout; tests shorten it).
 	opTimeout time.Duration
+	maxCached int // artifacts kept in memory (OpenOptions.MaxCached; <= 0: no bound)
 	watcher   *Watcher
 	subsMu    sync.Mutex
 	subs      map[*subscriber]struct{}
@@ -75,6 +76,7 @@ type FleetStore struct {
 }
 
 type cachedArtifact struct {
+	used   atomic.Bool        // looked up since the last eviction pass (second chance)
 	a      *registry.Artifact // the merged view
 	rev    uint64             // data bucket revision of the record
 	stored registry.Lifecycle // the record's own lifecycle (a candidate the view proves durable is written)
@@ -144,6 +146,12 @@ func openFleetWith(cfg *Config, o registry.OpenOptions, extra ...nats.Option) (*
 	f.roles = NewTable(st.Data, rolesPrefix, Codec[storedRole]{Encode: encodeStoredRole, Decode: decodeStoredRole})
 	f.reval.Store(int64(registry.DefaultRevalidate))
 	f.opTimeout = fleetOpTimeout
+	switch {
+	case o.MaxCached == 0:
+		f.maxCached = registry.DefaultMaxCached
+	case o.MaxCached > 0:
+		f.maxCached = o.MaxCached
+	}
 	w, err := st.Watch(context.Background(), f.onChange)
 	if err != nil {
 		st.Close()
@@ -387,6 +395,9 @@ func (f *FleetStore) Lookup(role, method string) (*registry.Artifact, bool) {
 	if c == nil {
 		return nil, false
 	}
+	if !c.used.Load() {
+		c.used.Store(true)
+	}
 	return c.a, true
 }
 
@@ -492,6 +503,27 @@ func (f *FleetStore) install(k registry.Key, c *cachedArtifact, epoch uint64) {
 	}
 	f.cache[k] = c
 	delete(f.stale, k)
+	if f.maxCached > 0 && len(f.cache) > f.maxCached {
+		f.evictLocked()
+	}
+}
+
+// evictLocked drops cached artifacts down to 7/8 of the bound, sparing those looked up since the
+// last pass once (the directory store's policy). The caller holds f.mu.
+func (f *FleetStore) evictLocked() {
+	target := f.maxCached - f.maxCached/8
+	for pass := 0; pass < 2 && len(f.cache) > target; pass++ {
+		for k, c := range f.cache {
+			if len(f.cache) <= target {
+				return
+			}
+			if pass == 0 && c.used.Load() {
+				c.used.Store(false)
+				continue
+			}
+			delete(f.cache, k)
+		}
+	}
 }
 
 // Peek reads role.method with its metrics without caching it.

@@ -150,3 +150,29 @@ func TestFleetRecorderKeepsOutcomesWhileTheStoreIsDown(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(4), got.SuccessCount, "each outcome counted once")
 }
+
+// TestFleetCacheIsBounded: OpenOptions.MaxCached bounds the artifacts kept in memory; an evicted
+// one is loaded again.
+func TestFleetCacheIsBounded(t *testing.T) {
+	url := singleNoSync(t)
+	cfg, err := ParseURL(url+"/bounded", func(string) string { return "" })
+	require.NoError(t, err)
+	f, err := OpenFleet(cfg, registry.OpenOptions{LocalDir: t.TempDir(), MaxCached: 16})
+	require.NoError(t, err)
+	defer f.Close()
+	for i := range 40 {
+		_, err := f.Update("r", "m"+strconv.Itoa(i), func(a *registry.Artifact, _ bool) error {
+			a.Promote("package artifact", "initial_forge", "m", "pv", time.Now())
+			return nil
+		})
+		require.NoError(t, err)
+	}
+	f.mu.RLock()
+	n := len(f.cache)
+	f.mu.RUnlock()
+	assert.LessOrEqual(t, n, 16)
+	assert.Positive(t, n)
+	a, err := f.Load("r", "m0")
+	require.NoError(t, err)
+	assert.Equal(t, "m0", a.Method)
+}
