@@ -556,6 +556,7 @@ func (f *FleetStore) Update(role, method string, fn func(a *registry.Artifact, e
 	ctx, cancel := f.opCtx()
 	defer cancel()
 	var aside []byte
+	var fnErr error // fn's own error is returned as it is
 	e, err := f.arts.Update(ctx, key, func(old storedArtifact, exists bool) (storedArtifact, error) {
 		m, err := f.metrics(ctx, mkey)
 		if err != nil {
@@ -586,16 +587,22 @@ func (f *FleetStore) Update(role, method string, fn func(a *registry.Artifact, e
 				RuntimeVersion: registry.RuntimeVersion, CodeChecksum: registry.Checksum("")}
 		}
 		if err := fn(a, exists); err != nil {
+			fnErr = err
 			return storedArtifact{}, err
 		}
 		if a.Role != role || a.Method != method {
-			return storedArtifact{}, fmt.Errorf("registry: update %s.%s: the update renamed the artifact", role, method)
+			fnErr = fmt.Errorf("registry: update %s.%s: the update renamed the artifact", role, method)
+			return storedArtifact{}, fnErr
 		}
 		if a.CodeChecksum != registry.Checksum(a.Code) {
-			return storedArtifact{}, fmt.Errorf("registry: update %s.%s: code changed without Promote (checksum mismatch)", role, method)
+			fnErr = fmt.Errorf("registry: update %s.%s: code changed without Promote (checksum mismatch)", role, method)
+			return storedArtifact{}, fnErr
 		}
 		return storedArtifact{A: a, Base: newBase(old.Base, m)}, nil
 	})
+	if err != nil && err == fnErr {
+		return nil, err
+	}
 	if err != nil {
 		return nil, f.fail(err)
 	}
