@@ -67,7 +67,8 @@ type FleetStore struct {
 	reval   atomic.Int64
 	// opTimeout bounds each operation (fleetOpTimeout; tests shorten it).
 	opTimeout time.Duration
-	maxCached int // artifacts kept in memory (OpenOptions.MaxCached; <= 0: no bound)
+	maxCached int           // artifacts kept in memory (OpenOptions.MaxCached; <= 0: no bound)
+	genTTL    time.Duration // the generation lease's TTL (GenerationLeaseTTL; tests shorten it)
 	watcher   *Watcher
 	subsMu    sync.Mutex
 	subs      map[*subscriber]struct{}
@@ -146,6 +147,7 @@ func openFleetWith(cfg *Config, o registry.OpenOptions, extra ...nats.Option) (*
 	f.roles = NewTable(st.Data, rolesPrefix, Codec[storedRole]{Encode: encodeStoredRole, Decode: decodeStoredRole})
 	f.reval.Store(int64(registry.DefaultRevalidate))
 	f.opTimeout = fleetOpTimeout
+	f.genTTL = GenerationLeaseTTL
 	switch {
 	case o.MaxCached == 0:
 		f.maxCached = registry.DefaultMaxCached
@@ -944,7 +946,7 @@ func (f *FleetStore) WithGenerationLock(role, method string, fn func() error) er
 	mu.(*sync.Mutex).Lock() // this process's callers queue here, not on the server
 	defer mu.(*sync.Mutex).Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), generationWait)
-	le, err := f.st.Leases.Acquire(ctx, name, GenerationLeaseTTL)
+	le, err := f.st.Leases.Acquire(ctx, name, f.genTTL)
 	cancel()
 	if err != nil {
 		return f.fail(fmt.Errorf("generation lock of %s.%s: %w (another process may be generating it; retry later)", role, method, err))

@@ -176,3 +176,22 @@ func TestFleetCacheIsBounded(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "m0", a.Method)
 }
+
+// TestFleetGenerationLockOfACrashedHolderExpires: a process that dies holding a method's
+// generation lease (it stops renewing) blocks the others for at most the lease's TTL.
+func TestFleetGenerationLockOfACrashedHolderExpires(t *testing.T) {
+	url := singleNoSync(t)
+	crashed, f := openFleet(t, url, "crash"), openFleet(t, url, "crash")
+	f.genTTL = 2 * time.Second
+	le, err := crashed.st.Leases.TryAcquire(testCtx(t), GenerationLeaseName("r", "m"), 2*time.Second)
+	require.NoError(t, err)
+	le.Abandon() // the holder is gone: no renewal, no release
+	start := time.Now()
+	ran := false
+	require.NoError(t, f.WithGenerationLock("r", "m", func() error { ran = true; return nil }))
+	waited := time.Since(start)
+	assert.True(t, ran)
+	t.Logf("took over a crashed holder's lease after %v", waited)
+	assert.GreaterOrEqual(t, waited, time.Second, "the lease was held until it expired")
+	assert.Less(t, waited, 10*time.Second, "bounded by the TTL (plus the server's expiry sweep)")
+}
