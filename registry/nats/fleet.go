@@ -77,10 +77,16 @@ type FleetStore struct {
 }
 
 type cachedArtifact struct {
-	used   atomic.Bool        // looked up since the last eviction pass (second chance)
-	a      *registry.Artifact // the merged view
-	rev    uint64             // data bucket revision of the record
-	stored registry.Lifecycle // the record's own lifecycle (a candidate the view proves durable is written)
+	used atomic.Bool        // looked up since the last eviction pass (second chance)
+	a    *registry.Artifact // the merged view
+	rec  *registry.Artifact // the record (a candidate the view proves durable is written)
+	base *Metrics           // the metrics the record holds
+	rev  uint64             // data bucket revision of the record
+}
+
+// withMetrics is c's record seen with the metrics m (a flush's result: every flush merged so far).
+func (c *cachedArtifact) withMetrics(m *Metrics) *cachedArtifact {
+	return &cachedArtifact{a: view(c.rec, c.base, m), rec: c.rec, base: c.base, rev: c.rev}
 }
 
 // seen is the newest write of a key the watch reported: its revision, and whether it deleted the
@@ -91,8 +97,10 @@ type seen struct {
 }
 
 type cachedRole struct {
-	rec *registry.RoleRecord
-	rev uint64
+	rec    *registry.RoleRecord // the merged view
+	stored *registry.RoleRecord // the record
+	base   *Metrics             // the usage the record holds
+	rev    uint64
 }
 
 // Timeouts of one store operation (a read, a compare-and-set with its retries).
@@ -483,7 +491,7 @@ func (f *FleetStore) Load(role, method string) (*registry.Artifact, error) {
 		}
 		return nil, f.fail(err)
 	}
-	f.install(k, &cachedArtifact{a: v, rev: rev, stored: rec.A.Lifecycle}, epoch)
+	f.install(k, &cachedArtifact{a: v, rec: rec.A, base: rec.Base, rev: rev}, epoch)
 	return v, nil
 }
 
@@ -609,7 +617,7 @@ func (f *FleetStore) Update(role, method string, fn func(a *registry.Artifact, e
 		return nil, f.fail(err)
 	}
 	a := e.Value.A
-	f.install(registry.Key{Role: role, Method: method}, &cachedArtifact{a: a, rev: e.Revision, stored: a.Lifecycle}, f.epochNow())
+	f.install(registry.Key{Role: role, Method: method}, &cachedArtifact{a: a, rec: a, base: e.Value.Base, rev: e.Revision}, f.epochNow())
 	return a, nil
 }
 
@@ -765,7 +773,7 @@ func (f *FleetStore) Role(name string) (*registry.RoleRecord, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	rec, _, rev, err := f.readRole(ctx, name, minRev)
+	rec, sr, rev, err := f.readRole(ctx, name, minRev)
 	if err != nil {
 		if old != nil && !errors.Is(err, registry.ErrNotFound) && !errors.Is(err, registry.ErrCorrupt) && !errors.Is(err, registry.ErrIncompatible) {
 			f.installRole(name, old, f.epochNow())
@@ -773,7 +781,7 @@ func (f *FleetStore) Role(name string) (*registry.RoleRecord, error) {
 		}
 		return nil, f.fail(err)
 	}
-	f.installRole(name, &cachedRole{rec: rec, rev: rev}, epoch)
+	f.installRole(name, &cachedRole{rec: rec, stored: sr.Rec, base: sr.Base, rev: rev}, epoch)
 	return rec, nil
 }
 
@@ -808,14 +816,14 @@ func (f *FleetStore) Roles() ([]*registry.RoleRecord, error) {
 	sort.Strings(names)
 	out := make([]*registry.RoleRecord, 0, len(names))
 	for _, n := range names {
-		rec, _, rev, err := f.readRole(ctx, n, seen{})
+		rec, sr, rev, err := f.readRole(ctx, n, seen{})
 		if errors.Is(err, registry.ErrCorrupt) || errors.Is(err, registry.ErrNotFound) || errors.Is(err, registry.ErrIncompatible) {
 			continue
 		}
 		if err != nil {
 			return nil, f.fail(err)
 		}
-		f.installRole(n, &cachedRole{rec: rec, rev: rev}, f.epochNow())
+		f.installRole(n, &cachedRole{rec: rec, stored: sr.Rec, base: sr.Base, rev: rev}, f.epochNow())
 		out = append(out, rec)
 	}
 	return out, nil
@@ -881,7 +889,7 @@ func (f *FleetStore) writeRole(name string, next func(cur *registry.RoleRecord) 
 		return nil, f.fail(err)
 	}
 	rec := e.Value.Rec
-	f.installRole(name, &cachedRole{rec: rec, rev: e.Revision}, f.epochNow())
+	f.installRole(name, &cachedRole{rec: rec, stored: rec, base: e.Value.Base, rev: e.Revision}, f.epochNow())
 	return rec, nil
 }
 
@@ -928,7 +936,7 @@ func (f *FleetStore) ImportArtifact(a *registry.Artifact) error {
 	if err != nil {
 		return f.fail(err)
 	}
-	f.install(registry.Key{Role: a.Role, Method: a.Method}, &cachedArtifact{a: e.Value.A, rev: e.Revision, stored: a.Lifecycle}, f.epochNow())
+	f.install(registry.Key{Role: a.Role, Method: a.Method}, &cachedArtifact{a: e.Value.A, rec: e.Value.A, base: e.Value.Base, rev: e.Revision}, f.epochNow())
 	return nil
 }
 

@@ -115,38 +115,28 @@ func (r *fleetRecorder) Flush() registry.FlushReport {
 			rep.Dropped[k] = f.fail(err)
 		}
 	}
+	// The cached views take the merged metrics each compare-and-set wrote: this flush and every
+	// other process's merged before it, so a candidate is promoted on the fleet's calls.
 	var promote, uncached []registry.Key
 	f.mu.Lock()
 	for k, calls := range wr.Merged {
+		m, ok := wr.Metrics[k]
 		if k.Method == "" {
-			if rc := f.roleC[k.Role]; rc != nil {
-				if calls != roles[k.Role].Calls {
-					delete(f.roleC, k.Role) // a retried flush landed too: read it afresh
-					continue
-				}
-				v := *rc.rec
-				v.UsageCount += calls
-				t := now
-				v.LastUsedAt = &t
-				f.roleC[k.Role] = &cachedRole{rec: &v, rev: rc.rev}
+			if rc := f.roleC[k.Role]; rc != nil && ok {
+				f.roleC[k.Role] = &cachedRole{rec: roleView(rc.stored, rc.base, &m), stored: rc.stored, base: rc.base, rev: rc.rev}
 			}
 			continue
 		}
 		rep.Merged[k] = calls
 		c := f.cache[k]
-		d, ok := deltas[k]
-		if c == nil {
+		if c == nil || !ok {
 			uncached = append(uncached, k)
 			continue
 		}
-		if !ok || calls != d.Calls {
-			delete(f.cache, k) // a retried flush landed too: read it afresh
-			continue
-		}
-		v := *c.a
-		d.ApplyTo(&v, now)
-		f.cache[k] = &cachedArtifact{a: &v, rev: c.rev, stored: c.stored}
-		if c.stored == registry.Candidate && v.Lifecycle == registry.Durable {
+		n := c.withMetrics(&m)
+		n.used.Store(c.used.Load())
+		f.cache[k] = n
+		if c.rec.Lifecycle == registry.Candidate && n.a.Lifecycle == registry.Durable {
 			promote = append(promote, k)
 		}
 	}
@@ -156,7 +146,7 @@ func (r *fleetRecorder) Flush() registry.FlushReport {
 			f.mu.RLock()
 			c := f.cache[k]
 			f.mu.RUnlock()
-			if c != nil && c.stored == registry.Candidate {
+			if c != nil && c.rec.Lifecycle == registry.Candidate {
 				promote = append(promote, k)
 			}
 		}

@@ -195,3 +195,37 @@ func TestFleetGenerationLockOfACrashedHolderExpires(t *testing.T) {
 	assert.GreaterOrEqual(t, waited, time.Second, "the lease was held until it expired")
 	assert.Less(t, waited, 10*time.Second, "bounded by the TTL (plus the server's expiry sweep)")
 }
+
+// TestFleetPromotionCountsTheFleetsCalls: two processes each prove a candidate with 2 successes;
+// neither alone reaches DurableAfter, but the second flush merges onto the first, its cached view
+// takes the merged metrics, and the promotion is written to the record.
+func TestFleetPromotionCountsTheFleetsCalls(t *testing.T) {
+	url := singleNoSync(t)
+	p1, p2 := openFleet(t, url, "promote"), openFleet(t, url, "promote")
+	_, err := p1.Update("r", "m", func(a *registry.Artifact, _ bool) error {
+		a.Promote("package artifact", "initial_forge", "m", "pv", time.Now())
+		return nil
+	})
+	require.NoError(t, err)
+	_, err = p2.Load("r", "m")
+	require.NoError(t, err)
+	r1, r2 := p1.NewRecorder(time.Hour), p2.NewRecorder(time.Hour)
+	defer r1.Close()
+	defer r2.Close()
+	for range 2 {
+		r1.Record("r", "m", registry.Success, time.Millisecond, "")
+		r2.Record("r", "m", registry.Success, time.Millisecond, "")
+	}
+	r1.Flush()
+	a, ok := p1.Lookup("r", "m")
+	require.True(t, ok)
+	assert.Equal(t, registry.Candidate, a.Lifecycle, "2 successes")
+	r2.Flush()
+	a, ok = p2.Lookup("r", "m")
+	require.True(t, ok)
+	assert.Equal(t, int64(4), a.SuccessCount, "the other process's flush is in the merged metrics")
+	assert.Equal(t, registry.Durable, a.Lifecycle)
+	e, err := p1.arts.Get(testCtx(t), "artifacts.r.m")
+	require.NoError(t, err)
+	assert.Equal(t, registry.Durable, e.Value.A.Lifecycle, "the promotion is written to the record")
+}

@@ -122,8 +122,11 @@ func (s *Store) NewMetricsWriter(suffix string) *MetricsWriter {
 type FlushReport struct {
 	Merged    map[registry.Key]int64
 	Revisions map[registry.Key]uint64 // the revision each merged artifact's metrics have now
-	Kept      map[registry.Key]error  // retried by the next Flush
-	Dropped   map[registry.Key]error  // given up (invalid name, or unconfirmed for MetricsMarkTTL)
+	// Metrics is each merged artifact's metrics as this flush wrote them (every flush merged before
+	// it included), from the per-artifact writer only (the journal's are merged by its folder).
+	Metrics map[registry.Key]Metrics
+	Kept    map[registry.Key]error // retried by the next Flush
+	Dropped map[registry.Key]error // given up (invalid name, or unconfirmed for MetricsMarkTTL)
 }
 
 // Flush merges deltas (and every delta kept by earlier failed flushes) into the fleet metrics.
@@ -131,7 +134,8 @@ type FlushReport struct {
 func (w *MetricsWriter) Flush(ctx context.Context, deltas map[registry.Key]Delta) FlushReport {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	rep := FlushReport{Merged: map[registry.Key]int64{}, Revisions: map[registry.Key]uint64{}, Kept: map[registry.Key]error{}, Dropped: map[registry.Key]error{}}
+	rep := FlushReport{Merged: map[registry.Key]int64{}, Revisions: map[registry.Key]uint64{}, Metrics: map[registry.Key]Metrics{},
+		Kept: map[registry.Key]error{}, Dropped: map[registry.Key]error{}}
 	now := time.Now()
 	seq := w.seq.Add(1)
 	work := make(map[registry.Key][]seqDelta, len(deltas)+len(w.retry))
@@ -147,6 +151,7 @@ func (w *MetricsWriter) Flush(ctx context.Context, deltas map[registry.Key]Delta
 		k     registry.Key
 		calls int64
 		rev   uint64
+		m     Metrics
 		err   error
 	}
 	results := make(chan result, len(work))
@@ -192,7 +197,7 @@ func (w *MetricsWriter) Flush(ctx context.Context, deltas map[registry.Key]Delta
 				m.Writers[w.writer] = WriterMark{Seq: last, At: now.UTC()}
 				return m, nil
 			})
-			results <- result{k: k, calls: calls, rev: e.Revision, err: err}
+			results <- result{k: k, calls: calls, rev: e.Revision, m: e.Value, err: err}
 		}()
 	}
 	wg.Wait()
@@ -205,6 +210,7 @@ func (w *MetricsWriter) Flush(ctx context.Context, deltas map[registry.Key]Delta
 		}
 		rep.Merged[r.k] = r.calls
 		rep.Revisions[r.k] = r.rev
+		rep.Metrics[r.k] = r.m
 	}
 	return rep
 }
