@@ -422,7 +422,20 @@ func (f *FleetStore) read(ctx context.Context, role, method string, min seen) (v
 	if err != nil {
 		return nil, rec, 0, err
 	}
+	// The metrics are read at the same time as the record: one round trip's wait, not two. Any
+	// metrics the record does not hold yet are merged; older ones are ignored (see sinceBase).
+	mkey, _ := f.st.MetricsKey(role, method)
+	type mres struct {
+		m   *Metrics
+		err error
+	}
+	mch := make(chan mres, 1)
+	go func() {
+		m, err := f.metrics(ctx, mkey)
+		mch <- mres{m, err}
+	}()
 	e, err := getAtLeast(ctx, f.arts, key, min)
+	mr := <-mch
 	if errors.Is(err, registry.ErrNotFound) {
 		return nil, rec, e.Revision, notFoundArtifact(role, method)
 	}
@@ -437,12 +450,10 @@ func (f *FleetStore) read(ctx context.Context, role, method string, min seen) (v
 		rec.Err = fmt.Errorf("%w: the record names %s.%s", registry.ErrCorrupt, rec.A.Role, rec.A.Method)
 		return nil, rec, e.Revision, fmt.Errorf("registry: artifact %s.%s (%s revision %d): %w", role, method, f.loc, e.Revision, rec.Err)
 	}
-	mkey, _ := f.st.MetricsKey(role, method)
-	m, err := f.metrics(ctx, mkey)
-	if err != nil {
-		return nil, rec, 0, err
+	if mr.err != nil {
+		return nil, rec, 0, mr.err
 	}
-	return view(rec.A, rec.Base, m), rec, e.Revision, nil
+	return view(rec.A, rec.Base, mr.m), rec, e.Revision, nil
 }
 
 // getAtLeast reads key as of the newest write the watch reported: at least its revision, or, when

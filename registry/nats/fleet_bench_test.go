@@ -52,3 +52,41 @@ func BenchmarkBackendWarmCall(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBackendLoad is a Load — what a call pays after its cached entry was dropped (a write
+// elsewhere, a ChangeAll) — on both backends, same run: the fleet store's is a get of the record
+// and one of its metrics, two round trips.
+//
+//	go test -run '^$' -bench BackendLoad -count 5 ./registry/nats
+func BenchmarkBackendLoad(b *testing.B) {
+	for _, name := range []string{"dir", "fleet"} {
+		b.Run(name, func(b *testing.B) {
+			var s registry.Backend
+			if name == "dir" {
+				d, err := registry.Open(b.TempDir())
+				if err != nil {
+					b.Fatal(err)
+				}
+				s = d
+			} else {
+				s = openFleet(b, singleNoSync(b), "bench")
+			}
+			if _, err := s.Update("text_tools", "upper", func(a *registry.Artifact, _ bool) error {
+				a.Promote(benchArtifact().Code, "initial_forge", "m", "pv", time.Now())
+				return nil
+			}); err != nil {
+				b.Fatal(err)
+			}
+			rec := s.NewRecorder(time.Hour)
+			rec.Record("text_tools", "upper", registry.Success, time.Microsecond, "")
+			rec.Close() // a metrics record to merge, on both
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if _, err := s.Load("text_tools", "upper"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
