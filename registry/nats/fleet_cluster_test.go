@@ -1,6 +1,7 @@
 package nats
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -113,6 +114,82 @@ func TestFleetCluster(t *testing.T) {
 			t.Logf("process %d saw the bless after %v", i+1, took)
 			assert.Less(t, took, time.Second, "process %d", i+1)
 		}
+	})
+
+	t.Run("CutFromTheQuorum", func(t *testing.T) {
+		// A process whose node loses the other two (its JetStream has no quorum, its connection
+		// stays up): writes fail naming the store and the quorum; warm calls keep running from
+		// memory (a ChangeAll sets the cache aside; each Load serves it after at most 2 s).
+		fs := fleet(t, "cut")
+		f := fs[0]
+		f.opTimeout = 3 * time.Second
+		for _, m := range []string{"a", "b"} {
+			_, err := f.Update("r", m, func(a *registry.Artifact, _ bool) error {
+				a.Promote("package artifact // "+m, "initial_forge", "m", "pv", time.Now())
+				return nil
+			})
+			require.NoError(t, err)
+		}
+		others := []*Node{c.Nodes[1], c.Nodes[2]}
+		for _, n := range others {
+			n.Stop()
+		}
+		_, err := f.Update("r", "a", func(a *registry.Artifact, _ bool) error { a.Lifecycle = registry.Blessed; return nil })
+		require.Error(t, err)
+		t.Logf("write without a quorum: %v", err)
+		assert.Contains(t, err.Error(), "nats://127.0.0.1:")
+		assert.Contains(t, err.Error(), "quorum")
+		// The harder case: the store's watch has noticed (a ChangeAll set the cache aside).
+		require.Eventually(t, func() bool { return f.watcher.Behind()+f.watcher.Errors() > 0 }, 10*time.Second, 10*time.Millisecond)
+		for _, m := range []string{"a", "b"} {
+			start := time.Now()
+			a, ok := f.Lookup("r", m)
+			if !ok {
+				var err error
+				a, err = f.Load("r", m)
+				require.NoError(t, err, "a warm method keeps running without the quorum")
+			}
+			t.Logf("warm %s without a quorum: %v (cached %v)", m, time.Since(start), ok)
+			assert.Equal(t, 1, a.Generation)
+			assert.Less(t, time.Since(start), 2500*time.Millisecond)
+			_, ok = f.Lookup("r", m)
+			assert.True(t, ok, "served from memory from then on")
+		}
+		for _, n := range others {
+			require.NoError(t, n.Restart())
+		}
+		js, err := jetstream.New(f.Store().Conn())
+		require.NoError(t, err)
+		var behind string
+		caught := func() bool {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second) // one attempt
+			defer cancel()
+			var streams []string
+			names := js.StreamNames(ctx)
+			for n := range names.Name() {
+				streams = append(streams, n)
+			}
+			if names.Err() != nil || len(streams) == 0 {
+				behind = fmt.Sprintf("stream names: %v", names.Err())
+				return false
+			}
+			for _, st := range streams {
+				for _, n := range others {
+					if !caughtUp(ctx, js, st, n.Name()) {
+						behind = n.Name() + " on " + st
+						return false
+					}
+				}
+			}
+			return true
+		}
+		for deadline := time.Now().Add(30 * time.Second); !caught(); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the restarted nodes have not caught up after 30 s: %s", behind)
+			}
+		}
+		_, err = f.Update("r", "a", func(a *registry.Artifact, _ bool) error { a.Lifecycle = registry.Blessed; return nil })
+		require.NoError(t, err, "writes work again with the quorum back")
 	})
 
 	t.Run("NodeKillLosesNoAcknowledgedWrite", func(t *testing.T) {
