@@ -203,7 +203,7 @@ func (f *FleetStore) fail(err error) error {
 		return err
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) {
-		return fmt.Errorf("registry: store %s: %w (is nats-server running at %s, and does its JetStream have a quorum?)", f.loc, err, strings.Join(f.cfg.Servers, ","))
+		return fmt.Errorf("registry: store %s: %w; check that nats-server runs there with JetStream and, in a cluster, that a majority of its nodes (a quorum) is up", f.loc, err)
 	}
 	return fmt.Errorf("registry: store %s: %w", f.loc, err)
 }
