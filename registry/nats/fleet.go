@@ -143,10 +143,21 @@ func openFleetWith(cfg *Config, o registry.OpenOptions, extra ...nats.Option) (*
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), fleetOpTimeout)
 	defer cancel()
-	st, err := Open(ctx, cfg, name, append([]nats.Option{nats.ReconnectWait(100 * time.Millisecond), nats.MaxReconnects(-1)}, extra...)...)
+	opts, err := cfg.Options(name)
 	if err != nil {
-		return nil, fmt.Errorf("registry: store %s: %w (is nats-server running at %s, with JetStream enabled?)", loc, err, strings.Join(cfg.Servers, ","))
+		return nil, fmt.Errorf("registry: store %s: %w", loc, err)
 	}
+	opts = append(append(opts, nats.ReconnectWait(100*time.Millisecond), nats.MaxReconnects(-1)), extra...)
+	nc, err := nats.Connect(strings.Join(cfg.Servers, ","), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("registry: store %s: %w; is nats-server running at %s? are the credentials right?", loc, err, strings.Join(cfg.Servers, ","))
+	}
+	st, err := OpenConn(ctx, nc, cfg.Name, cfg.Replicas)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("registry: store %s: %w", loc, err)
+	}
+	st.ownConn = true
 	f := &FleetStore{st: st, cfg: cfg, loc: loc, localDir: local,
 		cache: map[registry.Key]*cachedArtifact{}, roleC: map[string]*cachedRole{},
 		stale: map[registry.Key]*cachedArtifact{}, staleR: map[string]*cachedRole{},
