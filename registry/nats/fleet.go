@@ -210,8 +210,9 @@ func (f *FleetStore) fail(err error) error {
 	if f.closed.Load() {
 		return fmt.Errorf("registry: store %s is closed: %w", f.loc, err)
 	}
-	if errors.Is(err, registry.ErrNotFound) || errors.Is(err, registry.ErrInvalidName) {
-		return err
+	if errors.Is(err, registry.ErrNotFound) || errors.Is(err, registry.ErrInvalidName) ||
+		errors.Is(err, registry.ErrCorrupt) || errors.Is(err, registry.ErrIncompatible) {
+		return err // they name the record (and the store) already
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) {
 		return fmt.Errorf("registry: store %s: %w; check that nats-server runs there with JetStream and, in a cluster, that a majority of its nodes (a quorum) is up", f.loc, err)
@@ -222,7 +223,7 @@ func (f *FleetStore) fail(err error) error {
 // --- stored records ---------------------------------------------------------------------------
 
 // storedArtifact is an artifact record: the artifact as the forge wrote it and the metrics it
-// holds (Base). Err is why it could not be decoded (Raw is then what is stored).
+// holds (Base), and the bytes stored (Raw). Err is why it could not be decoded.
 type storedArtifact struct {
 	A    *registry.Artifact
 	Base *Metrics
@@ -253,7 +254,7 @@ func decodeStoredArtifact(data []byte) (storedArtifact, error) {
 	if err := json.Unmarshal(data, &b); err != nil {
 		return storedArtifact{Err: fmt.Errorf("%w: fleet_base: %v", registry.ErrCorrupt, err), Raw: data}, nil
 	}
-	return storedArtifact{A: a, Base: b.Base}, nil
+	return storedArtifact{A: a, Base: b.Base, Raw: data}, nil
 }
 
 // storedRole is a role record with the usage metrics it holds.
@@ -492,7 +493,7 @@ func (f *FleetStore) Load(role, method string) (*registry.Artifact, error) {
 	f.mu.RLock()
 	epoch, minRev, old := f.epoch, f.latest[k], f.stale[k]
 	f.mu.RUnlock()
-	timeout := fleetOpTimeout
+	timeout := f.opTimeout
 	if old != nil {
 		if !f.st.nc.IsConnected() { // cut off: no request could be answered; run from memory
 			f.install(k, old, f.epochNow())
@@ -606,8 +607,12 @@ func (f *FleetStore) Update(role, method string, fn func(a *registry.Artifact, e
 			return storedArtifact{}, fmt.Errorf("registry: artifact %s.%s in %s: %w; upgrade this forge, or regenerate it with `forge regen %s %s`", role, method, f.loc, old.Err, role, method)
 		case exists:
 			// Damaged: set aside (once, however often fn runs), then written over as a new artifact.
+			why := old.Err
+			if why == nil {
+				why = fmt.Errorf("%w: the record names %s.%s", registry.ErrCorrupt, old.A.Role, old.A.Method)
+			}
 			if !bytes.Equal(aside, old.Raw) {
-				if _, err := f.setAside(key, old.Raw, old.Err); err != nil {
+				if _, err := f.setAside(key, old.Raw, why); err != nil {
 					return storedArtifact{}, err
 				}
 				aside = old.Raw
@@ -785,7 +790,7 @@ func (f *FleetStore) Role(name string) (*registry.RoleRecord, error) {
 	if c != nil && f.reval.Load() >= 0 {
 		return c.rec, nil
 	}
-	timeout := fleetOpTimeout
+	timeout := f.opTimeout
 	if old != nil {
 		if !f.st.nc.IsConnected() {
 			f.installRole(name, old, f.epochNow())

@@ -134,4 +134,21 @@ func TestFleetDoctorQuarantinesDamagedRecords(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(kv.Value(), &entry))
 	assert.Equal(t, `{"schema_version":1,"role":"r"`, string(entry.Data))
+
+	// A record stored under another artifact's key is damage too.
+	e, err = f.st.Data.Get(ctx, akey("edited"))
+	require.NoError(t, err)
+	put(akey("moved"), e.Value())
+	_, err = other.Load("r", "moved")
+	require.ErrorIs(t, err, registry.ErrCorrupt)
+	assert.Contains(t, err.Error(), "names r.edited")
+	_, err = f.Update("r", "moved", func(a *registry.Artifact, exists bool) error {
+		assert.False(t, exists)
+		a.Promote("package artifact // moved", "initial_forge", "m", "pv", time.Now())
+		return nil
+	})
+	require.NoError(t, err)
+	pending, err = f.Quarantined()
+	require.NoError(t, err)
+	assert.Len(t, pending, 2)
 }
