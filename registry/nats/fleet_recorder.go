@@ -117,30 +117,62 @@ func (r *fleetRecorder) Flush() registry.FlushReport {
 	}
 	// The cached views take the merged metrics each compare-and-set wrote: this flush and every
 	// other process's merged before it, so a candidate is promoted on the fleet's calls.
+	// The new views are computed outside the lock and swapped in if the entry did not change
+	// meanwhile: Lookups wait only for the swap.
 	var promote, uncached []registry.Key
-	f.mu.Lock()
-	for k, calls := range wr.Merged {
-		m, ok := wr.Metrics[k]
+	type swap struct {
+		k      registry.Key
+		oa, na *cachedArtifact
+		or, nr *cachedRole
+	}
+	var swaps []swap
+	f.mu.RLock()
+	for k := range wr.Merged {
 		if k.Method == "" {
-			if rc := f.roleC[k.Role]; rc != nil && ok {
-				f.roleC[k.Role] = &cachedRole{rec: roleView(rc.stored, rc.base, &m), stored: rc.stored, base: rc.base, rev: rc.rev}
+			if rc := f.roleC[k.Role]; rc != nil {
+				swaps = append(swaps, swap{k: k, or: rc})
 			}
-			continue
+		} else if c := f.cache[k]; c != nil {
+			swaps = append(swaps, swap{k: k, oa: c})
 		}
-		rep.Merged[k] = calls
-		c := f.cache[k]
-		if c == nil || !ok {
-			uncached = append(uncached, k)
-			continue
+	}
+	f.mu.RUnlock()
+	for i := range swaps {
+		sw := &swaps[i]
+		m, ok := wr.Metrics[sw.k]
+		switch {
+		case !ok:
+		case sw.or != nil:
+			sw.nr = &cachedRole{rec: roleView(sw.or.stored, sw.or.base, &m), stored: sw.or.stored, base: sw.or.base, rev: sw.or.rev}
+		default:
+			sw.na = sw.oa.withMetrics(&m)
+			sw.na.used.Store(sw.oa.used.Load())
 		}
-		n := c.withMetrics(&m)
-		n.used.Store(c.used.Load())
-		f.cache[k] = n
-		if c.rec.Lifecycle == registry.Candidate && n.a.Lifecycle == registry.Durable {
-			promote = append(promote, k)
+	}
+	swapped := map[registry.Key]bool{}
+	f.mu.Lock()
+	for _, sw := range swaps {
+		switch {
+		case sw.nr != nil && f.roleC[sw.k.Role] == sw.or:
+			f.roleC[sw.k.Role] = sw.nr
+		case sw.na != nil && f.cache[sw.k] == sw.oa:
+			f.cache[sw.k] = sw.na
+			swapped[sw.k] = true
+			if sw.oa.rec.Lifecycle == registry.Candidate && sw.na.a.Lifecycle == registry.Durable {
+				promote = append(promote, sw.k)
+			}
 		}
 	}
 	f.mu.Unlock()
+	for k, calls := range wr.Merged {
+		if k.Method == "" {
+			continue
+		}
+		rep.Merged[k] = calls
+		if !swapped[k] {
+			uncached = append(uncached, k)
+		}
+	}
 	for _, k := range uncached {
 		if a, err := f.Load(k.Role, k.Method); err == nil && a.Lifecycle == registry.Durable {
 			f.mu.RLock()
