@@ -482,9 +482,9 @@ func getAtLeast[T any](ctx context.Context, t *Table[T], key string, min seen) (
 }
 
 // Load reads role.method from the store, merges its metrics and caches the view. When the store
-// cannot be reached and a copy set aside by a ChangeAll exists, that copy is served (and cached
-// again: the watch, once back, delivers whatever changed meanwhile), so warm calls outlive a
-// partition.
+// cannot be reached and a copy is in memory (cached, or set aside by a ChangeAll), that copy is
+// served (and cached again: the watch, once back, delivers whatever changed meanwhile), so warm
+// calls outlive a partition.
 func (f *FleetStore) Load(role, method string) (*registry.Artifact, error) {
 	if err := validKey(role, method); err != nil {
 		return nil, err
@@ -492,6 +492,9 @@ func (f *FleetStore) Load(role, method string) (*registry.Artifact, error) {
 	k := registry.Key{Role: role, Method: method}
 	f.mu.RLock()
 	epoch, minRev, old := f.epoch, f.latest[k], f.stale[k]
+	if old == nil {
+		old = f.cache[k] // a Load of a cached entry (a caller that does not Lookup first)
+	}
 	f.mu.RUnlock()
 	timeout := f.opTimeout
 	if old != nil {
@@ -789,6 +792,9 @@ func (f *FleetStore) Role(name string) (*registry.RoleRecord, error) {
 	f.mu.RUnlock()
 	if c != nil && f.reval.Load() >= 0 {
 		return c.rec, nil
+	}
+	if old == nil {
+		old = c
 	}
 	timeout := f.opTimeout
 	if old != nil {

@@ -128,14 +128,17 @@ func TestFleetRecorderKeepsOutcomesWhileTheStoreIsDown(t *testing.T) {
 	rep := rec.Flush()
 	require.Contains(t, rep.Dropped, registry.Key{Role: "r", Method: "m"})
 	assert.Contains(t, rep.Dropped[registry.Key{Role: "r", Method: "m"}].Error(), "kept for the next flush")
-	// The watch noticed the lost server (a ChangeAll): the cache was set aside, and the next Load
-	// serves it from memory instead of failing; Lookups then hit memory again.
+	// Once the watch noticed the lost server (a ChangeAll), the cache is set aside, and the next
+	// Load serves it from memory instead of failing; Lookups then hit memory again.
+	require.Eventually(t, func() bool { return f.watcher.Behind()+f.watcher.Errors() > 0 }, 10*time.Second, 10*time.Millisecond)
+	_, ok := f.Lookup("r", "m")
+	assert.False(t, ok, "set aside")
 	start := time.Now()
 	a, err := f.Load("r", "m")
 	require.NoError(t, err, "warm calls keep running from memory while the store is down")
 	t.Logf("Load with the server down: %v", time.Since(start))
 	assert.Equal(t, 1, a.Generation)
-	_, ok := f.Lookup("r", "m")
+	_, ok = f.Lookup("r", "m")
 	assert.True(t, ok)
 	_, err = f.Update("r", "m", func(x *registry.Artifact, _ bool) error { return nil })
 	require.Error(t, err, "writes fail while the store is down")
