@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// RecordBuffer is the in-memory half of a Recorder, for backends that flush call outcomes
-// somewhere else than the directory store's journals (the fleet store's metrics bucket): Record
+// RecordBuffer is the in-memory half of a Recorder (the Recorder keeps its outcomes in one), for
+// backends that flush call outcomes somewhere else than the directory store's journals (the fleet
+// store's metrics bucket): Record
 // adds one call's outcome without I/O (and, once a key has been seen, without allocating), Take
 // hands the buffered deltas to a flush, GiveBack returns the ones a flush could not write. The
 // per-call bookkeeping (counters, the recent window, the last failure and its cap) is the
@@ -99,13 +100,22 @@ func (b *RecordBuffer) Record(role, method string, o Outcome, d time.Duration, r
 
 // Take removes and returns the buffered deltas (keys with no call since the last Take are left out).
 func (b *RecordBuffer) Take() map[Key]BufferedDelta {
-	out := make(map[Key]BufferedDelta)
+	ds := b.take()
+	out := make(map[Key]BufferedDelta, len(ds))
+	for k, d := range ds {
+		out[k] = bufferedOf(d)
+	}
+	return out
+}
+
+func (b *RecordBuffer) take() map[Key]delta {
+	out := make(map[Key]delta)
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	for k, p := range b.pending {
 		p.mu.Lock()
 		if p.calls > 0 {
-			out[k] = bufferedOf(p.delta)
+			out[k] = delta{c: p.c, calls: p.calls, recent: append([]byte(nil), p.recent...), lastReason: p.lastReason, lastClass: p.lastClass}
 			p.c, p.calls, p.recent, p.lastReason, p.lastClass = Counters{}, 0, p.recent[:0], "", ""
 		}
 		p.mu.Unlock()
@@ -115,14 +125,16 @@ func (b *RecordBuffer) Take() map[Key]BufferedDelta {
 
 // GiveBack returns a delta that could not be written, to be flushed with the next Take; the calls
 // recorded since are kept newer than it.
-func (b *RecordBuffer) GiveBack(k Key, d BufferedDelta) {
+func (b *RecordBuffer) GiveBack(k Key, d BufferedDelta) { b.giveBack(k, d.delta()) }
+
+func (b *RecordBuffer) giveBack(k Key, d delta) {
 	p := b.get(k)
 	p.mu.Lock()
-	p.calls += d.Calls
-	addCounters(&p.c, d.Counters)
+	p.calls += d.calls
+	addCounters(&p.c, d.c)
 	if p.lastClass == "" {
-		p.lastClass, p.lastReason = d.LastClass, d.LastReason
+		p.lastClass, p.lastReason = d.lastClass, d.lastReason
 	}
-	p.recent = mergeRecent([]byte(d.Counters.Recent), p.recent)
+	p.recent = mergeRecent(d.recent, p.recent)
 	p.mu.Unlock()
 }
