@@ -164,7 +164,6 @@ func openFleetWith(cfg *Config, o registry.OpenOptions, extra ...nats.Option) (*
 		latest: map[registry.Key]seen{}, latestR: map[string]seen{}, subs: map[*subscriber]struct{}{}}
 	f.arts = NewTable(st.Data, artifactsPrefix, Codec[storedArtifact]{Encode: encodeStoredArtifact, Decode: decodeStoredArtifact})
 	f.roles = NewTable(st.Data, rolesPrefix, Codec[storedRole]{Encode: encodeStoredRole, Decode: decodeStoredRole})
-	f.reval.Store(int64(registry.DefaultRevalidate))
 	f.opTimeout = fleetOpTimeout
 	f.genTTL = GenerationLeaseTTL
 	switch {
@@ -402,15 +401,12 @@ func (f *FleetStore) metrics(ctx context.Context, key string) (*Metrics, error) 
 
 // --- artifacts ----------------------------------------------------------------------------------
 
-// SetRevalidate: the fleet store's cache is kept coherent by its watch, so a positive interval
-// changes nothing; a negative one makes Lookup miss always (every call Loads from the store).
-func (f *FleetStore) SetRevalidate(d time.Duration) { f.reval.Store(int64(d)) }
+// SetRevalidate does nothing: it tunes the checks a store makes when no watch is running, and the
+// fleet store's cache is always kept coherent by its own watch of the data bucket.
+func (f *FleetStore) SetRevalidate(time.Duration) {}
 
 // Lookup returns the cached merged view of role.method, from memory only.
 func (f *FleetStore) Lookup(role, method string) (*registry.Artifact, bool) {
-	if f.reval.Load() < 0 {
-		return nil, false
-	}
 	f.mu.RLock()
 	c := f.cache[registry.Key{Role: role, Method: method}]
 	f.mu.RUnlock()
@@ -790,7 +786,7 @@ func (f *FleetStore) Role(name string) (*registry.RoleRecord, error) {
 	f.mu.RLock()
 	c, epoch, minRev, old := f.roleC[name], f.epoch, f.latestR[name], f.staleR[name]
 	f.mu.RUnlock()
-	if c != nil && f.reval.Load() >= 0 {
+	if c != nil {
 		return c.rec, nil
 	}
 	if old == nil {
