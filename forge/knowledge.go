@@ -37,8 +37,8 @@ func (f *Forge) openLayers() error {
 	if f.opts.NoLearning {
 		return nil
 	}
-	l, err := learner.Open(f.store.Root(), learner.Options{
-		Quarantine: func(path string, why error) string { return f.store.QuarantineFile(path, why).MovedTo },
+	l, err := learner.Open(f.store.LocalDir(), learner.Options{
+		Quarantine: QuarantineFunc(f.store),
 	})
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/artifactforge/forge/forge"
 	"github.com/artifactforge/forge/learner"
 )
 
@@ -19,8 +20,8 @@ func (a *app) openLearner(readOnly bool) (*learner.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return learner.Open(s.Root(), learner.Options{Revalidate: -1,
-		Quarantine: func(path string, why error) string { return s.QuarantineFile(path, why).MovedTo }})
+	return learner.Open(s.LocalDir(), learner.Options{Revalidate: -1,
+		Quarantine: forge.QuarantineFunc(s)})
 }
 
 func newKnowledgeCmd(a *app) *cobra.Command {
