@@ -22,6 +22,7 @@ const cliTestScheme = "clitest"
 // cliTestCalls counts what the commands asked of clitest:// stores.
 var cliTestCalls struct {
 	opens, closes, lookups, loads, updates, summaries atomic.Int64
+	client                                            atomic.Value // the last OpenOptions.ClientName
 }
 
 func init() {
@@ -36,6 +37,7 @@ func init() {
 			local = dir
 		}
 		cliTestCalls.opens.Add(1)
+		cliTestCalls.client.Store(o.ClientName)
 		return &cliTestBackend{Backend: s, url: url, local: local}, nil
 	})
 }
@@ -110,12 +112,14 @@ func TestCLIOnAnotherBackend(t *testing.T) {
 	assert.Contains(t, out, "text")
 	assert.Contains(t, out, "upper")
 	assert.Greater(t, cliTestCalls.summaries.Load(), sums, "ls lists through the backend")
+	assert.Equal(t, "forge ls", cliTestCalls.client.Load(), "the store's servers see which command connects")
 
 	reads := cliTestCalls.lookups.Load() + cliTestCalls.loads.Load()
 	code, out, errOut = runCLI(t, s("call", "text", "upper", "s=yo")...) // no provider: the stored code runs
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, "\"YO\"\n", out)
 	assert.Greater(t, cliTestCalls.lookups.Load()+cliTestCalls.loads.Load(), reads, "call reads the artifact through the backend")
+	assert.Equal(t, "forge call", cliTestCalls.client.Load())
 	ev, err := os.ReadFile(filepath.Join(local, "events", "forge.jsonl"))
 	require.NoError(t, err, "the event log is in the backend's LocalDir ($FORGE_LOCAL_DIR)")
 	assert.Contains(t, string(ev), `"upper"`)

@@ -61,7 +61,7 @@ func (a *app) openForge() (*forge.Forge, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts.Store, opts.Provider = dir, p
+	opts.Store, opts.Provider, opts.ClientName = dir, p, a.clientName()
 	// Damaged files the calls find are quarantined (and recorded for doctor); say so here too.
 	opts.OnQuarantine = a.reportQuarantine
 	if p != nil && a.verbose && !a.jsonOut {

@@ -45,7 +45,15 @@ func (a *app) openStoreWith(mustExist bool) (registry.Backend, error) {
 		return nil, err
 	}
 	return registry.OpenBackend(spec, registry.OpenOptions{MustExist: mustExist, OnQuarantine: a.reportQuarantine,
-		LocalDir: localDir(), ClientName: "forge"})
+		LocalDir: localDir(), ClientName: a.clientName()})
+}
+
+// clientName is the name a networked store's servers see for this process.
+func (a *app) clientName() string {
+	if a.client == "" {
+		return "forge"
+	}
+	return a.client
 }
 
 // localDir is $FORGE_LOCAL_DIR: a networked store's directory on this machine (forge.Options.LocalDir).

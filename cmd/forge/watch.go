@@ -46,7 +46,7 @@ select calls only. --json prints one event per line. It runs until interrupted.`
 			if err != nil {
 				return err
 			}
-			f, err := forge.Open(forge.Options{Store: spec, NoEvents: true, LocalDir: localDir(), ClientName: "forge watch"})
+			f, err := forge.Open(forge.Options{Store: spec, NoEvents: true, LocalDir: localDir(), ClientName: a.clientName()})
 			if err != nil {
 				return err
 			}
