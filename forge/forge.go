@@ -90,8 +90,8 @@ func clientName(name string) string {
 	return "forge"
 }
 
+// open builds the Forge on an opened store; on an error the caller closes the store.
 func open(s registry.Backend, opts Options) (*Forge, error) {
-	var err error
 	if opts.MaxProviderCalls <= 0 {
 		opts.MaxProviderCalls = DefaultMaxProviderCalls
 	}
@@ -119,6 +119,9 @@ func open(s registry.Backend, opts Options) (*Forge, error) {
 		}
 	}
 	if err := f.openLayers(); err != nil {
+		if f.events != nil {
+			f.events.close() // its writer goroutine would outlive the failed Open
+		}
 		return nil, err
 	}
 	f.rec = s.NewRecorder(opts.FlushInterval)
