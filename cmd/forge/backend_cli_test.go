@@ -147,6 +147,35 @@ func TestCLIOnAnotherBackend(t *testing.T) {
 		assert.Contains(t, errOut, "--store DIR", args)
 	}
 
+	// forge run and forge test put their sandbox caches in the store's local directory.
+	d, err := (&app{storeFlag: url}).localStoreDir()
+	require.NoError(t, err)
+	assert.Equal(t, local, d, "$FORGE_LOCAL_DIR")
+	t.Setenv("FORGE_LOCAL_DIR", "")
+	d, err = (&app{storeFlag: url}).localStoreDir()
+	require.NoError(t, err)
+	assert.Equal(t, dir, d, "the backend's own LocalDir")
+	d, err = (&app{storeFlag: dir}).localStoreDir()
+	require.NoError(t, err)
+	assert.Equal(t, dir, d, "a directory store is its own local directory")
+
 	assert.Equal(t, cliTestCalls.opens.Load()-opens, cliTestCalls.closes.Load()-closes, "every command closes the store it opened")
 	assert.Greater(t, cliTestCalls.opens.Load(), opens)
+}
+
+func TestStoreURLOrDirectory(t *testing.T) {
+	for spec, want := range map[string]bool{
+		"nats://host:4222/forge": true, "clitest:///tmp/x": true, "foo://x": true,
+		"/var/lib/forge": false, "./store": false, "relative/dir": false, "": false,
+		"a/b://c": false, `C:\forge://x`: false, "://x": false,
+	} {
+		assert.Equal(t, want, isStoreURL(spec), spec)
+	}
+	// Commands that build a directory store of their own refuse a URL, without echoing it.
+	for _, args := range [][]string{{"demo"}, {"bench", "--methods", "1"}} {
+		code, _, errOut := runCLI(t, append([]string{"--store", "foo://user:secret@x"}, args...)...)
+		assert.Equal(t, 2, code, args)
+		assert.Contains(t, errOut, "names a store URL", args)
+		assert.NotContains(t, errOut, "secret", args)
+	}
 }

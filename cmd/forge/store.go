@@ -56,6 +56,32 @@ func (a *app) clientName() string {
 	return a.client
 }
 
+// isStoreURL reports whether spec names a store by URL (SCHEME://...) rather than a directory,
+// by the rule registry.OpenBackend applies.
+func isStoreURL(spec string) bool {
+	scheme, _, ok := strings.Cut(spec, "://")
+	return ok && scheme != "" && !strings.ContainsAny(scheme, `/\`)
+}
+
+// localStoreDir is the directory on this machine for the store's unshared state (caches): the
+// store directory itself, or for a URL store $FORGE_LOCAL_DIR, else the backend's default (which
+// takes opening the store).
+func (a *app) localStoreDir() (string, error) {
+	spec, err := a.storeDir()
+	if err != nil || !isStoreURL(spec) {
+		return spec, err
+	}
+	if d := localDir(); d != "" {
+		return d, nil
+	}
+	s, err := a.openStoreWith(false)
+	if err != nil {
+		return "", err
+	}
+	defer s.Close()
+	return s.LocalDir(), nil
+}
+
 // localDir is $FORGE_LOCAL_DIR: a networked store's directory on this machine (forge.Options.LocalDir).
 func localDir() string { return strings.TrimSpace(os.Getenv("FORGE_LOCAL_DIR")) }
 
