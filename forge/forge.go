@@ -155,17 +155,6 @@ type unsupportedError struct{ msg string }
 func (e unsupportedError) Error() string { return e.msg }
 func (e unsupportedError) Unwrap() error { return registry.ErrUnsupported }
 
-// QuarantineFunc is the store's quarantine for damaged files of the layers kept beside it (the
-// learner's domain files), or nil when the backend has none (the learner then renames the file
-// aside itself).
-func QuarantineFunc(s registry.Backend) func(path string, why error) string {
-	m, ok := s.(registry.Maintainer)
-	if !ok {
-		return nil
-	}
-	return func(path string, why error) string { return m.QuarantineFile(path, why).MovedTo }
-}
-
 // Close ends generations that no caller waits for, waits for calls in flight, flushes buffered metrics and events and releases the
 // sandboxes. It is idempotent (a second Close returns the first one's result); a Call or
 // Regenerate after Close returns an Outcome error of type "closed".
