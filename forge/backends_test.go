@@ -1,0 +1,672 @@
+package forge_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/forge"
+	"github.com/artifactforge/forge/learner"
+	"github.com/artifactforge/forge/provider"
+	"github.com/artifactforge/forge/provider/replay"
+	"github.com/artifactforge/forge/registry"
+	fleet "github.com/artifactforge/forge/registry/nats" // registers the nats:// scheme
+)
+
+// The forge's call-path scenarios, run against both store backends (issue 13: "run the same
+// table against both backends"). registry/storetest checks the stores themselves; this table
+// checks what the forge does on top of them: generation, reuse, counters, operator verbs,
+// repair, staleness, several handles on one store, knowledge. Every scenario ports the
+// assertions of the forge test that covers it on a directory store (named in its comment).
+//
+// Each scenario gets its own store: a fresh directory, or a fresh store name on one embedded
+// single-node JetStream server started once for the whole table. A "handle" is one forge.Open on
+// that store, as another process would hold (its own connection, cache, watch and LocalDir).
+
+// bothHang only detects a hang: what the scenarios wait for normally arrives within milliseconds.
+const bothHang = 10 * time.Second
+
+const (
+	bothUpperOK = "package artifact\n\nimport \"strings\"\n\nfunc Upper(s string) string { return strings.ToUpper(s) }\n"
+	// bothUpperPanics indexes past the end of an empty string: an intrinsic failure on "".
+	bothUpperPanics = "package artifact\n\nimport \"strings\"\n\nfunc Upper(s string) string { return strings.ToUpper(s[:1]) + strings.ToUpper(s[1:]) }\n"
+)
+
+// bothUpperPanicsOn panics (nil map write) on strings of length n: each repair fixes the input
+// that failed and breaks another, so the repairs pass the gate and still fail later calls.
+func bothUpperPanicsOn(n int) string {
+	return fmt.Sprintf("package artifact\n\nimport \"strings\"\n\nfunc Upper(s string) string {\n\tif len(s) == %d {\n\t\tvar m map[string]int\n\t\tm[s] = 1\n\t}\n\treturn strings.ToUpper(s)\n}\n", n)
+}
+
+func bothTextContract() registry.Contract {
+	return registry.Contract{Role: "text", Purpose: "string utilities",
+		Methods:    map[string]string{"upper": "func Upper(s string) string"},
+		Acceptance: &registry.Acceptance{Examples: []registry.Example{{Method: "upper", Args: json.RawMessage(`{"s":"go"}`), Expect: json.RawMessage(`"GO"`)}}}}
+}
+
+// bothLine is one cassette answer: (role, method, kind, attempt) -> code.
+type bothLine struct {
+	Role    string `json:"role"`
+	Method  string `json:"method"`
+	Kind    string `json:"kind"`
+	Attempt int    `json:"attempt"`
+	Code    string `json:"code,omitempty"`
+}
+
+// countingReplay is the replay provider, counting the calls that reach it.
+type countingReplay struct {
+	provider.Provider
+	n atomic.Int64
+}
+
+func (p *countingReplay) Generate(ctx context.Context, r provider.Request) (provider.Answer, error) {
+	p.n.Add(1)
+	return p.Provider.Generate(ctx, r)
+}
+
+// upperCassette answers text.upper: generate attempts first, then repair attempts.
+func upperCassette(t testing.TB, generate []string, repairs ...string) *countingReplay {
+	t.Helper()
+	var b strings.Builder
+	add := func(kind string, codes []string) {
+		for i, c := range codes {
+			j, err := json.Marshal(bothLine{Role: "text", Method: "upper", Kind: kind, Attempt: i + 1, Code: c})
+			require.NoError(t, err)
+			b.Write(j)
+			b.WriteByte('\n')
+		}
+	}
+	add("generate", generate)
+	add("repair", repairs)
+	c, err := replay.New("both", []byte(b.String()))
+	require.NoError(t, err)
+	return &countingReplay{Provider: c}
+}
+
+// answers answers the n-th request with codes[n-1] (the last one after that), after delay; a
+// code "" answers like a model that wrote no code at all.
+type answers struct {
+	codes []string
+	delay time.Duration
+	n     atomic.Int64
+}
+
+func (p *answers) Name() string { return "answers" }
+
+func (p *answers) Generate(ctx context.Context, _ provider.Request) (provider.Answer, error) {
+	n := int(p.n.Add(1))
+	if p.delay > 0 {
+		select {
+		case <-time.After(p.delay):
+		case <-ctx.Done():
+			return provider.Answer{}, ctx.Err()
+		}
+	}
+	c := p.codes[min(n, len(p.codes))-1]
+	if c == "" {
+		raw := "sorry, no code"
+		_, err := provider.Heal(raw)
+		return provider.Answer{Raw: raw}, &provider.Error{Kind: provider.BadAnswer, Provider: "answers", Message: "no code in the answer", Err: err}
+	}
+	return provider.Answer{Code: c, Raw: c, Model: "answers"}, nil
+}
+
+// bothPitfall answers with code that calls time.Now (refused by the sandbox) unless its prompt
+// carries the lesson "use host.Now" (knowledge_test.go's pitfallModel).
+type bothPitfall struct {
+	mu      sync.Mutex
+	calls   int
+	prompts []string
+}
+
+func (m *bothPitfall) Name() string { return "pitfall" }
+
+func (m *bothPitfall) Generate(_ context.Context, req provider.Request) (provider.Answer, error) {
+	m.mu.Lock()
+	m.calls++
+	m.prompts = append(m.prompts, req.Prompt)
+	m.mu.Unlock()
+	fn := "Year"
+	if req.Method == "day" {
+		fn = "Day"
+	}
+	code := "package artifact\n\nimport \"time\"\n\nfunc " + fn + "() int { return time.Now()." + fn + "() }\n"
+	if strings.Contains(req.Prompt, "use host.Now") {
+		code = "package artifact\n\nimport \"forge/host\"\n\nfunc " + fn + "() int { return host.Now()." + fn + "() }\n"
+	}
+	return provider.Answer{Code: code, Model: "pitfall"}, nil
+}
+
+func bothClockContract(role, method, purpose string) registry.Contract {
+	return registry.Contract{Role: role, Purpose: purpose,
+		Methods:      map[string]string{method: "func " + strings.ToUpper(method[:1]) + method[1:] + "() int"},
+		Capabilities: &registry.Capabilities{Now: true}}
+}
+
+// bothEnv is one scenario's store.
+type bothEnv struct {
+	t     *testing.T
+	store string // a directory or a nats:// URL
+	fleet bool
+}
+
+// open opens another handle on the scenario's store, closed at the end of the scenario. Each
+// handle has its own LocalDir (a directory store ignores it).
+func (e *bothEnv) open(p provider.Provider, mod ...func(*forge.Options)) *forge.Forge {
+	e.t.Helper()
+	opts := forge.Options{Store: e.store, Provider: p, DefaultSandbox: "yaegi", LocalDir: e.t.TempDir(), ClientName: "forge-backends-test"}
+	for _, m := range mod {
+		m(&opts)
+	}
+	f, err := forge.Open(opts)
+	require.NoError(e.t, err)
+	e.t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func call(f *forge.Forge, s string) forge.Outcome {
+	return f.Call(context.Background(), "text", "upper", json.RawMessage(fmt.Sprintf(`{"s":%q}`, s)))
+}
+
+func load(t *testing.T, f *forge.Forge) *registry.Artifact {
+	t.Helper()
+	a, err := f.Store().Load("text", "upper")
+	require.NoError(t, err)
+	return a
+}
+
+// eventually calls try until it returns true, failing after bothHang; it returns how long that took.
+func eventually(t *testing.T, what string, try func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !try() {
+		if time.Since(start) > bothHang {
+			t.Fatalf("%s: not seen within %v (a hang)", what, bothHang)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+var bothScenarios = []struct {
+	name string
+	run  func(t *testing.T, e *bothEnv)
+}{
+	// TestFirstCallGeneratesSecondRunsPersisted, TestCrossSessionReuseWithoutProvider.
+	{"ColdCallGeneratesWarmCallReuses", func(t *testing.T, e *bothEnv) {
+		p := upperCassette(t, []string{bothUpperOK})
+		f := e.open(p)
+		require.NoError(t, f.AddRole(bothTextContract()))
+
+		o := call(f, "hello")
+		require.True(t, o.OK, "%+v", o.Err)
+		assert.JSONEq(t, `"HELLO"`, string(o.Value))
+		assert.Equal(t, forge.SourceGenerated, o.Meta.ProgramSource)
+		assert.Equal(t, 1, o.Meta.ProviderCalls)
+		assert.Equal(t, 1, o.Meta.ArtifactGen)
+
+		o = f.Call(context.Background(), "text", "upper", json.RawMessage(`["again"]`))
+		require.True(t, o.OK, "%+v", o.Err)
+		assert.JSONEq(t, `"AGAIN"`, string(o.Value))
+		assert.Equal(t, forge.SourcePersisted, o.Meta.ProgramSource)
+		assert.Zero(t, o.Meta.ProviderCalls)
+		assert.Equal(t, int64(1), p.n.Load())
+
+		art := load(t, f)
+		assert.Equal(t, "initial_forge", art.History[0].Trigger)
+		assert.Equal(t, "func Upper(s string) string", art.Signature.Decl)
+		assert.Equal(t, forge.PromptVersion, art.PromptVersion)
+		assert.Equal(t, bothUpperOK, art.Code)
+		require.NoError(t, f.Close())
+
+		// Another session with no provider at all runs what the first one persisted.
+		f2 := e.open(nil)
+		o = call(f2, "b")
+		require.True(t, o.OK, "%+v", o.Err)
+		assert.JSONEq(t, `"B"`, string(o.Value))
+		assert.Equal(t, forge.SourcePersisted, o.Meta.ProgramSource)
+		o = f2.Call(context.Background(), "text", "lower", json.RawMessage(`{"s":"b"}`))
+		require.False(t, o.OK)
+		assert.Equal(t, "unknown_method", o.Err.Type)
+		assert.Equal(t, "caller", o.Err.Class)
+	}},
+
+	// The recorder's counters and the candidate -> durable promotion (ExampleForge_Close,
+	// registry/storetest's promotion case), seen by another handle only once flushed.
+	{"CountersAndPromotionAfterFlush", func(t *testing.T, e *bothEnv) {
+		noTimer := func(o *forge.Options) { o.FlushInterval = time.Hour }
+		f := e.open(upperCassette(t, []string{bothUpperOK}), noTimer)
+		other := e.open(nil, noTimer)
+		require.NoError(t, f.AddRole(bothTextContract()))
+		for i := 0; i < registry.DurableAfter; i++ {
+			require.True(t, call(f, "a").OK)
+		}
+		a, err := other.Store().Load("text", "upper")
+		require.NoError(t, err)
+		assert.Zero(t, a.SuccessCount, "nothing is counted in the store before the flush")
+		assert.Equal(t, registry.Candidate, a.Lifecycle)
+
+		f.Flush()
+		eventually(t, "the flushed counters in the other handle", func() bool {
+			a, err = other.Store().Load("text", "upper")
+			require.NoError(t, err)
+			return a.SuccessCount == int64(registry.DurableAfter)
+		})
+		assert.Equal(t, registry.Durable, a.Lifecycle, "promoted after DurableAfter successes")
+		assert.Zero(t, a.FailureCount)
+		a = load(t, f)
+		assert.Equal(t, int64(registry.DurableAfter), a.SuccessCount)
+		assert.Equal(t, registry.Durable, a.Lifecycle)
+
+		// Both handles' outcomes are merged, none lost.
+		require.True(t, call(other, "b").OK)
+		require.True(t, call(f, "c").OK)
+		require.True(t, call(f, "").OK)
+		other.Flush()
+		f.Flush()
+		for _, h := range []*forge.Forge{f, other} {
+			a = load(t, h)
+			assert.Equal(t, int64(registry.DurableAfter+3), a.SuccessCount)
+		}
+		sums, err := other.Store().Summaries()
+		require.NoError(t, err)
+		require.Len(t, sums, 1)
+		assert.Equal(t, registry.Durable, sums[0].Lifecycle)
+
+		// Close flushes what is buffered.
+		require.True(t, call(f, "d").OK)
+		require.NoError(t, f.Close())
+		a = load(t, other)
+		assert.Equal(t, int64(registry.DurableAfter+4), a.SuccessCount)
+	}},
+
+	// TestIdenticalRegenKeepsHistory, TestFailedRegenLeavesHealthyCodeAlone, and MaxHistory.
+	{"RegenerateKeepsThreeGenerations", func(t *testing.T, e *bothEnv) {
+		v2, v3, v4 := bothUpperOK+"// v2\n", bothUpperOK+"// v3\n", bothUpperOK+"// v4\n"
+		f := e.open(&answers{codes: []string{bothUpperOK, v2, v3, v3}})
+		require.NoError(t, f.AddRole(bothTextContract()))
+		require.True(t, call(f, "a").OK)
+		f.Flush()
+		require.True(t, f.Regenerate(context.Background(), "text", "upper").OK)
+		o := f.Regenerate(context.Background(), "text", "upper")
+		require.True(t, o.OK, "%+v", o.Err)
+		assert.Equal(t, "regenerate:operator", o.Meta.Decision)
+		before := load(t, f)
+		require.Equal(t, 3, before.Generation)
+		assert.Equal(t, "operator:regen", before.History[0].Trigger)
+
+		o = f.Regenerate(context.Background(), "text", "upper")
+		require.True(t, o.OK, "%+v", o.Err)
+		assert.True(t, o.Meta.Unchanged, "an identical answer adds no generation")
+		assert.Equal(t, 3, o.Meta.ArtifactGen)
+		after := load(t, f)
+		assert.Equal(t, 3, after.Generation)
+		require.Len(t, after.History, len(before.History))
+		for i := range before.History {
+			assert.Equal(t, before.History[i].ID, after.History[i].ID)
+		}
+
+		// A regeneration that produces nothing usable leaves the current generation exactly as
+		// it was, and the next call runs it.
+		op := e.open(&answers{codes: []string{""}})
+		o = op.Regenerate(context.Background(), "text", "upper")
+		require.False(t, o.OK)
+		assert.Contains(t, o.Err.Message, "no generated code passed verification")
+		assert.Contains(t, o.Err.Message, "the current generation 3 of text.upper is unchanged")
+		op.Flush()
+		failed := load(t, f)
+		assert.Equal(t, after.Lifecycle, failed.Lifecycle, "lifecycle unchanged")
+		assert.Equal(t, after.Counters, failed.Counters, "no failure counted against the code")
+		assert.Equal(t, after.Generation, failed.Generation)
+		assert.Equal(t, after.LastFailureClass, failed.LastFailureClass)
+		o = call(f, "b")
+		require.True(t, o.OK, "%+v", o.Err)
+		assert.Equal(t, forge.SourcePersisted, o.Meta.ProgramSource, "the next call runs the healthy code")
+		assert.Zero(t, o.Meta.ProviderCalls)
+
+		// A fourth generation pushes the first out: MaxHistory are kept.
+		op2 := e.open(&answers{codes: []string{v4}})
+		o = op2.Regenerate(context.Background(), "text", "upper")
+		require.True(t, o.OK, "%+v", o.Err)
+		art := load(t, f)
+		assert.Equal(t, 4, art.Generation)
+		assert.Equal(t, v4, art.Code)
+		require.Len(t, art.History, registry.MaxHistory)
+		assert.Equal(t, []string{"gen-4", "gen-3", "gen-2"}, []string{art.History[0].ID, art.History[1].ID, art.History[2].ID})
+		_, err := f.Rollback("text", "upper", 1)
+		assert.Error(t, err, "generation 1 is no longer kept")
+		art, err = f.Rollback("text", "upper", 2)
+		require.NoError(t, err)
+		assert.Equal(t, v2, art.Code)
+		assert.Equal(t, 5, art.Generation)
+	}},
+
+	// TestOperatorVerbs: Regenerate, Rollback, Quarantine (calls refused with the operator's
+	// way out), Bless, MarkRegenerate.
+	{"OperatorVerbs", func(t *testing.T, e *bothEnv) {
+		f := e.open(upperCassette(t, []string{bothUpperOK, bothUpperOK + "// v2\n"}))
+		require.NoError(t, f.AddRole(bothTextContract()))
+		require.True(t, call(f, "a").OK)
+
+		o := f.Regenerate(context.Background(), "text", "upper")
+		require.True(t, o.OK, "%+v", o.Err)
+		art := load(t, f)
+		assert.Equal(t, 2, art.Generation)
+		assert.Equal(t, "operator:regen", art.History[0].Trigger)
+
+		art, err := f.Rollback("text", "upper", 1)
+		require.NoError(t, err)
+		assert.Equal(t, bothUpperOK, art.Code)
+		assert.Equal(t, 3, art.Generation)
+		assert.Equal(t, "operator:rollback:gen-1", art.History[0].Trigger)
+
+		require.NoError(t, f.Quarantine("text", "upper"))
+		o = call(f, "a")
+		require.False(t, o.OK)
+		assert.Equal(t, "refused", o.Err.Type)
+		assert.Contains(t, o.Err.Message, "forge rollback text upper")
+		assert.Equal(t, registry.Quarantined, load(t, f).Lifecycle)
+
+		_, err = f.Rollback("text", "upper", 2)
+		require.NoError(t, err)
+		require.NoError(t, f.Bless("text", "upper", true))
+		o = call(f, "a")
+		require.True(t, o.OK, "%+v", o.Err)
+		assert.Equal(t, "execute:blessed", o.Meta.Decision)
+		assert.Equal(t, registry.Blessed, load(t, f).Lifecycle)
+
+		require.NoError(t, f.MarkRegenerate("text", "upper"))
+		assert.True(t, load(t, f).ForceRegenerate)
+
+		assert.ErrorIs(t, f.Bless("text", "nope", false), registry.ErrNotFound)
+	}},
+
+	// TestRepairWithoutRegeneration, TestBudgetExhaustionForcesRegeneration.
+	{"IntrinsicFailureRepairedWithinBudget", func(t *testing.T, e *bothEnv) {
+		f := e.open(upperCassette(t, []string{bothUpperPanics}, bothUpperOK))
+		require.NoError(t, f.AddRole(bothTextContract()))
+		require.True(t, call(f, "ok").OK)
+		o := call(f, "")
+		require.True(t, o.OK, "%+v", o.Err)
+		assert.JSONEq(t, `""`, string(o.Value))
+		assert.Equal(t, forge.SourceRepaired, o.Meta.ProgramSource)
+		assert.True(t, o.Meta.RepairAttempted)
+		assert.True(t, o.Meta.RepairSucceeded)
+		assert.Equal(t, 1, o.Meta.ProviderCalls)
+		f.Flush()
+		art := load(t, f)
+		assert.Equal(t, 2, art.Generation)
+		assert.Equal(t, "repair:intrinsic", art.History[0].Trigger)
+		assert.Equal(t, 1, art.RepairCountSinceRegen)
+		assert.Equal(t, int64(1), art.IntrinsicFailureCount, "the failure is classified intrinsic and counted")
+	}},
+	{"RepairBudgetExhaustedRegenerates", func(t *testing.T, e *bothEnv) {
+		f := e.open(upperCassette(t, []string{bothUpperPanicsOn(0), bothUpperOK},
+			bothUpperPanicsOn(1), bothUpperPanicsOn(3), bothUpperPanicsOn(4)))
+		require.NoError(t, f.AddRole(bothTextContract()))
+		require.True(t, call(f, "ok").OK)
+		for i, s := range []string{"", "a", "abc"} {
+			o := call(f, s)
+			require.True(t, o.OK, "round %d: %+v", i+1, o.Err)
+			assert.Equal(t, forge.SourceRepaired, o.Meta.ProgramSource)
+			assert.Equal(t, i+1, load(t, f).RepairCountSinceRegen, "round %d", i+1)
+		}
+		o := call(f, "abcd")
+		require.True(t, o.OK, "%+v", o.Err)
+		assert.Equal(t, forge.SourceRegenerated, o.Meta.ProgramSource)
+		art := load(t, f)
+		assert.Equal(t, "regenerate:budget_exhausted", art.History[0].Trigger)
+		assert.Zero(t, art.RepairCountSinceRegen, "regeneration resets the budget")
+		assert.Equal(t, 5, art.Generation)
+	}},
+
+	// TestStaleContractIsRepaired, plus forge.Stale (`forge stale`) from another handle.
+	{"ContractChangeMarksStale", func(t *testing.T, e *bothEnv) {
+		f := e.open(upperCassette(t, []string{bothUpperOK}, bothUpperOK+"\n// fits the new contract\n"))
+		require.NoError(t, f.AddRole(bothTextContract()))
+		require.True(t, call(f, "a").OK)
+		other := e.open(nil)
+		rows, err := forge.Stale(other.Store())
+		require.NoError(t, err)
+		assert.Empty(t, rows)
+
+		c := bothTextContract()
+		c.Purpose = "string utilities, now shouting"
+		require.NoError(t, other.AddRole(c))
+		eventually(t, "the artifact listed as stale", func() bool {
+			rows, err = forge.Stale(f.Store())
+			require.NoError(t, err)
+			return len(rows) == 1
+		})
+		assert.Equal(t, forge.StaleArtifact{Role: "text", Method: "upper", Why: "the contract changed since it was verified (its next call repairs it)"}, rows[0])
+
+		o := call(f, "a")
+		require.True(t, o.OK, "%+v", o.Err)
+		assert.Equal(t, "repair:stale_contract", o.Meta.Decision)
+		assert.Equal(t, forge.SourceRepaired, o.Meta.ProgramSource)
+		art := load(t, other)
+		assert.Equal(t, "repair:adaptive", art.History[0].Trigger)
+		assert.Equal(t, c.Fingerprint(), art.ContractFingerprint)
+		rows, err = forge.Stale(other.Store())
+		require.NoError(t, err)
+		assert.Empty(t, rows, "repaired: no longer stale")
+	}},
+
+	// TestOperatorVerbFromAnotherProcessReachesARunningForge: an operator's verbs in one handle
+	// reach another handle's next call. The bound is a hang detector; the latency is logged
+	// (BenchmarkBackendsBlessVisibility measures it).
+	{"VerbInOneHandleReachesTheOther", func(t *testing.T, e *bothEnv) {
+		server := e.open(upperCassette(t, []string{bothUpperOK}))
+		server.Store().SetRevalidate(20 * time.Millisecond) // the directory store's poll; the fleet store's watch always runs
+		require.NoError(t, server.AddRole(bothTextContract()))
+		require.True(t, call(server, "a").OK)
+		require.True(t, call(server, "a").OK, "warm")
+
+		operator := e.open(nil) // `forge quarantine text upper` in another process
+		require.NoError(t, operator.Quarantine("text", "upper"))
+		var o forge.Outcome
+		took := eventually(t, "the quarantine in the running forge", func() bool {
+			o = call(server, "a")
+			return !o.OK
+		})
+		assert.Equal(t, "refused", o.Err.Type)
+		t.Logf("quarantine seen by the other handle after %v", took)
+
+		_, err := operator.Rollback("text", "upper", 0)
+		assert.Error(t, err, "one generation only: nothing to roll back to")
+		_, err = operator.Rollback("text", "upper", 1)
+		require.NoError(t, err, "rolling back to the current generation lifts the quarantine")
+		require.NoError(t, operator.Bless("text", "upper", false))
+		took = eventually(t, "the bless in the running forge", func() bool {
+			o = call(server, "a")
+			return o.OK && o.Meta.Decision == "execute:blessed"
+		})
+		assert.Zero(t, o.Meta.ProviderCalls)
+		t.Logf("bless seen by the other handle after %v", took)
+	}},
+
+	// TestConcurrentColdCallsShareOneGeneration and TestTwoProcessesForgeOnce: cold calls from
+	// two handles at once generate once (the store's generation lock, not a mutex in one forge).
+	{"ConcurrentColdCallsFromTwoHandlesGenerateOnce", func(t *testing.T, e *bothEnv) {
+		p1 := &answers{codes: []string{bothUpperOK}, delay: 200 * time.Millisecond}
+		p2 := &answers{codes: []string{bothUpperOK}, delay: 200 * time.Millisecond}
+		a, b := e.open(p1), e.open(p2)
+		require.NoError(t, a.AddRole(bothTextContract()))
+		_, err := b.Store().Role("text")
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		outs := make([]forge.Outcome, 16)
+		for i := range outs {
+			h := a
+			if i%2 == 1 {
+				h = b
+			}
+			wg.Add(1)
+			go func(i int, h *forge.Forge) {
+				defer wg.Done()
+				outs[i] = h.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"x`+strings.Repeat("y", i%3)+`"}`))
+			}(i, h)
+		}
+		wg.Wait()
+		for i, o := range outs {
+			require.True(t, o.OK, "call %d: %+v", i, o.Err)
+			assert.JSONEq(t, `"X`+strings.Repeat("Y", i%3)+`"`, string(o.Value))
+		}
+		assert.Equal(t, int64(1), p1.n.Load()+p2.n.Load(), "exactly one generation across both handles")
+		assert.Equal(t, 1, load(t, a).Generation)
+		assert.Equal(t, 1, load(t, b).Generation)
+	}},
+
+	// TestLearningPays: a lesson learned in one session is recalled in a later session's prompt
+	// for another role, and kept in the store's knowledge (the fleet's documents, or the
+	// directory's knowledge/).
+	{"KnowledgeRecordedAndRecalled", func(t *testing.T, e *bothEnv) {
+		mA := &bothPitfall{}
+		fA := e.open(mA)
+		localA := fA.Store().LocalDir()
+		require.NoError(t, fA.AddRole(bothClockContract("clock", "year", "the year of the current time")))
+		o := fA.Call(context.Background(), "clock", "year", json.RawMessage(`{}`))
+		require.True(t, o.OK, "%v", o.Err)
+		require.NoError(t, fA.Close())
+
+		mB := &bothPitfall{}
+		fB := e.open(mB)
+		require.NoError(t, fB.AddRole(bothClockContract("calendar", "day", "the day of the month of the current time")))
+		o = fB.Call(context.Background(), "calendar", "day", json.RawMessage(`{}`))
+		require.True(t, o.OK, "%v", o.Err)
+		require.NoError(t, fB.Close())
+
+		assert.Equal(t, 2, mA.calls, "role A hits the pitfall and is fixed by feedback")
+		assert.Equal(t, 1, mB.calls, "role B, in a later session, passes at the first attempt with the lesson")
+		require.NotEmpty(t, mB.prompts)
+		assert.Contains(t, mB.prompts[0], "## Lessons from earlier generations")
+		assert.Contains(t, mB.prompts[0], "time.Now")
+
+		reader := e.open(nil)
+		l, err := forge.OpenKnowledge(reader.Store(), learner.Options{})
+		require.NoError(t, err)
+		shared, err := l.List(learner.ForgeDomain)
+		require.NoError(t, err)
+		require.Len(t, shared, 1, "one sandbox lesson in the shared forge domain")
+		assert.Equal(t, learner.Correction, shared[0].Category)
+		assert.Contains(t, shared[0].Content, "intrinsic/policy")
+		assert.Contains(t, shared[0].Content, "time.Now")
+		assert.InDelta(t, 0.2, shared[0].Confidence, 1e-9, "role B's first-attempt pass confirmed the lesson it used")
+		own, err := l.List("clock")
+		require.NoError(t, err)
+		assert.Len(t, own, 1, "the lesson is in the role's own domain too")
+		if e.fleet {
+			_, err = os.Stat(filepath.Join(localA, learner.Dir))
+			assert.True(t, os.IsNotExist(err), "the fleet keeps knowledge in the store, nothing in LocalDir")
+		}
+	}},
+}
+
+// bothBackends opens a fresh store per scenario: "dir" a directory, "nats" a new store name on
+// the embedded server at url.
+func bothBackends(t *testing.T, url string) []struct {
+	name string
+	env  func(t *testing.T, i int) *bothEnv
+} {
+	return []struct {
+		name string
+		env  func(t *testing.T, i int) *bothEnv
+	}{
+		{"dir", func(t *testing.T, _ int) *bothEnv { return &bothEnv{t: t, store: t.TempDir()} }},
+		{"nats", func(t *testing.T, i int) *bothEnv {
+			return &bothEnv{t: t, store: fmt.Sprintf("%s/both%d", url, i), fleet: true}
+		}},
+	}
+}
+
+// startBothServer starts the embedded single-node JetStream server the table's fleet stores use.
+func startBothServer(t testing.TB) string {
+	t.Helper()
+	url, stop, err := fleet.StartEmbedded(t.TempDir())
+	require.NoError(t, err, "starting an embedded nats-server for the fleet store")
+	t.Cleanup(stop)
+	return url
+}
+
+// TestBackends runs every scenario on both store backends.
+func TestBackends(t *testing.T) {
+	url := startBothServer(t)
+	for _, be := range bothBackends(t, url) {
+		t.Run(be.name, func(t *testing.T) {
+			for i, sc := range bothScenarios {
+				t.Run(sc.name, func(t *testing.T) {
+					sc.run(t, be.env(t, i))
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkBackendsBlessVisibility: how long a bless by one handle takes to reach another
+// handle's next call, on each backend (the directory store polling every 20 ms, the fleet store
+// through its watch). Issue 13 asks for under 1 s.
+func BenchmarkBackendsBlessVisibility(b *testing.B) {
+	url, stop, err := fleet.StartEmbedded(b.TempDir())
+	require.NoError(b, err)
+	defer stop()
+	for _, be := range []struct {
+		name  string
+		store func() string
+	}{
+		{"dir", func() string { return b.TempDir() }},
+		{"nats", func() string { return fmt.Sprintf("%s/bench%d", url, time.Now().UnixNano()) }},
+	} {
+		b.Run(be.name, func(b *testing.B) {
+			store := be.store()
+			open := func(p provider.Provider) *forge.Forge {
+				f, err := forge.Open(forge.Options{Store: store, Provider: p, DefaultSandbox: "yaegi", LocalDir: b.TempDir()})
+				require.NoError(b, err)
+				b.Cleanup(func() { f.Close() })
+				return f
+			}
+			server := open(upperCassette(b, []string{bothUpperOK}))
+			server.Store().SetRevalidate(20 * time.Millisecond)
+			require.NoError(b, server.AddRole(bothTextContract()))
+			require.True(b, call(server, "a").OK)
+			operator := open(nil)
+			var worst, total time.Duration
+			b.ResetTimer()
+			for n := 0; n < b.N; n++ {
+				lc := registry.Blessed
+				if n%2 == 1 {
+					lc = registry.Durable
+				}
+				_, err := operator.Store().Update("text", "upper", func(a *registry.Artifact, _ bool) error { a.Lifecycle = lc; return nil })
+				require.NoError(b, err)
+				blessed := lc == registry.Blessed
+				start := time.Now()
+				for {
+					o := call(server, "a")
+					if o.OK && (o.Meta.Decision == "execute:blessed") == blessed {
+						break
+					}
+					if time.Since(start) > bothHang {
+						b.Fatalf("%s not seen (a hang): %+v", lc, o)
+					}
+					time.Sleep(100 * time.Microsecond)
+				}
+				d := time.Since(start)
+				total += d
+				worst = max(worst, d)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "mean-ms")
+			b.ReportMetric(float64(worst.Microseconds())/1000, "max-ms")
+		})
+	}
+}
