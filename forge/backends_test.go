@@ -185,6 +185,22 @@ func load(t *testing.T, f *forge.Forge) *registry.Artifact {
 	return a
 }
 
+// nextArtifactChange waits for sub's next change of text.upper.
+func nextArtifactChange(t *testing.T, sub *forge.Subscription) forge.ArtifactChange {
+	t.Helper()
+	deadline := time.After(bothHang)
+	for {
+		select {
+		case e := <-sub.C:
+			if e.Kind == forge.LiveArtifact && e.Artifact.Role == "text" && e.Artifact.Method == "upper" {
+				return *e.Artifact
+			}
+		case <-deadline:
+			t.Fatalf("no change of text.upper within %v (a hang)", bothHang)
+		}
+	}
+}
+
 // eventually calls try until it returns true, failing after bothHang; it returns how long that took.
 func eventually(t *testing.T, what string, try func() bool) time.Duration {
 	t.Helper()
@@ -525,6 +541,131 @@ var bothScenarios = []struct {
 		assert.Equal(t, int64(1), p1.n.Load()+p2.n.Load(), "exactly one generation across both handles")
 		assert.Equal(t, 1, load(t, a).Generation)
 		assert.Equal(t, 1, load(t, b).Generation)
+	}},
+
+	// TestWatchBringsOtherProcessVerbsToTheNextCall: watch mode (the directory's poll is off, an
+	// hour) brings another handle's verbs and contracts to subscribers and to the next call.
+	{"WatchModeBringsOtherHandlesChanges", func(t *testing.T, e *bothEnv) {
+		server := e.open(upperCassette(t, []string{bothUpperOK}))
+		server.Store().SetRevalidate(time.Hour)
+		require.NoError(t, server.AddRole(bothTextContract()))
+		require.True(t, call(server, "a").OK)
+		require.NoError(t, server.Watch())
+		sub := server.Subscribe(forge.Filter{Role: "text"})
+		defer sub.Close()
+
+		operator := e.open(nil)
+		require.NoError(t, operator.Quarantine("text", "upper"))
+		ch := nextArtifactChange(t, sub)
+		assert.Equal(t, "quarantined", ch.Lifecycle)
+		assert.Equal(t, "candidate", ch.PreviousLifecycle)
+		o := call(server, "a")
+		require.False(t, o.OK, "the running forge must see the quarantine")
+		assert.Equal(t, "refused", o.Err.Type)
+
+		_, err := operator.Rollback("text", "upper", 1)
+		require.NoError(t, err)
+		require.NoError(t, operator.Bless("text", "upper", false))
+		for ch.Lifecycle != "blessed" {
+			ch = nextArtifactChange(t, sub)
+		}
+		o = call(server, "a")
+		require.True(t, o.OK, "%+v", o.Err)
+		assert.Equal(t, "execute:blessed", o.Meta.Decision)
+
+		c := bothTextContract()
+		c.Purpose = "string utilities, second edition"
+		require.NoError(t, operator.AddRole(c))
+		deadline := time.After(bothHang)
+		for got := false; !got; {
+			select {
+			case e := <-sub.C:
+				got = e.Kind == forge.LiveRole && e.Role == "text"
+			case <-deadline:
+				t.Fatal("no role change (a hang)")
+			}
+		}
+		rec, err := server.Store().Role("text")
+		require.NoError(t, err)
+		assert.Equal(t, c.Purpose, rec.Purpose)
+	}},
+
+	// TestExtrinsicFailureLeavesHealthUntouched: an outage is counted as extrinsic, costs no
+	// repair, and keeps the code that passed the gate.
+	{"ExtrinsicFailureLeavesHealthUntouched", func(t *testing.T, e *bothEnv) {
+		code := "package artifact\n\nimport \"forge/host\"\n\nfunc Fetch(url string) (string, error) {\n\treturn host.Get(url)\n}\n"
+		f := e.open(&answers{codes: []string{code}})
+		require.NoError(t, f.AddRole(registry.Contract{Role: "web", Purpose: "fetch pages",
+			Capabilities: &registry.Capabilities{HTTP: &registry.HTTPCapability{Allow: []string{"127.0.0.1:1"}, Timeout: "500ms"}}}))
+		o := f.Call(context.Background(), "web", "fetch", json.RawMessage(`{"url":"http://127.0.0.1:1/"}`))
+		require.False(t, o.OK)
+		assert.Equal(t, "extrinsic", o.Err.Class, "%+v", o.Err)
+		assert.True(t, o.Err.Retriable)
+		f.Flush()
+		art, err := e.open(nil).Store().Load("web", "fetch")
+		require.NoError(t, err, "code that passed the gate is kept even when its first run met an outage")
+		assert.Zero(t, art.IntrinsicFailureCount+art.AdaptiveFailureCount)
+		assert.Equal(t, int64(1), art.ExtrinsicFailureCount)
+		assert.Zero(t, art.RepairCountSinceRegen)
+		o = f.Call(context.Background(), "web", "fetch", json.RawMessage(`{"url":"http://127.0.0.1:1/"}`))
+		assert.Equal(t, "extrinsic", o.Err.Class)
+		assert.Zero(t, o.Meta.ProviderCalls, "no repair for an outage")
+	}},
+
+	// TestGateExhaustedPersistsNothing, TestEditGoesThroughTheGate: code that fails the gate is
+	// never stored; an operator's edit that passes is a new generation every handle runs.
+	{"GateKeepsFailingCodeOut", func(t *testing.T, e *bothEnv) {
+		upperWrong := "package artifact\n\nfunc Upper(s string) string { return s }\n"
+		f := e.open(upperCassette(t, []string{upperWrong, upperWrong, upperWrong, bothUpperOK}))
+		require.NoError(t, f.AddRole(bothTextContract()))
+		o := call(f, "x")
+		require.False(t, o.OK)
+		assert.Equal(t, "gate", o.Err.Type)
+		assert.Equal(t, "intrinsic", o.Err.Class)
+		assert.Equal(t, "acceptance", o.Err.Rule)
+		assert.Equal(t, forge.DefaultMaxProviderCalls, o.Meta.ProviderCalls)
+		other := e.open(nil)
+		_, err := other.Store().Load("text", "upper")
+		assert.ErrorIs(t, err, registry.ErrNotFound)
+
+		o = f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"x"}`))
+		require.True(t, o.OK, "%+v", o.Err)
+		o = other.Edit(context.Background(), "text", "upper", upperWrong)
+		require.False(t, o.OK, "code that fails the acceptance example is refused")
+		assert.Equal(t, "gate", o.Err.Type)
+		assert.Equal(t, 1, load(t, f).Generation, "nothing stored")
+		edited := bothUpperOK + "\n// edited by an operator\n"
+		o = other.Edit(context.Background(), "text", "upper", edited)
+		require.True(t, o.OK, "%+v", o.Err)
+		assert.Equal(t, 2, o.Meta.ArtifactGen)
+		art := load(t, f)
+		assert.Equal(t, "operator:edit", art.History[0].Trigger)
+		assert.Equal(t, edited, art.Code)
+		eventually(t, "the edit in the first handle", func() bool {
+			o = call(f, "b")
+			require.True(t, o.OK, "%+v", o.Err)
+			return o.Meta.ArtifactGen == 2
+		})
+	}},
+
+	// TestPromptVersionChangeKeepsProvenArtifact: a record written by an older prompt version is
+	// still run, not regenerated.
+	{"PromptVersionChangeKeepsProvenArtifact", func(t *testing.T, e *bothEnv) {
+		p := upperCassette(t, []string{bothUpperOK})
+		f := e.open(p)
+		require.NoError(t, f.AddRole(bothTextContract()))
+		require.True(t, call(f, "a").OK)
+		_, err := f.Store().Update("text", "upper", func(a *registry.Artifact, _ bool) error {
+			a.PromptVersion = "an-older-prompt"
+			a.History[0].PromptVersion = "an-older-prompt"
+			return nil
+		})
+		require.NoError(t, err)
+		o := call(f, "a")
+		require.True(t, o.OK)
+		assert.Equal(t, forge.SourcePersisted, o.Meta.ProgramSource)
+		assert.Equal(t, int64(1), p.n.Load())
+		assert.Equal(t, "an-older-prompt", load(t, e.open(nil)).PromptVersion)
 	}},
 
 	// TestLearningPays: a lesson learned in one session is recalled in a later session's prompt
