@@ -672,6 +672,12 @@ var bothScenarios = []struct {
 	// for another role, and kept in the store's knowledge (the fleet's documents, or the
 	// directory's knowledge/).
 	{"KnowledgeRecordedAndRecalled", func(t *testing.T, e *bothEnv) {
+		// A handle that is running all along, its knowledge read before anything is learned.
+		mC := &bothPitfall{}
+		fC := e.open(mC)
+		_, err := fC.Learner().List("")
+		require.NoError(t, err)
+
 		mA := &bothPitfall{}
 		fA := e.open(mA)
 		localA := fA.Store().LocalDir()
@@ -710,6 +716,13 @@ var bothScenarios = []struct {
 			_, err = os.Stat(filepath.Join(localA, learner.Dir))
 			assert.True(t, os.IsNotExist(err), "the fleet keeps knowledge in the store, nothing in LocalDir")
 		}
+
+		// The handle that was running all along recalls the lesson too (a domain it has not
+		// cached is read from the store; a cached one is compared every learner.Options.Revalidate).
+		require.NoError(t, fC.AddRole(bothClockContract("almanac", "day", "the day of the month, for the almanac")))
+		o = fC.Call(context.Background(), "almanac", "day", json.RawMessage(`{}`))
+		require.True(t, o.OK, "%v", o.Err)
+		assert.Equal(t, 1, mC.calls, "the running handle recalled the lesson another handle learned")
 	}},
 }
 
