@@ -121,6 +121,25 @@ func (p *answers) Generate(ctx context.Context, _ provider.Request) (provider.An
 	return provider.Answer{Code: c, Raw: c, Model: "answers"}, nil
 }
 
+// gated answers code once release is closed, and closes entered when it is first asked.
+type gated struct {
+	code             string
+	entered, release chan struct{}
+	once             sync.Once
+}
+
+func (p *gated) Name() string { return "gated" }
+
+func (p *gated) Generate(ctx context.Context, _ provider.Request) (provider.Answer, error) {
+	p.once.Do(func() { close(p.entered) })
+	select {
+	case <-p.release:
+	case <-ctx.Done():
+		return provider.Answer{}, ctx.Err()
+	}
+	return provider.Answer{Code: p.code, Raw: p.code, Model: "gated"}, nil
+}
+
 // bothPitfall answers with code that calls time.Now (refused by the sandbox) unless its prompt
 // carries the lesson "use host.Now" (knowledge_test.go's pitfallModel).
 type bothPitfall struct {
@@ -365,6 +384,43 @@ var bothScenarios = []struct {
 		require.NoError(t, err)
 		assert.Equal(t, v2, art.Code)
 		assert.Equal(t, 5, art.Generation)
+	}},
+
+	// TestConcurrentRegensJoin (cross-process): a regeneration in one handle while another
+	// handle's runs waits for it through the store's generation lock and reports its result; one
+	// generation, nothing counted against the code.
+	{"ConcurrentRegensFromTwoHandlesJoin", func(t *testing.T, e *bothEnv) {
+		f := e.open(&answers{codes: []string{bothUpperOK}})
+		require.NoError(t, f.AddRole(bothTextContract()))
+		require.True(t, call(f, "a").OK)
+		f.Flush()
+
+		entered, release := make(chan struct{}), make(chan struct{})
+		p1 := &gated{code: bothUpperOK + "// v2\n", entered: entered, release: release}
+		p2 := &answers{codes: []string{bothUpperOK + "// v3\n"}}
+		a, b := e.open(p1), e.open(p2)
+		var wg sync.WaitGroup
+		var oa, ob forge.Outcome
+		wg.Add(1)
+		go func() { defer wg.Done(); oa = a.Regenerate(context.Background(), "text", "upper") }()
+		<-entered
+		wg.Add(1)
+		go func() { defer wg.Done(); ob = b.Regenerate(context.Background(), "text", "upper") }()
+		time.Sleep(200 * time.Millisecond) // let the second reach the lock (ordering only)
+		close(release)
+		wg.Wait()
+		require.True(t, oa.OK, "%+v", oa.Err)
+		require.True(t, ob.OK, "the second regeneration: %+v", ob.Err)
+		assert.True(t, ob.Meta.Joined, "the second regeneration joined the first")
+		assert.Equal(t, oa.Meta.ArtifactGen, ob.Meta.ArtifactGen)
+		assert.Zero(t, p2.n.Load(), "one generation only")
+		a.Flush()
+		b.Flush()
+		art := load(t, f)
+		assert.Equal(t, 2, art.Generation)
+		assert.Equal(t, bothUpperOK+"// v2\n", art.Code)
+		assert.Zero(t, art.FailureCount, "no failure counted")
+		assert.Empty(t, art.LastFailureReason)
 	}},
 
 	// TestOperatorVerbs: Regenerate, Rollback, Quarantine (calls refused with the operator's
