@@ -463,6 +463,78 @@ var bothScenarios = []struct {
 		assert.ErrorIs(t, f.Bless("text", "nope", false), registry.ErrNotFound)
 	}},
 
+	// Persisted code that fails and cannot be fixed in its call is marked degraded, for every
+	// handle; the next call repairs it (call.go's degraded path).
+	{"UnrepairedFailureDegradesThenRepairs", func(t *testing.T, e *bothEnv) {
+		upperWrong := "package artifact\n\nfunc Upper(s string) string { return s }\n"
+		codes := []string{bothUpperPanics}
+		for i := 0; i < forge.DefaultMaxProviderCalls; i++ {
+			codes = append(codes, upperWrong)
+		}
+		p := &answers{codes: append(codes, bothUpperOK)}
+		f := e.open(p)
+		other := e.open(nil)
+		require.NoError(t, f.AddRole(bothTextContract()))
+		require.True(t, call(f, "ok").OK)
+		o := call(f, "")
+		require.False(t, o.OK)
+		assert.Equal(t, "intrinsic", o.Err.Class)
+		assert.Equal(t, forge.DefaultMaxProviderCalls, o.Meta.ProviderCalls)
+		f.Flush()
+		a, err := other.Store().Load("text", "upper")
+		require.NoError(t, err)
+		assert.Equal(t, registry.Degraded, a.Lifecycle)
+		assert.Equal(t, 1, a.Generation, "no failing code was stored")
+		// The call is recorded twice, on both stores: the persisted run's failure, then the
+		// failed repair's (call.go records res.fail once the degraded update returned the
+		// artifact). Said in the report; the count here is what both backends must agree on.
+		assert.Equal(t, int64(2), a.IntrinsicFailureCount)
+		assert.Equal(t, "sii", a.Recent)
+		sums, err := other.Store().Summaries()
+		require.NoError(t, err)
+		require.Len(t, sums, 1)
+		assert.Equal(t, registry.Degraded, sums[0].Lifecycle)
+
+		o = call(f, "")
+		require.True(t, o.OK, "%+v", o.Err)
+		assert.Equal(t, forge.SourceRepaired, o.Meta.ProgramSource)
+		a = load(t, other)
+		assert.Equal(t, registry.Candidate, a.Lifecycle)
+		assert.Equal(t, 2, a.Generation)
+		eventually(t, "the repaired code in the other handle", func() bool {
+			o = call(other, "")
+			require.True(t, o.OK, "%+v", o.Err)
+			return o.Meta.ArtifactGen == 2
+		})
+	}},
+
+	// Archive (`forge prune`) in one handle; a call in another revives the artifact as durable.
+	{"ArchivedArtifactRevivedByACall", func(t *testing.T, e *bothEnv) {
+		f := e.open(upperCassette(t, []string{bothUpperOK}))
+		require.NoError(t, f.AddRole(bothTextContract()))
+		require.True(t, call(f, "a").OK)
+		f.Flush()
+		op := e.open(nil)
+		require.NoError(t, op.Archive("text", "upper"))
+		sums, err := f.Store().Summaries()
+		require.NoError(t, err)
+		require.Len(t, sums, 1)
+		assert.Equal(t, registry.Archived, sums[0].Lifecycle)
+		archivedAt := time.Now()
+
+		eventually(t, "the revival", func() bool {
+			require.True(t, call(f, "b").OK)
+			return load(t, op).Lifecycle == registry.Durable
+		})
+		f.Flush()
+		sums, err = op.Store().Summaries()
+		require.NoError(t, err)
+		require.Len(t, sums, 1)
+		assert.Equal(t, registry.Durable, sums[0].Lifecycle)
+		require.NotNil(t, sums[0].LastUsedAt)
+		assert.False(t, sums[0].LastUsedAt.Before(archivedAt.Add(-time.Second)), "the revival's call is the last use")
+	}},
+
 	// TestRepairWithoutRegeneration, TestBudgetExhaustionForcesRegeneration.
 	{"IntrinsicFailureRepairedWithinBudget", func(t *testing.T, e *bothEnv) {
 		f := e.open(upperCassette(t, []string{bothUpperPanics}, bothUpperOK))
