@@ -852,6 +852,43 @@ var bothScenarios = []struct {
 		require.True(t, o.OK, "%v", o.Err)
 		assert.Equal(t, 1, mC.calls, "the running handle recalled the lesson another handle learned")
 	}},
+	// TestDamagedKnowledgeIsQuarantinedByTheStore: a knowledge document that does not parse is
+	// set aside through the store (a registry.Maintainer on both backends), and the domain starts
+	// again with the new lesson.
+	{"DamagedKnowledgeIsQuarantinedByTheStore", func(t *testing.T, e *bothEnv) {
+		const damaged = "{not: [a list"
+		if e.fleet {
+			require.NoError(t, e.open(nil).Store().Knowledge().Modify("forge.yaml", func([]byte) ([]byte, error) { return []byte(damaged), nil }))
+		} else {
+			require.NoError(t, os.MkdirAll(filepath.Join(e.store, learner.Dir), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(e.store, learner.Dir, "forge.yaml"), []byte(damaged), 0o644))
+		}
+		f := e.open(&bothPitfall{})
+		require.NoError(t, f.AddRole(bothClockContract("clock", "year", "the year of the current time")))
+		o := f.Call(context.Background(), "clock", "year", json.RawMessage(`{}`))
+		require.True(t, o.OK, "%v", o.Err)
+		m, err := f.Maintainer()
+		require.NoError(t, err)
+		q, err := m.Quarantined()
+		require.NoError(t, err)
+		require.Len(t, q, 1)
+		if e.fleet {
+			// The fleet names the record by its data bucket key (the name escaped into a token).
+			tok, err := fleet.EscapeToken("forge.yaml")
+			require.NoError(t, err)
+			assert.True(t, strings.HasSuffix(q[0].Path, "_data/knowledge."+tok), q[0].Path)
+			assert.Equal(t, "knowledge", q[0].Kind)
+		} else {
+			assert.Contains(t, q[0].Path, filepath.Join(learner.Dir, "forge.yaml"))
+		}
+		assert.Contains(t, q[0].Reason, "knowledge file does not parse")
+		require.NoError(t, f.Close())
+		l, err := forge.OpenKnowledge(e.open(nil).Store(), learner.Options{})
+		require.NoError(t, err)
+		es, err := l.List(learner.ForgeDomain)
+		require.NoError(t, err)
+		assert.Len(t, es, 1, "the domain started again and learned the new lesson")
+	}},
 }
 
 // bothBackends opens a fresh store per scenario: "dir" a directory, "nats" a new store name on
