@@ -423,6 +423,51 @@ var bothScenarios = []struct {
 		assert.Empty(t, art.LastFailureReason)
 	}},
 
+	// MarkRegenerate (`forge regen --mark`) in one handle: the running handles' calls regenerate
+	// once between them, and all end up on the new generation.
+	{"MarkedRegenerationHappensOnceAcrossHandles", func(t *testing.T, e *bothEnv) {
+		f := e.open(upperCassette(t, []string{bothUpperOK}))
+		require.NoError(t, f.AddRole(bothTextContract()))
+		require.True(t, call(f, "a").OK)
+		v2 := bothUpperOK + "// v2\n"
+		p1 := &answers{codes: []string{v2}, delay: 100 * time.Millisecond}
+		p2 := &answers{codes: []string{v2}, delay: 100 * time.Millisecond}
+		a, b := e.open(p1), e.open(p2)
+		for _, h := range []*forge.Forge{a, b} {
+			h.Store().SetRevalidate(20 * time.Millisecond)
+			require.True(t, call(h, "warm").OK)
+		}
+		require.NoError(t, e.open(nil).MarkRegenerate("text", "upper"))
+		var wg sync.WaitGroup
+		var stop atomic.Bool
+		deadline := time.Now().Add(bothHang)
+		for i, h := range []*forge.Forge{a, b, a, b} {
+			wg.Add(1)
+			go func(i int, h *forge.Forge) {
+				defer wg.Done()
+				for !stop.Load() && time.Now().Before(deadline) {
+					o := call(h, "x")
+					if !assert.True(t, o.OK, "caller %d: %+v", i, o.Err) {
+						return
+					}
+					if o.Meta.ArtifactGen == 2 {
+						return
+					}
+					time.Sleep(2 * time.Millisecond)
+				}
+			}(i, h)
+		}
+		wg.Wait()
+		stop.Store(true)
+		require.True(t, time.Now().Before(deadline), "the marked regeneration never happened (a hang)")
+		assert.Equal(t, int64(1), p1.n.Load()+p2.n.Load(), "one regeneration across both handles")
+		art := load(t, f)
+		assert.Equal(t, 2, art.Generation)
+		assert.Equal(t, v2, art.Code)
+		assert.False(t, art.ForceRegenerate, "the mark is done")
+		assert.True(t, strings.HasPrefix(art.History[0].Trigger, "regenerate:"), art.History[0].Trigger)
+	}},
+
 	// TestOperatorVerbs: Regenerate, Rollback, Quarantine (calls refused with the operator's
 	// way out), Bless, MarkRegenerate.
 	{"OperatorVerbs", func(t *testing.T, e *bothEnv) {
