@@ -336,57 +336,21 @@ func (r *rewriter) guardReturn(m *ast.ReturnStmt, results []string, named bool) 
 	r.add(end, end, "; forge__depth--; return "+list+" }")
 }
 
-// guardWrites precedes every write through a pointer whose type the file does not know (a
-// package's type: *loc = ..., *p += ...), or to a type parameter, with forge__slot.CheckWrite(p), which stops the write if
-// the pointer is one the host shares with every caller (see slot.checkWrite). Writes through the
-// file's own pointers are untouched (no cost). The pointer expression is evaluated twice, which
-// only matters for one with side effects; writes in an if/for/switch header are not covered.
+// guardWrites checks every write through a pointer whose type the file does not know (a
+// package's type: *loc = ..., *p += ..., (*p)++), or to a type parameter, with
+// forge__slot.CheckWrite, which stops the write if the pointer is one the host shares with every
+// caller (see slot.checkWrite). Writes through the file's own pointers are untouched (no cost).
+//
+// The pointer is evaluated once, into a temporary, and that temporary is both checked and written
+// through: a right-hand side that moves the pointer (*p = f() with f setting p) cannot slip a
+// different pointer past the check, and a pointer expression spanning lines needs no copy.
+// Every statement position is covered: statements of blocks, case and select clauses (under any
+// number of labels), if/switch/type switch/for init statements and for post statements (as a
+// function literal called in place: the only form that is a simple statement), range
+// assignments (for *p = range xs) and select receive assignments (case *p = <-ch), which take
+// the value into a temporary first. Function literals are walked like any code, so deferred
+// closures are covered too.
 func (r *rewriter) guardWrites() {
-	target := func(e ast.Expr) ast.Expr {
-		for {
-			p, ok := e.(*ast.ParenExpr)
-			if !ok {
-				break
-			}
-			e = p.X
-		}
-		star, ok := e.(*ast.StarExpr)
-		if !ok {
-			return nil
-		}
-		if t := r.typeOf(star.X); t != nil {
-			// A *T of a type parameter can point anywhere (set(t.UTC().Location(), v)).
-			p, isPtr := t.Underlying().(*types.Pointer)
-			if _, generic := p.Elem().(*types.TypeParam); !isPtr || !generic {
-				return nil
-			}
-		}
-		return star.X
-	}
-	check := func(st ast.Stmt) {
-		var ptrs []ast.Expr
-		switch st := st.(type) {
-		case *ast.AssignStmt:
-			if st.Tok != token.DEFINE {
-				for _, l := range st.Lhs {
-					if p := target(l); p != nil {
-						ptrs = append(ptrs, p)
-					}
-				}
-			}
-		case *ast.IncDecStmt:
-			if p := target(st.X); p != nil {
-				ptrs = append(ptrs, p)
-			}
-		}
-		for _, p := range ptrs {
-			text := r.text(p)
-			if strings.Contains(text, "\n") {
-				continue
-			}
-			r.add(r.off(st.Pos()), r.off(st.Pos()), "forge__slot.CheckWrite("+text+"); ")
-		}
-	}
 	ast.Inspect(r.file, func(n ast.Node) bool {
 		var list []ast.Stmt
 		switch n := n.(type) {
@@ -396,15 +360,220 @@ func (r *rewriter) guardWrites() {
 			list = n.Body
 		case *ast.CommClause:
 			list = n.Body
+			if as, ok := n.Comm.(*ast.AssignStmt); ok && as.Tok == token.ASSIGN {
+				r.guardRecvAssign(n, as)
+			}
+		case *ast.IfStmt:
+			r.guardSimple(n.Init, true)
+		case *ast.SwitchStmt:
+			r.guardSimple(n.Init, true)
+		case *ast.TypeSwitchStmt:
+			r.guardSimple(n.Init, true)
+		case *ast.ForStmt:
+			r.guardSimple(n.Init, true)
+			r.guardSimple(n.Post, true)
+		case *ast.RangeStmt:
+			if n.Tok == token.ASSIGN {
+				r.guardRangeAssign(n)
+			}
 		}
 		for _, st := range list {
-			if l, ok := st.(*ast.LabeledStmt); ok {
+			for {
+				l, ok := st.(*ast.LabeledStmt)
+				if !ok {
+					break
+				}
 				st = l.Stmt
 			}
-			check(st)
+			r.guardSimple(st, false)
 		}
 		return true
 	})
+}
+
+// writeTarget returns the pointer a write to e goes through when it needs the check: e is *p
+// (in any parentheses) and p's type is unknown to the file (a package's) or a pointer to a type
+// parameter (set(t.UTC().Location(), v) through func set[T any](p *T, v T) { *p = v }).
+func (r *rewriter) writeTarget(e ast.Expr) ast.Expr {
+	for {
+		p, ok := e.(*ast.ParenExpr)
+		if !ok {
+			break
+		}
+		e = p.X
+	}
+	star, ok := e.(*ast.StarExpr)
+	if !ok {
+		return nil
+	}
+	if t := r.typeOf(star.X); t != nil {
+		p, isPtr := t.Underlying().(*types.Pointer)
+		if !isPtr {
+			return nil
+		}
+		if _, generic := p.Elem().(*types.TypeParam); !generic {
+			return nil
+		}
+	}
+	return star.X
+}
+
+// refusedWrite is the call that replaces (or precedes) a checked write the rewrite cannot
+// express on the statement's own lines (a pointer expression spanning lines in a multi-target
+// assignment, a range or a select receive): an undefined function, so the interpreter's compile
+// error names it and the program is refused rather than run unchecked.
+const refusedWrite = "forge__refused_write_through_a_package_pointer_spanning_lines__write_it_on_one_line"
+
+// guardSimple checks the writes of one simple statement (an assignment or ++/--). A statement in
+// a block becomes a block of its own; one in a header (closure) becomes a function literal
+// called in place.
+func (r *rewriter) guardSimple(st ast.Stmt, closure bool) {
+	var lhs []ast.Expr
+	switch st := st.(type) {
+	case *ast.AssignStmt:
+		if st.Tok == token.DEFINE {
+			return
+		}
+		lhs = st.Lhs
+	case *ast.IncDecStmt:
+		lhs = []ast.Expr{st.X}
+	default:
+		return
+	}
+	var ptrs []ast.Expr
+	for _, l := range lhs {
+		if p := r.writeTarget(l); p != nil {
+			ptrs = append(ptrs, p)
+		}
+	}
+	if len(ptrs) == 0 {
+		return
+	}
+	open, close := "{ ", " }"
+	if closure {
+		open, close = "func() { ", " }()"
+	}
+	start, end := r.off(st.Pos()), r.off(st.End())
+	if len(lhs) == 1 {
+		// In place: "*(P) op= x" becomes "{ forge__pN := P; CheckWrite(forge__pN); *forge__pN op= x }",
+		// P's own text untouched (rewrites inside it still apply, lines stay put). What surrounds P
+		// in the target is only stars, parentheses and space: its newlines are kept.
+		p, name := ptrs[0], r.ptrName()
+		pstart, pend, lend := r.off(p.Pos()), r.off(p.End()), r.off(lhs[0].End())
+		r.add(start, pstart, open+name+" := "+newlines(r.src[start:pstart]))
+		r.add(pend, lend, newlines(r.src[pend:lend])+"; forge__slot.CheckWrite("+name+"); *"+name)
+		r.add(end, end, close)
+		return
+	}
+	// Several targets: each pointer is copied into its temporary first.
+	var pre strings.Builder
+	pre.WriteString(open)
+	var names []string
+	for _, p := range ptrs {
+		text := r.text(p)
+		if strings.Contains(text, "\n") {
+			r.add(start, end, newlines(r.src[start:end])+refusedWrite+"()")
+			return
+		}
+		name := r.ptrName()
+		names = append(names, name)
+		fmt.Fprintf(&pre, "%s := %s; ", name, text)
+	}
+	for _, name := range names {
+		fmt.Fprintf(&pre, "forge__slot.CheckWrite(%s); ", name)
+	}
+	r.add(start, start, pre.String())
+	for i, p := range ptrs {
+		r.add(r.off(p.Pos()), r.off(p.End()), names[i])
+	}
+	r.add(end, end, close)
+}
+
+func (r *rewriter) ptrName() string {
+	r.n++
+	return "forge__p" + strconv.Itoa(r.n)
+}
+
+// newlines returns the newlines of s (what an edit must keep so that no line moves).
+func newlines(s string) string { return strings.Repeat("\n", strings.Count(s, "\n")) }
+
+// checkedAssign returns "{ forge__pN := P; ...; CheckWrite(forge__pN); L1, L2 = v1, v2 }" for the
+// targets lhs (nil entries are left out with their values) assigned the temporaries vals, or
+// false when a target spans lines (the caller then refuses the statement).
+func (r *rewriter) checkedAssign(lhs []ast.Expr, vals []string) (string, bool) {
+	var pre, checks strings.Builder
+	var ls, vs []string
+	for i, l := range lhs {
+		if l == nil {
+			continue
+		}
+		text := r.text(l)
+		if strings.Contains(text, "\n") {
+			return "", false
+		}
+		if p := r.writeTarget(l); p != nil {
+			name := r.ptrName()
+			fmt.Fprintf(&pre, "%s := %s; ", name, r.text(p))
+			fmt.Fprintf(&checks, "forge__slot.CheckWrite(%s); ", name)
+			text = "*" + name
+		}
+		ls = append(ls, text)
+		vs = append(vs, vals[i])
+	}
+	return "{ " + pre.String() + checks.String() + strings.Join(ls, ", ") + " = " + strings.Join(vs, ", ") + " }; ", true
+}
+
+// guardRangeAssign rewrites "for K, *P = range X {" (a checked target among the key and value)
+// as "for forge__kN, forge__vN := range X { { forge__pN := P; CheckWrite(forge__pN); K, *forge__pN =
+// forge__kN, forge__vN }; ...". Ranging over an integer is left alone (yaegi v0.16.1 cannot, and
+// refuses it).
+func (r *rewriter) guardRangeAssign(rs *ast.RangeStmt) {
+	if r.writeTarget(rs.Key) == nil && (rs.Value == nil || r.writeTarget(rs.Value) == nil) {
+		return
+	}
+	if t := r.typeOf(rs.X); t != nil && isInteger(t) {
+		return
+	}
+	lhs := []ast.Expr{rs.Key, rs.Value}
+	k, v := r.tmp(), r.tmp()
+	vals := []string{k, v}
+	head := k + " :="
+	if rs.Value != nil {
+		head = k + ", " + v + " :="
+	}
+	assign, ok := r.checkedAssign(lhs, vals)
+	if !ok {
+		r.add(r.off(rs.Body.Lbrace)+1, r.off(rs.Body.Lbrace)+1, " "+refusedWrite+"(); ")
+		return
+	}
+	r.add(r.off(rs.Key.Pos()), r.off(rs.TokPos)+len("="), head+newlines(r.src[r.off(rs.Key.Pos()):r.off(rs.TokPos)]))
+	r.add(r.off(rs.Body.Lbrace)+1, r.off(rs.Body.Lbrace)+1, " "+assign)
+}
+
+// guardRecvAssign rewrites "case L1, *P = <-ch:" as "case forge__vN, forge__vM := <-ch: { forge__pK
+// := P; CheckWrite(forge__pK); L1, *forge__pK = forge__vN, forge__vM };".
+func (r *rewriter) guardRecvAssign(cc *ast.CommClause, as *ast.AssignStmt) {
+	need := false
+	for _, l := range as.Lhs {
+		if r.writeTarget(l) != nil {
+			need = true
+		}
+	}
+	if !need {
+		return
+	}
+	var vals []string
+	for range as.Lhs {
+		vals = append(vals, r.tmp())
+	}
+	assign, ok := r.checkedAssign(as.Lhs, vals)
+	if !ok {
+		r.add(r.off(cc.Colon)+1, r.off(cc.Colon)+1, " "+refusedWrite+"(); ")
+		return
+	}
+	from := r.off(as.Lhs[0].Pos())
+	r.add(from, r.off(as.TokPos)+len("="), strings.Join(vals, ", ")+" :="+newlines(r.src[from:r.off(as.TokPos)]))
+	r.add(r.off(cc.Colon)+1, r.off(cc.Colon)+1, " "+assign)
 }
 
 // gaps rewrites what yaegi v0.16.1 lacks: min/max/clear builtins, range over an integer,
