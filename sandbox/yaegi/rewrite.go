@@ -19,6 +19,7 @@ import (
 type edit struct {
 	pos, end int // byte offsets; pos == end inserts
 	text     string
+	closer   bool // goes before the other edits at its position (it closes an expression there)
 }
 
 type rewriter struct {
@@ -42,6 +43,12 @@ func (r *rewriter) off(p token.Pos) int { return int(p) - r.base }
 
 func (r *rewriter) add(pos, end int, text string) {
 	r.edits = append(r.edits, edit{pos: pos, end: end, text: text})
+}
+
+// addCloser inserts text that closes an expression ending at pos: before a statement's suffix
+// inserted there (a guarded return's "; forge__depth--; ...", a checked write's " }").
+func (r *rewriter) addCloser(pos int, text string) {
+	r.edits = append(r.edits, edit{pos: pos, end: pos, text: text, closer: true})
 }
 
 func (r *rewriter) text(n ast.Node) string { return r.src[r.off(n.Pos()):r.off(n.End())] }
@@ -351,6 +358,7 @@ func (r *rewriter) guardReturn(m *ast.ReturnStmt, results []string, named bool) 
 // the value into a temporary first. Function literals are walked like any code, so deferred
 // closures are covered too.
 func (r *rewriter) guardWrites() {
+	r.guestZone()
 	ast.Inspect(r.file, func(n ast.Node) bool {
 		var list []ast.Stmt
 		switch n := n.(type) {
@@ -576,6 +584,177 @@ func (r *rewriter) guardRecvAssign(cc *ast.CommClause, as *ast.AssignStmt) {
 	r.add(r.off(cc.Colon)+1, r.off(cc.Colon)+1, " "+assign)
 }
 
+// zoneMethods are the methods of time.Time that consult the host's time.Local, and
+// json.Decoder's Decode (which calls them): see guestZone.
+var zoneMethods = map[string]bool{"Local": true, "UnmarshalJSON": true, "UnmarshalText": true,
+	"UnmarshalBinary": true, "GobDecode": true, "Decode": true}
+
+// refusedZone is appended to a method name guestZone cannot route through the guest's zone (a
+// method value of an Unmarshal method, or one called on an expression it cannot take the address
+// of): the interpreter's compile error names it.
+const refusedZone = "__forge_refused_in_process_yaegi_keeps_the_host_zone_here__call_it_on_a_variable"
+
+// guestZone keeps the host's time zone out of guest code (symbols/tz.go has the why and the
+// helpers). The time table's functions already give times in the guest's zone; what is left are
+// the methods that consult time.Local whatever the table says, called on a value of a package's
+// type (the file's type check cannot resolve them: time.Time, a struct of the file embedding it,
+// a json.Decoder, json.Unmarshaler) or through an interface or type parameter of the file:
+//
+//	t.Local()            -> T.forge__local(t.Local())
+//	t.Local (a value)    -> T.forge__localFunc(t.Local)
+//	time.Time.Local      -> func(t T.Time) T.Time { return T.forge__local(t.Local()) }
+//	x.UnmarshalJSON(b)   -> T.forge__fixed(x.UnmarshalJSON(b), &x)   (Text, Binary, GobDecode)
+//	dec.Decode(v)        -> T.forge__decode(dec.Decode, v)
+//
+// where T is the file's import of time (added when there is none). An Unmarshal method called on
+// an expression with calls in it, or used as a value, is refused (compile error naming
+// refusedZone): its receiver could not be fixed after the call.
+func (r *rewriter) guestZone() {
+	timeName := ""
+	for name, path := range r.imports {
+		if path == "time" && name != "_" && name != "." && !r.declared[name] {
+			timeName = name
+		}
+	}
+	need := false
+	T := func() string {
+		need = true
+		if timeName == "" {
+			timeName = "forge__time" + strconv.Itoa(r.base)
+		}
+		return timeName
+	}
+	calls := map[*ast.SelectorExpr]*ast.CallExpr{}
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok {
+			if sel, ok := c.Fun.(*ast.SelectorExpr); ok {
+				calls[sel] = c
+			}
+		}
+		return true
+	})
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok || !zoneMethods[sel.Sel.Name] {
+			return true
+		}
+		name := sel.Sel.Name
+		if x, ok := sel.X.(*ast.Ident); ok && r.imports[x.Name] != "" && !r.declared[x.Name] {
+			return true // a package's function or variable (the gate has judged it)
+		}
+		if !r.hostZoneMethod(sel) {
+			return true
+		}
+		call := calls[sel]
+		selStart, selEnd := r.off(sel.Pos()), r.off(sel.End())
+		switch {
+		case name == "Local" && call != nil:
+			r.add(selStart, selStart, T()+".forge__local(")
+			r.addCloser(r.off(call.End()), ")")
+		case name == "Local" && r.isTimeType(sel.X):
+			t := T()
+			r.add(selStart, selEnd, fmt.Sprintf("func(t %s.Time) %s.Time { return %s.forge__local(t.Local()) }", t, t, t))
+		case name == "Local":
+			r.add(selStart, selStart, T()+".forge__localFunc(")
+			r.addCloser(selEnd, ")")
+		case name == "Decode" && call != nil && len(call.Args) == 1 && !call.Ellipsis.IsValid():
+			r.add(selStart, selStart, T()+".forge__decode(")
+			r.add(selEnd, r.off(call.Lparen)+1, ", ")
+		case name == "Decode":
+			// Decode of another arity is not json.Decoder's: nothing to fix.
+		case call != nil && len(call.Args) == 1 && r.plainOperand(sel.X):
+			r.add(selStart, selStart, T()+".forge__fixed(")
+			r.addCloser(r.off(call.End()), ", &"+r.text(sel.X)+")")
+		default:
+			r.add(r.off(sel.Sel.End()), r.off(sel.Sel.End()), refusedZone)
+		}
+		return true
+	})
+	if need && r.imports[timeName] == "" {
+		r.imports[timeName] = "time"
+		r.add(r.off(r.file.Name.End()), r.off(r.file.Name.End()), "; import "+timeName+" \"time\"")
+	}
+}
+
+// hostZoneMethod reports whether sel (x.Local, x.UnmarshalJSON, ...) may be time.Time's or
+// json.Decoder's method: the file's type check cannot resolve it (x's type is a package's, or a
+// struct of the file embedding one), or it is a method of an interface or type parameter of the
+// file whose results mention a package's type (Local() time.Time; any Unmarshal method, whose
+// receiver is then fixed, harmlessly if it is the file's own type).
+func (r *rewriter) hostZoneMethod(sel *ast.SelectorExpr) bool {
+	t := r.typeOf(sel)
+	if t == nil {
+		return true
+	}
+	sig, ok := t.(*types.Signature)
+	if !ok {
+		return false // a field
+	}
+	xt := r.typeOf(sel.X)
+	if xt == nil {
+		return true
+	}
+	if p, ok := xt.Underlying().(*types.Pointer); ok {
+		xt = p.Elem()
+	}
+	switch xt.Underlying().(type) {
+	case *types.Interface:
+	default:
+		if _, ok := xt.(*types.TypeParam); !ok {
+			return false // a method the file declares
+		}
+	}
+	if sel.Sel.Name != "Local" {
+		return true
+	}
+	if sig.Results().Len() != 1 {
+		return false
+	}
+	rt := sig.Results().At(0).Type()
+	b, ok := rt.(*types.Basic)
+	return ok && b.Kind() == types.Invalid
+}
+
+// isTimeType reports whether e is the type time.Time written with the file's import of time
+// (a method expression time.Time.Local).
+func (r *rewriter) isTimeType(e ast.Expr) bool {
+	s, ok := e.(*ast.SelectorExpr)
+	if !ok || s.Sel.Name != "Time" {
+		return false
+	}
+	x, ok := s.X.(*ast.Ident)
+	return ok && r.imports[x.Name] == "time" && !r.declared[x.Name]
+}
+
+// plainOperand reports whether e can be written again after the call, to the same effect and
+// with & in front: identifiers, selectors, indexes by identifiers or literals, dereferences and
+// parentheses of those, on one line.
+func (r *rewriter) plainOperand(e ast.Expr) bool {
+	if strings.Contains(r.text(e), "\n") {
+		return false
+	}
+	var plain func(e ast.Expr) bool
+	plain = func(e ast.Expr) bool {
+		switch e := e.(type) {
+		case *ast.Ident:
+			return true
+		case *ast.SelectorExpr:
+			return plain(e.X)
+		case *ast.ParenExpr:
+			return plain(e.X)
+		case *ast.StarExpr:
+			return plain(e.X)
+		case *ast.IndexExpr:
+			switch e.Index.(type) {
+			case *ast.Ident, *ast.BasicLit:
+				return plain(e.X)
+			}
+		}
+		return false
+	}
+	return plain(e)
+}
+
 // gaps rewrites what yaegi v0.16.1 lacks: min/max/clear builtins, range over an integer,
 // per-iteration loop variables captured by closures, and slices.Sort & co.
 func (r *rewriter) gaps() {
@@ -763,7 +942,12 @@ func (r *rewriter) copyLoopVars(body *ast.BlockStmt, names []string, threeClause
 
 // apply returns the source with every edit applied and tail appended.
 func (r *rewriter) apply(tail string) string {
-	sort.SliceStable(r.edits, func(i, j int) bool { return r.edits[i].pos < r.edits[j].pos })
+	sort.SliceStable(r.edits, func(i, j int) bool {
+		if r.edits[i].pos != r.edits[j].pos {
+			return r.edits[i].pos < r.edits[j].pos
+		}
+		return r.edits[i].closer && !r.edits[j].closer
+	})
 	var b strings.Builder
 	last := 0
 	for _, e := range r.edits {

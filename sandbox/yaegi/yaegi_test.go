@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -354,4 +355,15 @@ func TestSkipped(t *testing.T) { t.Skip("later") }
 func TestTestsPolicy(t *testing.T) {
 	_, err := RunTests(context.Background(), "func F() int { return 1 }", "package artifact\nimport (\"testing\"; \"time\"; \"github.com/stretchr/testify/assert\")\nfunc TestX(t *testing.T) { assert.Eventually(t, func() bool { return true }, time.Second, time.Millisecond) }")
 	assert.Equal(t, sandbox.KindPolicy, sandbox.KindOf(err))
+}
+
+// TestHostZoneIsNotUTC proves the tests run in a host zone other than UTC (TestMain sets it):
+// otherwise the time zone corpus cases could not tell the guest's zone from the host's.
+func TestHostZoneIsNotUTC(t *testing.T) {
+	if _, off := time.Unix(0, 0).Zone(); off == 0 {
+		t.Fatalf("the test binary's local zone is UTC at the epoch (TZ=%q): want %s, whose zone data this machine must have", os.Getenv("TZ"), hostZone)
+	}
+	if time.Local.String() == "UTC" {
+		t.Fatalf("time.Local is %q: want %s", time.Local, hostZone)
+	}
 }

@@ -17,7 +17,7 @@ func init() {
 		"MarshalIndent": reflect.ValueOf(json.MarshalIndent),
 		"NewDecoder":    reflect.ValueOf(json.NewDecoder),
 		"NewEncoder":    reflect.ValueOf(json.NewEncoder),
-		"Unmarshal":     reflect.ValueOf(json.Unmarshal),
+		"Unmarshal":     reflect.ValueOf(guestUnmarshal),
 		"Valid":         reflect.ValueOf(json.Valid),
 
 		// type definitions
