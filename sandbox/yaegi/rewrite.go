@@ -359,6 +359,7 @@ func (r *rewriter) guardReturn(m *ast.ReturnStmt, results []string, named bool) 
 // closures are covered too.
 func (r *rewriter) guardWrites() {
 	r.guestZone()
+	r.guardStderr()
 	ast.Inspect(r.file, func(n ast.Node) bool {
 		var list []ast.Stmt
 		switch n := n.(type) {
@@ -610,39 +611,15 @@ const refusedZone = "__forge_refused_in_process_yaegi_keeps_the_host_zone_here__
 // an expression with calls in it, or used as a value, is refused (compile error naming
 // refusedZone): its receiver could not be fixed after the call.
 func (r *rewriter) guestZone() {
-	timeName := ""
-	for name, path := range r.imports {
-		if path == "time" && name != "_" && name != "." && !r.declared[name] {
-			timeName = name
-		}
-	}
-	need := false
-	T := func() string {
-		need = true
-		if timeName == "" {
-			timeName = "forge__time" + strconv.Itoa(r.base)
-		}
-		return timeName
-	}
-	calls := map[*ast.SelectorExpr]*ast.CallExpr{}
-	ast.Inspect(r.file, func(n ast.Node) bool {
-		if c, ok := n.(*ast.CallExpr); ok {
-			if sel, ok := c.Fun.(*ast.SelectorExpr); ok {
-				calls[sel] = c
-			}
-		}
-		return true
-	})
+	T := r.importFor("time", "forge__time")
+	calls := r.selectorCalls()
 	ast.Inspect(r.file, func(n ast.Node) bool {
 		sel, ok := n.(*ast.SelectorExpr)
 		if !ok || !zoneMethods[sel.Sel.Name] {
 			return true
 		}
 		name := sel.Sel.Name
-		if x, ok := sel.X.(*ast.Ident); ok && r.imports[x.Name] != "" && !r.declared[x.Name] {
-			return true // a package's function or variable (the gate has judged it)
-		}
-		if !r.hostZoneMethod(sel) {
+		if r.packageSelector(sel) || !r.hostZoneMethod(sel) {
 			return true
 		}
 		call := calls[sel]
@@ -670,10 +647,98 @@ func (r *rewriter) guestZone() {
 		}
 		return true
 	})
-	if need && r.imports[timeName] == "" {
-		r.imports[timeName] = "time"
-		r.add(r.off(r.file.Name.End()), r.off(r.file.Name.End()), "; import "+timeName+" \"time\"")
+}
+
+// importFor returns a function giving the file's import name of path, adding the import (named
+// prefix and the file's base, so the artifact's and the test file's never collide) on the
+// package line the first time it is needed when the file has none.
+func (r *rewriter) importFor(path, prefix string) func() string {
+	name := ""
+	for n, p := range r.imports {
+		if p == path && n != "_" && n != "." && !r.declared[n] {
+			name = n
+		}
 	}
+	return func() string {
+		if name == "" {
+			name = prefix + strconv.Itoa(r.base)
+			r.imports[name] = path
+			r.add(r.off(r.file.Name.End()), r.off(r.file.Name.End()), "; import "+name+" "+strconv.Quote(path))
+		}
+		return name
+	}
+}
+
+// selectorCalls maps each selector called (x.M(...)) to its call.
+func (r *rewriter) selectorCalls() map[*ast.SelectorExpr]*ast.CallExpr {
+	calls := map[*ast.SelectorExpr]*ast.CallExpr{}
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok {
+			if sel, ok := c.Fun.(*ast.SelectorExpr); ok {
+				calls[sel] = c
+			}
+		}
+		return true
+	})
+	return calls
+}
+
+// packageSelector reports whether sel is a package's name (pkg.Name: the gate has judged it).
+func (r *rewriter) packageSelector(sel *ast.SelectorExpr) bool {
+	x, ok := sel.X.(*ast.Ident)
+	return ok && r.imports[x.Name] != "" && !r.declared[x.Name]
+}
+
+// refusedField is appended to a text/scanner Error field guardStderr cannot route (assigned in a
+// tuple assignment): the interpreter's compile error names it.
+const refusedField = "__forge_refused_assign_a_scanner_error_handler_on_its_own"
+
+// guardStderr keeps guest code from writing to the process's standard error through a
+// text/scanner.Scanner whose Error field is nil (symbols/scanner.go): Init's result, the method
+// value s.Init and every value assigned to the Error field of a package's type pass through the
+// text/scanner table's helpers, which never leave the field nil:
+//
+//	s.Init(r)     -> S.forge__init(s.Init(r))
+//	s.Init        -> S.forge__initFunc(s.Init)
+//	s.Error = f   -> s.Error = S.forge__error(f)
+//
+// Init and Error are resolved by the file's type check when they are the file's own; anything
+// unresolved with one argument (Init) is text/scanner's: the only allowlisted Init taking one
+// (container/list's takes none and is left alone when called).
+func (r *rewriter) guardStderr() {
+	S := r.importFor("text/scanner", "forge__scanner")
+	calls := r.selectorCalls()
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			if n.Sel.Name != "Init" || r.packageSelector(n) || r.typeOf(n) != nil {
+				return true
+			}
+			start := r.off(n.Pos())
+			switch call := calls[n]; {
+			case call == nil:
+				r.add(start, start, S()+".forge__initFunc(")
+				r.addCloser(r.off(n.End()), ")")
+			case len(call.Args) == 1:
+				r.add(start, start, S()+".forge__init(")
+				r.addCloser(r.off(call.End()), ")")
+			}
+		case *ast.AssignStmt:
+			for i, l := range n.Lhs {
+				sel, ok := l.(*ast.SelectorExpr)
+				if !ok || sel.Sel.Name != "Error" || r.packageSelector(sel) || r.typeOf(sel) != nil {
+					continue
+				}
+				if n.Tok != token.ASSIGN || len(n.Lhs) != len(n.Rhs) {
+					r.add(r.off(sel.End()), r.off(sel.End()), refusedField)
+					continue
+				}
+				r.add(r.off(n.Rhs[i].Pos()), r.off(n.Rhs[i].Pos()), S()+".forge__error(")
+				r.addCloser(r.off(n.Rhs[i].End()), ")")
+			}
+		}
+		return true
+	})
 }
 
 // hostZoneMethod reports whether sel (x.Local, x.UnmarshalJSON, ...) may be time.Time's or
