@@ -39,7 +39,7 @@ func hostExports(s *slot) map[string]reflect.Value {
 		"Logf":     reflect.ValueOf(func(format string, args ...any) { _ = h().Log(fmt.Sprintf(format, args...)) }),
 		"Now": reflect.ValueOf(func() time.Time {
 			t, _ := h().Now()
-			return t.In(symbols.GuestLocal) // the guest's zone, not the host's (symbols/tz.go)
+			return t.UTC() // UTC, as the wasm backend gives it, not the host's zone
 		}),
 		"Rand": reflect.ValueOf(func() float64 {
 			f, _ := h().Rand()

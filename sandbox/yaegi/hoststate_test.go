@@ -82,3 +82,36 @@ func TestScannerErrorsStayOffHostStderr(t *testing.T) {
 	assert.JSONEq(t, `5`, string(out.Value))
 	assert.NotContains(t, string(leaked), "FORGE-INJECTED", "guest text reached the host's stderr")
 }
+
+// TestTestFilesSeeTheGuestZone runs acceptance tests, in-process and isolated, that read the
+// zone of the test clock (time.Now, allowed in tests), of time.Unix and of Time.Local in the
+// test file itself (its own rewrite and import of time): all are the sandbox's UTC "Local" zone,
+// not the host's (TestMain runs the binary in New York's zone).
+func TestTestFilesSeeTheGuestZone(t *testing.T) {
+	ctx := context.Background()
+	sb := New(Options{})
+	defer sb.Close()
+	code := "package artifact\n\nfunc Add(a, b int) int { return a + b }\n"
+	tests := `package artifact
+
+import (
+	"testing"
+	"time"
+)
+
+func TestZones(t *testing.T) {
+	for i, u := range []time.Time{time.Now(), time.Unix(0, 0), time.Date(2020, 7, 1, 0, 0, 0, 0, time.UTC).Local()} {
+		name, off := u.Zone()
+		if name != "UTC" || off != 0 || u.Location().String() != "Local" {
+			t.Errorf("time %d: zone %s %d, location %s", i, name, off, u.Location())
+		}
+	}
+}
+`
+	for _, src := range []sandbox.Source{{Code: code}, isolatedSource(code)} {
+		res, err := sb.Test(ctx, src, tests, sandbox.Input{})
+		require.NoError(t, err)
+		require.Len(t, res, 1)
+		assert.True(t, res[0].Passed, "isolation %q: %s", src.Limits.Isolation, res[0].Message)
+	}
+}

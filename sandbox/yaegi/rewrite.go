@@ -640,8 +640,14 @@ func (r *rewriter) guestZone() {
 		case name == "Decode":
 			// Decode of another arity is not json.Decoder's: nothing to fix.
 		case call != nil && len(call.Args) == 1 && r.plainOperand(sel.X):
+			// &x, so the receiver can be fixed in place; an interface or type parameter of the
+			// file is handed over as it is (its dynamic value is the pointer the method needs).
+			recv := "&" + r.text(sel.X)
+			if r.interfaceOrTypeParam(sel.X) {
+				recv = r.text(sel.X)
+			}
 			r.add(selStart, selStart, T()+".forge__fixed(")
-			r.addCloser(r.off(call.End()), ", &"+r.text(sel.X)+")")
+			r.addCloser(r.off(call.End()), ", "+recv+")")
 		default:
 			r.add(r.off(sel.Sel.End()), r.off(sel.Sel.End()), refusedZone)
 		}
@@ -755,19 +761,11 @@ func (r *rewriter) hostZoneMethod(sel *ast.SelectorExpr) bool {
 	if !ok {
 		return false // a field
 	}
-	xt := r.typeOf(sel.X)
-	if xt == nil {
+	if r.typeOf(sel.X) == nil {
 		return true
 	}
-	if p, ok := xt.Underlying().(*types.Pointer); ok {
-		xt = p.Elem()
-	}
-	switch xt.Underlying().(type) {
-	case *types.Interface:
-	default:
-		if _, ok := xt.(*types.TypeParam); !ok {
-			return false // a method the file declares
-		}
+	if !r.interfaceOrTypeParam(sel.X) {
+		return false // a method the file declares
 	}
 	if sel.Sel.Name != "Local" {
 		return true
@@ -778,6 +776,23 @@ func (r *rewriter) hostZoneMethod(sel *ast.SelectorExpr) bool {
 	rt := sig.Results().At(0).Type()
 	b, ok := rt.(*types.Basic)
 	return ok && b.Kind() == types.Invalid
+}
+
+// interfaceOrTypeParam reports whether e's type (or the type it points to) is an interface or a
+// type parameter the file's type check knows.
+func (r *rewriter) interfaceOrTypeParam(e ast.Expr) bool {
+	t := r.typeOf(e)
+	if t == nil {
+		return false
+	}
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	if _, ok := t.(*types.TypeParam); ok {
+		return true
+	}
+	_, ok := t.Underlying().(*types.Interface)
+	return ok
 }
 
 // isTimeType reports whether e is the type time.Time written with the file's import of time

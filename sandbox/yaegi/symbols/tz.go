@@ -173,7 +173,10 @@ func ZonesOf(v any) {
 // fixZones fixes the times in v (those it can set) and reports whether v holds one that needed
 // it: a value copied out of a map or an interface is then stored back.
 func fixZones(v reflect.Value, seen map[uintptr]bool) bool {
-	if !v.IsValid() || !holdsTime(v.Type()) {
+	if !v.IsValid() || !v.CanInterface() || !holdsTime(v.Type()) {
+		// Values reached through unexported fields (the interpreter's own representation of
+		// guest interface values among them) are neither read nor set: decoders cannot reach
+		// them either, and the rewrite hands such an interface's dynamic value over instead.
 		return false
 	}
 	if v.Type() == timeType {
