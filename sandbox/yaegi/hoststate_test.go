@@ -3,8 +3,11 @@ package yaegi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -114,4 +117,90 @@ func TestZones(t *testing.T) {
 		require.Len(t, res, 1)
 		assert.True(t, res[0].Passed, "isolation %q: %s", src.Limits.Isolation, res[0].Message)
 	}
+}
+
+// keepsPrinterBuffer keeps the buffer fmt.Fprint hands its Write method (a pooled printer's, in
+// the host process) and returns what it holds on a later call: whatever the host formatted since
+// with that printer.
+const keepsPrinterBuffer = `package artifact
+
+import "fmt"
+
+type writer struct{}
+
+var buf []byte
+
+func (writer) Write(p []byte) (int, error) {
+	buf = p
+	return len(p), nil
+}
+
+func Peek(step int) string {
+	if step == 0 {
+		fmt.Fprint(writer{}, "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz")
+		return ""
+	}
+	return string(buf)
+}
+`
+
+// TestPooledPrinterStaysHostOwned runs keepsPrinterBuffer in-process with one P (so the host's
+// formatting and the guest share fmt's per-P printer pool deterministically): the buffer the
+// guest kept must not show what the host formats afterwards.
+func TestPooledPrinterStaysHostOwned(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	sb := New(Options{PoolSize: 1})
+	defer sb.Close()
+	p := compile(t, sb, keepsPrinterBuffer)
+	_, err := sb.Run(context.Background(), p, sandbox.Input{Args: json.RawMessage(`[0]`)})
+	require.NoError(t, err)
+	secret := fmt.Sprintf("host-secret-%d", 42)
+	out, err := sb.Run(context.Background(), p, sandbox.Input{Args: json.RawMessage(`[1]`)})
+	require.NoError(t, err)
+	assert.NotContains(t, string(out.Value), "host-secret", "guest code read what the host formatted (%s)", secret)
+}
+
+// keepsDiscardBuffer keeps the buffer io.Discard's ReadFrom hands its Read method (one of the
+// process's pooled drain buffers) and returns what it holds on a later call.
+const keepsDiscardBuffer = `package artifact
+
+import "io"
+
+type reader struct{ done bool }
+
+var buf []byte
+
+func (r *reader) Read(p []byte) (int, error) {
+	if r.done {
+		return 0, io.EOF
+	}
+	r.done = true
+	buf = p
+	return 1, nil
+}
+
+func Peek(step int) string {
+	if step == 0 {
+		io.Copy(io.Discard, &reader{})
+		return ""
+	}
+	return string(buf[:16])
+}
+`
+
+// TestPooledDrainBufferStaysHostOwned runs keepsDiscardBuffer in-process with one P: the buffer
+// the guest kept must not show what the host drains afterwards through io.Discard (as net/http
+// does with request bodies).
+func TestPooledDrainBufferStaysHostOwned(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	sb := New(Options{PoolSize: 1})
+	defer sb.Close()
+	p := compile(t, sb, keepsDiscardBuffer)
+	_, err := sb.Run(context.Background(), p, sandbox.Input{Args: json.RawMessage(`[0]`)})
+	require.NoError(t, err)
+	_, err = io.Copy(io.Discard, struct{ io.Reader }{strings.NewReader("host-secret-body")})
+	require.NoError(t, err)
+	out, err := sb.Run(context.Background(), p, sandbox.Input{Args: json.RawMessage(`[1]`)})
+	require.NoError(t, err)
+	assert.NotContains(t, string(out.Value), "host-secret", "guest code read what the host drained")
 }

@@ -67,5 +67,5 @@ type _encoding_json_Unmarshaler struct {
 }
 
 func (W _encoding_json_Unmarshaler) UnmarshalJSON(a0 []byte) error {
-	return W.WUnmarshalJSON(a0)
+	return W.WUnmarshalJSON(append([]byte(nil), a0...))
 }

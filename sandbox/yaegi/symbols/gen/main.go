@@ -137,6 +137,9 @@ func main() {
 			added := "\t\t// for the rewrite only (unexported: guest code cannot name them)\n" + strings.Join(lines, "")
 			src = append(src[:loc[1]:loc[1]], append([]byte(added), src[loc[1]:]...)...)
 		}
+		if src, err = ownBytes(src); err != nil {
+			log.Fatalf("%s: %v", p.path, err)
+		}
 		if src, err = noHostState(p.path, src); err != nil {
 			log.Fatalf("%s: %v", p.path, err)
 		}
@@ -311,6 +314,63 @@ func noHostState(path string, src []byte) ([]byte, error) {
 	b.WriteString("\t}\n")
 	b.Write(out[loc[1]:])
 	return b.Bytes(), nil
+}
+
+// wrapperMethod is one method of an interface wrapper yaegi's extractor writes: the way native
+// code calls guest code (fmt.Fprint(w) with w a guest io.Writer calls _io_Writer.Write).
+var wrapperMethod = regexp.MustCompile(`(?m)^func \(W (_\w+)\) (\w+)\(([^)]*)\) ([^{]*)\{\n\t(return )?W\.W(\w+)\(([^)]*)\)\n\}\n`)
+
+// fillMethods are the wrapper methods whose []byte argument the guest fills (Read, ReadAt,
+// PutUint*): it gets a fresh buffer of the same length, copied into the caller's after the call.
+var fillMethods = map[string]bool{"Read": true, "ReadAt": true, "PutUint16": true, "PutUint32": true, "PutUint64": true}
+
+// ownBytes makes every interface wrapper hand guest code a []byte of its own, never the native
+// caller's: that buffer may be a pooled one the host reuses (fmt's printers, io.Discard's
+// ReadFrom buffers), which guest code could keep and read or write on a later call, seeing or
+// changing what the host formats or drains meanwhile. A buffer the guest reads (Write, WriteAt,
+// UnmarshalJSON, Sum's and Append's prefix, Uint16...) is copied in; one it fills (fillMethods)
+// is a fresh buffer copied out after the call.
+func ownBytes(src []byte) ([]byte, error) {
+	var err error
+	out := wrapperMethod.ReplaceAllFunc(src, func(m []byte) []byte {
+		g := wrapperMethod.FindSubmatch(m)
+		recv, name, params, results, ret, args := string(g[1]), string(g[2]), string(g[3]), strings.TrimSpace(string(g[4])), string(g[5]), string(g[7])
+		var bytesParams []string
+		for _, prm := range strings.Split(params, ",") {
+			if f := strings.Fields(prm); len(f) == 2 && f[1] == "[]byte" {
+				bytesParams = append(bytesParams, f[0])
+			}
+		}
+		if len(bytesParams) == 0 {
+			return m
+		}
+		head := fmt.Sprintf("func (W %s) %s(%s) %s {\n", recv, name, params, results)
+		if !fillMethods[name] {
+			a := args
+			for _, b := range bytesParams {
+				a = regexp.MustCompile(`\b`+b+`\b`).ReplaceAllString(a, "append([]byte(nil), "+b+"...)")
+			}
+			return []byte(head + "\t" + ret + "W.W" + name + "(" + a + ")\n}\n")
+		}
+		if len(bytesParams) != 1 {
+			err = fmt.Errorf("%s.%s: want one []byte argument to fill, got %v", recv, name, bytesParams)
+			return m
+		}
+		b := bytesParams[0]
+		a := regexp.MustCompile(`\b`+b+`\b`).ReplaceAllString(args, "own")
+		body := "\town := make([]byte, len(" + b + "))\n"
+		switch results {
+		case "":
+			body += "\tW.W" + name + "(" + a + ")\n\tcopy(" + b + ", own)\n"
+		case "(n int, err error)":
+			body += "\tn, err = W.W" + name + "(" + a + ")\n\tcopy(" + b + ", own)\n\treturn n, err\n"
+		default:
+			err = fmt.Errorf("%s.%s: results %q: want none or (n int, err error)", recv, name, results)
+			return m
+		}
+		return []byte(head + body + "}\n")
+	})
+	return out, err
 }
 
 // valueOnly reports whether a value of type t holds no pointer, map, slice, interface, channel or
