@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -203,4 +204,54 @@ func TestPooledDrainBufferStaysHostOwned(t *testing.T) {
 	out, err := sb.Run(context.Background(), p, sandbox.Input{Args: json.RawMessage(`[1]`)})
 	require.NoError(t, err)
 	assert.NotContains(t, string(out.Value), "host-secret", "guest code read what the host drained")
+}
+
+// keepsPrinterState keeps the fmt.State its Format method is handed (fmt's pooled printer: the
+// value is converted to fmt.Formatter so that fmt sees the method) and writes to it on a later
+// call, after fmt has put the printer back in its pool.
+const keepsPrinterState = `package artifact
+
+import "fmt"
+
+type formatter struct{}
+
+var kept fmt.State
+
+func (formatter) Format(s fmt.State, verb rune) {
+	kept = s
+	s.Write([]byte("f"))
+}
+
+func Poison(step int) string {
+	if step == 0 {
+		var f fmt.Formatter = formatter{}
+		return fmt.Sprintf("%v", f)
+	}
+	_, err := kept.Write([]byte("FORGE-INJECTED"))
+	if err != nil {
+		return err.Error()
+	}
+	return "written"
+}
+`
+
+// TestPooledPrinterStateStaysHostOwned runs keepsPrinterState in-process with one P: a write
+// through the kept fmt.State after its Format call returned must not prefix what the host
+// formats next with the same pooled printer.
+func TestPooledPrinterStateStaysHostOwned(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	sb := New(Options{PoolSize: 1})
+	defer sb.Close()
+	p := compile(t, sb, keepsPrinterState)
+	out, err := sb.Run(context.Background(), p, sandbox.Input{Args: json.RawMessage(`[0]`)})
+	require.NoError(t, err)
+	assert.JSONEq(t, `"f"`, string(out.Value))
+	out, err = sb.Run(context.Background(), p, sandbox.Input{Args: json.RawMessage(`[1]`)})
+	require.NoError(t, err)
+	for i := range 100 {
+		if s := fmt.Sprintf("host %d", i); s != "host "+strconv.Itoa(i) {
+			t.Fatalf("the host's formatting was changed by guest code: %q", s)
+		}
+	}
+	assert.Contains(t, string(out.Value), "used after its Format call returned")
 }

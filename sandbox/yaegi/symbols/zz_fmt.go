@@ -49,7 +49,7 @@ type _fmt_Formatter struct {
 }
 
 func (W _fmt_Formatter) Format(f fmt.State, verb rune) {
-	W.WFormat(f, verb)
+	formatCall(W.WFormat, f, verb)
 }
 
 // _fmt_GoStringer is an interface wrapper for GoStringer type

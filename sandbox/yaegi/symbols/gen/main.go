@@ -137,6 +137,13 @@ func main() {
 			added := "\t\t// for the rewrite only (unexported: guest code cannot name them)\n" + strings.Join(lines, "")
 			src = append(src[:loc[1]:loc[1]], append([]byte(added), src[loc[1]:]...)...)
 		}
+		for from, to := range wrapperBodies {
+			if bytes.Contains(src, []byte(from)) {
+				src = bytes.Replace(src, []byte(from), []byte(to), 1)
+			} else if strings.Contains(from, "_"+strings.NewReplacer("/", "_").Replace(p.path)+"_") {
+				log.Fatalf("%s: wrapper method to replace not found:\n%s", p.path, from)
+			}
+		}
 		if src, err = ownBytes(src); err != nil {
 			log.Fatalf("%s: %v", p.path, err)
 		}
@@ -314,6 +321,13 @@ func noHostState(path string, src []byte) ([]byte, error) {
 	b.WriteString("\t}\n")
 	b.Write(out[loc[1]:])
 	return b.Bytes(), nil
+}
+
+// wrapperBodies replaces interface wrapper methods whose native caller hands guest code a value
+// the process reuses: fmt's Formatter gets fmt's pooled printer as its State, which goes stale
+// when Format returns (state.go).
+var wrapperBodies = map[string]string{
+	"func (W _fmt_Formatter) Format(f fmt.State, verb rune) {\n\tW.WFormat(f, verb)\n}\n": "func (W _fmt_Formatter) Format(f fmt.State, verb rune) {\n\tformatCall(W.WFormat, f, verb)\n}\n",
 }
 
 // wrapperMethod is one method of an interface wrapper yaegi's extractor writes: the way native
