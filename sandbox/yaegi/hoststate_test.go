@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand"
 	"os"
 	"runtime"
 	"strconv"
@@ -254,4 +255,26 @@ func TestPooledPrinterStateStaysHostOwned(t *testing.T) {
 		}
 	}
 	assert.Contains(t, string(out.Value), "used after its Format call returned")
+}
+
+// TestTestFileCannotReseedHostRand runs an acceptance test that calls math/rand.Seed, in-process,
+// with GODEBUG=randseednop=0 (a host may run with it: Seed then reseeds the process's shared
+// source): the host's top-level math/rand sequence must not become the seeded one.
+func TestTestFileCannotReseedHostRand(t *testing.T) {
+	t.Setenv("GODEBUG", "randseednop=0")
+	sb := New(Options{})
+	defer sb.Close()
+	code := "package artifact\n\nfunc Add(a, b int) int { return a + b }\n"
+	tests := "package artifact\n\nimport (\n\t\"math/rand\"\n\t\"testing\"\n)\n\nfunc TestSeed(t *testing.T) { rand.Seed(7) }\n"
+	res, err := sb.Test(context.Background(), sandbox.Source{Code: code}, tests, sandbox.Input{})
+	require.NoError(t, err)
+	require.Len(t, res, 1)
+	seeded := rand.New(rand.NewSource(7))
+	same := 0
+	for range 4 {
+		if rand.Int63() == seeded.Int63() {
+			same++
+		}
+	}
+	assert.Less(t, same, 4, "the host's math/rand source was reseeded by guest code")
 }
