@@ -149,7 +149,7 @@ func holdsTimeUncached(t reflect.Type) bool {
 	case reflect.Pointer, reflect.Slice, reflect.Array:
 		return holdsTime(t.Elem())
 	case reflect.Map:
-		return holdsTime(t.Elem())
+		return holdsTime(t.Key()) || holdsTime(t.Elem())
 	case reflect.Struct:
 		for i := range t.NumField() {
 			if holdsTime(t.Field(i).Type) {
@@ -212,12 +212,6 @@ func fixZones(v reflect.Value, seen map[uintptr]bool) bool {
 			v.Set(c)
 		}
 	case reflect.Slice:
-		if v.IsNil() || seen[v.Pointer()] && v.Len() > 0 {
-			return false
-		}
-		if v.Len() > 0 {
-			seen[v.Pointer()] = true
-		}
 		for i := range v.Len() {
 			fixZones(v.Index(i), seen)
 		}
@@ -226,17 +220,31 @@ func fixZones(v reflect.Value, seen map[uintptr]bool) bool {
 			changed = fixZones(v.Index(i), seen) || changed
 		}
 	case reflect.Map:
-		if v.IsNil() {
+		if v.IsNil() || seen[v.Pointer()] {
 			return false
 		}
+		seen[v.Pointer()] = true
+		type entry struct{ old, key, val reflect.Value }
+		var moved []entry
 		it := v.MapRange()
 		for it.Next() {
-			e := it.Value()
-			c := reflect.New(e.Type()).Elem()
-			c.Set(e)
-			if fixZones(c, seen) {
-				v.SetMapIndex(it.Key(), c)
+			k := reflect.New(it.Key().Type()).Elem()
+			k.Set(it.Key())
+			e := reflect.New(it.Value().Type()).Elem()
+			e.Set(it.Value())
+			kc, ec := fixZones(k, seen), fixZones(e, seen)
+			switch {
+			case kc: // a time key (decoded by UnmarshalText) moves to its fixed key
+				moved = append(moved, entry{it.Key(), k, e})
+			case ec:
+				v.SetMapIndex(it.Key(), e)
 			}
+		}
+		for _, m := range moved {
+			v.SetMapIndex(m.old, reflect.Value{})
+		}
+		for _, m := range moved {
+			v.SetMapIndex(m.key, m.val)
 		}
 	case reflect.Struct:
 		for i := range v.NumField() {
