@@ -160,6 +160,28 @@ func holdsTimeUncached(t reflect.Type) bool {
 	return false
 }
 
+// mayHold reports whether v, a map key or value, can hold a time: for an interface, its dynamic
+// value's type decides.
+func mayHold(v reflect.Value) bool {
+	if v.Kind() == reflect.Interface {
+		return !v.IsNil() && holdsTime(v.Elem().Type())
+	}
+	return holdsTime(v.Type())
+}
+
+// isReference reports whether v (or an interface's dynamic value) is a pointer, map or slice:
+// what it reaches can be fixed without storing v back.
+func isReference(v reflect.Value) bool {
+	if v.Kind() == reflect.Interface && !v.IsNil() {
+		v = v.Elem()
+	}
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice:
+		return true
+	}
+	return false
+}
+
 // ZonesOf moves every time.Time reachable from v (through pointers, interfaces, slices, arrays,
 // map values and struct fields) into the guest's zone (InGuestZone): what a decoder that
 // consults time.Local (json, Time.UnmarshalJSON and its siblings) gave guest code.
@@ -167,7 +189,9 @@ func ZonesOf(v any) {
 	if v == nil {
 		return
 	}
-	fixZones(reflect.ValueOf(v), map[uintptr]bool{})
+	if holdsTime(reflect.TypeOf(v)) {
+		fixZones(reflect.ValueOf(v), map[uintptr]bool{})
+	}
 }
 
 // fixZones fixes the times in v (those it can set) and reports whether v holds one that needed
@@ -203,8 +227,11 @@ func fixZones(v reflect.Value, seen map[uintptr]bool) bool {
 			return false
 		}
 		e := v.Elem()
-		if e.Kind() == reflect.Pointer || !holdsTime(e.Type()) {
-			return fixZones(e, seen)
+		if !holdsTime(e.Type()) {
+			return false
+		}
+		if e.Kind() == reflect.Pointer || e.Kind() == reflect.Map || e.Kind() == reflect.Slice {
+			return fixZones(e, seen) // a reference: fixed in place
 		}
 		c := reflect.New(e.Type()).Elem()
 		c.Set(e)
@@ -228,6 +255,14 @@ func fixZones(v reflect.Value, seen map[uintptr]bool) bool {
 		var moved []entry
 		it := v.MapRange()
 		for it.Next() {
+			kh, vh := mayHold(it.Key()), mayHold(it.Value())
+			if !kh && !vh {
+				continue // json's map[string]any: strings, numbers, ... copied for nothing
+			}
+			if !kh && isReference(it.Value()) {
+				fixZones(it.Value(), seen) // fixed in place: no copy to store back
+				continue
+			}
 			k := reflect.New(it.Key().Type()).Elem()
 			k.Set(it.Key())
 			e := reflect.New(it.Value().Type()).Elem()

@@ -120,3 +120,37 @@ func TestZonesOfMatchesDecodingInTheGuestZone(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkZonesOf measures what the zone fix adds to decoding a call's argument: plain is
+// json.Unmarshal alone (the baseline), zones the same followed by ZonesOf.
+func BenchmarkZonesOf(b *testing.B) {
+	args := []struct {
+		name string
+		doc  string
+		new  func() any
+	}{
+		{"int", `42`, func() any { return new(int) }},
+		{"struct_with_time", `{"At":"2020-01-01T00:00:00-05:00","ByKey":{},"Any":null}`, func() any { return new(decoded) }},
+		{"any_doc", `{"a":[1,2,3],"b":{"c":"d"}}`, func() any { return new(any) }},
+	}
+	for _, a := range args {
+		for _, fix := range []bool{false, true} {
+			name := a.name + "/plain"
+			if fix {
+				name = a.name + "/zones"
+			}
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					v := a.new()
+					if err := json.Unmarshal([]byte(a.doc), v); err != nil {
+						b.Fatal(err)
+					}
+					if fix {
+						ZonesOf(v)
+					}
+				}
+			})
+		}
+	}
+}
