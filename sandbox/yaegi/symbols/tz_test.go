@@ -60,7 +60,9 @@ func TestGuestParseIsParseInTheGuestZone(t *testing.T) {
 func TestGuestUnixIsUnixInTheGuestZone(t *testing.T) {
 	newYork(t)
 	var want [3]time.Time
-	asIfLocal(func() { want = [3]time.Time{time.Unix(1593561600, 5), time.UnixMilli(1593561600005), time.UnixMicro(1593561600000005)} })
+	asIfLocal(func() {
+		want = [3]time.Time{time.Unix(1593561600, 5), time.UnixMilli(1593561600005), time.UnixMicro(1593561600000005)}
+	})
 	got := [3]time.Time{guestUnix(1593561600, 5), guestUnixMilli(1593561600005), guestUnixMicro(1593561600000005)}
 	if got != want {
 		t.Errorf("got %v, want %v", got, want)
