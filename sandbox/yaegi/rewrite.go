@@ -357,6 +357,10 @@ func (r *rewriter) guardReturn(m *ast.ReturnStmt, results []string, named bool) 
 // assignments (for *p = range xs) and select receive assignments (case *p = <-ch), which take
 // the value into a temporary first. Function literals are walked like any code, so deferred
 // closures are covered too.
+//
+// It also runs the rewrites that keep other host state out of reach and that every caller of
+// guardWrites needs: guestZone (the host's time zone) and guardStderr (text/scanner's default
+// error output).
 func (r *rewriter) guardWrites() {
 	r.guestZone()
 	r.guardStderr()
