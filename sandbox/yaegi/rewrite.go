@@ -771,15 +771,17 @@ func (r *rewriter) hostZoneMethod(sel *ast.SelectorExpr) bool {
 	if !r.interfaceOrTypeParam(sel.X) {
 		return false // a method the file declares
 	}
-	if sel.Sel.Name != "Local" {
-		return true
-	}
+	// The file's own interface: only a method of time.Time's or json.Decoder's shape can be
+	// theirs (and only that shape fits the helper it is routed through).
 	if sig.Results().Len() != 1 {
 		return false
 	}
 	rt := sig.Results().At(0).Type()
-	b, ok := rt.(*types.Basic)
-	return ok && b.Kind() == types.Invalid
+	if sel.Sel.Name == "Local" {
+		b, ok := rt.(*types.Basic)
+		return sig.Params().Len() == 0 && ok && b.Kind() == types.Invalid
+	}
+	return sig.Params().Len() == 1 && types.Identical(rt, types.Universe.Lookup("error").Type())
 }
 
 // interfaceOrTypeParam reports whether e's type (or the type it points to) is an interface or a
