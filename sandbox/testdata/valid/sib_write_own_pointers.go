@@ -1,6 +1,5 @@
 // args: []
 // want: ["A+1", "B+2", "C+3", "D+4", "E+5", 3, 12, "F+6"]
-// backends: yaegi
 package artifact
 
 import (
