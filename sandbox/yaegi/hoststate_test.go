@@ -119,6 +119,17 @@ func TestZones(t *testing.T) {
 		require.Len(t, res, 1)
 		assert.True(t, res[0].Passed, "isolation %q: %s", src.Limits.Isolation, res[0].Message)
 	}
+
+	// A test file that does not import time, calling Local on the artifact's time: the rewrite
+	// adds its own import of time to the test file (named apart from the artifact's).
+	code = "package artifact\n\nimport \"time\"\n\nfunc Stamp() time.Time { return time.Date(2020, 7, 1, 12, 0, 0, 0, time.UTC) }\n"
+	tests = "package artifact\n\nimport \"testing\"\n\nfunc TestStamp(t *testing.T) {\n\tif s := Stamp().Local().Format(\"15 MST\"); s != \"12 UTC\" {\n\t\tt.Errorf(\"local stamp %s\", s)\n\t}\n}\n"
+	for _, src := range []sandbox.Source{{Code: code}, isolatedSource(code)} {
+		res, err := sb.Test(ctx, src, tests, sandbox.Input{})
+		require.NoError(t, err)
+		require.Len(t, res, 1)
+		assert.True(t, res[0].Passed, "isolation %q: %s", src.Limits.Isolation, res[0].Message)
+	}
 }
 
 // keepsPrinterBuffer keeps the buffer fmt.Fprint hands its Write method (a pooled printer's, in
