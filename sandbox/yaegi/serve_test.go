@@ -13,8 +13,8 @@ import (
 	"github.com/artifactforge/forge/sandbox"
 )
 
-// settledGoroutines waits until the goroutine count is at most n (serving loops end
-// asynchronously: after a GC runs the program's cleanup, or after Close).
+// settledGoroutines waits until the goroutine count is at most n (the sweeper ends
+// asynchronously).
 func settledGoroutines(t *testing.T, n int) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
@@ -23,25 +23,38 @@ func settledGoroutines(t *testing.T, n int) {
 			return
 		}
 	}
-	t.Fatalf("serving loops still running: %d goroutines, want <= %d", runtime.NumGoroutine(), n)
+	t.Fatalf("goroutines left running: %d, want <= %d", runtime.NumGoroutine(), n)
 }
 
-func TestServingLoopsEndWithTheirProgram(t *testing.T) {
+// TestUnreachableProgramIsCollected: an unclosed program that is no longer referenced is
+// collected with its interpreters (nothing of the sandbox's holds it).
+func TestUnreachableProgramIsCollected(t *testing.T) {
 	sb := New(Options{PoolSize: 2})
 	defer sb.Close()
 	base := runtime.NumGoroutine()
+	collected := make(chan struct{})
 	func() {
 		p := compile(t, sb, benchCode)
 		out, err := sb.Run(context.Background(), p, sandbox.Input{Args: benchArgs})
 		require.NoError(t, err)
 		assert.JSONEq(t, "3", string(out.Value))
-		_, parked := poolState(p.(*Program))
-		assert.False(t, parked, "an interpreter's serving loop runs between calls")
+		runtime.AddCleanup(p.(*Program).idle[0].in, func(ch chan struct{}) { close(ch) }, collected)
 	}()
-	settledGoroutines(t, base)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		runtime.GC()
+		select {
+		case <-collected:
+			settledGoroutines(t, base)
+			return
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the unreachable program's interpreter was not collected")
+		}
+	}
 }
 
-func TestCloseEndsServingLoops(t *testing.T) {
+func TestCloseStopsCalls(t *testing.T) {
 	base := runtime.NumGoroutine()
 	sb := New(Options{PoolSize: 2})
 	p := compile(t, sb, benchCode)
