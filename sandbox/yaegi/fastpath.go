@@ -308,8 +308,10 @@ func (c *callCtx) cancel(err error) {
 	if c.err == nil {
 		c.err = err
 		if c.in != nil {
-			stopInterpreter(c.in)
+			// halted first: the call may return as soon as the interpreter sees the stop, and
+			// must then see that it was stopped.
 			c.halted.Store(true)
+			stopInterpreter(c.in)
 		}
 		close(c.done)
 	}

@@ -70,9 +70,6 @@ func TestCloseStopsCalls(t *testing.T) {
 // TestDeadlineDiscardsInterpreter checks that a call stopped at its deadline returns in time and
 // that the next call gets a fresh interpreter (package state reset) rather than the stopped loop.
 func TestDeadlineDiscardsInterpreter(t *testing.T) {
-	if raceEnabled {
-		t.Skip("yaegi v0.16.1 ExecuteWithContext races on cancellation (upstream); run without -race")
-	}
 	sb := New(Options{PoolSize: 1})
 	defer sb.Close()
 	p := compile(t, sb, "package artifact\nvar n int\nfunc F(loop bool) int { n++; for loop {}; return n }")
@@ -97,9 +94,6 @@ func TestDeadlineDiscardsInterpreter(t *testing.T) {
 
 // TestCallerCancellationStopsCall checks that cancelling the caller's context stops a running call.
 func TestCallerCancellationStopsCall(t *testing.T) {
-	if raceEnabled {
-		t.Skip("yaegi v0.16.1 ExecuteWithContext races on cancellation (upstream); run without -race")
-	}
 	sb := New(Options{PoolSize: 1})
 	defer sb.Close()
 	p := compile(t, sb, "package artifact\nfunc F() int { for {} }")
