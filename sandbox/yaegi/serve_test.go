@@ -3,6 +3,7 @@ package yaegi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"runtime"
 	"testing"
 	"time"
@@ -102,4 +103,32 @@ func TestCallerCancellationStopsCall(t *testing.T) {
 	_, err := sb.Run(ctx, p, sandbox.Input{Limits: sandbox.Limits{Timeout: 10 * time.Second}})
 	assert.Equal(t, sandbox.KindDeadline, sandbox.KindOf(err), "%v", err)
 	assert.Contains(t, err.Error(), "cancelled")
+}
+
+// TestNativeCodePastDeadline: a program importing math/big runs its calls detached, so that a
+// native call that outlives the deadline (no interpreter stop can interrupt it) still gives the
+// caller its deadline error on time; the interpreter is dropped and the next call gets a fresh one.
+func TestNativeCodePastDeadline(t *testing.T) {
+	sb := New(Options{PoolSize: 1})
+	defer sb.Close()
+	p := compile(t, sb, "package artifact\n\nimport \"math/big\"\n\nfunc Pow(e int) int { return new(big.Int).Exp(big.NewInt(3), big.NewInt(int64(e)), nil).BitLen() }\n")
+	require.True(t, p.(*Program).detached)
+	run := func(e int, timeout time.Duration) (string, error) {
+		out, err := sb.Run(context.Background(), p, sandbox.Input{Args: json.RawMessage(fmt.Sprintf("[%d]", e)), Limits: sandbox.Limits{Timeout: timeout}})
+		return string(out.Value), err
+	}
+	v, err := run(10, time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, "16", v)
+	// 3^(2^24): about 1.5 s of native work on an idle core.
+	start := time.Now()
+	_, err = run(1<<24, 50*time.Millisecond)
+	took := time.Since(start)
+	require.Equal(t, sandbox.KindDeadline, sandbox.KindOf(err), "%v", err)
+	assert.Contains(t, err.Error(), "native code")
+	assert.Less(t, took, time.Second, "the caller waits for the deadline and the grace, not for the native call")
+	assert.Equal(t, 0, poolState(p.(*Program)), "the abandoned interpreter has left the pool")
+	v, err = run(10, time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, "16", v)
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -89,6 +90,9 @@ type Program struct {
 	guarded bool
 	// isolated programs exist only in worker processes: the host holds no interpreter.
 	isolated bool
+	// detached: calls run on a goroutine of their own, so that the caller gets its deadline even
+	// when native code outlives it (see detachedImports).
+	detached bool
 
 	// The pool (see pool.go): idle interpreters, most recently used last, with one avail token
 	// each; sem holds one token per live interpreter (at most Options.PoolSize).
@@ -286,6 +290,49 @@ type instance struct {
 	extra bool
 	// used is when its last call started.
 	used time.Time
+}
+
+// detachedImports are the allowlisted packages whose native functions can run far longer than
+// their input took to build: math/big's Exp, MulRange, Binomial, ProbablyPrime and Sqrt turn a few
+// interpreted steps into minutes of native work that no stop can interrupt (the interpreter
+// checks for a stop between its own steps only). Everything else native on the allowlist is
+// about linear in what guest code built or is a guest callback (stopped like any guest code).
+var detachedImports = []string{"math/big"}
+
+// detachedCode reports whether a program's calls run detached (see Program.detached).
+func detachedCode(code string) bool {
+	for _, path := range importPaths(code) {
+		if slices.Contains(detachedImports, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// detachGrace is how long a detached call's caller waits, after the stop, for the interpreter to
+// return: interpreted frames return at their next step, native code only when it is done.
+const detachGrace = 20 * time.Millisecond
+
+// callDetached is call on a goroutine of its own (a program with detachedImports): the caller
+// waits for it or for the call's end (deadline, cancellation, depth guard) plus detachGrace.
+// returned is false when the goroutine is still running native code: the instance is then
+// abandoned to it.
+func (inst *instance) callDetached() (stopped, returned bool) {
+	ret := make(chan bool, 1)
+	go func() { ret <- inst.call() }()
+	select {
+	case stopped = <-ret:
+		return stopped, true
+	case <-inst.cc.Done():
+	}
+	grace := time.NewTimer(detachGrace)
+	defer grace.Stop()
+	select {
+	case stopped = <-ret:
+		return stopped, true
+	case <-grace.C:
+		return true, false
+	}
 }
 
 // call runs the prepared call on the calling goroutine and reports whether the interpreter was
@@ -508,7 +555,7 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 		return nil, err
 	}
 	life, end := context.WithCancel(s.life)
-	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code, ht: ht, guarded: guarded, copies: referencedCopies(code), generic: genericCode(code), imports: importPaths(code),
+	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code, ht: ht, guarded: guarded, copies: referencedCopies(code), generic: genericCode(code), imports: importPaths(code), detached: detachedCode(code),
 		avail: make(chan struct{}, s.opts.PoolSize), spare: make(chan *instance, sandbox.DefaultMaxCallDepth), sem: make(chan struct{}, s.opts.PoolSize), sb: s, workers: s.workers, life: life, end: end}
 	// The serving loops hold the interpreters, never the program: once the program is
 	// unreachable, end them so that its interpreters can be collected.
@@ -700,10 +747,29 @@ func (p *Program) run(ctx context.Context, raw json.RawMessage, args []json.RawM
 	sl.ctx, sl.in, sl.args, sl.bad, sl.MaxDepth, sl.depthHit, sl.panicPos = cc, in, args, -1, in.Limits.MaxDepth, false, ""
 	sl.outJSON, sl.errText, sl.hasErr, sl.failed = nil, "", false, nil
 	var xerr error
-	if inst.call() {
+	stopped, returned := true, true
+	if p.detached {
+		stopped, returned = inst.callDetached()
+	} else {
+		stopped = inst.call()
+	}
+	if stopped {
 		xerr = cc.Err() // deadline, cancellation or the depth guard: the interpreter is spent
 	}
 	keep := cc.finish()
+	if !returned {
+		// Native code outlived the call's deadline: the caller gets the deadline now, the
+		// goroutine still running is left the slot (nothing of it is read here) and the
+		// interpreter (dropped).
+		cc.timer.Stop()
+		p.put(inst, false)
+		rerr := &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded while native code was running (it goes on until it returns)", Err: xerr,
+			Hint: "bound the sizes given to math/big (exponents, factorials, shifts), or run this code isolated"}
+		if errors.Is(xerr, context.Canceled) {
+			rerr.Message = "call cancelled while native code was running (it goes on until it returns)"
+		}
+		return sandbox.Output{Duration: time.Since(start)}, rerr
+	}
 	var out sandbox.Output
 	var rerr error
 	switch {
