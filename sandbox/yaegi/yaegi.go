@@ -108,7 +108,7 @@ type Program struct {
 	// release (isolated programs) drops this program's reference to its workers, once.
 	release func()
 	// life is cancelled by Close, by a cleanup once the program is unreachable, or by the
-	// sandbox's Close: a parked call (ready) then refuses to start.
+	// sandbox's Close: a call (ready) then refuses to start.
 	life    context.Context
 	end     context.CancelFunc
 	closedP atomic.Bool
@@ -165,7 +165,7 @@ type slot struct {
 	bad      int
 	badErr   error
 	MaxDepth int
-	// What the guest handed back, produced on the guest goroutine (see guest.go): the result's
+	// What the guest handed back, produced during the call (see guest.go): the result's
 	// JSON, the returned error's text, or a failure (a panic, or one while producing those).
 	outJSON  []byte
 	errText  string
@@ -174,7 +174,7 @@ type slot struct {
 	depthHit bool
 	ctx      context.Context // the current call's context
 	in       sandbox.Input   // the current call's input
-	hostMu   sync.Mutex      // host is created by the guest goroutine, read by the host's
+	hostMu   sync.Mutex      // host is created during the call (maybe detached), read after it
 	host     *sandbox.Host   // created on the first host call (or eagerly by tests)
 	stdout   hostWriter
 	// cancel stops the current call (the depth guard calls it). A program's call (instance.call)
@@ -230,7 +230,7 @@ func (s *slot) decode(i int, p any) bool {
 		return true // absent variadic or optional: zero value
 	}
 	if err := sandbox.UnmarshalArg(s.args[i], p); err != nil {
-		// Keep the text only, taken here on the guest goroutine: the error may wrap one
+		// Keep the text only, taken here during the call: the error may wrap one
 		// returned by a guest UnmarshalJSON method.
 		s.bad, s.badErr = i, errors.New(err.Error())
 		return false
@@ -459,8 +459,8 @@ func runFunc(sig sandbox.Signature, direct bool) (code, name string) {
 // interpreter, so types declared in the file work), call, hand the results to the host.
 // With typed (host-decoded) args the stub reads the native variables *P0..*Pn; with a typed
 // result it writes *R. Any other result is encoded to JSON, and a returned error reduced to its
-// text, by slot functions called here, on the guest goroutine (see guest.go): the host never
-// calls a method of a guest value.
+// text, by slot functions called here, during the call (see guest.go): the host never calls a
+// method of a guest value after it.
 func callStub(sig sandbox.Signature, typedArgs, typedResult bool) string {
 	var b strings.Builder
 	b.WriteString("func forge__call() {\n\tforge__depth = 0\n\tforge__maxDepth = forge__slot.MaxDepth\n")
@@ -517,7 +517,7 @@ func directCall(sig sandbox.Signature) string {
 	return call
 }
 
-// canDirect reports whether the serving loop may call the function in one statement: host-typed
+// canDirect reports whether a call may be the function call in one statement: host-typed
 // args, no error result (its text must be taken in the guest) and a result, if any, of a type
 // with no methods anywhere inside (see hostTypes.result).
 func canDirect(sig sandbox.Signature, ht *hostTypes, guarded bool) bool {
@@ -557,8 +557,8 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 	life, end := context.WithCancel(s.life)
 	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code, ht: ht, guarded: guarded, copies: referencedCopies(code), generic: genericCode(code), imports: importPaths(code), detached: detachedCode(code),
 		avail: make(chan struct{}, s.opts.PoolSize), spare: make(chan *instance, sandbox.DefaultMaxCallDepth), sem: make(chan struct{}, s.opts.PoolSize), sb: s, workers: s.workers, life: life, end: end}
-	// The serving loops hold the interpreters, never the program: once the program is
-	// unreachable, end them so that its interpreters can be collected.
+	// Once the program is unreachable, its context leaves the sandbox's and its workers are
+	// released (its interpreters are collected with it).
 	p.release = s.workers.hold(p.sum, sig.Func)
 	runtime.AddCleanup(p, func(c programCleanup) { c.end(); c.release() }, programCleanup{end, p.release})
 	inst, err := p.newInstance(ctx)
@@ -822,8 +822,7 @@ func encodedResult(sig sandbox.Signature, b []byte, maxBytes int) (json.RawMessa
 	return b, nil
 }
 
-// Close ends the interpreters' serving loops (calls in flight finish; later calls fail) and stops
-// worker processes.
+// Close ends the sandbox: calls in flight finish, later calls fail; worker processes stop.
 func (s *Sandbox) Close() error {
 	s.closed.Store(true)
 	s.stop()
