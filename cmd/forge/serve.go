@@ -65,7 +65,7 @@ once. It binds 127.0.0.1 unless told otherwise; SIGTERM or SIGINT finishes in-fl
 			if err != nil {
 				return fmt.Errorf("serve: listen on %s: %w (pick another --addr)", addr, err)
 			}
-			log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("store", f.Store().Root()), slog.Bool("admin_verbs", token != ""))
+			log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("store", f.Store().Location()), slog.Bool("admin_verbs", token != ""))
 			if !a.jsonOut {
 				fmt.Fprintf(a.stdout, "forge serving on http://%s\n", ln.Addr())
 			}
