@@ -137,6 +137,11 @@ func (s *Store) repairRoleLocked(name string, damage error) (*RoleRecord, Quaran
 // loadRole reads a role fresh from disk and caches it; a damaged file is quarantined and the role
 // restored from its last-good copy.
 func (s *Store) loadRole(name string) (*RoleRecord, error) {
+	// The journals first, as Load does: a process that has not read them yet (it just opened the
+	// store) would otherwise show the file's usage without the calls flushed since the last fold.
+	if _, err := s.refreshOverlay(); err != nil {
+		return nil, err
+	}
 	st, _ := stampOf(s.rolePath(name))
 	rec, err := s.readRole(name)
 	if errors.Is(err, ErrNotFound) {
