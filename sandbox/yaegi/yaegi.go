@@ -438,7 +438,7 @@ func prepare(src sandbox.Source) (code string, sig sandbox.Signature, ht *hostTy
 	r.gaps()
 	extra := r.autoImports()
 	if r.needSort {
-		extra = "; import forge__sort \"sort\""
+		extra += "; import forge__sort \"sort\""
 	}
 	r.packageMain(extra)
 	ht = hostTypesOf(sig, r.declared)

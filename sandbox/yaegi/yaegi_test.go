@@ -364,3 +364,26 @@ func TestHostZoneIsNotUTC(t *testing.T) {
 		t.Fatalf("time.Local is %q: want %s", time.Local, hostZone)
 	}
 }
+
+// A program that needs the sort rewrite (slices.Sort) and an automatic import (strings, used
+// without its import line) gets both: the sort import used to replace the automatic ones.
+func TestSortRewriteKeepsAutoImports(t *testing.T) {
+	sb := New(Options{})
+	defer sb.Close()
+	p := compile(t, sb, `package p
+
+import "slices"
+
+func Upper(xs []string) ([]string, error) {
+	slices.Sort(xs)
+	for i := range xs {
+		xs[i] = strings.ToUpper(xs[i])
+	}
+	return xs, nil
+}
+`)
+	defer p.Close()
+	out, err := sb.Run(context.Background(), p, sandbox.Input{Args: json.RawMessage(`[["b","a"]]`)})
+	require.NoError(t, err)
+	assert.JSONEq(t, `["A","B"]`, string(out.Value))
+}
