@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -1032,5 +1034,95 @@ func BenchmarkBackendsBlessVisibility(b *testing.B) {
 			b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "mean-ms")
 			b.ReportMetric(float64(worst.Microseconds())/1000, "max-ms")
 		})
+	}
+}
+
+// TestBackendsFleetStoreDown: the fleet-only side of the table. With its server gone, a forge on
+// the fleet store keeps serving warm calls from memory, and its Flush and Close return at once
+// (the outcomes are kept for the next flush) instead of each waiting out the operation timeout
+// (they took 44 s and 30 s); when the server is back, the kept outcomes are counted once. The
+// bounds are hang detectors.
+func TestBackendsFleetStoreDown(t *testing.T) {
+	node := startRestartable(t, t.TempDir())
+	e := &bothEnv{t: t, store: node.url() + "/down", fleet: true}
+	noTimer := func(o *forge.Options) { o.FlushInterval = time.Hour } // only the test's flushes
+	f := e.open(upperCassette(t, []string{bothUpperOK}), noTimer)
+	require.NoError(t, f.AddRole(bothTextContract()))
+	require.True(t, call(f, "a").OK)
+	f.Flush()
+	conn := f.Store().(*fleet.FleetStore).Store().Conn()
+
+	node.Stop()
+	eventually(t, "the client noticing the server is gone", func() bool { return !conn.IsConnected() })
+	for i := 0; i < 3; i++ {
+		o := call(f, "b")
+		require.True(t, o.OK, "a warm call runs from memory: %+v", o.Err)
+		assert.Equal(t, forge.SourcePersisted, o.Meta.ProgramSource)
+	}
+	start := time.Now()
+	f.Flush()
+	took := time.Since(start)
+	t.Logf("Flush with the server down: %v", took)
+	assert.Less(t, took, bothHang, "Flush waited for an unreachable server")
+	rec := f.Store().NewRecorder(time.Hour)
+	rec.Record("text", "upper", registry.Success, time.Millisecond, "")
+	rep := rec.Close()
+	require.Len(t, rep.Dropped, 1)
+	for _, err := range rep.Dropped {
+		assert.ErrorContains(t, err, "kept for the next flush")
+		assert.ErrorContains(t, err, "check that nats-server runs there")
+	}
+
+	node.start(t)
+	eventually(t, "the client reconnecting", conn.IsConnected)
+	eventually(t, "the kept outcomes flushed", func() bool {
+		f.Flush()
+		a, err := e.open(nil).Store().Load("text", "upper")
+		return err == nil && a.SuccessCount == 4
+	})
+	require.True(t, call(f, "c").OK)
+
+	node.Stop()
+	eventually(t, "the client noticing the server is gone again", func() bool { return !conn.IsConnected() })
+	start = time.Now()
+	require.NoError(t, f.Close())
+	took = time.Since(start)
+	t.Logf("Close with the server down: %v", took)
+	assert.Less(t, took, bothHang, "Close waited for an unreachable server")
+}
+
+// restartable is a single-node JetStream server that can be stopped and started again on its
+// port, as a server restart looks to its clients (fleet.StartEmbedded picks a new port each time).
+type restartable struct {
+	o   *server.Options
+	srv *server.Server
+}
+
+func startRestartable(t *testing.T, dir string) *restartable {
+	n := &restartable{o: &server.Options{ServerName: "forge-down", Host: "127.0.0.1", Port: -1, JetStream: true,
+		StoreDir: dir, NoLog: true, NoSigs: true, JetStreamMaxMemory: 64 << 20, JetStreamMaxStore: 1 << 30}}
+	n.start(t)
+	n.o.Port = n.srv.Addr().(*net.TCPAddr).Port
+	t.Cleanup(n.Stop)
+	return n
+}
+
+func (n *restartable) start(t *testing.T) {
+	t.Helper()
+	srv, err := server.NewServer(n.o)
+	require.NoError(t, err)
+	go srv.Start()
+	require.True(t, srv.ReadyForConnections(bothHang), "the nats-server did not start within %v", bothHang)
+	n.srv = srv
+}
+
+func (n *restartable) url() string { return "nats://" + n.srv.Addr().String() }
+
+// Stop shuts the server down and waits for it (a stopped server is left alone).
+func (n *restartable) Stop() {
+	if n.srv != nil {
+		n.srv.Shutdown()
+		n.srv.WaitForShutdown()
+		n.srv = nil
 	}
 }

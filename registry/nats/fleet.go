@@ -213,7 +213,7 @@ func (f *FleetStore) fail(err error) error {
 		errors.Is(err, registry.ErrCorrupt) || errors.Is(err, registry.ErrIncompatible) {
 		return err // they name the record (and the store) already
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) {
 		return fmt.Errorf("registry: store %s: %w; check that nats-server runs there with JetStream and, in a cluster, that a majority of its nodes (a quorum) is up", f.loc, err)
 	}
 	return fmt.Errorf("registry: store %s: %w", f.loc, err)
