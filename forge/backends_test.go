@@ -23,6 +23,7 @@ import (
 	"github.com/artifactforge/forge/provider/replay"
 	"github.com/artifactforge/forge/registry"
 	fleet "github.com/artifactforge/forge/registry/nats" // registers the nats:// scheme
+	"github.com/artifactforge/forge/sandbox"
 )
 
 // The forge's call-path scenarios, run against both store backends (issue 13: "run the same
@@ -140,6 +141,27 @@ func (p *gated) Generate(ctx context.Context, _ provider.Request) (provider.Answ
 		return provider.Answer{}, ctx.Err()
 	}
 	return provider.Answer{Code: p.code, Raw: p.code, Model: "gated"}, nil
+}
+
+// ringAnswers writes role r's p (deleg_test.go's ringProvider): p(0) answers "done", p(n)
+// delegates n-1 to the next role of the ring; a role not in the ring delegates to itself.
+type ringAnswers struct {
+	ring []string
+	n    atomic.Int64
+}
+
+func (p *ringAnswers) Name() string { return "ring" }
+
+func (p *ringAnswers) Generate(_ context.Context, r provider.Request) (provider.Answer, error) {
+	p.n.Add(1)
+	next := r.Role
+	for i, role := range p.ring {
+		if role == r.Role {
+			next = p.ring[(i+1)%len(p.ring)]
+		}
+	}
+	code := "package artifact\n\nimport \"forge/host\"\n\nfunc P(n int) (string, error) {\n\tif n <= 0 {\n\t\treturn \"done\", nil\n\t}\n\tvar s string\n\tif err := host.CallInto(\"" + next + "\", \"p\", map[string]int{\"n\": n - 1}, &s); err != nil {\n\t\treturn \"\", err\n\t}\n\treturn s, nil\n}\n"
+	return provider.Answer{Code: code, Model: "ring"}, nil
 }
 
 // bothPitfall answers with code that calls time.Now (refused by the sandbox) unless its prompt
@@ -935,6 +957,54 @@ var bothScenarios = []struct {
 		es, err := l.List(learner.ForgeDomain)
 		require.NoError(t, err)
 		assert.Len(t, es, 1, "the domain started again and learned the new lesson")
+	}},
+
+	// TestColdSelfDelegation and TestDelegationNeverDeadlocks (yaegi, a ring of three roles):
+	// a cold method whose gate runs a candidate delegating to itself generates once (no lock is
+	// taken again by the candidate's own calls), a cold ring generates each role once, and
+	// concurrent callers at the depth cap finish without the provider.
+	{"DelegationColdSelfAndRing", func(t *testing.T, e *bothEnv) {
+		p := &ringAnswers{ring: []string{"a", "b", "c"}}
+		f := e.open(p)
+		for _, r := range p.ring {
+			c := registry.Contract{Role: r, Purpose: "delegation test", Methods: map[string]string{"p": "func P(n int) (string, error)"},
+				Capabilities: &registry.Capabilities{Call: true}, Sandbox: "yaegi", Limits: &registry.Limits{Timeout: "60s"}}
+			require.NoError(t, f.AddRole(c))
+		}
+		self := registry.Contract{Role: "s", Purpose: "delegation test", Methods: map[string]string{"p": "func P(n int) (string, error)"},
+			Capabilities: &registry.Capabilities{Call: true}, Sandbox: "yaegi", Limits: &registry.Limits{Timeout: "60s"},
+			Acceptance: &registry.Acceptance{Examples: []registry.Example{{Method: "p", Args: json.RawMessage(`{"n":3}`), Expect: json.RawMessage(`"done"`)}}}}
+		require.NoError(t, f.AddRole(self))
+		o := f.Call(context.Background(), "s", "p", json.RawMessage(`{"n":5}`))
+		require.True(t, o.OK, "%+v", o.Err)
+		assert.Equal(t, 1, o.Meta.ProviderCalls, "the self-delegating method is generated once")
+
+		o = f.Call(context.Background(), "a", "p", json.RawMessage(`{"n":4}`))
+		require.True(t, o.OK, "%+v", o.Err)
+		assert.JSONEq(t, `"done"`, string(o.Value))
+		assert.Equal(t, int64(1+3), p.n.Load(), "each role of the ring generated once")
+
+		other := e.open(nil) // another process: no provider, runs what is stored
+		var wg sync.WaitGroup
+		outs := make([]forge.Outcome, 4)
+		for i := range outs {
+			h := f
+			if i%2 == 1 {
+				h = other
+			}
+			wg.Add(1)
+			go func(i int, h *forge.Forge) {
+				defer wg.Done()
+				outs[i] = h.Call(context.Background(), "a", "p", json.RawMessage(fmt.Sprintf(`{"n":%d}`, sandbox.DefaultMaxCallDepth)))
+			}(i, h)
+		}
+		wg.Wait()
+		for i, o := range outs {
+			require.True(t, o.OK, "caller %d: %+v", i, o.Err)
+			assert.JSONEq(t, `"done"`, string(o.Value))
+			assert.Zero(t, o.Meta.ProviderCalls)
+		}
+		assert.Equal(t, int64(1+3), p.n.Load())
 	}},
 }
 
