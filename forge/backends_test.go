@@ -347,6 +347,11 @@ var bothScenarios = []struct {
 		require.NoError(t, f.Close())
 		a = load(t, other)
 		assert.Equal(t, int64(registry.DurableAfter+4), a.SuccessCount)
+		// The role's usage (`forge roles`) counts every handle's calls too, in a new process.
+		rec, err := e.open(nil).Store().Role("text")
+		require.NoError(t, err)
+		assert.Equal(t, int64(registry.DurableAfter+4), rec.UsageCount)
+		require.NotNil(t, rec.LastUsedAt)
 	}},
 
 	// TestIdenticalRegenKeepsHistory, TestFailedRegenLeavesHealthyCodeAlone, and MaxHistory.
