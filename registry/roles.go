@@ -134,9 +134,19 @@ func (s *Store) repairRoleLocked(name string, damage error) (*RoleRecord, Quaran
 	return rec, rep
 }
 
-// loadRole reads a role fresh from disk and caches it; a damaged file is quarantined and the role
-// restored from its last-good copy.
+// loadRole reads a role fresh from disk, with the metrics journals' usage merged in, and caches
+// it; a damaged file is quarantined and the role restored from its last-good copy.
 func (s *Store) loadRole(name string) (*RoleRecord, error) {
+	// The journals are read first: a process whose first read is a role (`forge role ls`, a
+	// migration) must see the calls other processes flushed, as Load does.
+	if _, err := s.refreshOverlay(); err != nil {
+		return nil, err
+	}
+	return s.loadRoleFile(name)
+}
+
+// loadRoleFile is loadRole without reading the journals first (the caller just did).
+func (s *Store) loadRoleFile(name string) (*RoleRecord, error) {
 	st, _ := stampOf(s.rolePath(name))
 	rec, err := s.readRole(name)
 	if errors.Is(err, ErrNotFound) {
@@ -332,9 +342,12 @@ func (s *Store) Roles() ([]*RoleRecord, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := s.refreshOverlay(); err != nil {
+		return nil, err
+	}
 	out := make([]*RoleRecord, 0, len(names))
 	for _, n := range names {
-		rec, err := s.loadRole(n)
+		rec, err := s.loadRoleFile(n)
 		if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrIncompatible) {
 			continue
 		}
