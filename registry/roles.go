@@ -134,19 +134,14 @@ func (s *Store) repairRoleLocked(name string, damage error) (*RoleRecord, Quaran
 	return rec, rep
 }
 
-// loadRole reads a role fresh from disk, with the metrics journals' usage merged in, and caches
-// it; a damaged file is quarantined and the role restored from its last-good copy.
+// loadRole reads a role fresh from disk and caches it; a damaged file is quarantined and the role
+// restored from its last-good copy.
 func (s *Store) loadRole(name string) (*RoleRecord, error) {
-	// The journals are read first: a process whose first read is a role (`forge role ls`, a
-	// migration) must see the calls other processes flushed, as Load does.
+	// The journals first, as Load does: a process that has not read them yet (it just opened the
+	// store) would otherwise show the file's usage without the calls flushed since the last fold.
 	if _, err := s.refreshOverlay(); err != nil {
 		return nil, err
 	}
-	return s.loadRoleFile(name)
-}
-
-// loadRoleFile is loadRole without reading the journals first (the caller just did).
-func (s *Store) loadRoleFile(name string) (*RoleRecord, error) {
 	st, _ := stampOf(s.rolePath(name))
 	rec, err := s.readRole(name)
 	if errors.Is(err, ErrNotFound) {
@@ -342,12 +337,9 @@ func (s *Store) Roles() ([]*RoleRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.refreshOverlay(); err != nil {
-		return nil, err
-	}
 	out := make([]*RoleRecord, 0, len(names))
 	for _, n := range names {
-		rec, err := s.loadRoleFile(n)
+		rec, err := s.loadRole(n)
 		if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrIncompatible) {
 			continue
 		}
