@@ -10,6 +10,7 @@ import (
 	"github.com/artifactforge/forge/classifier"
 	"github.com/artifactforge/forge/learner"
 	"github.com/artifactforge/forge/provider"
+	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/repair"
 )
 
@@ -28,8 +29,10 @@ const maxLessonChars = 400
 // Learner is the forge's knowledge store, nil when learning is off (Options.NoLearning).
 func (f *Forge) Learner() *learner.Store { return f.learn }
 
-// openLayers opens the knowledge store under the forge store (reporting damaged domain files
-// through the store's quarantine) and the token calibration.
+// openLayers opens the knowledge store and the token calibration. The knowledge is the store
+// backend's documents when it keeps them (the fleet store), else the directory knowledge/ under
+// the store's LocalDir, whose damaged domain files go to the store's quarantine when the store
+// has one (a registry.Maintainer).
 func (f *Forge) openLayers() error {
 	if err := f.openCalibrator(); err != nil {
 		return err
@@ -37,14 +40,36 @@ func (f *Forge) openLayers() error {
 	if f.opts.NoLearning {
 		return nil
 	}
-	l, err := learner.Open(f.store.Root(), learner.Options{
-		Quarantine: func(path string, why error) string { return f.store.QuarantineFile(path, why).MovedTo },
-	})
+	l, err := openKnowledge(f.store, learner.Options{})
 	if err != nil {
 		return err
 	}
 	f.learn = l
 	return nil
+}
+
+// knowledgeStore is what opening the knowledge needs from a store: a subset of registry.Backend.
+type knowledgeStore interface {
+	LocalDir() string
+	Knowledge() registry.Docs
+}
+
+// openKnowledge opens the learner on s's knowledge: s.Knowledge() when it is not nil, else the
+// directory LocalDir()/knowledge with s's quarantine (when s is a registry.Maintainer).
+func openKnowledge(s knowledgeStore, o learner.Options) (*learner.Store, error) {
+	if d := s.Knowledge(); d != nil {
+		return learner.OpenDocs(d, o)
+	}
+	if m, ok := s.(registry.Maintainer); ok {
+		o.Quarantine = func(path string, why error) string { return m.QuarantineFile(path, why).MovedTo }
+	}
+	return learner.Open(s.LocalDir(), o)
+}
+
+// OpenKnowledge opens the learner on a store's knowledge as the forge does (see openKnowledge);
+// the CLI's `forge knowledge` uses it.
+func OpenKnowledge(s registry.Backend, o learner.Options) (*learner.Store, error) {
+	return openKnowledge(s, o)
 }
 
 // closeLayers promotes this process's lessons (the reflector) and saves the calibration.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,10 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gofrs/flock"
 	"go.yaml.in/yaml/v3"
-
-	"github.com/artifactforge/forge/internal/atomicfile"
 )
 
 // Dir is the directory of the knowledge files inside a store root.
@@ -33,39 +29,44 @@ var ErrNotFound = errors.New("no such entry")
 // ErrClosed is returned by a Store used after Close.
 var ErrClosed = errors.New("learner: store is closed")
 
-// Options tune Open.
+// Options tune Open and OpenDocs.
 type Options struct {
-	// Quarantine moves a damaged domain file out of the way and says where it went. Nil renames it
-	// next to itself as <file>.damaged.<UTC time>. Forge passes its store's quarantine, so that
-	// `forge quarantine ls` and `forge doctor` report it like any other damaged file.
+	// Quarantine (Open only) moves a damaged domain file out of the way and says where it went.
+	// Nil renames it next to itself as <file>.damaged.<UTC time>. Forge passes its store's
+	// quarantine, so that `forge quarantine ls` and `forge doctor` report it like any other
+	// damaged file. OpenDocs uses the Docs' own Quarantine.
 	Quarantine func(path string, why error) (movedTo string)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
-	// Revalidate is how often cached domain files are compared with the disk to see other
+	// Revalidate is how often cached domain documents are compared with the Docs to see other
 	// processes' writes (default one second; negative: on every recall).
 	Revalidate time.Duration
 }
 
-// Store is the knowledge/ directory of one forge store. It is safe for concurrent use by
-// goroutines and processes.
+// Store is the knowledge of one forge store: its domain documents, in a directory (Open) or in
+// any Docs (OpenDocs). It is safe for concurrent use by goroutines and processes.
 type Store struct {
-	dir string
-	o   Options
+	d Docs
+	o Options
 
 	mu      sync.Mutex
-	snaps   map[string]*snap // by file name
-	checked time.Time        // last comparison of the cache with the directory
+	snaps   map[string]*snap // by document name
+	checked time.Time        // last comparison of the cache with the Docs
 	session []Entry          // noted by this process, promoted on Close
 	sessIx  *index           // index of session, rebuilt when it changes
 	closed  bool
 }
 
+// snap is a decoded domain document: its version ("" when unknown, e.g. just written to a Docs
+// that does not say what it wrote), its bytes (a changed version with the same bytes is not
+// decoded again) and its index.
 type snap struct {
-	fi os.FileInfo
-	ix *index
+	version string
+	data    []byte
+	ix      *index
 }
 
-// Open opens (creating if needed) root/knowledge.
+// Open opens (creating if needed) root/knowledge: OpenDocs(DirDocs(root/knowledge, o.Quarantine), o).
 func Open(root string, o Options) (*Store, error) {
 	if root == "" {
 		return nil, errors.New("learner: empty store path: pass --store DIR or set $FORGE_STORE")
@@ -74,17 +75,33 @@ func Open(root string, o Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("learner: create %s: %w (check the path and its permissions)", dir, err)
 	}
+	return OpenDocs(DirDocs(dir, o.Quarantine), o)
+}
+
+// OpenDocs opens the knowledge kept in d (a store backend's Knowledge(), or DirDocs).
+func OpenDocs(d Docs, o Options) (*Store, error) {
+	if d == nil {
+		return nil, errors.New("learner: no knowledge documents given (a nil Docs): open a directory with Open or DirDocs")
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	if o.Revalidate == 0 {
 		o.Revalidate = time.Second
 	}
-	return &Store{dir: dir, o: o, snaps: map[string]*snap{}}, nil
+	return &Store{d: d, o: o, snaps: map[string]*snap{}}, nil
 }
 
-// Dir is the knowledge directory.
-func (s *Store) Dir() string { return s.dir }
+// Dir is the knowledge directory, "" when the Store is not on a directory.
+func (s *Store) Dir() string {
+	if dd, ok := s.d.(*dirDocs); ok {
+		return dd.dir
+	}
+	return ""
+}
+
+// Docs is where the Store keeps its domain documents.
+func (s *Store) Docs() Docs { return s.d }
 
 // Query is a recall request.
 type Query struct {
@@ -275,6 +292,7 @@ func (s *Store) Record(e Entry) (Entry, bool, error) {
 	var out Entry
 	created := false
 	err := s.modify(e.Domain, func(entries []Entry) ([]Entry, error) {
+		created = false // fn runs again when a Docs retries its Modify
 		for i := range entries {
 			if sameContent(entries[i].Content, e.Content) {
 				entries[i] = entries[i].Confirm(now)
@@ -399,7 +417,9 @@ func (s *Store) Reflect(lessons []Entry) (int, error) {
 	added := 0
 	for _, f := range order {
 		batch := byDomain[f]
+		k := 0 // fn runs again when a Docs retries its Modify: count the last run
 		err := s.modify(batch[0].Domain, func(entries []Entry) ([]Entry, error) {
+			k = 0
 		next:
 			for _, e := range batch {
 				for _, have := range entries {
@@ -408,13 +428,14 @@ func (s *Store) Reflect(lessons []Entry) (int, error) {
 					}
 				}
 				entries = append(entries, e)
-				added++
+				k++
 			}
 			return entries, nil
 		})
 		if err != nil {
 			return added, err
 		}
+		added += k
 	}
 	return added, nil
 }
@@ -436,79 +457,69 @@ func (s *Store) Domains() ([]string, error) {
 	return out, nil
 }
 
-// modify is a locked read-modify-write of one domain file.
+// modify is a read-modify-write of one domain document that no concurrent modify loses (the
+// Docs' Modify); fn may run more than once, each time with a fresh copy of the entries.
 func (s *Store) modify(domain string, fn func([]Entry) ([]Entry, error)) error {
 	name, err := DomainFile(domain)
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(s.dir, name)
-	l := flock.New(strings.TrimSuffix(path, ".yaml") + ".lock")
-	if err := l.Lock(); err != nil {
-		return fmt.Errorf("learner: lock %s: %w (check the store's permissions and free space)", l.Path(), err)
+	var (
+		entries []Entry
+		data    []byte
+	)
+	write := func(old []byte) ([]byte, error) {
+		cur := s.entriesOf(name, old)
+		next, err := fn(cur)
+		if err != nil {
+			return nil, err
+		}
+		for i := range next {
+			next[i].Domain = strings.TrimSpace(domain)
+		}
+		var buf bytes.Buffer
+		enc := yaml.NewEncoder(&buf)
+		enc.SetIndent(2)
+		if err := enc.Encode(next); err != nil {
+			return nil, fmt.Errorf("learner: encode domain %s: %w", domain, err)
+		}
+		entries, data = next, buf.Bytes()
+		return data, nil
 	}
-	defer l.Close()
-	entries, err := s.readLocked(name, path)
-	if err != nil {
-		return err
-	}
-	entries, err = fn(entries)
-	if err != nil {
-		return err
-	}
-	for i := range entries {
-		entries[i].Domain = strings.TrimSpace(domain)
-	}
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(entries); err != nil {
-		return fmt.Errorf("learner: encode %s: %w", path, err)
-	}
-	if err := atomicfile.Write(path, buf.Bytes()); err != nil {
-		return fmt.Errorf("learner: write %s: %w (check free space and permissions; the file is unchanged)", path, err)
-	}
-	fi, err := os.Stat(path)
-	s.mu.Lock()
-	if err == nil {
-		s.snaps[name] = &snap{fi: fi, ix: buildIndex(entries)}
+	var version string
+	if vm, ok := s.d.(versionedModifier); ok {
+		version, err = vm.modifyVersion(name, write)
 	} else {
-		delete(s.snaps, name)
+		err = s.d.Modify(name, write)
 	}
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.snaps[name] = &snap{version: version, data: data, ix: buildIndex(entries)}
 	s.mu.Unlock()
 	return nil
 }
 
-// readLocked returns a copy of domain file name's entries for a writer holding its lock: from the
-// cache when the file is the one cached, else from disk.
-func (s *Store) readLocked(name, path string) ([]Entry, error) {
+// entriesOf returns a copy of the entries of document name as a writer read it: from the cache
+// when old is the cached document's bytes, else decoded. A damaged document is quarantined (the
+// writer holds the right to replace it) and reads as empty.
+func (s *Store) entriesOf(name string, old []byte) []Entry {
+	if old == nil {
+		return nil
+	}
 	s.mu.Lock()
 	sn := s.snaps[name]
 	s.mu.Unlock()
-	if sn != nil {
-		if fi, err := os.Stat(path); err == nil && os.SameFile(sn.fi, fi) && sn.fi.ModTime().Equal(fi.ModTime()) && sn.fi.Size() == fi.Size() {
-			return append([]Entry(nil), sn.ix.entries...), nil
-		}
+	if sn != nil && bytes.Equal(sn.data, old) {
+		return append([]Entry(nil), sn.ix.entries...)
 	}
-	return s.readFile(path)
-}
-
-// readFile reads a domain file for a writer holding its lock; a damaged file is quarantined and
-// read as empty.
-func (s *Store) readFile(path string) ([]Entry, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("learner: read %s: %w", path, err)
-	}
-	entries, perr := decode(b)
+	entries, perr := decode(old)
 	if perr != nil {
-		s.quarantine(path, perr)
-		return nil, nil
+		s.d.Quarantine(name, perr)
+		return nil
 	}
-	return entries, nil
+	return entries
 }
 
 // decode parses a domain file: a YAML list of entries, each with a content.
@@ -528,15 +539,7 @@ func decode(b []byte) ([]Entry, error) {
 	return entries, nil
 }
 
-func (s *Store) quarantine(path string, why error) {
-	if s.o.Quarantine != nil {
-		s.o.Quarantine(path, why)
-		return
-	}
-	_ = os.Rename(path, path+".damaged."+time.Now().UTC().Format("20060102T150405.000000000Z"))
-}
-
-// indexesLocked returns the indexes of domains (all when empty), refreshing those whose file
+// indexesLocked returns the indexes of domains (all when empty), refreshing those whose document
 // changed. s.mu is held.
 func (s *Store) indexesLocked(domains []string) ([]*index, error) {
 	now := time.Now()
@@ -544,18 +547,18 @@ func (s *Store) indexesLocked(domains []string) ([]*index, error) {
 	var names []string
 	if len(domains) == 0 {
 		if fresh {
-			des, err := os.ReadDir(s.dir)
+			all, err := s.d.Names()
 			if err != nil {
-				return nil, fmt.Errorf("learner: list %s: %w", s.dir, err)
+				return nil, fmt.Errorf("learner: list the knowledge documents: %w", err)
 			}
 			seen := map[string]bool{}
-			for _, de := range des {
-				n := de.Name()
-				if !de.IsDir() && strings.HasSuffix(n, ".yaml") && !strings.HasPrefix(n, ".") {
+			for _, n := range all {
+				if strings.HasSuffix(n, ".yaml") && !seen[n] {
 					seen[n] = true
 					names = append(names, n)
 				}
 			}
+			sort.Strings(names)
 			for n := range s.snaps {
 				if !seen[n] {
 					delete(s.snaps, n)
@@ -595,47 +598,71 @@ func (s *Store) indexesLocked(domains []string) ([]*index, error) {
 	return out, nil
 }
 
-// refreshLocked rereads file n when it changed since sn; nil means it does not exist.
+// errSettled aborts the Modify that only checks a damaged document under the writers' exclusion.
+var errSettled = errors.New("learner: checked (nothing to write)")
+
+// refreshLocked rereads document n when it changed since sn (decoding it only when its bytes
+// changed); nil means it does not exist. s.mu is held (and released while a damaged document is
+// checked under the writers' exclusion, since a writer holding that takes s.mu).
 func (s *Store) refreshLocked(n string, sn *snap) (*snap, error) {
-	path := filepath.Join(s.dir, n)
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		delete(s.snaps, n)
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("learner: %w", err)
-	}
-	if sn != nil && os.SameFile(sn.fi, fi) && sn.fi.ModTime().Equal(fi.ModTime()) && sn.fi.Size() == fi.Size() {
-		return sn, nil
-	}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		delete(s.snaps, n)
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("learner: read %s: %w", path, err)
-	}
-	entries, perr := decode(b)
-	if perr != nil {
-		// Confirm under the writers' lock (a writer may have replaced the file), then quarantine.
-		l := flock.New(strings.TrimSuffix(path, ".yaml") + ".lock")
-		if err := l.Lock(); err == nil {
-			if b2, err := os.ReadFile(path); err == nil {
-				if entries, perr = decode(b2); perr != nil {
-					s.quarantine(path, perr)
-				}
-			}
-			l.Close()
+	if st, ok := s.d.(stamper); ok && sn != nil && sn.version != "" {
+		v, err := st.stamp(n)
+		if err != nil {
+			return nil, err
 		}
-		if perr != nil {
+		if v == "" {
 			delete(s.snaps, n)
 			return nil, nil
 		}
-		fi, _ = os.Stat(path)
+		if v == sn.version {
+			return sn, nil
+		}
 	}
-	sn = &snap{fi: fi, ix: buildIndex(entries)}
+	data, v, err := s.d.Read(n)
+	if err != nil {
+		return nil, fmt.Errorf("learner: read knowledge document %s: %w", n, err)
+	}
+	if data == nil && v == "" {
+		delete(s.snaps, n)
+		return nil, nil
+	}
+	if sn != nil && (v != "" && v == sn.version || bytes.Equal(data, sn.data)) {
+		if sn.version != v {
+			sn = &snap{version: v, data: sn.data, ix: sn.ix}
+			s.snaps[n] = sn
+		}
+		return sn, nil
+	}
+	entries, perr := decode(data)
+	if perr != nil {
+		// Confirm under the writers' exclusion (a writer may have replaced the document), then
+		// quarantine.
+		var fixed []byte
+		s.mu.Unlock()
+		err := s.d.Modify(n, func(old []byte) ([]byte, error) {
+			fixed = nil
+			if old == nil {
+				return nil, errSettled
+			}
+			es, perr2 := decode(old)
+			if perr2 != nil {
+				s.d.Quarantine(n, perr2)
+				return nil, errSettled
+			}
+			fixed, entries = old, es
+			return nil, errSettled
+		})
+		s.mu.Lock()
+		if err != nil && !errors.Is(err, errSettled) {
+			return nil, fmt.Errorf("learner: check damaged knowledge document %s: %w", n, err)
+		}
+		if fixed == nil {
+			delete(s.snaps, n)
+			return nil, nil
+		}
+		data, v = fixed, "" // the version of what was checked is not known: the next refresh compares bytes
+	}
+	sn = &snap{version: v, data: data, ix: buildIndex(entries)}
 	s.snaps[n] = sn
 	return sn, nil
 }

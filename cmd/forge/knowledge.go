@@ -7,28 +7,39 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/artifactforge/forge/forge"
 	"github.com/artifactforge/forge/learner"
 )
 
 func init() { register(newKnowledgeCmd) }
 
-// openLearner opens the store's knowledge/ with the store's quarantine (a damaged domain file is
-// reported like any other damaged file).
-func (a *app) openLearner(readOnly bool) (*learner.Store, error) {
+// openLearner opens the store's knowledge as the forge does: the backend's documents (the fleet
+// store), else knowledge/ under the store's local directory with the store's quarantine (a
+// damaged domain file is reported like any other damaged file). It also returns where the
+// knowledge is, for messages.
+func (a *app) openLearner(readOnly bool) (*learner.Store, string, error) {
 	s, err := a.openStoreWith(readOnly)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return learner.Open(s.Root(), learner.Options{Revalidate: -1,
-		Quarantine: func(path string, why error) string { return s.QuarantineFile(path, why).MovedTo }})
+	l, err := forge.OpenKnowledge(s, learner.Options{Revalidate: -1})
+	if err != nil {
+		return nil, "", err
+	}
+	where := l.Dir()
+	if where == "" {
+		where = "the knowledge of " + s.Location()
+	}
+	return l, where, nil
 }
 
 func newKnowledgeCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "knowledge (recall QUERY | record CONTENT | confirm CONTENT | ls | forget CONTENT)",
 		Short: "The lessons forge learned: recall, record, confirm, list and forget them",
-		Long: `Forge keeps lessons under the store's knowledge/, one YAML file per domain (a role's name,
-or "forge" for lessons about the sandbox). A repair that succeeds records the failure it fixed as a
+		Long: `Forge keeps lessons in the store's knowledge, one YAML document per domain (a role's name,
+or "forge" for lessons about the sandbox): files under knowledge/ for a directory store, the
+store's knowledge bucket for a fleet store. A repair that succeeds records the failure it fixed as a
 correction; generation and repair prompts recall the lessons that match; a lesson whose prompt passed
 at the first attempt is confirmed (confidence +0.1, up to 1.0). New lessons start at 0.1.`,
 	}
@@ -40,7 +51,7 @@ at the first attempt is confirmed (confidence +0.1, up to 1.0). New lessons star
 		Short: "The lessons most relevant to QUERY (BM25 over content and reasoning; confidence breaks ties)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			l, err := a.openLearner(true)
+			l, _, err := a.openLearner(true)
 			if err != nil {
 				return err
 			}
@@ -77,7 +88,7 @@ at the first attempt is confirmed (confidence +0.1, up to 1.0). New lessons star
 			if err != nil {
 				return usagef("record: %v", err)
 			}
-			l, err := a.openLearner(false)
+			l, _, err := a.openLearner(false)
 			if err != nil {
 				return err
 			}
@@ -108,7 +119,7 @@ at the first attempt is confirmed (confidence +0.1, up to 1.0). New lessons star
 			Short: short,
 			Args:  exactArgs(1),
 			RunE: func(_ *cobra.Command, args []string) error {
-				l, err := a.openLearner(true)
+				l, _, err := a.openLearner(true)
 				if err != nil {
 					return err
 				}
@@ -138,7 +149,7 @@ at the first attempt is confirmed (confidence +0.1, up to 1.0). New lessons star
 		Short: "List the lessons, by domain and descending confidence",
 		Args:  exactArgs(0),
 		RunE: func(*cobra.Command, []string) error {
-			l, err := a.openLearner(true)
+			l, where, err := a.openLearner(true)
 			if err != nil {
 				return err
 			}
@@ -150,7 +161,7 @@ at the first attempt is confirmed (confidence +0.1, up to 1.0). New lessons star
 				return a.printJSON(map[string]any{"ok": true, "entries": es})
 			}
 			if len(es) == 0 {
-				fmt.Fprintf(a.stdout, "no lessons in %s\n", l.Dir())
+				fmt.Fprintf(a.stdout, "no lessons in %s\n", where)
 				return nil
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
