@@ -452,11 +452,11 @@ func TestDroppedEventsAreCounted(t *testing.T) {
 	assert.Zero(t, f.Health().EventsDropped)
 	f.events.dropped.Add(5)
 	assert.Equal(t, int64(5), f.Health().EventsDropped)
-	n, err = DroppedEvents(f.Store().Root())
+	n, err = DroppedEvents(f.Store().LocalDir())
 	require.NoError(t, err)
 	assert.Zero(t, n)
 	require.NoError(t, f.Close())
-	n, err = DroppedEvents(f.Store().Root())
+	n, err = DroppedEvents(f.Store().LocalDir())
 	require.NoError(t, err)
 	assert.Equal(t, int64(5), n)
 }

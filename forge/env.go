@@ -15,8 +15,8 @@ import (
 // FORGE_MAX_REPAIRS_BEFORE_REGEN=N, FORGE_SANDBOX, FORGE_EVENTS=aggregate[:interval]|all|off, and
 // the backends' FORGE_POOL_SIZE=N, FORGE_IDLE_TIMEOUT=D and FORGE_MAX_WORKERS=N, and
 // the live set's budget FORGE_MAX_LIVE_PROGRAMS=N and FORGE_MAX_LIVE_BYTES=SIZE (512MiB, 1GiB, or
-// bytes; -1: no bound).
-// The CLI, the server and the MCP server share it.
+// bytes; -1: no bound), and FORGE_LOCAL_DIR (Options.LocalDir, a networked store's machine-local
+// directory). The CLI, the server and the MCP server share it.
 func OptionsFromEnv(getenv func(string) string) (Options, error) {
 	var o Options
 	off := func(k string) (bool, error) {
@@ -125,6 +125,7 @@ func OptionsFromEnv(getenv func(string) string) (Options, error) {
 		}
 		o.Budget = b
 	}
+	o.LocalDir = strings.TrimSpace(getenv("FORGE_LOCAL_DIR"))
 	return o, nil
 }
 

@@ -47,7 +47,7 @@ func ExampleOpen() {
 		panic(err)
 	}
 	defer f.Close()
-	fmt.Println(f.Store().Root() == dir)
+	fmt.Println(f.Store().Location() == dir)
 	// Output: true
 }
 

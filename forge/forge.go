@@ -23,8 +23,8 @@ import (
 // flush buffered metrics and events.
 type Forge struct {
 	opts   Options
-	store  *registry.Store
-	rec    *registry.Recorder
+	store  registry.Backend
+	rec    registry.MetricsRecorder
 	events *eventLog
 	learn  *learner.Store // nil when learning is off
 	calib  *calibration   // token estimate per model (assemble.go)
@@ -67,12 +67,31 @@ type compiled struct {
 	idx  int          // index in the live set's list, -1 when not in it (under the set's mu)
 }
 
-// Open opens the store and starts the metrics recorder and the event log.
+// Open opens the store (a directory, or the URL of a registered backend: registry.OpenBackend)
+// and starts the metrics recorder and the event log. Close closes the store.
 func Open(opts Options) (*Forge, error) {
-	s, err := registry.Open(opts.Store)
+	s, err := registry.OpenBackend(opts.Store, registry.OpenOptions{LocalDir: opts.LocalDir, ClientName: clientName(opts.ClientName), OnQuarantine: opts.OnQuarantine})
 	if err != nil {
 		return nil, err
 	}
+	f, err := open(s, opts)
+	if err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// clientName is the name a networked store's servers see for this process.
+func clientName(name string) string {
+	if name != "" {
+		return name
+	}
+	return "forge"
+}
+
+// open builds the Forge on an opened store; on an error the caller closes the store.
+func open(s registry.Backend, opts Options) (*Forge, error) {
 	if opts.MaxProviderCalls <= 0 {
 		opts.MaxProviderCalls = DefaultMaxProviderCalls
 	}
@@ -95,14 +114,17 @@ func Open(opts Options) (*Forge, error) {
 		}
 	}
 	if !opts.NoEvents {
-		if f.events, err = openEventLog(filepath.Join(s.Root(), "events"), eventLogMaxBytes, opts.EventsPerCall, opts.EventInterval); err != nil {
+		if f.events, err = openEventLog(filepath.Join(s.LocalDir(), "events"), eventLogMaxBytes, opts.EventsPerCall, opts.EventInterval); err != nil {
 			return nil, err
 		}
 	}
 	if err := f.openLayers(); err != nil {
+		if f.events != nil {
+			f.events.close() // its writer goroutine would outlive the failed Open
+		}
 		return nil, err
 	}
-	f.rec = registry.NewRecorder(s, opts.FlushInterval)
+	f.rec = s.NewRecorder(opts.FlushInterval)
 	f.bg, f.stopBg = context.WithCancel(context.Background())
 	if opts.Watch {
 		_ = f.Watch() // without fsnotify the revalidation poll is the fallback
@@ -110,8 +132,28 @@ func Open(opts Options) (*Forge, error) {
 	return f, nil
 }
 
-// Store is the underlying store, for read-only inspection.
-func (f *Forge) Store() *registry.Store { return f.store }
+// Store is the underlying store, for read-only inspection. What only a directory store can do
+// (doctor, quarantine) is reached through registry.Maintainer (see Forge.Maintainer).
+func (f *Forge) Store() registry.Backend { return f.store }
+
+// Maintainer is the store's maintenance interface, or an error naming the store when its backend
+// offers none (a fleet store is checked by its own servers, not file by file).
+func (f *Forge) Maintainer() (registry.Maintainer, error) { return MaintainerOf(f.store) }
+
+// MaintainerOf returns s's maintenance interface, or an error wrapping registry.ErrUnsupported
+// that names the store and says what to do.
+func MaintainerOf(s registry.Backend) (registry.Maintainer, error) {
+	if m, ok := s.(registry.Maintainer); ok {
+		return m, nil
+	}
+	return nil, unsupportedError{fmt.Sprintf("doctor and quarantine are not supported by %s: they check a directory store's files; run them on a directory store (--store DIR)", s.Location())}
+}
+
+// unsupportedError is an operation a store backend does not offer; it wraps registry.ErrUnsupported.
+type unsupportedError struct{ msg string }
+
+func (e unsupportedError) Error() string { return e.msg }
+func (e unsupportedError) Unwrap() error { return registry.ErrUnsupported }
 
 // Close ends generations that no caller waits for, waits for calls in flight, flushes buffered metrics and events and releases the
 // sandboxes. It is idempotent (a second Close returns the first one's result); a Call or
@@ -136,6 +178,7 @@ func (f *Forge) Close() error {
 			errs = append(errs, sb.Close())
 		}
 		f.sandboxes = map[string]sandbox.Sandbox{}
+		errs = append(errs, f.store.Close()) // last: the layers and the recorder wrote into it
 		f.closeErr = errors.Join(errs...)
 	})
 	return f.closeErr
@@ -255,7 +298,7 @@ func (f *Forge) sandbox(name string) (sandbox.Sandbox, error) {
 	if f.opts.Sandboxes != nil {
 		sb, err = f.opts.Sandboxes(name)
 	} else {
-		sb, err = newSandbox(name, sandbox.Config{CacheDir: filepath.Join(f.store.Root(), "cache"),
+		sb, err = newSandbox(name, sandbox.Config{CacheDir: filepath.Join(f.store.LocalDir(), "cache"),
 			PoolSize: f.opts.SandboxPoolSize, IdleTimeout: f.opts.SandboxIdleTimeout, MaxWorkers: f.opts.SandboxMaxWorkers})
 	}
 	if err != nil {

@@ -110,7 +110,7 @@ func TestDamagedKnowledgeIsQuarantinedByTheStore(t *testing.T) {
 	require.NoError(t, f.AddRole(clockContract("clock", "year", "the year of the current time")))
 	o := f.Call(context.Background(), "clock", "year", json.RawMessage(`{}`))
 	require.True(t, o.OK, "%v", o.Err)
-	q, err := f.Store().Quarantined()
+	q, err := f.Store().(registry.Maintainer).Quarantined()
 	require.NoError(t, err)
 	require.Len(t, q, 1)
 	assert.Contains(t, q[0].Path, filepath.Join(learner.Dir, "forge.yaml"))

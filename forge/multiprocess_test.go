@@ -17,6 +17,7 @@ import (
 
 	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/provider/replay"
+	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/sandbox/yaegi"
 )
 
@@ -109,7 +110,7 @@ func TestTwoProcessesForgeOnce(t *testing.T) {
 	art, err := f.Store().Load("text", "upper")
 	require.NoError(t, err)
 	assert.Equal(t, 1, art.Generation)
-	rep, err := f.Store().Doctor()
+	rep, err := f.Store().(registry.Maintainer).Doctor()
 	require.NoError(t, err)
 	assert.False(t, rep.Damaged())
 	entries, _ := os.ReadDir(filepath.Join(store, "tools", "text"))

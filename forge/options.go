@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/artifactforge/forge/provider"
+	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/repair"
 	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/selector"
@@ -20,8 +21,19 @@ const DefaultGenerationTimeout = 5 * time.Minute
 
 // Options configure a Forge. The zero value of every field but Store is a safe default.
 type Options struct {
-	// Store is the store directory (see registry.Open).
+	// Store is the store: a directory, or the URL of a registered backend such as
+	// nats://host:4222/forge (see registry.OpenBackend).
 	Store string
+	// LocalDir is, for a store that is not a directory, the directory on this machine for what
+	// is not shared with other machines (the event log, compiled-code caches, the token
+	// calibration); empty is the backend's default. A directory store keeps them in itself and
+	// ignores it. $FORGE_LOCAL_DIR sets it (OptionsFromEnv).
+	LocalDir string
+	// ClientName names this process to a networked store's servers (default "forge").
+	ClientName string
+	// OnQuarantine, if set, is told of every damaged file a directory store sets aside, from
+	// the first read on (registry.OpenOptions.OnQuarantine); other backends ignore it.
+	OnQuarantine func(registry.QuarantineReport)
 	// Provider writes code. Nil means none is configured: persisted artifacts still run, and
 	// generation fails with an error saying how to configure one.
 	Provider provider.Provider

@@ -61,5 +61,5 @@ func TestSandboxConfigReachesBackend(t *testing.T) {
 	assert.Equal(t, 3, got.PoolSize)
 	assert.Equal(t, 7*time.Second, got.IdleTimeout)
 	assert.Equal(t, 11, got.MaxWorkers)
-	assert.Equal(t, f.Store().Root()+"/cache", got.CacheDir)
+	assert.Equal(t, f.Store().LocalDir()+"/cache", got.CacheDir)
 }

@@ -15,7 +15,7 @@ type StaleArtifact struct {
 
 // Stale lists the store's artifacts verified against an older contract, an unknown role or
 // another runtime, or that cannot be read (`forge stale`, the server's /v1/stale).
-func Stale(s *registry.Store) ([]StaleArtifact, error) {
+func Stale(s registry.Backend) ([]StaleArtifact, error) {
 	rows := []StaleArtifact{}
 	sums, err := s.Summaries() // the summary index, not every artifact file
 	if err != nil {

@@ -276,5 +276,5 @@ func (f *Forge) Stats(since time.Time) (Stats, error) {
 	if f.events != nil {
 		f.events.sync()
 	}
-	return StoreStats(f.store.Root(), since)
+	return StoreStats(f.store.LocalDir(), since)
 }

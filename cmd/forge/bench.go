@@ -34,6 +34,9 @@ $FORGE_STORE is never used.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Store = a.storeFlag // only --store: never the operator's $FORGE_STORE
+			if isStoreURL(cfg.Store) {
+				return usagef("bench: --store names a store URL; bench builds a throwaway directory store: name a new or empty directory, or leave --store out")
+			}
 			cfg.MaxRSS = maxRSSMiB << 20
 			if cfg.ProcessRuns > 0 {
 				exe, err := os.Executable()

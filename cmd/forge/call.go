@@ -61,26 +61,28 @@ func (a *app) openForge() (*forge.Forge, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts.Store, opts.Provider = dir, p
+	opts.Store, opts.Provider, opts.ClientName = dir, p, a.clientName()
+	// Damaged files the calls find are quarantined (and recorded for doctor); say so here too.
+	opts.OnQuarantine = a.reportQuarantine
 	if p != nil && a.verbose && !a.jsonOut {
 		opts.Provider = verboseProvider{p, a.stderr}
 	}
+	var f *forge.Forge
 	if steps := a.steps(); steps != nil {
-		// The built-in backends, wrapped so that slow compiles and acceptance tests show.
+		// The built-in backends, wrapped so that slow compiles and acceptance tests show. They
+		// are built on first use, after Open: their caches go to the store's local directory.
 		opts.Sandboxes = func(name string) (sandbox.Sandbox, error) {
-			sb, err := forge.DefaultSandbox(name, dir)
+			sb, err := forge.DefaultSandbox(name, f.Store().LocalDir())
 			if err != nil {
 				return nil, err
 			}
 			return withProgress(sb, name, steps), nil
 		}
 	}
-	f, err := forge.Open(opts)
+	f, err = forge.Open(opts)
 	if err != nil {
 		return nil, err
 	}
-	// Damaged files the calls find are quarantined (and recorded for doctor); say so here too.
-	f.Store().OnQuarantine = a.reportQuarantine
 	return f, nil
 }
 
@@ -337,6 +339,7 @@ func newStaleCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			defer s.Close()
 			stale, err := forge.Stale(s)
 			if err != nil {
 				return err
@@ -435,7 +438,7 @@ sandbox's built modules and compiled code under the store's cache/ that were not
 				}
 				pruned = append(pruned, sm.Key())
 			}
-			cache, err := wasm.PruneCache(filepath.Join(s.Root(), "cache"), cutoff, dryRun)
+			cache, err := wasm.PruneCache(filepath.Join(s.LocalDir(), "cache"), cutoff, dryRun)
 			if err != nil {
 				return err
 			}

@@ -72,6 +72,9 @@ func (a *app) demoStore() (string, func(), error) {
 		}
 		return dir, func() { os.RemoveAll(dir) }, nil
 	}
+	if isStoreURL(a.storeFlag) {
+		return "", nil, usagef("demo: --store names a store URL; the demo builds a fresh directory store: name a new directory, or leave --store out for a temporary one")
+	}
 	entries, err := os.ReadDir(a.storeFlag)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", nil, fmt.Errorf("demo: --store %s: %w", a.storeFlag, err)

@@ -34,6 +34,9 @@ type app struct {
 	stderr       io.Writer
 	// printed is set once a JSON document went to stdout: an error after it adds no second one.
 	printed bool
+	// client names this process to a networked store's servers: "forge" and the command path
+	// ("forge serve", "forge quarantine ls").
+	client string
 }
 
 // subcommands is filled by init functions in this package's files, one file per command group.
@@ -49,7 +52,7 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
-// storeDir resolves the store root: --store, else $FORGE_STORE, else $XDG_STATE_HOME/forge, else
+// storeDir resolves the store (a directory or a backend's URL): --store, else $FORGE_STORE, else $XDG_STATE_HOME/forge, else
 // ~/.local/state/forge.
 func (a *app) storeDir() (string, error) {
 	if a.storeFlag != "" {
@@ -91,12 +94,13 @@ func newRootCmd(a *app) *cobra.Command {
 	root.SetVersionTemplate("forge {{.Version}}\n")
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	root.PersistentFlags().StringVar(&a.storeFlag, "store", "", "store directory (default $FORGE_STORE, else $XDG_STATE_HOME/forge, else ~/.local/state/forge)")
+	root.PersistentFlags().StringVar(&a.storeFlag, "store", "", "store: a directory, or a store URL such as nats://host:4222/forge (default $FORGE_STORE, else $XDG_STATE_HOME/forge, else ~/.local/state/forge; a URL store keeps events and caches in $FORGE_LOCAL_DIR)")
 	root.PersistentFlags().StringVar(&a.eventsFlag, "events", "", "event log of the calls this process serves: aggregate (warm successes folded per artifact and second), aggregate:30s (another interval), all (one line per call) or off (default $FORGE_EVENTS, else aggregate)")
 	root.PersistentFlags().BoolVar(&a.jsonOut, "json", false, "print machine-readable JSON: one document on stdout, errors included ({\"ok\":false,\"error\":{...}})")
 	root.PersistentFlags().BoolVarP(&a.verbose, "verbose", "v", false, "say more on stderr: provider retries, slow steps")
 	root.PersistentFlags().StringVar(&a.providerFlag, "provider", "", "code generator: replay:PATH, openai[:MODEL], anthropic[:MODEL] or command:PROG ARGS (default $FORGE_PROVIDER)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { a.client = cmd.CommandPath() }
 	for _, f := range subcommands {
 		root.AddCommand(f(a))
 	}

@@ -45,11 +45,12 @@ with ` + "`forge quarantine -- ls METHOD`.",
 		Short: "List the damaged files the store moved to quarantine/ and not yet restored or dismissed",
 		Args:  exactArgs(0),
 		RunE: func(*cobra.Command, []string) error {
-			s, err := a.openStoreRO()
+			s, m, err := a.openMaintainer(true)
 			if err != nil {
 				return err
 			}
-			q, err := s.Quarantined()
+			defer s.Close()
+			q, err := m.Quarantined()
 			if err != nil {
 				return err
 			}
@@ -57,7 +58,7 @@ with ` + "`forge quarantine -- ls METHOD`.",
 				return a.printJSON(q)
 			}
 			if len(q) == 0 {
-				fmt.Fprintf(a.stdout, "nothing in quarantine in %s\n", s.Root())
+				fmt.Fprintf(a.stdout, "nothing in quarantine in %s\n", s.Location())
 				return nil
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
@@ -77,11 +78,12 @@ with ` + "`forge quarantine -- ls METHOD`.",
 		Short: "Put a quarantined file back (a hand edit is taken over); see `forge quarantine ls`",
 		Args:  exactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			s, err := a.openStore()
+			s, m, err := a.openMaintainer(false)
 			if err != nil {
 				return err
 			}
-			rr, err := s.Restore(args[0], time.Now())
+			defer s.Close()
+			rr, err := m.Restore(args[0], time.Now())
 			if err != nil {
 				return err
 			}
@@ -108,18 +110,19 @@ with ` + "`forge quarantine -- ls METHOD`.",
 		Short: "Keep the store as it is and stop reporting a quarantined file (it stays in quarantine/resolved/)",
 		Args:  exactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			s, err := a.openStore()
+			s, m, err := a.openMaintainer(false)
 			if err != nil {
 				return err
 			}
-			e, err := s.Dismiss(args[0])
+			defer s.Close()
+			e, err := m.Dismiss(args[0])
 			if err != nil {
 				return err
 			}
 			if a.jsonOut {
 				return a.printJSON(map[string]any{"ok": true, "dismissed": e})
 			}
-			fmt.Fprintf(a.stdout, "dismissed %s (%s); the file is kept in %s/quarantine/resolved/\n", e.ID, quarantineWhat(e), s.Root())
+			fmt.Fprintf(a.stdout, "dismissed %s (%s); the file is kept in %s/quarantine/resolved/\n", e.ID, quarantineWhat(e), s.Location())
 			return nil
 		},
 	}

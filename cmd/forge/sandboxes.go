@@ -9,11 +9,11 @@ import (
 )
 
 // newSandbox builds the backend the flags name the way the forge does, with the wasm module cache
-// under the store's cache/. No --sandbox means what a contract that names none gets
+// under the store's (local directory's) cache/. No --sandbox means what a contract that names none gets
 // (forge.ChooseDefault, $FORGE_SANDBOX): if that is yaegi in worker processes, the call input
 // gets process isolation unless --isolation said otherwise.
 func (a *app) newSandbox(f *sandboxFlags, in *sandbox.Input) (sandbox.Sandbox, error) {
-	store, err := a.storeDir()
+	store, err := a.localStoreDir()
 	if err != nil {
 		return nil, err
 	}

@@ -78,7 +78,7 @@ the fleet store. Other forge processes on this machine use it with --store nats:
 			if err != nil {
 				return fmt.Errorf("serve: listen on %s: %w (pick another --addr)", addr, err)
 			}
-			log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("store", f.Store().Root()), slog.Bool("admin_verbs", token != ""))
+			log.Info("serving", slog.String("addr", ln.Addr().String()), slog.String("store", f.Store().Location()), slog.Bool("admin_verbs", token != ""))
 			if !a.jsonOut {
 				fmt.Fprintf(a.stdout, "forge serving on http://%s\n", ln.Addr())
 			}

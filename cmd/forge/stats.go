@@ -32,7 +32,8 @@ func newStatsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, err := forge.StoreStats(s.Root(), from)
+			defer s.Close()
+			st, err := forge.StoreStats(s.LocalDir(), from)
 			if err != nil {
 				return err
 			}

@@ -31,18 +31,73 @@ func init() {
 
 // openStore opens the store named by the global flags (creating it if needed), reporting on
 // stderr every file it quarantines, from the first read on.
-func (a *app) openStore() (*registry.Store, error) { return a.openStoreWith(false) }
+func (a *app) openStore() (registry.Backend, error) { return a.openStoreWith(false) }
 
 // openStoreRO opens the store for a read-only command: a store that does not exist is an error
 // that says so, not a new empty store.
-func (a *app) openStoreRO() (*registry.Store, error) { return a.openStoreWith(true) }
+func (a *app) openStoreRO() (registry.Backend, error) { return a.openStoreWith(true) }
 
-func (a *app) openStoreWith(mustExist bool) (*registry.Store, error) {
-	dir, err := a.storeDir()
+// openStoreWith opens the store --store or $FORGE_STORE names: a directory, or the URL of a
+// registered backend (registry.OpenBackend). The caller closes it.
+func (a *app) openStoreWith(mustExist bool) (registry.Backend, error) {
+	spec, err := a.storeDir()
 	if err != nil {
 		return nil, err
 	}
-	return registry.OpenWith(dir, registry.OpenOptions{MustExist: mustExist, OnQuarantine: a.reportQuarantine})
+	return registry.OpenBackend(spec, registry.OpenOptions{MustExist: mustExist, OnQuarantine: a.reportQuarantine,
+		LocalDir: localDir(), ClientName: a.clientName()})
+}
+
+// clientName is the name a networked store's servers see for this process.
+func (a *app) clientName() string {
+	if a.client == "" {
+		return "forge"
+	}
+	return a.client
+}
+
+// isStoreURL reports whether spec names a store by URL (SCHEME://...) rather than a directory,
+// by the rule registry.OpenBackend applies.
+func isStoreURL(spec string) bool {
+	scheme, _, ok := strings.Cut(spec, "://")
+	return ok && scheme != "" && !strings.ContainsAny(scheme, `/\`)
+}
+
+// localStoreDir is the directory on this machine for the store's unshared state (caches): the
+// store directory itself, or for a URL store $FORGE_LOCAL_DIR, else the backend's default (which
+// takes opening the store).
+func (a *app) localStoreDir() (string, error) {
+	spec, err := a.storeDir()
+	if err != nil || !isStoreURL(spec) {
+		return spec, err
+	}
+	if d := localDir(); d != "" {
+		return d, nil
+	}
+	s, err := a.openStoreWith(false)
+	if err != nil {
+		return "", err
+	}
+	defer s.Close()
+	return s.LocalDir(), nil
+}
+
+// localDir is $FORGE_LOCAL_DIR: a networked store's directory on this machine (forge.Options.LocalDir).
+func localDir() string { return strings.TrimSpace(os.Getenv("FORGE_LOCAL_DIR")) }
+
+// openMaintainer opens the store for a command that checks or repairs a directory store's files
+// (doctor, quarantine); any other backend is an error naming the store and what to do.
+func (a *app) openMaintainer(mustExist bool) (registry.Backend, registry.Maintainer, error) {
+	s, err := a.openStoreWith(mustExist)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := forge.MaintainerOf(s)
+	if err != nil {
+		_ = s.Close()
+		return nil, nil, err
+	}
+	return s, m, nil
 }
 
 func (a *app) reportQuarantine(q registry.QuarantineReport) {
@@ -57,7 +112,7 @@ func (a *app) reportQuarantine(q registry.QuarantineReport) {
 
 // staleArtifacts lists the artifacts of a role that were verified against another contract than
 // rec's.
-func staleArtifacts(s *registry.Store, rec *registry.RoleRecord) ([]staleRow, error) {
+func staleArtifacts(s registry.Backend, rec *registry.RoleRecord) ([]staleRow, error) {
 	sums, err := s.Summaries()
 	if err != nil {
 		return nil, err
@@ -112,6 +167,7 @@ func newRoleCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			defer s.Close()
 			rec, prev, err := s.PutRoleReport(c, time.Now())
 			if err != nil {
 				return err
@@ -146,6 +202,7 @@ func newRoleCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			defer s.Close()
 			roles, err := s.Roles()
 			if err != nil {
 				return err
@@ -157,7 +214,7 @@ func newRoleCmd(a *app) *cobra.Command {
 				return a.printJSON(roles)
 			}
 			if len(roles) == 0 {
-				fmt.Fprintf(a.stdout, "no roles in %s; add one with `forge role add --role NAME --purpose TEXT`\n", s.Root())
+				fmt.Fprintf(a.stdout, "no roles in %s; add one with `forge role add --role NAME --purpose TEXT`\n", s.Location())
 				return nil
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
@@ -177,6 +234,7 @@ func newRoleCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			defer s.Close()
 			r, err := s.Role(args[0])
 			if err != nil {
 				return err
@@ -224,6 +282,7 @@ func newLsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			defer s.Close()
 			sums, err := s.Summaries() // the summary index: no artifact file is read unless it changed
 			if err != nil {
 				return err
@@ -250,7 +309,7 @@ func newLsCmd(a *app) *cobra.Command {
 				return a.printJSON(rows)
 			}
 			if len(rows) == 0 {
-				fmt.Fprintf(a.stdout, "no artifacts in %s\n", s.Root())
+				fmt.Fprintf(a.stdout, "no artifacts in %s\n", s.Location())
 				return nil
 			}
 			// Columns are laid out here rather than by text/tabwriter (same output: left-aligned,
@@ -303,8 +362,12 @@ func writeTable[R ~[7]string](w io.Writer, rows []R) error {
 
 // withQuarantined adds a row for each artifact in quarantine/ that has no file in its place, so
 // that a damaged or hand-edited artifact is listed (with why) instead of vanishing.
-func withQuarantined(s *registry.Store, rows []artifactRow) ([]artifactRow, error) {
-	q, err := s.Quarantined()
+func withQuarantined(s registry.Backend, rows []artifactRow) ([]artifactRow, error) {
+	m, ok := s.(registry.Maintainer)
+	if !ok {
+		return rows, nil // a backend without a quarantine has no such files
+	}
+	q, err := m.Quarantined()
 	if err != nil {
 		return nil, err
 	}
@@ -416,24 +479,27 @@ pending, including those made earlier by other commands (opening the store, a ca
 each with ` + "`forge quarantine restore ID` or `forge quarantine dismiss ID`" + `.`,
 		Args: exactArgs(0),
 		RunE: func(*cobra.Command, []string) error {
-			s, err := a.openStoreRO()
+			s, m, err := a.openMaintainer(true)
 			if err != nil {
 				return err
 			}
-			s.OnQuarantine = nil // reported below
-			rep, err := s.Doctor()
+			defer s.Close()
+			if ds, ok := s.(*registry.Store); ok {
+				ds.OnQuarantine = nil // reported below
+			}
+			rep, err := m.Doctor()
 			if err != nil {
 				return err
 			}
 			// The wasm cache holds no stored data (everything in it can be rebuilt): doctor only
 			// removes temp files that crashed writes left there and reports its size.
-			cache, err := wasm.PruneCache(filepath.Join(s.Root(), "cache"), time.Time{}, false)
+			cache, err := wasm.PruneCache(filepath.Join(s.LocalDir(), "cache"), time.Time{}, false)
 			if err != nil {
 				return err
 			}
 			// Events the running forges could not log (their queue was full) are not damage, but
 			// never silent either.
-			dropped, err := forge.DroppedEvents(s.Root())
+			dropped, err := forge.DroppedEvents(s.LocalDir())
 			if err != nil {
 				return err
 			}
@@ -468,7 +534,7 @@ each with ` + "`forge quarantine restore ID` or `forge quarantine dismiss ID`" +
 				for _, f := range cache.Removed {
 					fmt.Fprintf(a.stdout, "removed leftover temp file %s\n", f.Path)
 				}
-				fmt.Fprintf(a.stdout, "checked %d file(s) in %s: %d damaged, %d in quarantine\n", rep.Checked, s.Root(), len(rep.Quarantined)+len(rep.Incompatible), len(rep.Pending))
+				fmt.Fprintf(a.stdout, "checked %d file(s) in %s: %d damaged, %d in quarantine\n", rep.Checked, s.Location(), len(rep.Quarantined)+len(rep.Incompatible), len(rep.Pending))
 				if cache.Kept > 0 {
 					fmt.Fprintf(a.stdout, "wasm cache: %d file(s), %s (`forge prune` removes what was not used for 30 days)\n", cache.Kept, humanBytes(cache.KeptBytes))
 				}
@@ -490,6 +556,7 @@ func (a *app) loadArtifact(role, method string) (*registry.Artifact, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer s.Close()
 	art, err := s.Load(role, method)
 	var qe *registry.QuarantinedError
 	if errors.As(err, &qe) {
@@ -499,7 +566,9 @@ func (a *app) loadArtifact(role, method string) (*registry.Artifact, error) {
 	if !errors.Is(err, registry.ErrNotFound) {
 		return art, err
 	}
-	if q, qerr := s.Quarantined(); qerr == nil {
+	if m, ok := s.(registry.Maintainer); !ok {
+		// no quarantine to look in
+	} else if q, qerr := m.Quarantined(); qerr == nil {
 		for i := len(q) - 1; i >= 0; i-- {
 			if e := q[i]; e.Kind == "artifact" && e.Role == role && e.Method == method {
 				return nil, fmt.Errorf("%s.%s is quarantined (%s, %s): %s; put it back with `forge quarantine restore %s`, or regenerate with `forge regen %s %s`",
@@ -509,7 +578,7 @@ func (a *app) loadArtifact(role, method string) (*registry.Artifact, error) {
 	}
 	rec, rerr := s.Role(role)
 	if errors.Is(rerr, registry.ErrNotFound) {
-		return nil, fmt.Errorf("role %q is not in the store %s; add it with `forge role add -f contract.json` (see `forge role ls`)", role, s.Root())
+		return nil, fmt.Errorf("role %q is not in the store %s; add it with `forge role add -f contract.json` (see `forge role ls`)", role, s.Location())
 	}
 	if rerr == nil && len(rec.Methods) > 0 {
 		if _, ok := rec.Methods[method]; !ok {

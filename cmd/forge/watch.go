@@ -34,11 +34,19 @@ select calls only. --json prints one event per line. It runs until interrupted.`
 					return usagef("--trace %q is not a trace id (16 hex digits, as in the events)", trace)
 				}
 			}
+			// A read-only command: a store that does not exist is an error, not a new one.
 			s, err := a.openStoreRO()
 			if err != nil {
 				return err
 			}
-			f, err := forge.Open(forge.Options{Store: s.Root(), NoEvents: true})
+			if err := s.Close(); err != nil {
+				return err
+			}
+			spec, err := a.storeDir() // the URL itself, not the redacted Location
+			if err != nil {
+				return err
+			}
+			f, err := forge.Open(forge.Options{Store: spec, NoEvents: true, LocalDir: localDir(), ClientName: a.clientName()})
 			if err != nil {
 				return err
 			}
@@ -76,7 +84,7 @@ func watchLoop(ctx context.Context, a *app, f *forge.Forge, fl forge.Filter) err
 	}
 	tailErr := make(chan error, 1)
 	go func() {
-		tailErr <- forge.TailEvents(ctx, f.Store().Root(), func(ev forge.Event) {
+		tailErr <- forge.TailEvents(ctx, f.Store().LocalDir(), func(ev forge.Event) {
 			e := forge.LiveEvent{Kind: forge.LiveCall, Time: ev.Time, Call: &ev}
 			if fl.Match(&e) {
 				print(e)
@@ -84,7 +92,7 @@ func watchLoop(ctx context.Context, a *app, f *forge.Forge, fl forge.Filter) err
 		})
 	}()
 	if !a.jsonOut {
-		fmt.Fprintf(a.stderr, "forge: watching %s (Ctrl-C to stop)\n", f.Store().Root())
+		fmt.Fprintf(a.stderr, "forge: watching %s (Ctrl-C to stop)\n", f.Store().Location())
 	}
 	for {
 		select {
