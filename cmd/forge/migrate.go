@@ -53,7 +53,8 @@ copied.`,
 				return usagef("store migrate: --from and --to name the same store (%s); name another destination", from)
 			}
 			open := func(spec string, mustExist bool) (registry.Backend, error) {
-				return registry.OpenBackend(spec, registry.OpenOptions{MustExist: mustExist, ClientName: "forge store migrate", OnQuarantine: a.reportQuarantine})
+				return registry.OpenBackend(spec, registry.OpenOptions{MustExist: mustExist, OnQuarantine: a.reportQuarantine,
+					LocalDir: localDir(), ClientName: a.clientName()})
 			}
 			src, err := open(from, true)
 			if err != nil {
