@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -171,10 +172,10 @@ func migrateStore(src, dst registry.Backend, force bool, reopen func() (registry
 		}
 		rep.Roles++
 	}
+	if err := importArtifacts(imp, snap.artifacts); err != nil {
+		return rep, partial(err.what, err.err)
+	}
 	for _, art := range snap.artifacts {
-		if err := imp.ImportArtifact(art); err != nil {
-			return rep, partial("artifact "+art.Role+"."+art.Method, err)
-		}
 		rep.Artifacts++
 		rep.Generations += len(art.History)
 		rep.Calls += art.SuccessCount + art.FailureCount
@@ -205,6 +206,53 @@ func migrateStore(src, dst registry.Backend, force bool, reopen func() (registry
 	}
 	rep.Verified = true
 	return rep, nil
+}
+
+// importWorkers is how many artifacts are written at once: each write waits on its own
+// durability (a directory store's fsyncs, a fleet store's acknowledgement), which the file system
+// or the stream commits together for writes in flight.
+const importWorkers = 8
+
+type importError struct {
+	what string
+	err  error
+}
+
+// importArtifacts writes arts into imp with a few writers; it stops at the first failure and
+// says which artifact it was.
+func importArtifacts(imp registry.Importer, arts []*registry.Artifact) *importError {
+	work := make(chan *registry.Artifact)
+	errs := make(chan *importError, importWorkers) // each writer sends at most one
+	var wg sync.WaitGroup
+	for w := 0; w < importWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for a := range work {
+				if err := imp.ImportArtifact(a); err != nil {
+					errs <- &importError{"artifact " + a.Role + "." + a.Method, err}
+					return
+				}
+			}
+		}()
+	}
+feed:
+	for _, a := range arts {
+		select {
+		case work <- a:
+		case e := <-errs:
+			errs <- e // put back for the report below
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	select {
+	case e := <-errs:
+		return e
+	default:
+		return nil
+	}
 }
 
 // heldRecords says what a store holds ("" when it is empty).
