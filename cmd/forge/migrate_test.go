@@ -2,9 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -197,4 +200,36 @@ func TestMigrateRefusesAndReports(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Join(c, "roles"))
 	require.NoError(t, err)
 	assert.Empty(t, entries)
+}
+
+// failingImporter fails every import of one method and counts the others.
+type failingImporter struct {
+	bad string
+	n   atomic.Int64
+}
+
+func (f *failingImporter) ImportRole(registry.RoleRecord) error { return nil }
+func (f *failingImporter) ImportArtifact(a *registry.Artifact) error {
+	if a.Method == f.bad {
+		return errors.New("disk full")
+	}
+	f.n.Add(1)
+	return nil
+}
+
+// The parallel writers stop at a failure and name the artifact, however many fail; none hangs.
+func TestMigrateImportStopsAtAFailure(t *testing.T) {
+	var arts []*registry.Artifact
+	for i := range 200 {
+		arts = append(arts, &registry.Artifact{Role: "r", Method: fmt.Sprintf("m%03d", i%50)})
+	}
+	imp := &failingImporter{bad: "m007"}
+	err := importArtifacts(imp, arts)
+	require.NotNil(t, err)
+	assert.Equal(t, "artifact r.m007", err.what)
+	assert.EqualError(t, err.err, "disk full")
+	assert.Less(t, imp.n.Load(), int64(200))
+	imp = &failingImporter{bad: "none"}
+	assert.Nil(t, importArtifacts(imp, arts))
+	assert.Equal(t, int64(200), imp.n.Load())
 }
