@@ -35,7 +35,9 @@ type Backend interface {
 	// Peek reads role.method without caching it or repairing anything (diagnostics).
 	Peek(role, method string) (*Artifact, error)
 	// Update is a read-modify-write of role.method that no concurrent writer, in this process or
-	// another, can interleave with; fn may return an error to abort (nothing is written).
+	// another, can interleave with; fn may return an error to abort (nothing is written). fn may
+	// run more than once (the fleet store runs it again after losing a compare-and-set), so it
+	// must change only a and whatever it resets on each run.
 	Update(role, method string, fn func(a *Artifact, exists bool) error) (*Artifact, error)
 	// List returns every artifact's key.
 	List() ([]Key, error)

@@ -66,8 +66,7 @@ type Recorder struct {
 	compacting sync.Mutex
 	bgCompact  sync.WaitGroup
 
-	mu      sync.RWMutex
-	pending map[Key]*pending
+	buf *RecordBuffer // the outcomes not yet flushed
 
 	flushMu sync.Mutex // one flush at a time
 	stop    chan struct{}
@@ -105,7 +104,7 @@ func NewRecorder(s *Store, interval time.Duration) *Recorder {
 	if interval <= 0 {
 		interval = DefaultFlushInterval
 	}
-	r := &Recorder{store: s, interval: interval, pending: make(map[Key]*pending), maxBytes: JournalMaxBytes, maxAge: JournalMaxAge,
+	r := &Recorder{store: s, interval: interval, buf: NewRecordBuffer(), maxBytes: JournalMaxBytes, maxAge: JournalMaxAge,
 		stop: make(chan struct{}), done: make(chan struct{})}
 	go r.loop()
 	return r
@@ -146,87 +145,14 @@ func CapReason(reason string) string {
 // Record adds one call's outcome. It takes no system call and, once role.method has been seen,
 // allocates nothing. reason is kept as last_failure_reason for failures (cut to MaxFailureReasonBytes).
 func (r *Recorder) Record(role, method string, o Outcome, d time.Duration, reason string) {
-	k := Key{role, method}
-	r.mu.RLock()
-	p := r.pending[k]
-	r.mu.RUnlock()
-	if p == nil {
-		r.mu.Lock()
-		if p = r.pending[k]; p == nil {
-			p = &pending{delta: delta{recent: make([]byte, 0, RecentWindow)}}
-			r.pending[k] = p
-		}
-		r.mu.Unlock()
-	}
-	p.mu.Lock()
-	p.calls++
-	p.c.TotalDurationNanos += int64(d)
-	if int64(d) > p.c.MaxDurationNanos {
-		p.c.MaxDurationNanos = int64(d)
-	}
-	switch o {
-	case Success:
-		p.c.SuccessCount++
-	default:
-		p.c.FailureCount++
-		switch o {
-		case IntrinsicFailure:
-			p.c.IntrinsicFailureCount++
-			p.lastClass = "intrinsic"
-		case AdaptiveFailure:
-			p.c.AdaptiveFailureCount++
-			p.lastClass = "adaptive"
-		case ExtrinsicFailure:
-			p.c.ExtrinsicFailureCount++
-			p.lastClass = "extrinsic"
-		case CallerFailure:
-			p.c.CallerFailureCount++
-			p.lastClass = "caller"
-		}
-		p.lastReason = CapReason(reason)
-	}
-	if len(p.recent) == RecentWindow {
-		copy(p.recent, p.recent[1:])
-		p.recent = p.recent[:RecentWindow-1]
-	}
-	p.recent = append(p.recent, outcomeLetters[o])
-	p.mu.Unlock()
+	r.buf.Record(role, method, o, d, reason)
 }
 
 // take removes and returns the buffered deltas.
-func (r *Recorder) take() map[Key]delta {
-	out := make(map[Key]delta)
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	for k, p := range r.pending {
-		p.mu.Lock()
-		if p.calls > 0 {
-			out[k] = delta{c: p.c, calls: p.calls, recent: append([]byte(nil), p.recent...), lastReason: p.lastReason, lastClass: p.lastClass}
-			p.c, p.calls, p.recent, p.lastReason, p.lastClass = Counters{}, 0, p.recent[:0], "", ""
-		}
-		p.mu.Unlock()
-	}
-	return out
-}
+func (r *Recorder) take() map[Key]delta { return r.buf.take() }
 
 // giveBack returns deltas that could not be written to the buffer, to be tried again next flush.
-func (r *Recorder) giveBack(k Key, d delta) {
-	r.mu.Lock()
-	p := r.pending[k]
-	if p == nil {
-		p = &pending{delta: delta{recent: make([]byte, 0, RecentWindow)}}
-		r.pending[k] = p
-	}
-	r.mu.Unlock()
-	p.mu.Lock()
-	p.calls += d.calls
-	addCounters(&p.c, d.c)
-	if p.lastClass == "" {
-		p.lastClass, p.lastReason = d.lastClass, d.lastReason
-	}
-	p.recent = mergeRecent(d.recent, p.recent)
-	p.mu.Unlock()
-}
+func (r *Recorder) giveBack(k Key, d delta) { r.buf.giveBack(k, d) }
 
 func addCounters(dst *Counters, d Counters) {
 	dst.SuccessCount += d.SuccessCount

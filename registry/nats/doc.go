@@ -1,19 +1,26 @@
-// Package nats holds the foundations of forge's fleet store on NATS JetStream key-value buckets
-// (issue 13): what a store shared by many machines needs and that does not depend on the file
-// store's layout. It is not yet behind the registry's store interface; see RATIONALE.md, "Fleet
-// store on NATS (foundations)", for what remains to wire.
+// Package nats is forge's fleet store on NATS JetStream key-value buckets (issue 13): FleetStore,
+// the registry.Backend registered for nats:// store URLs, and the foundations it is built on. See
+// RATIONALE.md, "Fleet store on NATS (foundations)" and "Fleet store: the JetStream backend".
 //
+//   - FleetStore (fleet.go): OpenFleet, or registry.OpenBackend("nats://HOST:PORT/NAME", o). Reads
+//     merge a record with its metrics and are cached; Lookup answers from memory only, and the data
+//     bucket's watch drops a cached entry as soon as anyone writes a newer revision (a ChangeAll
+//     sets the cache aside, served again only while the store is unreachable). Writes are
+//     compare-and-sets on the revision; the generation lock is a lease; the recorder flushes with a
+//     MetricsWriter; Knowledge is the knowledge.<domain> table; it is a registry.Importer.
 //   - Servers: StartEmbedded runs a single-node JetStream server in a directory on a loopback port
 //     (for `forge serve --nats-embedded DIR` and single-node tests); StartCluster runs an n-node
 //     JetStream cluster on loopback whose nodes can be stopped and restarted (for fleet tests).
 //   - Config: ParseURL reads nats://[creds@]HOST:PORT[,...]/NAME?options plus the nats CLI's
 //     environment variables; passwords and tokens are Secrets that never print.
 //   - Store: the buckets NAME_data (roles.<role>, artifacts.<role>.<method>, knowledge.<domain>),
-//     NAME_metrics and NAME_leases, each as a typed Table with Get (value and revision), Create,
-//     Delete at a revision and a compare-and-set Update that retries on conflict with bounded,
-//     jittered backoff. Names are escaped into key tokens by EscapeToken.
-//   - Metrics: a MetricsWriter per process merges its flushed deltas into per-artifact Metrics by
-//     compare-and-set, tagged with a flush sequence so that a retried flush counts once.
+//     NAME_metrics (<role>.<method>, and ROLE.<role> for a role's usage) and NAME_leases, each as a
+//     typed Table with Get (value and revision), Create, Delete at a revision and a compare-and-set
+//     Update that retries on conflict with bounded, jittered backoff. Names are escaped into key
+//     tokens by EscapeToken.
+//   - Metrics: a MetricsWriter per recorder merges its flushed deltas into per-artifact Metrics by
+//     compare-and-set, tagged with a flush sequence so that a retried flush counts once (a journal
+//     stream with a folder is the alternative for very wide flushes).
 //   - Leases: a generation lease per method, a key with a per-key TTL that its holder renews
 //     (KeepAlive) and deletes; a crashed holder's lease expires within its TTL.
 //   - Watch: the data bucket's writes as Changes (role, artifact, knowledge; revision; deleted),

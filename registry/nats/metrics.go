@@ -122,8 +122,11 @@ func (s *Store) NewMetricsWriter(suffix string) *MetricsWriter {
 type FlushReport struct {
 	Merged    map[registry.Key]int64
 	Revisions map[registry.Key]uint64 // the revision each merged artifact's metrics have now
-	Kept      map[registry.Key]error  // retried by the next Flush
-	Dropped   map[registry.Key]error  // given up (invalid name, or unconfirmed for MetricsMarkTTL)
+	// Metrics is each merged artifact's metrics as this flush wrote them (every flush merged before
+	// it included), from the per-artifact writer only (the journal's are merged by its folder).
+	Metrics map[registry.Key]Metrics
+	Kept    map[registry.Key]error // retried by the next Flush
+	Dropped map[registry.Key]error // given up (invalid name, or unconfirmed for MetricsMarkTTL)
 }
 
 // Flush merges deltas (and every delta kept by earlier failed flushes) into the fleet metrics.
@@ -131,7 +134,8 @@ type FlushReport struct {
 func (w *MetricsWriter) Flush(ctx context.Context, deltas map[registry.Key]Delta) FlushReport {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	rep := FlushReport{Merged: map[registry.Key]int64{}, Revisions: map[registry.Key]uint64{}, Kept: map[registry.Key]error{}, Dropped: map[registry.Key]error{}}
+	rep := FlushReport{Merged: map[registry.Key]int64{}, Revisions: map[registry.Key]uint64{}, Metrics: map[registry.Key]Metrics{},
+		Kept: map[registry.Key]error{}, Dropped: map[registry.Key]error{}}
 	now := time.Now()
 	seq := w.seq.Add(1)
 	work := make(map[registry.Key][]seqDelta, len(deltas)+len(w.retry))
@@ -147,6 +151,7 @@ func (w *MetricsWriter) Flush(ctx context.Context, deltas map[registry.Key]Delta
 		k     registry.Key
 		calls int64
 		rev   uint64
+		m     Metrics
 		err   error
 	}
 	results := make(chan result, len(work))
@@ -157,7 +162,7 @@ func (w *MetricsWriter) Flush(ctx context.Context, deltas map[registry.Key]Delta
 			rep.Dropped[k] = fmt.Errorf("nats: %d flush(es) of %s unconfirmed for %v: dropped (the store was unreachable)", len(batch), k, MetricsMarkTTL)
 			continue
 		}
-		key, err := w.s.MetricsKey(k.Role, k.Method)
+		key, err := w.s.metricsKeyFor(k)
 		if err != nil {
 			rep.Dropped[k] = err
 			continue
@@ -192,7 +197,7 @@ func (w *MetricsWriter) Flush(ctx context.Context, deltas map[registry.Key]Delta
 				m.Writers[w.writer] = WriterMark{Seq: last, At: now.UTC()}
 				return m, nil
 			})
-			results <- result{k: k, calls: calls, rev: e.Revision, err: err}
+			results <- result{k: k, calls: calls, rev: e.Revision, m: e.Value, err: err}
 		}()
 	}
 	wg.Wait()
@@ -205,6 +210,7 @@ func (w *MetricsWriter) Flush(ctx context.Context, deltas map[registry.Key]Delta
 		}
 		rep.Merged[r.k] = r.calls
 		rep.Revisions[r.k] = r.rev
+		rep.Metrics[r.k] = r.m
 	}
 	return rep
 }
@@ -214,6 +220,31 @@ func (w *MetricsWriter) Pending() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.retry)
+}
+
+// RoleMetricsPrefix starts the metrics bucket keys of roles' usage (ROLE.<role>): a role's calls
+// summed over its methods, merged like an artifact's. EscapeToken never writes upper-case letters
+// outside an escape, so no artifact key (<role>.<method>) can collide with it.
+const RoleMetricsPrefix = "ROLE."
+
+// RoleMetricsKey is the metrics bucket key of a role's usage.
+func (s *Store) RoleMetricsKey(role string) (string, error) {
+	if err := registry.ValidateName("role", role); err != nil {
+		return "", err
+	}
+	tok, err := EscapeToken(role)
+	if err != nil {
+		return "", err
+	}
+	return RoleMetricsPrefix + tok, nil
+}
+
+// metricsKeyFor is a flush key's metrics key: an artifact's, or a role's usage when Method is "".
+func (s *Store) metricsKeyFor(k registry.Key) (string, error) {
+	if k.Method == "" {
+		return s.RoleMetricsKey(k.Role)
+	}
+	return s.MetricsKey(k.Role, k.Method)
 }
 
 // GetMetrics returns role.method's merged metrics (registry.ErrNotFound if none were ever flushed)

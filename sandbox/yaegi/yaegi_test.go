@@ -103,9 +103,6 @@ func Title(path string) (string, error) {
 	require.NotNil(t, se)
 	assert.Equal(t, sandbox.KindPolicy, se.Kind)
 
-	if raceEnabled {
-		t.Skip("the deadline case stops the interpreter (see raceEnabled)")
-	}
 	start := time.Now()
 	_, se = run("/slow", caps, 200*time.Millisecond)
 	require.NotNil(t, se)
