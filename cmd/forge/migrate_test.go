@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/artifactforge/forge/registry"
+	natsstore "github.com/artifactforge/forge/registry/nats"
 )
 
 // migrateSource builds a directory store as a long-lived one looks: a role whose method was
@@ -122,11 +123,16 @@ func dropKey(v any, key string) any {
 	return v
 }
 
-// TestMigrateRoundTrip: a directory store with history, metrics and knowledge is copied into
-// another store and back into a new directory; every view the CLI gives of the three is the same.
+// TestMigrateRoundTrip: a directory store with history, metrics and knowledge is copied into the
+// fleet store (an embedded single-node NATS JetStream server) and from there into a new
+// directory; every view the CLI gives of the three is the same.
 func TestMigrateRoundTrip(t *testing.T) {
+	t.Setenv("FORGE_LOCAL_DIR", t.TempDir()) // the fleet store's local state, not the user's cache
 	a := migrateSource(t)
-	b := t.TempDir()
+	url, stop, err := natsstore.StartEmbedded(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(stop)
+	b := url + "/forge"
 	c := filepath.Join(t.TempDir(), "c")
 	want := storeViews(t, a)
 	require.Len(t, want, 7, "ls, role ls, knowledge ls, show and history of two artifacts")
@@ -200,6 +206,35 @@ func TestMigrateRefusesAndReports(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Join(c, "roles"))
 	require.NoError(t, err)
 	assert.Empty(t, entries)
+}
+
+// TestMigrateForceReplacesCounters: copying again with --force into a fleet store whose copy was
+// used meanwhile (calls flushed into its metrics) makes it the source's again, counters included.
+func TestMigrateForceReplacesCounters(t *testing.T) {
+	t.Setenv("FORGE_LOCAL_DIR", t.TempDir())
+	a := migrateSource(t)
+	url, stop, err := natsstore.StartEmbedded(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(stop)
+	b := url + "/forge"
+	code, _, errOut := runCLI(t, "store", "migrate", "--from", a, "--to", b)
+	require.Equal(t, 0, code, errOut)
+	for _, arg := range []string{"s=x", "s=y"} {
+		code, _, errOut := runCLI(t, "--store", b, "call", "text", "lower", arg)
+		require.Equal(t, 0, code, errOut)
+	}
+	code, _, errOut = runCLI(t, "--store", b, "bless", "text", "lower")
+	require.Equal(t, 0, code, errOut)
+	used := storeViews(t, b)
+	want := storeViews(t, a)
+	require.NotEqual(t, want["show text lower"], used["show text lower"], "the copy was used")
+
+	code, _, errOut = runCLI(t, "store", "migrate", "--from", a, "--to", b, "--force")
+	require.Equal(t, 0, code, errOut)
+	got := storeViews(t, b)
+	for k := range want {
+		assert.Equal(t, want[k], got[k], k)
+	}
 }
 
 // failingImporter fails every import of one method and counts the others.
