@@ -24,6 +24,9 @@ const defaultNATSListen = "127.0.0.1:4222"
 // If $NATS_TOKEN is set, the server requires it of every client (the store connection of this
 // process reads it from there too, as the nats CLI does); listening beyond loopback requires it.
 func (a *app) startEmbeddedNATS(dir, listen string, log *slog.Logger) (storeURL string, stop func(), err error) {
+	if a.storeFlag != "" && !strings.HasPrefix(a.storeFlag, "nats://") {
+		return "", nil, usagef("serve: --nats-embedded keeps the store on the embedded server, but --store names %s; leave --store out (or name a bucket there: --store nats://127.0.0.1:4222/NAME)", a.storeFlag)
+	}
 	host, portStr, err := net.SplitHostPort(listen)
 	if err != nil {
 		return "", nil, usagef("serve: --nats-listen %q is not HOST:PORT (e.g. 127.0.0.1:4222): %v", listen, err)

@@ -130,6 +130,10 @@ func TestEmbeddedServeRefuses(t *testing.T) {
 	assert.Contains(t, errOut, "reachable from other machines")
 	assert.Contains(t, errOut, "$NATS_TOKEN")
 
+	code, _, errOut = runCLI(t, "--store", t.TempDir(), "serve", "--nats-embedded", dir, "--nats-listen", "127.0.0.1:0")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "leave --store out")
+
 	code, _, errOut = runCLI(t, "serve", "--nats-embedded", dir, "--nats-listen", "nowhere")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, "HOST:PORT")
