@@ -208,6 +208,7 @@ func testFleetNodeKill(t *testing.T, c *natsstore.Cluster, storeURL func(int) st
 	}
 	results := make([]result, writers)
 	var killed atomic.Bool
+	var ackedAfterKill atomic.Int64
 	var total atomic.Int64
 	burst, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -246,6 +247,7 @@ func testFleetNodeKill(t *testing.T, c *natsstore.Cluster, storeURL func(int) st
 					r.failed++
 				} else if killed.Load() {
 					r.afterKill++
+					ackedAfterKill.Add(1)
 				}
 				total.Add(1)
 			}
@@ -281,9 +283,12 @@ func testFleetNodeKill(t *testing.T, c *natsstore.Cluster, storeURL func(int) st
 	leader.Stop()
 	killed.Store(true)
 	killedAt, before := time.Now(), total.Load()
-	for time.Since(killedAt) < 4*time.Second {
+	// Go on for 4 s, and until the cluster has taken 200 writes without the node (a loaded
+	// machine's leader election may take seconds); 1 minute bounds a hang.
+	for (time.Since(killedAt) < 4*time.Second || ackedAfterKill.Load() < 200) && time.Since(killedAt) < time.Minute {
 		time.Sleep(50 * time.Millisecond)
 	}
+	t.Logf("the burst went on for %v after the kill", time.Since(killedAt).Round(time.Millisecond))
 	stop()
 	wg.Wait()
 
@@ -295,7 +300,7 @@ func testFleetNodeKill(t *testing.T, c *natsstore.Cluster, storeURL func(int) st
 	}
 	t.Logf("burst: %d writes before the kill, %d in all; %d acknowledged (role puts and artifact updates), %d of them after the kill, %d failed (not acknowledged); calls during the burst: %d answered, %d failed, slowest %v",
 		before, total.Load(), acked, afterKill, failed, callsOK.Load(), callsFailed.Load(), time.Duration(slowest.Load()))
-	require.Positive(t, afterKill, "the cluster took writes after losing a node")
+	require.GreaterOrEqual(t, afterKill, 200, "the cluster took writes after losing a node")
 	assert.Zero(t, callsFailed.Load(), "warm calls keep being answered while a node dies")
 
 	// Every acknowledged write is there, read through a new connection to a surviving node.
