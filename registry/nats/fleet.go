@@ -1011,7 +1011,9 @@ func (f *FleetStore) onChange(c Change) {
 		if e := f.cache[k]; e != nil && e.rev < c.Revision {
 			delete(f.cache, k)
 		}
-		delete(f.stale, k)
+		if e := f.stale[k]; e != nil && e.rev < c.Revision {
+			delete(f.stale, k) // a set-aside copy stays while no newer revision is known
+		}
 	case registry.ChangeRole:
 		if c.Revision > f.latestR[c.Role].rev {
 			f.latestR[c.Role] = seen{c.Revision, c.Deleted}
@@ -1019,7 +1021,9 @@ func (f *FleetStore) onChange(c Change) {
 		if e := f.roleC[c.Role]; e != nil && e.rev < c.Revision {
 			delete(f.roleC, c.Role)
 		}
-		delete(f.staleR, c.Role)
+		if e := f.staleR[c.Role]; e != nil && e.rev < c.Revision {
+			delete(f.staleR, c.Role)
+		}
 	case registry.ChangeAll:
 		f.epoch++
 		for k, e := range f.cache {
