@@ -737,12 +737,7 @@ func (f *FleetStore) Summaries() ([]registry.Summary, error) {
 	return res, nil
 }
 
-func summaryOf(a *registry.Artifact) registry.Summary {
-	return registry.Summary{Role: a.Role, Method: a.Method, Lifecycle: a.Lifecycle, Generation: a.Generation,
-		ContractFingerprint: a.ContractFingerprint, RuntimeVersion: a.RuntimeVersion, CodeChecksum: a.CodeChecksum,
-		Decl: a.Signature.Decl, LastFailureClass: a.LastFailureClass, CreatedAt: a.CreatedAt, LastUsedAt: a.LastUsedAt,
-		Counters: a.Counters, MetricsApplied: a.MetricsApplied}
-}
+func summaryOf(a *registry.Artifact) registry.Summary { return registry.SummaryOf(a) }
 
 // --- roles --------------------------------------------------------------------------------------
 
