@@ -87,7 +87,7 @@ func summaryOf(a *Artifact, st fileStamp) Summary {
 func SummaryOf(a *Artifact) Summary {
 	sm := Summary{Role: a.Role, Method: a.Method, Lifecycle: a.Lifecycle, Generation: a.Generation,
 		ContractFingerprint: a.ContractFingerprint, RuntimeVersion: a.RuntimeVersion, CodeChecksum: a.CodeChecksum,
-		Decl: a.Signature.Decl, ParamsSchema: a.Signature.ParamsSchema, LastFailureClass: a.LastFailureClass,
+		Decl: a.Signature.Decl, ParamsSchema: compactJSON(a.Signature.ParamsSchema), LastFailureClass: a.LastFailureClass,
 		CreatedAt: a.CreatedAt, LastUsedAt: a.LastUsedAt, Counters: a.Counters, MetricsApplied: a.MetricsApplied}
 	if len(a.History) > 0 {
 		sm.Trigger = a.History[0].Trigger
@@ -107,6 +107,20 @@ func (sm Summary) merged(recs []ovRec) Summary {
 	}
 	sm.Lifecycle, sm.Counters, sm.LastUsedAt, sm.LastFailureClass = a.Lifecycle, a.Counters, a.LastUsedAt, a.LastFailureClass
 	return sm
+}
+
+// compactJSON is raw without insignificant whitespace, so that a summary's schema has the same
+// bytes whether it came from memory (json.Marshal: compact) or an artifact file (indented); raw
+// itself when it is already compact or is not valid JSON.
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || bytes.IndexAny(raw, " \t\r\n") < 0 {
+		return raw
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil || b.Len() == len(raw) {
+		return raw
+	}
+	return b.Bytes()
 }
 
 type indexHeader struct {
