@@ -495,6 +495,7 @@ func (s *Store) roleSummaries(role string, out []Summary) ([]Summary, error) {
 	}
 	out = out[:start]
 	var sms []Summary
+	_ = os.MkdirAll(filepath.Join(s.root, indexDir), 0o755) // removed by hand: rebuilt (read-only: below)
 	err := withLock(s.indexLock(role), func() error {
 		var err error
 		sms, err = s.checkIndexLocked(role, entries, !ok || h.Dir == (indexStamp{}), true)
