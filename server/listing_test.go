@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -166,4 +167,77 @@ func TestArtifactsListingFromSummariesMatchesEach(t *testing.T) {
 	assert.Equal(t, "repair:intrinsic", byKey["calc.add"].Trigger)
 	assert.Equal(t, "operator:rollback:gen-1", byKey["zeta.m"].Trigger)
 	assert.Len(t, rows, 8)
+}
+
+// benchListing writes a store of n artifacts (n/100 roles of 100 methods, three generations of
+// about 400 bytes of code each, a params schema) straight to its files, as registry's benchmarks do.
+func benchListing(b *testing.B, n int) (*Server, registry.Backend) {
+	dir := b.TempDir()
+	f := openForge(b, dir)
+	st := f.Store()
+	ds, ok := st.(*registry.Store)
+	require.True(b, ok)
+	rec, err := st.Role("text")
+	require.NoError(b, err)
+	body := strings.Repeat("\tx = strings.ToUpper(x) // padding to a realistic method size\n", 6)
+	for i := 0; i < n; i++ {
+		role := "text"
+		if r := i / 100; r > 0 {
+			role = fmt.Sprintf("role_%03d", r)
+		}
+		method := fmt.Sprintf("method_%03d", i%100)
+		a := &registry.Artifact{SchemaVersion: registry.SchemaVersion, Role: role, Method: method, ContractFingerprint: rec.Fingerprint,
+			Signature: registry.Signature{Func: "Method", Decl: "func Method(x string) string",
+				ParamsSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","additionalProperties":false,"properties":{"x":{"type":"string"}},"required":["x"],"type":"object"}`)}}
+		for g, tr := range []string{"initial_forge", "repair:intrinsic", "regenerate:contract"} {
+			a.Promote(fmt.Sprintf("package artifact\n\nimport \"strings\"\n\n// gen %d\nfunc Method(x string) string {\n%s\treturn x\n}\n", g, body), tr, "bench-model", "pv1", lt0)
+		}
+		a.Lifecycle = registry.Durable
+		data, err := a.Encode()
+		require.NoError(b, err)
+		require.NoError(b, os.MkdirAll(filepath.Dir(ds.ArtifactPath(role, method)), 0o755))
+		require.NoError(b, os.WriteFile(ds.ArtifactPath(role, method), data, 0o644))
+	}
+	s := New(f, Options{Logger: quietLogger()})
+	b.Cleanup(s.CloseStreams)
+	return s, st
+}
+
+// BenchmarkArtifactsListing1000 is GET /v1/artifacts on 1,000 artifacts through the handler, as
+// it is (summaries: the role indexes, a Role lookup per role) and as it was (each: every artifact
+// file read and decoded, a Role lookup per artifact), on the same store in the same run.
+func BenchmarkArtifactsListing1000(b *testing.B) {
+	s, st := benchListing(b, 1000)
+	req, err := http.NewRequest("GET", "/v1/artifacts", nil)
+	require.NoError(b, err)
+	b.Run("summaries", func(b *testing.B) {
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, req) // the first listing builds the indexes (the files were written directly)
+		require.Equal(b, 200, w.Code, w.Body.String())
+		time.Sleep(registry.IndexSettle + 10*time.Millisecond)
+		s.ServeHTTP(httptest.NewRecorder(), req) // ... and records the settled directory stamps
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			w := httptest.NewRecorder()
+			s.ServeHTTP(w, req)
+			if w.Code != 200 || w.Body.Len() < 1000*100 {
+				b.Fatal(w.Code, w.Body.Len())
+			}
+		}
+	})
+	b.Run("each", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			w := httptest.NewRecorder()
+			rows, err := eachRows(st)
+			if err != nil {
+				b.Fatal(err)
+			}
+			writeJSON(w, 200, rows)
+			if w.Body.Len() < 1000*100 {
+				b.Fatal(w.Body.Len())
+			}
+		}
+	})
 }
