@@ -141,3 +141,70 @@ func TestSummariesMatchTheArtifacts(t *testing.T) {
 		assert.Equal(t, "regenerate:contract", sums[1].Trigger)
 	}
 }
+
+// benchStore10kSchema writes benchStore10k's store with every artifact's params schema set, in dir.
+func benchStore10kSchema(b *testing.B, dir, schema string) {
+	s, err := Open(dir)
+	require.NoError(b, err)
+	for r := 0; r < 100; r++ {
+		role := fmt.Sprintf("role_%03d", r)
+		require.NoError(b, os.MkdirAll(filepath.Join(dir, "tools", role), 0o755))
+		for m := 0; m < 100; m++ {
+			method := fmt.Sprintf("method_%03d", m)
+			a := &Artifact{SchemaVersion: SchemaVersion, Role: role, Method: method, Lifecycle: Durable,
+				Signature: Signature{Func: "Method", Decl: "func Method(s string) string", ParamsSchema: json.RawMessage(schema)}}
+			a.Promote(fmt.Sprintf("package artifact\n\n// %s.%s\nfunc Method(s string) string {\n\treturn s + %q\n}\n", role, method, method),
+				"initial_forge", "bench-model", "pv1", time.Now())
+			data, err := a.Encode()
+			require.NoError(b, err)
+			require.NoError(b, os.WriteFile(s.ArtifactPath(role, method), data, 0o644))
+		}
+	}
+}
+
+// BenchmarkSummaries10kSchema is the settled-index listing of 10,000 artifacts (Open and
+// Summaries, as BenchmarkList10k/index) with no params schema, a one-string-parameter schema
+// (sandbox's output for func(s string), 150 bytes) and a 1 KB schema (a struct parameter), to
+// decide whether the schema belongs in the index. It reports the index's bytes per artifact.
+func BenchmarkSummaries10kSchema(b *testing.B) {
+	props := make([]string, 0, 24)
+	for i := 0; i < 24; i++ {
+		props = append(props, fmt.Sprintf(`"field_%02d":{"type":"string"}`, i))
+	}
+	for _, tc := range []struct{ name, schema string }{
+		{"none", ""},
+		{"150B", `{"$schema":"https://json-schema.org/draft/2020-12/schema","additionalProperties":false,"properties":{"s":{"type":"string"}},"required":["s"],"type":"object"}`},
+		{"1KB", `{"$schema":"https://json-schema.org/draft/2020-12/schema","additionalProperties":false,"properties":{"in":{"type":"object","properties":{` + strings.Join(props, ",") + `}}},"required":["in"],"type":"object"}`},
+	} {
+		dir := filepath.Join(b.TempDir(), tc.name) // the parent's: kept across the sub-benchmark's runs
+		benchStore10kSchema(b, dir, tc.schema)
+		b.Run(tc.name, func(b *testing.B) {
+			s, err := Open(dir)
+			require.NoError(b, err)
+			_, err = s.Summaries() // builds the indexes
+			require.NoError(b, err)
+			time.Sleep(IndexSettle + 10*time.Millisecond)
+			_, err = s.Summaries() // records the settled directory stamps
+			require.NoError(b, err)
+			var size int64
+			for r := 0; r < 100; r++ {
+				fi, err := os.Stat(s.indexPath(fmt.Sprintf("role_%03d", r)))
+				require.NoError(b, err)
+				size += fi.Size()
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				s, err := Open(dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sums, err := s.Summaries()
+				if err != nil || len(sums) != 10000 || len(sums[9999].ParamsSchema) != len(tc.schema) {
+					b.Fatal(err, len(sums))
+				}
+			}
+			b.ReportMetric(float64(size)/10000, "index-B/artifact")
+		})
+	}
+}
