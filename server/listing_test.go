@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/artifactforge/forge/registry"
+	natsreg "github.com/artifactforge/forge/registry/nats"
 )
 
 var lt0 = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
@@ -24,7 +25,7 @@ var lt0 = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 // listingStore fills st with what a listing must get right: several roles, healthy, stale and
 // candidate artifacts, one with a repair in its history, counters both in the files and in the
 // metrics journals, an artifact of a role with no record, a damaged file and a file of a newer
-// schema version. dir is st's directory.
+// schema version. dir is st's directory ("" for a store with none: no files are damaged).
 func listingStore(t testing.TB, st registry.Backend, dir string) {
 	t.Helper()
 	_, err := st.PutRole(registry.Contract{Role: "calc", Purpose: "arithmetic", Methods: map[string]string{"add": "func Add(a, b int) int"}}, lt0)
@@ -62,6 +63,9 @@ func listingStore(t testing.TB, st registry.Backend, dir string) {
 	}
 	rec.Record("calc", "add", registry.IntrinsicFailure, time.Millisecond, "panic")
 	rec.Close()
+	if dir == "" { // a store with no directory (the fleet store): no damaged files
+		return
+	}
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "tools", "calc", "broken.json"), []byte(`{"role": "calc", "method_na`), 0o644))
 	a, err := st.Load("text", "upper")
@@ -167,6 +171,32 @@ func TestArtifactsListingFromSummariesMatchesEach(t *testing.T) {
 	assert.Equal(t, "repair:intrinsic", byKey["calc.add"].Trigger)
 	assert.Equal(t, "operator:rollback:gen-1", byKey["zeta.m"].Trigger)
 	assert.Len(t, rows, 8)
+}
+
+// The fleet store (NATS JetStream) lists the same through summaries as through every artifact.
+func TestArtifactsListingOnTheFleetStore(t *testing.T) {
+	url, stop, err := natsreg.StartEmbedded(t.TempDir())
+	require.NoError(t, err)
+	defer stop()
+	f := openForgeAt(t, url+"/listing", t.TempDir())
+	listingStore(t, f.Store(), "")
+	_, ok := f.Store().(*natsreg.FleetStore)
+	require.True(t, ok)
+	rows, err := eachRows(f.Store())
+	require.NoError(t, err)
+	want, err := json.Marshal(rows)
+	require.NoError(t, err)
+	require.Len(t, rows, 6)
+	assert.Equal(t, "repair:intrinsic", rows[0].Trigger)
+
+	_, ts := newTestServer(t, f, Options{})
+	resp, err := http.Get(ts.URL + "/v1/artifacts")
+	require.NoError(t, err)
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, 200, resp.StatusCode, "%s", got)
+	assert.Equal(t, string(want)+"\n", string(got))
 }
 
 // benchListing writes a store of n artifacts (n/100 roles of 100 methods, three generations of
