@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -44,9 +45,11 @@ func liveStore(b *testing.B, roles, methods int) string {
 	return store
 }
 
-// BenchmarkLiveSetWarm is a warm call (in-process yaegi) of one artifact, of 1,000 artifacts
-// round-robin with a budget that holds them all, and of the same 1,000 with a budget of 100 (every
-// call an eviction and a compile: the cost of a working set larger than the budget).
+// BenchmarkLiveSetWarm is a warm call (in-process yaegi) of one artifact, of 200 artifacts
+// round-robin under the default budget (200), of 1,000 artifacts round-robin and Zipf-distributed
+// (s=1.1, like forge bench --pattern zipf) with a budget that holds them all, and of the same
+// 1,000 round-robin with a budget of 100 (every call an eviction and a compile: the cost of a
+// working set larger than the budget).
 func BenchmarkLiveSetWarm(b *testing.B) {
 	const roles, methods = 10, 100
 	store := liveStore(b, roles, methods)
@@ -59,9 +62,10 @@ func BenchmarkLiveSetWarm(b *testing.B) {
 	args := json.RawMessage(`{"x":1}`)
 	for _, c := range []struct {
 		name   string
-		n      int // artifacts called round-robin
+		n      int // artifacts called round-robin (zipf: drawn Zipf-distributed, s=1.1, from n)
 		budget int
-	}{{"one", 1, 2000}, {"rr1000-fits", 1000, 2000}, {"rr1000-budget100", 1000, 100}} {
+		zipf   bool
+	}{{"one", 1, 2000, false}, {"rr200", 200, 200, false}, {"rr1000-fits", 1000, 2000, false}, {"zipf1000", 1000, 2000, true}, {"rr1000-budget100", 1000, 100, false}} {
 		b.Run(c.name, func(b *testing.B) {
 			f := openForge(b, store, nil, func(o *Options) { o.MaxLivePrograms = c.budget; o.FlushInterval = liveBenchFlush })
 			ctx := context.Background()
@@ -73,10 +77,18 @@ func BenchmarkLiveSetWarm(b *testing.B) {
 			f.Live() // the set is warm
 			ev := f.Live().Evictions
 			lat := make([]time.Duration, b.N)
+			pick := make([]int, b.N) // drawn before the timer: the draw is not the call's cost
+			z := rand.NewZipf(rand.New(rand.NewPCG(1, 0x5eed)), 1.1, 1, uint64(c.n-1))
+			for i := range pick {
+				pick[i] = i % c.n
+				if c.zipf {
+					pick[i] = int(z.Uint64())
+				}
+			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				rm := names[i%c.n]
+				rm := names[pick[i]]
 				t0 := time.Now()
 				o := f.Call(ctx, rm[0], rm[1], args)
 				lat[i] = time.Since(t0)
@@ -196,7 +208,7 @@ func (s leakySandbox) Run(ctx context.Context, p sandbox.Program, in sandbox.Inp
 }
 
 // BenchmarkLiveSetSandboxOnly is BenchmarkLiveSetWarm's call without the forge around it: the
-// in-process yaegi sandbox's warm Run of one program, and of 1,000 programs round-robin. What
+// in-process yaegi sandbox's warm Run of one program, and of 200 and 1,000 programs round-robin. What
 // BenchmarkLiveSetWarm adds to it is the forge's share (store, selector, live set, recorder).
 func BenchmarkLiveSetSandboxOnly(b *testing.B) {
 	sb := yaegi.New(yaegi.Options{})
@@ -211,7 +223,7 @@ func BenchmarkLiveSetSandboxOnly(b *testing.B) {
 		progs[i] = p
 	}
 	in := sandbox.Input{Args: json.RawMessage(`{"x":1}`), Limits: sandbox.Limits{}.WithDefaults()}
-	for _, n := range []int{1, 1000} {
+	for _, n := range []int{1, 200, 1000} {
 		b.Run(fmt.Sprintf("programs=%d", n), func(b *testing.B) {
 			for _, p := range progs[:n] {
 				if _, err := sb.Run(ctx, p, in); err != nil {

@@ -1,6 +1,7 @@
 package yaegi
 
 import (
+	"regexp"
 	"testing"
 
 	"github.com/artifactforge/forge/sandbox"
@@ -9,9 +10,14 @@ import (
 
 func newTestSandbox(t *testing.T) sandbox.Sandbox { return New(Options{PoolSize: 2}) }
 
-// skipUnderRace skips in-process cases that stop the interpreter (see raceEnabled).
+// skipUnderRace skips in-process cases that stop the interpreter while it loads the program
+// (see raceEnabled): package initializers run under ExecuteWithContext. A call is stopped
+// without it (stopInterpreter), so the cases stopped during a call run under -race too.
 func skipUnderRace(c sandboxtest.Case) string {
 	if !raceEnabled || c.Limits.Isolation == sandbox.IsolationProcess {
+		return ""
+	}
+	if c.Stage != "compile" && !initStops.MatchString(c.Code) {
 		return ""
 	}
 	for _, k := range c.Kinds {
@@ -21,6 +27,10 @@ func skipUnderRace(c sandboxtest.Case) string {
 	}
 	return ""
 }
+
+// initStops matches code whose package initialization may run into a stop: an init function or
+// a package variable initialized by a call.
+var initStops = regexp.MustCompile(`(?m)^func init\(|^var \w+ = \w+\(`)
 
 // bothModes runs every corpus case in-process and isolated (except the cases marked for one).
 var bothModes = []string{sandboxtest.ModeInProcess, sandboxtest.ModeIsolated}

@@ -7,13 +7,14 @@
 // host-reaching symbols), rewrites (call-depth guard, interpreter gap
 // fixes, forgotten imports) and loads the file into the first pooled interpreter. An interpreter
 // gets the allowlisted symbol tables and, only when the code imports slices, maps or cmp, yaegi's
-// generic sources for those (see stdlib.go). A pooled interpreter runs one serving loop (one
-// yaegi execution, not one per call) from its first call until the program has been idle for
-// Options.ParkAfter: the loop then parks (its goroutines exit, the interpreter stays) and the next
-// call starts it again. Interpreters beyond the first idle for Options.IdleTimeout are ended; Close
-// ends them all (see pool.go). Run decodes JSON args into the function's parameter types, hands
-// the call to a free interpreter's loop under a deadline and encodes the result. Test runs acceptance tests with a native testing.T and testify's assert/require.
-// Guest code reaches the host only through forge/host, backed by sandbox.Host.
+// generic sources for those (see stdlib.go). Run decodes JSON args into the function's parameter
+// types, takes a free pooled interpreter and calls a function value of it on the caller's own
+// goroutine (no goroutine per interpreter or per call), under a deadline that stops the
+// interpreter through yaegi's own stop (see instance.call and stopInterpreter), and encodes the
+// result; code importing math/big runs its calls on a goroutine of their own, so that native
+// work past the deadline cannot hold the caller. Interpreters beyond the first idle for
+// Options.IdleTimeout are ended; Close ends them all (see pool.go). Test runs acceptance tests
+// with a native testing.T and testify's assert/require. Guest code reaches the host only through forge/host, backed by sandbox.Host.
 //
 // Isolation (Options.Isolation, or a Source's or Input's Limits.Isolation "process"): Compile only
 // parses (with sandbox.ParseFile's bounds) and gates the code in the host; a worker process of

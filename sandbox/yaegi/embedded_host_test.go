@@ -182,7 +182,7 @@ func TestEmbeddedHostSurvivesHostilePrograms(t *testing.T) {
 			t.Fatalf("corpus case %s is missing", n)
 		}
 		if raceEnabled && skipUnderRace(c) != "" {
-			continue // yaegi's cancellation race (see raceEnabled)
+			continue // a stop during package initialization (see skipUnderRace)
 		}
 		hostile = append(hostile, c)
 	}

@@ -10,10 +10,14 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
+	"github.com/traefik/yaegi/interp"
+
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/yaegi/symbols"
 )
 
 // The warm call path avoids what costs yaegi most per call (reflect calls into native code, boxed
@@ -220,7 +224,9 @@ func decodeArg(raw json.RawMessage, v reflect.Value, ptr any) error {
 	// Everything else, and the error messages, come from encoding/json (with the sandbox's rule
 	// for numbers in interfaces).
 	v.SetZero()
-	return sandbox.UnmarshalArg(raw, ptr)
+	err := sandbox.UnmarshalArg(raw, ptr)
+	symbols.ZonesOf(ptr) // times in the guest's zone, not the host's (symbols/tz.go)
+	return err
 }
 
 // encodeTyped encodes the typed result variable as JSON, fast for integers and booleans.
@@ -252,7 +258,9 @@ func encodeTyped(v reflect.Value, maxBytes int) (json.RawMessage, error) {
 
 // callCtx is a reusable per-interpreter context with a deadline: a fresh context.WithTimeout per
 // call costs allocations and a timer. An interpreter whose call hit the deadline is discarded,
-// so the done channel only has to serve calls that did not.
+// so the done channel only has to serve calls that did not. Its cancellation stops the
+// interpreter (stopInterpreter) on the goroutine that cancels: the timer's, the parent's
+// AfterFunc's, or the call's own (depth guard).
 type callCtx struct {
 	parent   context.Context
 	timer    *time.Timer
@@ -261,10 +269,13 @@ type callCtx struct {
 	err      error
 	deadline time.Time
 	stop     func() bool // stops watching the parent
+	in       *interp.Interpreter
+	// halted is set once the interpreter has been stopped (read by the caller after a call).
+	halted atomic.Bool
 }
 
-func newCallCtx() *callCtx {
-	c := &callCtx{done: make(chan struct{})}
+func newCallCtx(in *interp.Interpreter) *callCtx {
+	c := &callCtx{done: make(chan struct{}), in: in}
 	c.timer = time.AfterFunc(time.Hour, func() { c.cancel(context.DeadlineExceeded) })
 	c.timer.Stop()
 	return c
@@ -299,9 +310,18 @@ func (c *callCtx) cancel(err error) {
 	defer c.mu.Unlock()
 	if c.err == nil {
 		c.err = err
+		if c.in != nil {
+			// halted first: the call may return as soon as the interpreter sees the stop, and
+			// must then see that it was stopped.
+			c.halted.Store(true)
+			stopInterpreter(c.in)
+		}
 		close(c.done)
 	}
 }
+
+// stopped reports whether the interpreter has been stopped (it is then discarded).
+func (c *callCtx) stopped() bool { return c.halted.Load() }
 
 // Cancel stops the current call (the depth guard uses it).
 func (c *callCtx) Cancel() { c.cancel(context.Canceled) }
@@ -314,7 +334,7 @@ func (c *callCtx) Err() error {
 	return c.err
 }
 func (c *callCtx) Value(key any) any {
-	if c.parent == nil { // the serving loop holds the context before its first call
+	if c.parent == nil { // between calls
 		return nil
 	}
 	return c.parent.Value(key)

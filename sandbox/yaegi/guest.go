@@ -20,10 +20,10 @@ import (
 // Unwrap, Is, As. Calling one on a host goroutine runs model code outside the call's deadline and
 // outside any recover, so a method that panics kills the host and one that loops hangs it. So
 // these values are reduced to plain strings and bytes by the slot functions below, which the
-// generated stub and serving loop call on the guest goroutine, during the call: a loop in a
-// method is stopped by the call's context like any other loop, a panic is recovered here (or by
-// the serving loop's recover) and becomes the call's error. Only strings and []byte reach the
-// host. Where a guest value still reaches the host (a panic escaping everything, e.g. in a
+// generated stub calls, and instance.call's recover calls, during the call (on the goroutine
+// running it, under its deadline, before the host looks at the outcome): a loop in a method is
+// stopped by the call's context like any other loop, a panic is recovered here (or by
+// instance.call) and becomes the call's error. Only strings and []byte reach the host. Where a guest value still reaches the host (a panic escaping everything, e.g. in a
 // package initializer), it is described by its type only (see hostDescribe).
 
 // setErr is forge__slot.SetErr: the function returned a non-nil error; keep its text.
@@ -56,8 +56,9 @@ func (s *slot) encode(v any) {
 	s.outJSON = b
 }
 
-// recovered is forge__slot.Recovered, deferred by the serving loop: a panic no guest code
-// recovered ends the loop here, on the guest goroutine, as the call's error.
+// recovered is called by instance.call's deferred recover: a panic no guest code recovered
+// becomes the call's error here, still during the call (under its deadline), and the
+// interpreter is discarded.
 func (s *slot) recovered(r any) {
 	if r == nil {
 		return
@@ -79,7 +80,7 @@ func (s *slot) fail(k sandbox.Kind, msg string) {
 	}
 }
 
-// describe formats a guest value (on the guest goroutine only). fmt recovers a panicking Error or
+// describe formats a guest value (during a call only, see the comment at the top). fmt recovers a panicking Error or
 // String method itself; a second panic while printing the first one is caught here.
 func describe(v any) (s string) {
 	defer func() {
@@ -181,9 +182,10 @@ func referencedCopies(code ...string) []copyRef {
 }
 
 // hostOwned are host values native functions hand out by pointer to any caller: the Location a
-// UTC or local time reports (t.UTC().Location() is the host's own time.UTC). The symbol tables
-// give guest code copies of package variables, but not of these.
-var hostOwned = []any{time.UTC, time.Local}
+// UTC or local time reports (t.UTC().Location() is the host's own time.UTC), and the guest's
+// local zone every interpreter shares (symbols.GuestLocal). The symbol tables give guest code
+// copies of package variables, but not of these.
+var hostOwned = []any{time.UTC, time.Local, symbols.GuestLocal}
 
 // checkWrite is forge__slot.CheckWrite: the rewrite calls it (see guardWrites) before guest
 // code writes through a pointer to a package's type (*loc = ...). Writing a host-owned value

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -101,9 +102,8 @@ func BenchmarkLiveProgram(b *testing.B) {
 }
 
 // BenchmarkLiveProgramCalled follows liveSet distinct small programs through their life: compiled
-// (idle, never called), called once each (serving loops running), and parked (no call for
-// ParkAfter): heap after a collection, goroutine stacks and goroutines per program at each
-// stage. Run it with
+// (idle, never called) and called once each: heap after a collection, goroutine stacks and
+// goroutines per program at each stage. Run it with
 // -benchtime=1x -count=5 and take medians.
 func BenchmarkLiveProgramCalled(b *testing.B) {
 	srcs := make([]sandbox.Source, liveSet)
@@ -111,11 +111,11 @@ func BenchmarkLiveProgramCalled(b *testing.B) {
 		srcs[i] = sandbox.Source{Code: fmt.Sprintf("package artifact\n\nfunc Mix(a, b int) int { return a*%d + b }\n", i+2)}
 	}
 	type stage struct{ heap, goroutines, stack float64 }
-	var sum [3]stage
+	var sum [2]stage
 	n := 0
 	for b.Loop() {
-		var got [3]stage
-		sb := New(Options{ParkAfter: 2 * time.Second}) // longer than measuring (two collections)
+		var got [2]stage
+		sb := New(Options{})
 		ctx := context.Background()
 		var ms runtime.MemStats
 		measure := func(base *stage) stage {
@@ -144,18 +144,6 @@ func BenchmarkLiveProgramCalled(b *testing.B) {
 			}
 		}
 		got[1] = measure(&base)
-		for _, p := range progs {
-			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-				if _, parked := poolState(p.(*Program)); parked {
-					break
-				}
-				if time.Now().After(deadline) {
-					b.Fatal("programs did not park")
-				}
-			}
-		}
-		time.Sleep(50 * time.Millisecond) // the loops' goroutines exit after they end
-		got[2] = measure(&base)
 		runtime.KeepAlive(progs)
 		for _, p := range progs {
 			_ = p.Close()
@@ -168,91 +156,59 @@ func BenchmarkLiveProgramCalled(b *testing.B) {
 		}
 		n++
 	}
-	for i, name := range []string{"compiled", "called", "parked"} {
+	for i, name := range []string{"compiled", "called"} {
 		b.ReportMetric(sum[i].heap/float64(n), name+"-heap-B/prog")
 		b.ReportMetric(sum[i].goroutines/float64(n), name+"-goroutines/prog")
 		b.ReportMetric(sum[i].stack/float64(n), name+"-stack-B/prog")
 	}
 }
 
-// BenchmarkParkedCall is a warm call to a program whose serving loop was parked: what the first
-// call after ParkAfter of idleness costs (BenchmarkWarmCall is the same call with the loop
-// running). The timed loop includes parking (ending the loop), which the sweeper does off the
-// call path: no StopTimer, whose stop-the-world would cost more than what is measured.
-func BenchmarkParkedCall(b *testing.B) {
-	sb := New(Options{ParkAfter: -1, IdleTimeout: -1})
+// BenchmarkRoundRobin calls 1,000 distinct programs in turn from one goroutine: ns/op is a
+// call's wall time, cpu-ns/op the process's CPU time per call (the sweeper's and the collector's
+// included), p50-ns the median call, goroutines-max the most goroutines seen during the run
+// (sampled every 256 calls) beyond those before it. Run it with -benchtime=20000x or more (each
+// program is then called 20 times).
+func BenchmarkRoundRobin(b *testing.B) {
+	const programs = 1000
+	sb := New(Options{})
 	defer sb.Close()
-	p := benchProgram(b, sb).(*Program)
 	ctx := context.Background()
-	in := sandbox.Input{Args: benchArgs}
-	b.ReportAllocs()
-	cpu := processCPU(b)
-	n := 0
-	for b.Loop() {
-		n++
-		p.mu.Lock()
-		for _, inst := range p.idle {
-			inst.park()
+	progs := make([]sandbox.Program, programs)
+	for i := range progs {
+		p, err := sb.Compile(ctx, sandbox.Source{Code: fmt.Sprintf("package artifact\n\nfunc Mix(a, b int) int { return a*%d + b }\n", i+2)})
+		if err != nil {
+			b.Fatal(err)
 		}
-		p.mu.Unlock()
-		out, err := sb.Run(ctx, p, in)
-		if err != nil || string(out.Value) != "3" {
+		progs[i] = p
+	}
+	in := sandbox.Input{Args: json.RawMessage(`[1, 1]`)}
+	for k, p := range progs {
+		if out, err := sb.Run(ctx, p, in); err != nil || string(out.Value) != fmt.Sprint(k+3) {
 			b.Fatal(string(out.Value), err)
 		}
 	}
-	b.ReportMetric(float64(processCPU(b)-cpu)/float64(n), "cpu-ns/op")
-}
-
-// BenchmarkRoundRobin calls 1,000 distinct programs in turn from one goroutine, with the default
-// ParkAfter, a 1 ms one and never: ns/op is a call's wall time, cpu-ns/op the process's CPU time
-// per call (the sweeper's and the collector's included), goroutines-max the most goroutines
-// seen during the run (sampled every 256 calls), goroutines-idle what is left after the programs
-// have been idle for a while. Run it with -benchtime=20000x or more (each program is then called
-// 20 times).
-func BenchmarkRoundRobin(b *testing.B) {
-	const programs = 1000
-	srcs := make([]sandbox.Source, programs)
-	for i := range srcs {
-		srcs[i] = sandbox.Source{Code: fmt.Sprintf("package artifact\n\nfunc Mix(a, b int) int { return a*%d + b }\n", i+2)}
+	base := runtime.NumGoroutine()
+	most := 0
+	lat := make([]time.Duration, 0, 1<<16)
+	i := 0
+	b.ReportAllocs()
+	cpu := processCPU(b)
+	for b.Loop() {
+		k := i % programs
+		t0 := time.Now()
+		out, err := sb.Run(ctx, progs[k], in)
+		lat = append(lat, time.Since(t0))
+		if err != nil || string(out.Value) != fmt.Sprint(k+3) {
+			b.Fatal(string(out.Value), err)
+		}
+		if i%256 == 0 {
+			most = max(most, runtime.NumGoroutine()-base)
+		}
+		i++
 	}
-	for _, c := range []struct {
-		name string
-		park time.Duration
-	}{{"park=default", 0}, {"park=1ms", time.Millisecond}, {"park=never", -1}} {
-		b.Run(c.name, func(b *testing.B) {
-			sb := New(Options{ParkAfter: c.park})
-			defer sb.Close()
-			ctx := context.Background()
-			progs := make([]sandbox.Program, programs)
-			for i, src := range srcs {
-				p, err := sb.Compile(ctx, src)
-				if err != nil {
-					b.Fatal(err)
-				}
-				progs[i] = p
-			}
-			in := sandbox.Input{Args: json.RawMessage(`[1, 1]`)}
-			base := runtime.NumGoroutine()
-			most := 0
-			i := 0
-			b.ReportAllocs()
-			cpu := processCPU(b)
-			for b.Loop() {
-				k := i % programs
-				out, err := sb.Run(ctx, progs[k], in)
-				if err != nil || string(out.Value) != fmt.Sprint(k+3) {
-					b.Fatal(string(out.Value), err)
-				}
-				if i%256 == 0 {
-					most = max(most, runtime.NumGoroutine()-base)
-				}
-				i++
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(processCPU(b)-cpu)/float64(i), "cpu-ns/op")
-			time.Sleep(3 * max(c.park, DefaultParkAfter))
-			b.ReportMetric(float64(most), "goroutines-max")
-			b.ReportMetric(float64(runtime.NumGoroutine()-base), "goroutines-idle")
-		})
-	}
+	b.StopTimer()
+	b.ReportMetric(float64(processCPU(b)-cpu)/float64(i), "cpu-ns/op")
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2]), "p50-ns")
+	b.ReportMetric(float64(most), "goroutines-max")
 }

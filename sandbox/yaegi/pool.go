@@ -8,21 +8,14 @@ import (
 	"github.com/artifactforge/forge/sandbox"
 )
 
-// A program's interpreters: a LIFO pool, serving loops that park, and trimming.
+// A program's interpreters: a LIFO pool, and trimming.
 //
 // Calls take the most recently used idle interpreter, so that the others stay idle when the load
 // drops and the sweeper can tell. A sandbox-wide sweeper (one goroutine while any program has
-// something to do) then, for each program with a running serving loop or more than one
-// interpreter:
-//   - parks the serving loops of a program that had no call for Options.ParkAfter: the loop ends
-//     (its two goroutines exit, see instance.serve) and the compiled interpreter stays; the next
-//     call starts a loop again (ready), which costs what a call cost before the loops existed;
-//   - ends the interpreters beyond the first that have been idle for Options.IdleTimeout.
-//
-// A program with one parked interpreter holds no goroutine and is out of the sweeper's set.
-
-// noEnd is a parked instance's end: there is no loop to end.
-func noEnd() {}
+// something to do) ends, for each program with more than one interpreter, the interpreters
+// beyond the first that have been idle for Options.IdleTimeout. An interpreter holds no
+// goroutine (calls run on the caller's, see instance.call), so a program with one interpreter is
+// out of the sweeper's set.
 
 // programCleanup is what runs once an unclosed program is unreachable.
 type programCleanup struct {
@@ -38,8 +31,8 @@ func (p *Program) closedError() error {
 	return sandbox.Errorf(sandbox.KindInternal, "yaegi: program closed during the call (a forge bug: programs are closed only when no call uses them)")
 }
 
-// get returns an interpreter for a call, with its serving loop running: an idle one, a new one
-// within the pool size, or, when all are busy, the first to come back within timeout.
+// get returns an interpreter for a call: an idle one, a new one within the pool size, or, when all
+// are busy, the first to come back within timeout.
 func (p *Program) get(ctx context.Context, timeout time.Duration) (*instance, error) {
 	select {
 	case <-p.avail:
@@ -101,45 +94,17 @@ func (p *Program) take() (*instance, error) {
 	return p.ready(inst)
 }
 
-// ready starts the serving loop of a parked interpreter, once its previous loop (if any) has
-// ended: parking only tells a loop to end (see park), and an idle loop ends at once.
+// ready checks that the program may still run a call on inst (it is not closed).
 func (p *Program) ready(inst *instance) (*instance, error) {
-	if !inst.parked {
-		return inst, nil
-	}
-	if inst.exited != nil {
-		<-inst.exited
-		if inst.xerr != nil || inst.slot.failed != nil {
-			// An idle loop ends cleanly when told to; this one did not: drop the interpreter.
-			p.discard(inst)
-			return nil, sandbox.Errorf(sandbox.KindInternal, "yaegi: a parked interpreter's serving loop ended with an error (%v): retry the call", inst.xerr)
-		}
-	}
 	if p.life.Err() != nil {
 		p.discard(inst)
 		return nil, p.closedError()
 	}
-	life, end := context.WithCancel(p.life)
-	inst.end, inst.exited, inst.xerr, inst.parked = end, make(chan struct{}), nil, false
-	inst.slot.quit, inst.slot.served = life.Done(), false
-	go inst.serve(inst.serveProg)
 	return inst, nil
 }
 
-// park tells an idle interpreter's serving loop to end (it is waiting in Next, and returns at
-// once); the interpreter stays, and ready waits for the loop's end before it starts another.
-func (inst *instance) park() {
-	if inst.parked {
-		return
-	}
-	inst.end()
-	inst.parked, inst.end = true, noEnd
-}
-
-// discard ends an interpreter that leaves the pool. A stopped interpreter's goroutine may still
-// be running native code that reads its slot: the slot is left alone.
+// discard drops an interpreter that leaves the pool (the collector frees it).
 func (p *Program) discard(inst *instance) {
-	inst.end()
 	if !inst.extra {
 		<-p.sem
 	}
@@ -147,7 +112,6 @@ func (p *Program) discard(inst *instance) {
 
 func (p *Program) put(inst *instance, ok bool) {
 	if !ok {
-		// A loop that was stopped between two calls is parked in Next: discard ends it.
 		p.discard(inst)
 		return
 	}
@@ -166,7 +130,6 @@ func (p *Program) put(inst *instance, ok bool) {
 			case p.spare <- inst:
 				p.arm()
 			default:
-				inst.end()
 			}
 			return
 		}
@@ -180,9 +143,8 @@ func (p *Program) put(inst *instance, ok bool) {
 	p.idle = append(p.idle, inst)
 	p.mu.Unlock()
 	p.avail <- struct{}{}
-	// Arm after pushing (see sweeper.loop); a lone parked interpreter (a new program's) leaves
-	// the sweeper nothing to do.
-	if !p.armed.Load() && (!inst.parked || len(p.sem) > 1) {
+	// Arm after pushing (see sweeper.loop); a lone interpreter leaves the sweeper nothing to do.
+	if !p.armed.Load() && len(p.sem) > 1 {
 		p.arm()
 	}
 }
@@ -196,112 +158,69 @@ func (p *Program) arm() {
 }
 
 // quiet reports whether the sweeper has nothing left to do for the program: no interpreter
-// beyond the first, no running serving loop, no spare.
+// beyond the first, no spare.
 func (p *Program) quiet() bool {
 	if p.closedP.Load() {
 		return true
 	}
-	if len(p.sem) > 1 || len(p.spare) > 0 {
-		return false
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.sem) > len(p.idle) {
-		return false // an interpreter is in a call: its put arms the program again
-	}
-	for _, inst := range p.idle {
-		if !inst.parked {
-			return false
-		}
-	}
-	return true
+	return len(p.sem) <= 1 && len(p.spare) == 0
 }
 
-// sweep parks and trims the program's idle interpreters (see the comment at the top).
-func (p *Program) sweep(now time.Time, parkAfter, idleTimeout time.Duration) {
+// sweep trims the program's idle interpreters (see the comment at the top).
+func (p *Program) sweep(now time.Time, idleTimeout time.Duration) {
 	if p.closedP.Load() {
 		return
 	}
-	var ended []*instance
 	p.mu.Lock()
-	if idleTimeout > 0 {
-		for len(p.idle) > 0 && len(p.sem) > 1 && now.Sub(p.idle[0].used) >= idleTimeout {
-			select {
-			case <-p.avail:
-			default:
-				goto trimmed // a call is about to take an interpreter: leave the pool to it
-			}
-			ended = append(ended, p.idle[0])
-			n := copy(p.idle, p.idle[1:])
-			p.idle[n] = nil
-			p.idle = p.idle[:n]
-			<-p.sem
+	for len(p.idle) > 0 && len(p.sem) > 1 && now.Sub(p.idle[0].used) >= idleTimeout {
+		select {
+		case <-p.avail:
+		default:
+			p.mu.Unlock()
+			return // a call is about to take an interpreter: leave the pool to it
 		}
-	}
-trimmed:
-	if n := len(p.idle); parkAfter > 0 && n > 0 && now.Sub(p.idle[n-1].used) >= parkAfter {
-		// The most recently used interpreter has been idle that long: so have the others.
-		for _, inst := range p.idle {
-			inst.park()
-		}
+		n := copy(p.idle, p.idle[1:])
+		p.idle[n] = nil
+		p.idle = p.idle[:n]
+		<-p.sem
 	}
 	p.mu.Unlock()
-	for _, inst := range ended {
-		inst.end()
-	}
 	// Spares (interpreters beyond the pool size, for delegation chains) end with the program's
 	// idleness.
-	if parkAfter > 0 || idleTimeout > 0 {
-		limit := min(positive(parkAfter), positive(idleTimeout))
-		for range len(p.spare) {
+	for range len(p.spare) {
+		select {
+		case inst := <-p.spare:
+			if now.Sub(inst.used) >= idleTimeout {
+				continue
+			}
 			select {
-			case inst := <-p.spare:
-				if now.Sub(inst.used) >= limit {
-					inst.end()
-					continue
-				}
-				select {
-				case p.spare <- inst:
-				default:
-					inst.end()
-				}
+			case p.spare <- inst:
 			default:
 			}
+		default:
 		}
 	}
 }
 
-// positive maps a disabled (<= 0) interval to "never".
-func positive(d time.Duration) time.Duration {
-	if d <= 0 {
-		return 1<<63 - 1
-	}
-	return d
-}
+// DefaultIdleTimeout is the default of Options.IdleTimeout.
+const DefaultIdleTimeout = 30 * time.Second
 
-// Defaults of Options.ParkAfter and Options.IdleTimeout.
-const (
-	DefaultParkAfter   = 100 * time.Millisecond
-	DefaultIdleTimeout = 30 * time.Second
-)
-
-// sweeper parks and trims the pools of the sandbox's armed programs, from one goroutine that
-// runs while any program is armed.
+// sweeper trims the pools of the sandbox's armed programs, from one goroutine that runs while
+// any program is armed.
 type sweeper struct {
-	parkAfter, idleTimeout, tick time.Duration
-	life                         context.Context
-	mu                           sync.Mutex
-	progs                        map[*Program]struct{}
-	running                      bool
+	idleTimeout, tick time.Duration
+	life              context.Context
+	mu                sync.Mutex
+	progs             map[*Program]struct{}
+	running           bool
 }
 
-func newSweeper(life context.Context, parkAfter, idleTimeout time.Duration) *sweeper {
-	if parkAfter <= 0 && idleTimeout <= 0 {
+func newSweeper(life context.Context, idleTimeout time.Duration) *sweeper {
+	if idleTimeout <= 0 {
 		return nil
 	}
-	tick := min(positive(parkAfter), positive(idleTimeout)) / 2
-	tick = max(min(tick, time.Second), 5*time.Millisecond)
-	return &sweeper{parkAfter: parkAfter, idleTimeout: idleTimeout, tick: tick, life: life, progs: map[*Program]struct{}{}}
+	tick := max(min(idleTimeout/2, time.Second), 5*time.Millisecond)
+	return &sweeper{idleTimeout: idleTimeout, tick: tick, life: life, progs: map[*Program]struct{}{}}
 }
 
 func (w *sweeper) add(p *Program) {
@@ -336,7 +255,7 @@ func (w *sweeper) loop() {
 		}
 		w.mu.Unlock()
 		for i, p := range progs {
-			p.sweep(now, w.parkAfter, w.idleTimeout)
+			p.sweep(now, w.idleTimeout)
 			// Disarm, then look again: a call that returned meanwhile either is seen here or
 			// sees the program disarmed and arms it (put appends before it loads armed).
 			p.armed.Store(false)

@@ -26,16 +26,11 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	t.Fatalf("still waiting for: %s", what)
 }
 
-// poolState is the program's pool as the sweeper leaves it: live interpreters, and whether
-// every idle one is parked.
-func poolState(p *Program) (live int, parked bool) {
+// poolState is the program's live interpreters.
+func poolState(p *Program) (live int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	parked = true
-	for _, inst := range p.idle {
-		parked = parked && inst.parked
-	}
-	return len(p.sem), parked
+	return len(p.sem)
 }
 
 const counterCode = `package artifact
@@ -45,15 +40,14 @@ var calls int
 func Next() int { calls++; return calls }
 `
 
-// TestParkedProgramKeepsItsInterpreter: an idle program's serving loop ends (its goroutines
-// exit) and the next call starts it again on the same interpreter (package state kept).
-func TestParkedProgramKeepsItsInterpreter(t *testing.T) {
-	sb := New(Options{ParkAfter: 20 * time.Millisecond})
+// TestCalledProgramHoldsNoGoroutine: a program's calls run on the caller's goroutine; between
+// calls, and after the sweeper has nothing left to do, the program holds no goroutine, and its
+// one interpreter keeps its package state from call to call.
+func TestCalledProgramHoldsNoGoroutine(t *testing.T) {
+	sb := New(Options{IdleTimeout: 20 * time.Millisecond})
 	defer sb.Close()
 	p := compile(t, sb, counterCode)
 	prog := p.(*Program)
-	_, parked := poolState(prog)
-	assert.True(t, parked, "a new interpreter runs no serving loop before its first call")
 	run := func() string {
 		out, err := sb.Run(context.Background(), p, sandbox.Input{Args: json.RawMessage(`[]`)})
 		require.NoError(t, err)
@@ -61,22 +55,18 @@ func TestParkedProgramKeepsItsInterpreter(t *testing.T) {
 	}
 	base := runtime.NumGoroutine()
 	assert.Equal(t, "1", run())
-	_, parked = poolState(prog)
-	assert.False(t, parked, "the serving loop runs between calls")
-	eventually(t, "the idle program's serving loop parks", func() bool { _, parked := poolState(prog); return parked })
-	eventually(t, "the loop's goroutines and the sweeper exit", func() bool { return runtime.NumGoroutine() <= base })
-	assert.False(t, prog.armed.Load(), "a parked program with one interpreter leaves the sweep set")
-	assert.Equal(t, "2", run(), "the parked interpreter (and its package state) serves the next call")
-	eventually(t, "parked again", func() bool { _, parked := poolState(prog); return parked })
+	assert.Equal(t, base, runtime.NumGoroutine(), "a call leaves no goroutine behind")
+	assert.False(t, prog.armed.Load(), "a program with one interpreter is not in the sweep set")
+	assert.Equal(t, "2", run(), "the same interpreter (and its package state) serves the next call")
 	assert.Equal(t, "3", run())
-	live, _ := poolState(prog)
-	assert.Equal(t, 1, live)
+	assert.Equal(t, 1, poolState(prog))
+	assert.Equal(t, base, runtime.NumGoroutine())
 }
 
 // TestIdleInterpretersTrimmed: interpreters made for concurrent calls are ended once idle for
 // IdleTimeout, all but the first; the program still answers.
 func TestIdleInterpretersTrimmed(t *testing.T) {
-	sb := New(Options{PoolSize: 4, IdleTimeout: 200 * time.Millisecond, ParkAfter: -1})
+	sb := New(Options{PoolSize: 4, IdleTimeout: 200 * time.Millisecond})
 	defer sb.Close()
 	p := compile(t, sb, `package artifact
 
@@ -100,9 +90,9 @@ func Spin(n int) int {
 		inst.used = time.Now()
 		prog.put(inst, true)
 	}
-	live, _ := poolState(prog)
+	live := poolState(prog)
 	require.Equal(t, 4, live)
-	eventually(t, "idle interpreters beyond the first end", func() bool { live, _ := poolState(prog); return live == 1 })
+	eventually(t, "idle interpreters beyond the first end", func() bool { live := poolState(prog); return live == 1 })
 	out, err := sb.Run(context.Background(), p, sandbox.Input{Args: json.RawMessage(`[10]`)})
 	require.NoError(t, err)
 	assert.Equal(t, "24", string(out.Value))
@@ -111,7 +101,7 @@ func Spin(n int) int {
 // TestPoolIsLIFO: sequential calls use the most recently used interpreter, so that the others
 // stay idle long enough to be trimmed.
 func TestPoolIsLIFO(t *testing.T) {
-	sb := New(Options{PoolSize: 3, ParkAfter: -1, IdleTimeout: -1})
+	sb := New(Options{PoolSize: 3, IdleTimeout: -1})
 	defer sb.Close()
 	prog := compile(t, sb, counterCode).(*Program)
 	ctx := context.Background()
@@ -132,10 +122,10 @@ func TestPoolIsLIFO(t *testing.T) {
 	}
 }
 
-// TestParkUnderLoad: calls racing the sweeper (which parks after 1 ms idle) always get a working
+// TestTrimUnderLoad: calls racing the sweeper (which trims after 3 ms idle) always get a working
 // interpreter and the right answer. Run it with -race.
-func TestParkUnderLoad(t *testing.T) {
-	sb := New(Options{PoolSize: 2, ParkAfter: time.Millisecond, IdleTimeout: 3 * time.Millisecond})
+func TestTrimUnderLoad(t *testing.T) {
+	sb := New(Options{PoolSize: 2, IdleTimeout: 3 * time.Millisecond})
 	defer sb.Close()
 	p := compile(t, sb, benchCode)
 	var wg sync.WaitGroup

@@ -4,8 +4,8 @@ import "github.com/artifactforge/forge/sandbox"
 
 // What a live in-process interpreter holds on the Go heap, measured (BenchmarkLiveProgram: 200
 // HumanEval programs, medians of 5): 116,681 bytes for code without generic imports, 190,322 with
-// slices.Contains, whose pruned generic sources the interpreter compiles. A running serving loop
-// adds its two goroutines' stacks (~11 KiB) while it is not parked.
+// slices.Contains, whose pruned generic sources the interpreter compiles. An interpreter holds
+// no goroutine: calls run on the caller's (see instance.call).
 const (
 	interpreterBytes = 120 << 10
 	genericBytes     = 75 << 10

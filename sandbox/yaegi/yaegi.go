@@ -9,6 +9,7 @@ import (
 	"io"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,11 +33,6 @@ type Options struct {
 	// Isolation "process" isolates every program this sandbox compiles; otherwise a program is
 	// isolated when its Source.Limits.Isolation says so (see Compile).
 	Isolation string
-	// ParkAfter: a program with no call for this long ends its interpreters' serving loops (two
-	// goroutines and ~10 KiB of stack each) and keeps the compiled interpreters; its next call
-	// starts a loop again (~20 us more than a warm call, see BenchmarkParkedCall). Default
-	// DefaultParkAfter; negative: never.
-	ParkAfter time.Duration
 	// IdleTimeout: interpreters beyond a program's first that have been idle this long are
 	// ended (their memory is freed), and so are worker processes beyond a program's first.
 	// Default DefaultIdleTimeout; negative: never.
@@ -50,10 +46,10 @@ type Sandbox struct {
 	opts    Options
 	workers *workerPool
 	closed  atomic.Bool
-	// life ends every program's serving loops on Close (see instance.serve).
+	// life ends with Close: programs refuse calls, the sweeper stops.
 	life context.Context
 	stop context.CancelFunc
-	// sweeper parks and trims idle pools (nil when both are disabled).
+	// sweeper trims idle pools (nil when IdleTimeout is disabled).
 	sweeper *sweeper
 }
 
@@ -67,15 +63,12 @@ func New(opts Options) *Sandbox {
 	if opts.PoolSize <= 0 {
 		opts.PoolSize = 2 * runtime.GOMAXPROCS(0)
 	}
-	if opts.ParkAfter == 0 {
-		opts.ParkAfter = DefaultParkAfter
-	}
 	if opts.IdleTimeout == 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
 	}
 	s := &Sandbox{opts: opts}
 	s.life, s.stop = context.WithCancel(context.Background())
-	s.sweeper = newSweeper(s.life, opts.ParkAfter, opts.IdleTimeout)
+	s.sweeper = newSweeper(s.life, opts.IdleTimeout)
 	s.workers = newWorkerPool(opts.Worker)
 	s.workers.idleTimeout = opts.IdleTimeout
 	return s
@@ -97,6 +90,9 @@ type Program struct {
 	guarded bool
 	// isolated programs exist only in worker processes: the host holds no interpreter.
 	isolated bool
+	// detached: calls run on a goroutine of their own, so that the caller gets its deadline even
+	// when native code outlives it (see detachedImports).
+	detached bool
 
 	// The pool (see pool.go): idle interpreters, most recently used last, with one avail token
 	// each; sem holds one token per live interpreter (at most Options.PoolSize).
@@ -105,22 +101,21 @@ type Program struct {
 	avail chan struct{}
 	sem   chan struct{}
 	spare chan *instance // idle interpreters made beyond the pool for delegated calls (no token)
-	// armed: the program is in its sandbox's sweep set (it has serving loops to park or
-	// interpreters to trim).
+	// armed: the program is in its sandbox's sweep set (it has interpreters to trim).
 	armed   atomic.Bool
 	sb      *Sandbox
 	workers *workerPool
 	// release (isolated programs) drops this program's reference to its workers, once.
 	release func()
-	// life ends the serving loops of this program's interpreters: cancelled by Close, by a cleanup
-	// once the program is unreachable, or by the sandbox's Close.
+	// life is cancelled by Close, by a cleanup once the program is unreachable, or by the
+	// sandbox's Close: a call (ready) then refuses to start.
 	life    context.Context
 	end     context.CancelFunc
 	closedP atomic.Bool
 }
 
-// Close ends the program's interpreters and their serving loops (see sandbox.Program): the idle
-// ones now, those in a call when it returns. An isolated program's workers are stopped once no
+// Close drops the program's interpreters (see sandbox.Program): the idle ones now, those in a
+// call when it returns. An isolated program's workers are stopped once no
 // other live program of the same code uses them.
 func (p *Program) Close() error {
 	if p.closedP.Swap(true) {
@@ -136,16 +131,12 @@ func (p *Program) Close() error {
 		p.end()
 	}
 	p.mu.Lock()
-	idle := p.idle
+	clear(p.idle)
 	p.idle = nil
 	p.mu.Unlock()
-	for _, inst := range idle {
-		inst.end()
-	}
 	for {
 		select {
-		case inst := <-p.spare:
-			inst.end()
+		case <-p.spare:
 			continue
 		default:
 		}
@@ -174,7 +165,7 @@ type slot struct {
 	bad      int
 	badErr   error
 	MaxDepth int
-	// What the guest handed back, produced on the guest goroutine (see guest.go): the result's
+	// What the guest handed back, produced during the call (see guest.go): the result's
 	// JSON, the returned error's text, or a failure (a panic, or one while producing those).
 	outJSON  []byte
 	errText  string
@@ -183,32 +174,16 @@ type slot struct {
 	depthHit bool
 	ctx      context.Context // the current call's context
 	in       sandbox.Input   // the current call's input
-	hostMu   sync.Mutex      // host is created by the guest goroutine, read by the host's
+	hostMu   sync.Mutex      // host is created during the call (maybe detached), read after it
 	host     *sandbox.Host   // created on the first host call (or eagerly by tests)
 	stdout   hostWriter
-	cancel   func()        // stops the current call (depth guard)
-	done     chan struct{} // closed when the current call has returned to the host
-	panicPos string        // first "line:col: panic" line yaegi reported in this call
-	// The serving loop (see instance.serve): next carries a call to the guest, ret its return.
-	next   chan struct{}
-	ret    chan struct{}
-	quit   <-chan struct{} // closed when the interpreter is discarded or its program dropped
-	served bool            // a call has been handed out (Next owes the host a ret)
-}
-
-// serveNext is the serving loop's condition (forge__slot.Next): it reports the previous call's
-// return to the host and waits for the next call, or for the interpreter's end.
-func (s *slot) serveNext() bool {
-	if s.served {
-		s.ret <- struct{}{}
-	}
-	s.served = true
-	select {
-	case <-s.next:
-		return true
-	case <-s.quit:
-		return false
-	}
+	// cancel stops the current call (the depth guard calls it). A program's call (instance.call)
+	// stops the interpreter at once, on the calling goroutine, and done is nil; a test run
+	// (ExecuteWithContext) is stopped asynchronously by its waiting goroutine, and done is
+	// closed when the run has returned to the host.
+	cancel   func()
+	done     chan struct{}
+	panicPos string // first "line:col: panic" line yaegi reported in this call
 }
 
 // getHost returns the current call's host API, creating it on first use so that calls that make
@@ -254,8 +229,10 @@ func (s *slot) decode(i int, p any) bool {
 	if i >= len(s.args) || len(s.args[i]) == 0 {
 		return true // absent variadic or optional: zero value
 	}
-	if err := sandbox.UnmarshalArg(s.args[i], p); err != nil {
-		// Keep the text only, taken here on the guest goroutine: the error may wrap one
+	err := sandbox.UnmarshalArg(s.args[i], p)
+	symbols.ZonesOf(p) // times in the guest's zone, not the host's (symbols/tz.go)
+	if err != nil {
+		// Keep the text only, taken here during the call: the error may wrap one
 		// returned by a guest UnmarshalJSON method.
 		s.bad, s.badErr = i, errors.New(err.Error())
 		return false
@@ -264,15 +241,18 @@ func (s *slot) decode(i int, p any) bool {
 }
 
 // depthExceeded stops the interpreter instead of panicking: unwinding a panic through thousands of
-// interpreted frames takes yaegi seconds. The guest goroutine parks here until the host has the
-// result, then finds its run stopped and returns without executing anything more.
+// interpreted frames takes yaegi seconds. A program's call is stopped before cancel returns: every
+// interpreted frame then returns without executing anything more. A test run's goroutine parks
+// here until the host has the result (its stop comes from another goroutine, a little later).
 func (s *slot) depthExceeded() {
 	s.depthHit = true
-	if s.cancel == nil || s.done == nil {
+	if s.cancel == nil { // package initializers: no call to stop yet
 		panic(&sandbox.Error{Kind: sandbox.KindDepth, Message: fmt.Sprintf("call depth exceeded %d", s.MaxDepth), Hint: depthHint})
 	}
 	s.cancel()
-	<-s.done
+	if s.done != nil {
+		<-s.done
+	}
 }
 
 const depthHint = "unbounded or too deep recursion: make it iterative or bound it"
@@ -297,58 +277,89 @@ func (w hostWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// instance is one interpreter with the program loaded and its serving loop running.
+// instance is one interpreter with the program loaded.
 type instance struct {
 	in   *interp.Interpreter
 	slot *slot
 	tv   *typedVars // host-typed signatures only
 	cc   *callCtx
+	// fn is the call (forge__run, or forge__call): a function value of the interpreter's,
+	// called on the caller's goroutine (see call).
+	fn func()
 	// argBuf is reused by every call's argument slicing.
 	argBuf []json.RawMessage
-	// exited is closed when the serving loop has ended, xerr says why: a panic, the call's
-	// context (deadline, cancellation, depth guard) or, with a nil xerr, the instance's end.
-	exited chan struct{}
-	xerr   error
-	end    context.CancelFunc // ends an idle serving loop (closes slot.quit)
 	// extra: made beyond the pool size for a re-entrant (delegated) call, holding no sem token.
 	extra bool
-	// serveProg is the compiled forge__serve() the loop runs; parked is set while no loop runs
-	// (a new interpreter, or one the sweeper parked: see pool.go); used is when its last call
-	// started.
-	serveProg *interp.Program
-	parked    bool
-	used      time.Time
+	// used is when its last call started.
+	used time.Time
 }
 
-// serve runs the interpreter's serving loop (forge__serve) for the instance's whole life.
-//
-// yaegi's ExecuteWithContext runs every execution on a new goroutine, whose small initial stack
-// the interpreter then grows by copying, and Execute re-walks the program each time: per call,
-// that was about 40% of a warm call's CPU. Here one ExecuteWithContext per interpreter runs a loop
-// that takes calls from the host over channels, so the guest goroutine and its grown stack live
-// as long as the interpreter. Cancellation is unchanged: the loop's context is the instance's
-// callCtx, which a call's deadline, its parent's cancellation or the depth guard closes, and
-// ExecuteWithContext then stops the interpreter (and the instance is discarded, as before).
-func (inst *instance) serve(prog *interp.Program) {
-	_, inst.xerr = inst.in.ExecuteWithContext(inst.cc, prog)
-	close(inst.exited)
-}
+// detachedImports are the allowlisted packages whose native functions can run far longer than
+// their input took to build: math/big's Exp, MulRange, Binomial, ProbablyPrime and Sqrt turn a few
+// interpreted steps into minutes of native work that no stop can interrupt (the interpreter
+// checks for a stop between its own steps only). Everything else native on the allowlist is
+// about linear in what guest code built or is a guest callback (stopped like any guest code).
+var detachedImports = []string{"math/big"}
 
-// exec hands the prepared call to the serving loop and waits for its return or the loop's end.
-func (inst *instance) exec() error {
-	inst.slot.next <- struct{}{}
-	select {
-	case <-inst.slot.ret:
-		return nil
-	case <-inst.exited:
-		if inst.xerr == nil {
-			if inst.slot.failed != nil {
-				return nil // the serving loop recovered a panic (slot.recovered) and ended
-			}
-			return sandbox.Errorf(sandbox.KindInternal, "interpreter ended: sandbox closed")
+// detachedCode reports whether a program's calls run detached (see Program.detached).
+func detachedCode(code string) bool {
+	for _, path := range importPaths(code) {
+		if slices.Contains(detachedImports, path) {
+			return true
 		}
-		return inst.xerr
 	}
+	return false
+}
+
+// detachGrace is how long a detached call's caller waits, after the stop, for the interpreter to
+// return: interpreted frames return at their next step, native code only when it is done.
+const detachGrace = 20 * time.Millisecond
+
+// callDetached is call on a goroutine of its own (a program with detachedImports): the caller
+// waits for it or for the call's end (deadline, cancellation, depth guard) plus detachGrace.
+// returned is false when the goroutine is still running native code: the instance is then
+// abandoned to it.
+func (inst *instance) callDetached() (stopped, returned bool) {
+	ret := make(chan bool, 1)
+	go func() { ret <- inst.call() }()
+	select {
+	case stopped = <-ret:
+		return stopped, true
+	case <-inst.cc.Done():
+	}
+	grace := time.NewTimer(detachGrace)
+	defer grace.Stop()
+	select {
+	case stopped = <-ret:
+		return stopped, true
+	case <-grace.C:
+		return true, false
+	}
+}
+
+// call runs the prepared call on the calling goroutine and reports whether the interpreter was
+// stopped during it (by the call's deadline, its caller's cancellation or the depth guard).
+//
+// There is no goroutine of the interpreter's own: a call is an ordinary call of a Go function
+// value the interpreter made (a reflect.MakeFunc wrapper around the interpreted function), so it
+// runs on the caller's warm stack with no hand-off. Cancellation is what it was: the instance's
+// callCtx stops the interpreter when its deadline passes, its parent is cancelled or the depth
+// guard trips (see callCtx.cancel and stopInterpreter), and every interpreted frame then returns
+// at its next step, channel operations included. A panic no guest code recovered unwinds to here
+// and is formatted by slot.recovered, still under the call's deadline (a guest String method that
+// loops is stopped like any other loop), before the host looks at anything.
+func (inst *instance) call() (stopped bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			inst.slot.recovered(r)
+			if inst.slot.failed == nil { // recovered ignores nil; a panic(nil) is a *runtime.PanicNilError
+				inst.slot.fail(sandbox.KindPanic, "panic")
+			}
+		}
+		stopped = inst.cc.stopped()
+	}()
+	inst.fn()
+	return
 }
 
 // emptyFS is the interpreter's source filesystem: no import is ever loaded from disk.
@@ -372,10 +383,8 @@ func newInterpreter(s *slot, test bool, tv *typedVars, copies []copyRef, generic
 		"Decode":        reflect.ValueOf(s.decode),
 		"DepthExceeded": reflect.ValueOf(s.depthExceeded),
 		"MaxDepth":      reflect.ValueOf(&s.MaxDepth).Elem(),
-		"Next":          reflect.ValueOf(s.serveNext),
 		"SetErr":        reflect.ValueOf(s.setErr),
 		"Encode":        reflect.ValueOf(s.encode),
-		"Recovered":     reflect.ValueOf(s.recovered),
 		"CheckWrite":    reflect.ValueOf(s.checkWrite),
 	}
 	if tv != nil {
@@ -429,34 +438,31 @@ func prepare(src sandbox.Source) (code string, sig sandbox.Signature, ht *hostTy
 	r.gaps()
 	extra := r.autoImports()
 	if r.needSort {
-		extra = "; import forge__sort \"sort\""
+		extra += "; import forge__sort \"sort\""
 	}
 	r.packageMain(extra)
 	ht = hostTypesOf(sig, r.declared)
 	typedResult := ht != nil && ht.result != nil
-	return r.apply(globals + callStub(sig, ht != nil, typedResult) + serveLoop(sig, canDirect(sig, ht, r.guarded))), sig, ht, r.guarded, nil
+	run, _ := runFunc(sig, canDirect(sig, ht, r.guarded))
+	return r.apply(globals + callStub(sig, ht != nil, typedResult) + run), sig, ht, r.guarded, nil
 }
 
-// serveLoop is the function an interpreter runs for its whole life: one iteration per call (see
-// instance.serve). A host-typed, unguarded call whose result needs no guest method is the
-// assignment itself (one interpreted frame less); anything else goes through forge__call, whose
-// early returns must not end the loop. The deferred Recovered is set up once per interpreter (no
-// per-call cost): a panic no guest code recovered is formatted there, on the guest goroutine
-// under the call's context, and ends the loop (the interpreter is then discarded).
-func serveLoop(sig sandbox.Signature, direct bool) string {
-	body := "forge__call()"
-	if direct {
-		body = directCall(sig)
+// runFunc is the function a call runs (see instance.call) and its name: for a host-typed,
+// unguarded call whose result needs no guest method, the assignment itself (one interpreted
+// call less than going through forge__call); anything else is forge__call.
+func runFunc(sig sandbox.Signature, direct bool) (code, name string) {
+	if !direct {
+		return "", "forge__call"
 	}
-	return "func forge__serve() {\n\tdefer func() { forge__slot.Recovered(recover()) }()\n\tfor forge__slot.Next() {\n\t\t" + body + "\n\t}\n}\n"
+	return "func forge__run() {\n\t" + directCall(sig) + "\n}\n", "forge__run"
 }
 
 // callStub is the function each call runs: decode args into the real parameter types (inside the
 // interpreter, so types declared in the file work), call, hand the results to the host.
 // With typed (host-decoded) args the stub reads the native variables *P0..*Pn; with a typed
 // result it writes *R. Any other result is encoded to JSON, and a returned error reduced to its
-// text, by slot functions called here, on the guest goroutine (see guest.go): the host never
-// calls a method of a guest value.
+// text, by slot functions called here, during the call (see guest.go): the host never calls a
+// method of a guest value after it.
 func callStub(sig sandbox.Signature, typedArgs, typedResult bool) string {
 	var b strings.Builder
 	b.WriteString("func forge__call() {\n\tforge__depth = 0\n\tforge__maxDepth = forge__slot.MaxDepth\n")
@@ -513,7 +519,7 @@ func directCall(sig sandbox.Signature) string {
 	return call
 }
 
-// canDirect reports whether the serving loop may call the function in one statement: host-typed
+// canDirect reports whether a call may be the function call in one statement: host-typed
 // args, no error result (its text must be taken in the guest) and a result, if any, of a type
 // with no methods anywhere inside (see hostTypes.result).
 func canDirect(sig sandbox.Signature, ht *hostTypes, guarded bool) bool {
@@ -551,10 +557,10 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 		return nil, err
 	}
 	life, end := context.WithCancel(s.life)
-	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code, ht: ht, guarded: guarded, copies: referencedCopies(code), generic: genericCode(code), imports: importPaths(code),
+	p := &Program{src: src, sum: src.Checksum(), sig: sig, code: code, ht: ht, guarded: guarded, copies: referencedCopies(code), generic: genericCode(code), imports: importPaths(code), detached: detachedCode(code),
 		avail: make(chan struct{}, s.opts.PoolSize), spare: make(chan *instance, sandbox.DefaultMaxCallDepth), sem: make(chan struct{}, s.opts.PoolSize), sb: s, workers: s.workers, life: life, end: end}
-	// The serving loops hold the interpreters, never the program: once the program is
-	// unreachable, end them so that its interpreters can be collected.
+	// Once the program is unreachable, its context leaves the sandbox's and its workers are
+	// released (its interpreters are collected with it).
 	p.release = s.workers.hold(p.sum, sig.Func)
 	runtime.AddCleanup(p, func(c programCleanup) { c.end(); c.release() }, programCleanup{end, p.release})
 	inst, err := p.newInstance(ctx)
@@ -590,15 +596,34 @@ func (p *Program) newInstance(ctx context.Context) (*instance, error) {
 	}
 	s.ctx = nil
 	s.setHost(nil)
-	serve, err := in.Compile("forge__serve()")
+	fn, err := callFunc(in, p.sig, canDirect(p.sig, p.ht, p.guarded))
 	if err != nil {
-		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "compile serving loop: " + err.Error(), Err: err}
+		return nil, err
 	}
-	// The instance starts parked: its serving loop starts with its first call (see ready).
-	inst := &instance{in: in, slot: s, tv: tv, cc: newCallCtx(), serveProg: serve, parked: true, end: noEnd, used: time.Now()}
+	inst := &instance{in: in, slot: s, tv: tv, cc: newCallCtx(in), fn: fn, used: time.Now()}
 	s.cancel = inst.cc.Cancel // bound once: a method value per call would allocate
-	s.next, s.ret = make(chan struct{}, 1), make(chan struct{}, 1)
 	return inst, nil
+}
+
+// callFunc returns the interpreter's call function (see runFunc) as a Go function value. The
+// program is loaded: evaluating the name runs no guest code. It must not be evaluated by
+// ExecuteWithContext, which would give the interpreter a new cancellation channel that the
+// loaded program's frames do not watch (see stopInterpreter).
+func callFunc(in *interp.Interpreter, sig sandbox.Signature, direct bool) (func(), error) {
+	_, name := runFunc(sig, direct)
+	prog, err := in.Compile(name)
+	if err == nil {
+		var v reflect.Value
+		if v, err = in.Execute(prog); err == nil {
+			if v.IsValid() && v.CanInterface() {
+				if fn, ok := v.Interface().(func()); ok {
+					return fn, nil
+				}
+			}
+			err = fmt.Errorf("%s evaluated to %v, not a func()", name, v)
+		}
+	}
+	return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "yaegi: the call function: " + err.Error(), Err: err}
 }
 
 // compileRecovered is in.Compile with yaegi's own panics (its compiler panics on some valid Go,
@@ -722,16 +747,31 @@ func (p *Program) run(ctx context.Context, raw json.RawMessage, args []json.RawM
 	cc := inst.cc
 	cc.start(ctx, in.Limits.Timeout)
 	sl.ctx, sl.in, sl.args, sl.bad, sl.MaxDepth, sl.depthHit, sl.panicPos = cc, in, args, -1, in.Limits.MaxDepth, false, ""
-	sl.done = nil
 	sl.outJSON, sl.errText, sl.hasErr, sl.failed = nil, "", false, nil
-	if p.guarded {
-		sl.done = make(chan struct{})
+	var xerr error
+	stopped, returned := true, true
+	if p.detached {
+		stopped, returned = inst.callDetached()
+	} else {
+		stopped = inst.call()
 	}
-	xerr := inst.exec()
-	if sl.done != nil {
-		close(sl.done)
+	if stopped {
+		xerr = cc.Err() // deadline, cancellation or the depth guard: the interpreter is spent
 	}
 	keep := cc.finish()
+	if !returned {
+		// Native code outlived the call's deadline: the caller gets the deadline now, the
+		// goroutine still running is left the slot (nothing of it is read here) and the
+		// interpreter (dropped).
+		cc.timer.Stop()
+		p.put(inst, false)
+		rerr := &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded while native code was running (it goes on until it returns)", Err: xerr,
+			Hint: "bound the sizes given to math/big (exponents, factorials, shifts), or run this code isolated"}
+		if errors.Is(xerr, context.Canceled) {
+			rerr.Message = "call cancelled while native code was running (it goes on until it returns)"
+		}
+		return sandbox.Output{Duration: time.Since(start)}, rerr
+	}
 	var out sandbox.Output
 	var rerr error
 	switch {
@@ -784,8 +824,7 @@ func encodedResult(sig sandbox.Signature, b []byte, maxBytes int) (json.RawMessa
 	return b, nil
 }
 
-// Close ends the interpreters' serving loops (calls in flight finish; later calls fail) and stops
-// worker processes.
+// Close ends the sandbox: calls in flight finish, later calls fail; worker processes stop.
 func (s *Sandbox) Close() error {
 	s.closed.Store(true)
 	s.stop()
