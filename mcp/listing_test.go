@@ -221,3 +221,55 @@ func TestToolListAndArtifactsFromSummariesMatchEach(t *testing.T) {
 	assert.Contains(t, wantRows, "incompatible schema version")
 	assert.NotContains(t, wantRows, `"method":"broken"`, "quarantined by the first listing")
 }
+
+// BenchmarkToolSet1000 is the tool set Sync computes, on 1,000 durable artifacts of role text
+// whose contract is current (three generations of about 400 bytes of code each, a params schema):
+// as it is (summaries: the role index, one Role lookup) and as it was (each: every artifact file
+// read and decoded), on the same store in the same run.
+func BenchmarkToolSet1000(b *testing.B) {
+	dir := b.TempDir()
+	f := openForge(b, dir)
+	ds, ok := f.Store().(*registry.Store)
+	require.True(b, ok)
+	rec, err := f.Store().Role("text")
+	require.NoError(b, err)
+	body := strings.Repeat("\tx = strings.ToUpper(x) // padding to a realistic method size\n", 6)
+	require.NoError(b, os.MkdirAll(filepath.Dir(ds.ArtifactPath("text", "m")), 0o755))
+	for i := 0; i < 1000; i++ {
+		method := fmt.Sprintf("method_%04d", i)
+		a := &registry.Artifact{SchemaVersion: registry.SchemaVersion, Role: "text", Method: method, ContractFingerprint: rec.Fingerprint,
+			Signature: registry.Signature{Func: "Method", Decl: "func Method(x string) string",
+				ParamsSchema: json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","additionalProperties":false,"properties":{"x":{"type":"string"}},"required":["x"],"type":"object"}`)}}
+		for g, tr := range []string{"initial_forge", "repair:intrinsic", "regenerate:contract"} {
+			a.Promote(fmt.Sprintf("package artifact\n\nimport \"strings\"\n\n// gen %d\nfunc Method(x string) string {\n%s\treturn x\n}\n", g, body), tr, "bench-model", "pv1", lt0)
+		}
+		a.Lifecycle = registry.Durable
+		data, err := a.Encode()
+		require.NoError(b, err)
+		require.NoError(b, os.WriteFile(ds.ArtifactPath("text", method), data, 0o644))
+	}
+	s, err := New(f, Options{}) // its Sync builds the index
+	require.NoError(b, err)
+	defer s.Close()
+	time.Sleep(registry.IndexSettle + 10*time.Millisecond)
+	_, err = s.wantTools() // records the settled directory stamp
+	require.NoError(b, err)
+	b.Run("summaries", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			want, err := s.wantTools()
+			if err != nil || len(want) != 1000 {
+				b.Fatal(err, len(want))
+			}
+		}
+	})
+	b.Run("each", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			want, err := eachWant(f.Store())
+			if err != nil || len(want) != 1000 {
+				b.Fatal(err, len(want))
+			}
+		}
+	})
+}
