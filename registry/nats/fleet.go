@@ -690,14 +690,21 @@ func (f *FleetStore) Each(fn func(k registry.Key, a *registry.Artifact, err erro
 	return nil
 }
 
-// Summaries lists every artifact's summary with its merged metrics, in key order (a few parallel
-// readers).
+// Summaries lists every artifact's summary with its merged metrics, the newest generation's
+// trigger and the params schema, in key order (a few parallel readers; each record at least as new
+// as the watch reported, as Load reads it).
 func (f *FleetStore) Summaries() ([]registry.Summary, error) {
 	keys, err := f.List()
 	if err != nil {
 		return nil, err
 	}
 	out := make([]registry.Summary, len(keys))
+	mins := make([]seen, len(keys)) // as Load: at least what the watch reported (another process's writes)
+	f.mu.RLock()
+	for i, k := range keys {
+		mins[i] = f.latest[k]
+	}
+	f.mu.RUnlock()
 	gone := make([]bool, len(keys))
 	errs := make([]error, len(keys))
 	const readers = 8
@@ -710,7 +717,7 @@ func (f *FleetStore) Summaries() ([]registry.Summary, error) {
 			defer wg.Done()
 			for i := w; i < len(keys); i += readers {
 				k := keys[i]
-				v, _, _, err := f.read(ctx, k.Role, k.Method, seen{})
+				v, _, _, err := f.read(ctx, k.Role, k.Method, mins[i])
 				switch {
 				case err == nil:
 					out[i] = summaryOf(v)
@@ -737,12 +744,7 @@ func (f *FleetStore) Summaries() ([]registry.Summary, error) {
 	return res, nil
 }
 
-func summaryOf(a *registry.Artifact) registry.Summary {
-	return registry.Summary{Role: a.Role, Method: a.Method, Lifecycle: a.Lifecycle, Generation: a.Generation,
-		ContractFingerprint: a.ContractFingerprint, RuntimeVersion: a.RuntimeVersion, CodeChecksum: a.CodeChecksum,
-		Decl: a.Signature.Decl, LastFailureClass: a.LastFailureClass, CreatedAt: a.CreatedAt, LastUsedAt: a.LastUsedAt,
-		Counters: a.Counters, MetricsApplied: a.MetricsApplied}
-}
+func summaryOf(a *registry.Artifact) registry.Summary { return registry.SummaryOf(a) }
 
 // --- roles --------------------------------------------------------------------------------------
 
