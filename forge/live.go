@@ -9,6 +9,7 @@ import (
 
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/selector"
 )
 
 // DefaultMaxLivePrograms bounds the compiled programs a Forge keeps ready when Options and the
@@ -348,4 +349,47 @@ func (f *Forge) compileArtifact(ctx context.Context, rt *roleRuntime, art *regis
 		return nil, err
 	}
 	return newCompiled(art, prog, sb, f.programs), nil
+}
+
+// warmState is what the warm calls of one live program derive from one artifact snapshot under
+// one role runtime: the selector's decision (a pure function of the two and the forge's
+// switches) and the artifact's event fields, with the handles of its metrics counters and its
+// event aggregate. A warm call that finds its snapshot and runtime here reads neither the
+// artifact nor the recorder's or the aggregator's maps: it touches the store's and the live set's
+// entries, this state and the two records it updates (RATIONALE, "The warm path touches memory
+// only"). It is rebuilt, once, when either changes (a metrics flush replaces the snapshot).
+type warmState struct {
+	art *registry.Artifact
+	rt  *roleRuntime
+
+	action, reason, decision string
+	ev                       artEvent
+	rec                      *registry.RecordHandle // nil: the recorder offers none
+	agg                      atomic.Pointer[aggBucket]
+}
+
+// artEvent is the part of a call's event that comes from its artifact.
+type artEvent struct {
+	promptVersion, fingerprint, trigger string
+	success, failure                    int64
+	intrinsic, adaptive, extrinsic      int64
+}
+
+func artEventOf(a *registry.Artifact) artEvent {
+	ev := artEvent{promptVersion: a.PromptVersion, fingerprint: a.ContractFingerprint,
+		success: a.SuccessCount, failure: a.FailureCount,
+		intrinsic: a.IntrinsicFailureCount, adaptive: a.AdaptiveFailureCount, extrinsic: a.ExtrinsicFailureCount}
+	if len(a.History) > 0 {
+		ev.trigger = a.History[0].Trigger
+	}
+	return ev
+}
+
+// newWarmState records that art under rt was decided d (Execute).
+func (f *Forge) newWarmState(art *registry.Artifact, rt *roleRuntime, d selector.Decision, decision string) *warmState {
+	w := &warmState{art: art, rt: rt, action: string(d.Action), reason: string(d.Reason), decision: decision, ev: artEventOf(art)}
+	if hr, ok := f.rec.(registry.HandleRecorder); ok {
+		w.rec = hr.Handle(art.Role, art.Method)
+	}
+	return w
 }

@@ -148,6 +148,9 @@ func (r *Recorder) Record(role, method string, o Outcome, d time.Duration, reaso
 	r.buf.Record(role, method, o, d, reason)
 }
 
+// Handle returns role.method's RecordHandle: Record without the lookup (see RecordBuffer.Handle).
+func (r *Recorder) Handle(role, method string) *RecordHandle { return r.buf.Handle(role, method) }
+
 // take removes and returns the buffered deltas.
 func (r *Recorder) take() map[Key]delta { return r.buf.take() }
 

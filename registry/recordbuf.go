@@ -62,7 +62,29 @@ func (b *RecordBuffer) get(k Key) *pending {
 
 // Record adds one call's outcome (as Recorder.Record).
 func (b *RecordBuffer) Record(role, method string, o Outcome, d time.Duration, reason string) {
-	p := b.get(Key{role, method})
+	b.get(Key{role, method}).record(o, d, reason)
+}
+
+// RecordHandle records the outcomes of one artifact with no lookup: the warm path keeps one per
+// live program, so that a call touches its artifact's counters and nothing else of the buffer.
+// A handle stays valid for the buffer's life (an artifact's entry is reset by each flush, never
+// removed).
+type RecordHandle struct{ p *pending }
+
+// Handle returns role.method's handle (one map lookup, and an allocation the first time).
+func (b *RecordBuffer) Handle(role, method string) *RecordHandle {
+	return &RecordHandle{b.get(Key{role, method})}
+}
+
+// Record adds one call's outcome, as RecordBuffer.Record of the handle's artifact does.
+func (h *RecordHandle) Record(o Outcome, d time.Duration, reason string) { h.p.record(o, d, reason) }
+
+// HandleRecorder is a MetricsRecorder that hands out RecordHandles (both backends' recorders).
+type HandleRecorder interface {
+	Handle(role, method string) *RecordHandle
+}
+
+func (p *pending) record(o Outcome, d time.Duration, reason string) {
 	p.mu.Lock()
 	p.calls++
 	p.c.TotalDurationNanos += int64(d)
