@@ -163,6 +163,18 @@ func (c *call) run(ctx context.Context) Outcome {
 		return c.fail(&failure{typ: typ, result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()})
 	}
 	c.rt = rt
+	art, ok := f.store.Lookup(c.role, c.method)
+	if ok {
+		// The warm path: the live program remembers the decision made for this very snapshot
+		// under this role runtime (warmState; the method was checked against the same contract
+		// then), so nothing else is checked, read or decided.
+		if p, w := f.programs.getWarm(registry.Key{Role: c.role, Method: c.method}, art, rt); p != nil {
+			c.art, c.warm = art, w
+			c.ev.ArtifactHit = true
+			c.ev.Action, c.ev.Reason, c.meta.Decision = w.action, w.reason, w.decision
+			return c.executeProgram(ctx, art, p, nil)
+		}
+	}
 	if err := registry.ValidateName("method", c.method); err != nil {
 		return c.fail(&failure{typ: "unknown_method", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()})
 	}
@@ -170,21 +182,6 @@ func (c *call) run(ctx context.Context) Outcome {
 		if _, ok := rt.rec.Methods[c.method]; !ok {
 			return c.fail(&failure{typ: "unknown_method", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs},
 				msg: fmt.Sprintf("role %s declares no method %s (it declares %s); add it to the contract with `forge role add`", c.role, c.method, methodList(rt.rec.Methods))})
-		}
-	}
-
-	art, ok := f.store.Lookup(c.role, c.method)
-	if ok {
-		// The warm path: the live program remembers the decision for this very snapshot and
-		// role runtime (warmState), so nothing else is read or decided.
-		if p := f.programs.get(registry.Key{Role: c.role, Method: c.method}, art.CodeChecksum); p != nil {
-			if w := p.warm.Load(); w != nil && w.art == art && w.rt == rt {
-				c.art, c.warm = art, w
-				c.ev.ArtifactHit = true
-				c.ev.Action, c.ev.Reason, c.meta.Decision = w.action, w.reason, w.decision
-				return c.executeProgram(ctx, art, p, nil)
-			}
-			p.release()
 		}
 	}
 	var loadErr error
@@ -352,7 +349,14 @@ func (c *call) executePersisted(ctx context.Context, art *registry.Artifact) Out
 // executeProgram is executePersisted with the live program (and a reference to it) already
 // taken, or the error that kept it from being compiled.
 func (c *call) executeProgram(ctx context.Context, art *registry.Artifact, p *compiled, err error) Outcome {
-	c.meta.ProgramSource, c.meta.ArtifactGen = SourcePersisted, art.Generation
+	var gen int
+	var archived bool
+	if w := c.warm; w != nil && w.art == art {
+		gen, archived = w.gen, w.archived
+	} else {
+		gen, archived = art.Generation, art.Lifecycle == registry.Archived
+	}
+	c.meta.ProgramSource, c.meta.ArtifactGen = SourcePersisted, gen
 	var out sandbox.Output
 	start := time.Now()
 	var sig sandbox.Signature
@@ -368,7 +372,7 @@ func (c *call) executeProgram(ctx context.Context, art *registry.Artifact, p *co
 	}
 	if err == nil {
 		c.record(registry.Success, "")
-		if art.Lifecycle == registry.Archived {
+		if archived {
 			c.f.revive(art)
 		}
 		return Outcome{OK: true, Value: out.Value}

@@ -97,6 +97,27 @@ func (s *liveSet) get(k registry.Key, sum string) *compiled {
 	return p
 }
 
+// getWarm is get for the warm path: k's live program with a reference, and its warm state, when
+// that state was made for the snapshot art under the runtime rt (then the program's code is
+// art's by construction, and the checksum is not compared); nil otherwise.
+func (s *liveSet) getWarm(k registry.Key, art *registry.Artifact, rt *roleRuntime) (*compiled, *warmState) {
+	sh := s.shard(k)
+	sh.mu.RLock()
+	p := sh.m[k]
+	sh.mu.RUnlock()
+	if p == nil {
+		return nil, nil
+	}
+	w := p.warm.Load()
+	if w == nil || w.art != art || w.rt != rt || !p.acquire() {
+		return nil, nil
+	}
+	if now := s.clock.Load(); p.used.Load() != now {
+		p.used.Store(now)
+	}
+	return p, w
+}
+
 // put makes p the live program of its key, taking over the caller's reference to it. The
 // program it replaces and the ones evicted for the budget lose the set's reference: each closes
 // when its last run ends. On a closed set p's reference is released at once.
@@ -363,6 +384,8 @@ type warmState struct {
 	rt  *roleRuntime
 
 	action, reason, decision string
+	gen                      int
+	archived                 bool
 	ev                       artEvent
 	rec                      *registry.RecordHandle // nil: the recorder offers none
 	agg                      atomic.Pointer[aggBucket]
@@ -387,7 +410,8 @@ func artEventOf(a *registry.Artifact) artEvent {
 
 // newWarmState records that art under rt was decided d (Execute).
 func (f *Forge) newWarmState(art *registry.Artifact, rt *roleRuntime, d selector.Decision, decision string) *warmState {
-	w := &warmState{art: art, rt: rt, action: string(d.Action), reason: string(d.Reason), decision: decision, ev: artEventOf(art)}
+	w := &warmState{art: art, rt: rt, action: string(d.Action), reason: string(d.Reason), decision: decision,
+		gen: art.Generation, archived: art.Lifecycle == registry.Archived, ev: artEventOf(art)}
 	if hr, ok := f.rec.(registry.HandleRecorder); ok {
 		w.rec = hr.Handle(art.Role, art.Method)
 	}
