@@ -278,13 +278,23 @@ func (r *Recorder) Flush() FlushReport {
 			}
 		}
 	}
+	// One index write per role for the whole batch, not one per promoted artifact (a thousand
+	// candidates proven at once rewrote their role's index a thousand times).
+	byRole := map[string][]*Summary{}
 	for _, k := range promoted {
-		_, _ = s.Update(k.Role, k.Method, func(a *Artifact, exists bool) error {
+		file, _, st, err := s.update(k.Role, k.Method, nil, nil, false, func(a *Artifact, exists bool) error {
 			if !exists {
 				return ErrNotFound
 			}
 			return nil
 		})
+		if err == nil {
+			sm := summaryOf(file, st)
+			byRole[k.Role] = append(byRole[k.Role], &sm)
+		}
+	}
+	for role, sms := range byRole {
+		s.indexPutMany(role, sms)
 	}
 	if seal {
 		r.sealAndCompact(false)

@@ -119,3 +119,33 @@ func TestRevalidateSweepSeesOtherProcessWrites(t *testing.T) {
 	assert.Equal(t, Blessed, a.Lifecycle)
 	assert.Positive(t, server.sweep.sweeps.Load())
 }
+
+// A flush that proves many candidates durable writes each artifact and then each role's index
+// once; listings show the promotions.
+func TestFlushPromotionsReachTheIndex(t *testing.T) {
+	s, err := Open(t.TempDir())
+	require.NoError(t, err)
+	for _, m := range []string{"a", "b", "c"} {
+		newArtifact(t, s, "r", m, "package artifact // "+m)
+	}
+	newArtifact(t, s, "q", "a", "package artifact // qa")
+	rec := NewRecorder(s, time.Hour)
+	defer rec.Close()
+	for range DurableAfter {
+		for _, k := range []Key{{"r", "a"}, {"r", "b"}, {"r", "c"}, {"q", "a"}} {
+			rec.Record(k.Role, k.Method, Success, time.Millisecond, "")
+		}
+	}
+	rec.Flush()
+	sums, err := s.Summaries()
+	require.NoError(t, err)
+	require.Len(t, sums, 4)
+	for _, sm := range sums {
+		assert.Equal(t, Durable, sm.Lifecycle, "%s.%s", sm.Role, sm.Method)
+	}
+	other, err := Open(s.Root()) // another process reads the files
+	require.NoError(t, err)
+	a, err := other.Load("r", "b")
+	require.NoError(t, err)
+	assert.Equal(t, Durable, a.Lifecycle)
+}
