@@ -24,6 +24,7 @@ func newServeCmd(a *app) *cobra.Command {
 	var maxBody int64
 	var callTimeout time.Duration
 	var noMCP bool
+	var natsDir, natsListen string
 	cmd := &cobra.Command{
 		Use:   "serve [--addr 127.0.0.1:7077]",
 		Short: "Serve calls, operator verbs, events, metrics and MCP over HTTP",
@@ -33,18 +34,30 @@ $FORGE_ADMIN_TOKEN, sent as "Authorization: Bearer TOKEN"), read endpoints (/v1/
 /v1/artifacts, /v1/history, /v1/stale, /v1/stats), GET /v1/events as Server-Sent Events (filters
 role, method, class, source, trace), Prometheus /metrics, /healthz, /readyz, and the MCP server
 (streamable HTTP) at /mcp. It watches its store: changes by other forge processes are served at
-once. It binds 127.0.0.1 unless told otherwise; SIGTERM or SIGINT finishes in-flight calls first.`,
+once. It binds 127.0.0.1 unless told otherwise; SIGTERM or SIGINT finishes in-flight calls first.
+
+With --nats-embedded DIR it also runs a single-node NATS JetStream server (data in DIR, listening
+on 127.0.0.1:4222 unless --nats-listen says otherwise) and keeps the store there: the quickstart of
+the fleet store. Other forge processes on this machine use it with --store nats://127.0.0.1:4222/forge
+(the URL is printed at start); the server stops when serve does.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if token == "" {
 				token = os.Getenv("FORGE_ADMIN_TOKEN")
+			}
+			log := slog.New(slog.NewJSONHandler(a.stderr, nil))
+			if natsDir != "" {
+				_, stopNATS, err := a.startEmbeddedNATS(natsDir, natsListen, log)
+				if err != nil {
+					return err
+				}
+				defer stopNATS() // after the forge's Close (deferred later, run first) flushed into it
 			}
 			f, err := a.openForge()
 			if err != nil {
 				return err
 			}
 			defer f.Close()
-			log := slog.New(slog.NewJSONHandler(a.stderr, nil))
 			if err := f.Watch(); err != nil {
 				log.Warn("watch mode unavailable: changes by other processes are seen within the revalidation poll", slog.String("error", err.Error()))
 			}
@@ -83,5 +96,7 @@ once. It binds 127.0.0.1 unless told otherwise; SIGTERM or SIGINT finishes in-fl
 	cmd.Flags().Int64Var(&maxBody, "max-body", server.DefaultMaxBody, "largest request body in bytes")
 	cmd.Flags().DurationVar(&callTimeout, "call-timeout", server.DefaultCallTimeout, "longest a call or verb may take")
 	cmd.Flags().BoolVar(&noMCP, "no-mcp", false, "do not serve MCP at /mcp")
+	cmd.Flags().StringVar(&natsDir, "nats-embedded", "", "run an embedded single-node NATS JetStream server with its data in this directory and keep the store on it (nats://127.0.0.1:4222/forge unless --store names another); other forge processes share it with --store")
+	cmd.Flags().StringVar(&natsListen, "nats-listen", defaultNATSListen, "where the embedded NATS server listens (HOST:PORT; port 0: a free one); beyond loopback it needs $NATS_TOKEN")
 	return cmd
 }

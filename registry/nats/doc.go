@@ -9,7 +9,8 @@
 //     compare-and-sets on the revision; the generation lock is a lease; the recorder flushes with a
 //     MetricsWriter; Knowledge is the knowledge.<domain> table; it is a registry.Importer.
 //   - Servers: StartEmbedded runs a single-node JetStream server in a directory on a loopback port
-//     (for `forge serve --nats-embedded DIR` and single-node tests); StartCluster runs an n-node
+//     (single-node tests), StartEmbeddedWith on a chosen address with a client token (required
+//     beyond loopback; `forge serve --nats-embedded DIR --nats-listen`); StartCluster runs an n-node
 //     JetStream cluster on loopback whose nodes can be stopped and restarted (for fleet tests).
 //   - Config: ParseURL reads nats://[creds@]HOST:PORT[,...]/NAME?options plus the nats CLI's
 //     environment variables; passwords and tokens are Secrets that never print.

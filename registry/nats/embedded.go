@@ -41,6 +41,46 @@ func StartEmbedded(dir string) (clientURL string, stop func(), err error) {
 	return n.URL(), n.Stop, nil
 }
 
+// EmbeddedOptions tune StartEmbeddedWith.
+type EmbeddedOptions struct {
+	// Host is the address to listen on (default 127.0.0.1). Any other than a loopback address
+	// needs a Token: the server is then reachable from other machines.
+	Host string
+	// Port is the client port (0: a free one).
+	Port int
+	// Token, if set, is required of every client (nats://TOKEN@HOST:PORT, or $NATS_TOKEN).
+	Token Secret
+}
+
+// StartEmbeddedWith is StartEmbedded on the address o names, with a client token if o has one. It
+// refuses to listen beyond loopback without a token. The returned URL has no credentials.
+func StartEmbeddedWith(dir string, o EmbeddedOptions) (clientURL string, stop func(), err error) {
+	host := o.Host
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if o.Port < 0 || o.Port > 65535 {
+		return "", nil, fmt.Errorf("nats: embedded server port %d: use 0 (a free port) to 65535", o.Port)
+	}
+	if o.Token == "" && !isLoopback(host) {
+		return "", nil, fmt.Errorf("nats: an embedded server on %s would be reachable from other machines with no credentials: set a token ($NATS_TOKEN; clients set the same) or listen on 127.0.0.1", host)
+	}
+	n, err := startNode(nodeConfig{name: "forge-embedded", dir: dir, host: host, port: o.Port, token: o.Token, syncAlways: true})
+	if err != nil {
+		return "", nil, err
+	}
+	return n.URL(), n.Stop, nil
+}
+
+// isLoopback reports whether host is a loopback address or localhost.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // Node is one embedded server.
 type Node struct {
 	cfg nodeConfig
@@ -52,7 +92,9 @@ type Node struct {
 type nodeConfig struct {
 	name        string
 	dir         string
-	port        int // 0: a free port
+	host        string // "" : 127.0.0.1
+	port        int    // 0: a free port
+	token       Secret // "" : no authentication
 	cluster     string
 	clusterPort int // 0: a free port (cluster nodes only)
 	routes      []*url.URL
@@ -70,9 +112,13 @@ func startNode(c nodeConfig) (*Node, error) {
 	if port == 0 {
 		port = -1 // RANDOM_PORT
 	}
+	host := c.host
+	if host == "" {
+		host = "127.0.0.1"
+	}
 	o := &server.Options{
 		ServerName: c.name,
-		Host:       "127.0.0.1",
+		Host:       host,
 		Port:       port,
 		JetStream:  true,
 		StoreDir:   c.dir,
@@ -82,6 +128,7 @@ func startNode(c nodeConfig) (*Node, error) {
 		JetStreamMaxMemory: 256 << 20,
 		JetStreamMaxStore:  4 << 30,
 		SyncAlways:         c.syncAlways,
+		Authorization:      c.token.Reveal(),
 	}
 	if c.cluster != "" {
 		cp := c.clusterPort
@@ -113,7 +160,13 @@ func startNode(c nodeConfig) (*Node, error) {
 func (n *Node) Name() string { return n.cfg.name }
 
 // URL is the node's client URL.
-func (n *Node) URL() string { return "nats://127.0.0.1:" + strconv.Itoa(n.cfg.port) }
+func (n *Node) URL() string {
+	host := n.cfg.host
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1" // a wildcard listener is reached on loopback from this machine
+	}
+	return "nats://" + net.JoinHostPort(host, strconv.Itoa(n.cfg.port))
+}
 
 // Running reports whether the node is up.
 func (n *Node) Running() bool {

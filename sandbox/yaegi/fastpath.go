@@ -17,6 +17,7 @@ import (
 	"github.com/traefik/yaegi/interp"
 
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/yaegi/symbols"
 )
 
 // The warm call path avoids what costs yaegi most per call (reflect calls into native code, boxed
@@ -223,7 +224,9 @@ func decodeArg(raw json.RawMessage, v reflect.Value, ptr any) error {
 	// Everything else, and the error messages, come from encoding/json (with the sandbox's rule
 	// for numbers in interfaces).
 	v.SetZero()
-	return sandbox.UnmarshalArg(raw, ptr)
+	err := sandbox.UnmarshalArg(raw, ptr)
+	symbols.ZonesOf(ptr) // times in the guest's zone, not the host's (symbols/tz.go)
+	return err
 }
 
 // encodeTyped encodes the typed result variable as JSON, fast for integers and booleans.

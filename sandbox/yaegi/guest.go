@@ -182,9 +182,10 @@ func referencedCopies(code ...string) []copyRef {
 }
 
 // hostOwned are host values native functions hand out by pointer to any caller: the Location a
-// UTC or local time reports (t.UTC().Location() is the host's own time.UTC). The symbol tables
-// give guest code copies of package variables, but not of these.
-var hostOwned = []any{time.UTC, time.Local}
+// UTC or local time reports (t.UTC().Location() is the host's own time.UTC), and the guest's
+// local zone every interpreter shares (symbols.GuestLocal). The symbol tables give guest code
+// copies of package variables, but not of these.
+var hostOwned = []any{time.UTC, time.Local, symbols.GuestLocal}
 
 // checkWrite is forge__slot.CheckWrite: the rewrite calls it (see guardWrites) before guest
 // code writes through a pointer to a package's type (*loc = ...). Writing a host-owned value

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/yaegi/symbols"
 )
 
 // hostExports is forge/host as guest code sees it, bound to the slot's current call: the names of
@@ -38,7 +39,7 @@ func hostExports(s *slot) map[string]reflect.Value {
 		"Logf":     reflect.ValueOf(func(format string, args ...any) { _ = h().Log(fmt.Sprintf(format, args...)) }),
 		"Now": reflect.ValueOf(func() time.Time {
 			t, _ := h().Now()
-			return t
+			return t.UTC() // UTC, as the wasm backend gives it, not the host's zone
 		}),
 		"Rand": reflect.ValueOf(func() float64 {
 			f, _ := h().Rand()
@@ -60,7 +61,9 @@ func hostExports(s *slot) map[string]reflect.Value {
 			if err != nil {
 				return err
 			}
-			if err := json.Unmarshal(b, out); err != nil {
+			err = json.Unmarshal(b, out)
+			symbols.ZonesOf(out) // times decoded in the guest's zone, not the host's
+			if err != nil {
 				return fmt.Errorf("host.CallInto %s.%s: decode result: %w", role, method, err)
 			}
 			return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/gate"
+	"github.com/artifactforge/forge/sandbox/yaegi/symbols"
 )
 
 // HostPackage is the import path of the host API inside the sandbox.
@@ -33,7 +34,8 @@ func init() {
 // time.Now and time.Since in test files only; see gate.Options.Test). It is added to the test
 // interpreters' time table, never to the shared one.
 var testClock = map[string]reflect.Value{
-	"Now":   reflect.ValueOf(time.Now),
+	// In the guest's zone, as every time the time table hands out (symbols/tz.go).
+	"Now":   reflect.ValueOf(func() time.Time { return time.Now().In(symbols.GuestLocal) }),
 	"Since": reflect.ValueOf(time.Since),
 }
 

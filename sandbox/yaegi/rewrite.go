@@ -19,6 +19,7 @@ import (
 type edit struct {
 	pos, end int // byte offsets; pos == end inserts
 	text     string
+	closer   bool // goes before the other edits at its position (it closes an expression there)
 }
 
 type rewriter struct {
@@ -42,6 +43,12 @@ func (r *rewriter) off(p token.Pos) int { return int(p) - r.base }
 
 func (r *rewriter) add(pos, end int, text string) {
 	r.edits = append(r.edits, edit{pos: pos, end: end, text: text})
+}
+
+// addCloser inserts text that closes an expression ending at pos: before a statement's suffix
+// inserted there (a guarded return's "; forge__depth--; ...", a checked write's " }").
+func (r *rewriter) addCloser(pos int, text string) {
+	r.edits = append(r.edits, edit{pos: pos, end: pos, text: text, closer: true})
 }
 
 func (r *rewriter) text(n ast.Node) string { return r.src[r.off(n.Pos()):r.off(n.End())] }
@@ -336,57 +343,27 @@ func (r *rewriter) guardReturn(m *ast.ReturnStmt, results []string, named bool) 
 	r.add(end, end, "; forge__depth--; return "+list+" }")
 }
 
-// guardWrites precedes every write through a pointer whose type the file does not know (a
-// package's type: *loc = ..., *p += ...), or to a type parameter, with forge__slot.CheckWrite(p), which stops the write if
-// the pointer is one the host shares with every caller (see slot.checkWrite). Writes through the
-// file's own pointers are untouched (no cost). The pointer expression is evaluated twice, which
-// only matters for one with side effects; writes in an if/for/switch header are not covered.
+// guardWrites checks every write through a pointer whose type the file does not know (a
+// package's type: *loc = ..., *p += ..., (*p)++), or to a type parameter, with
+// forge__slot.CheckWrite, which stops the write if the pointer is one the host shares with every
+// caller (see slot.checkWrite). Writes through the file's own pointers are untouched (no cost).
+//
+// The pointer is evaluated once, into a temporary, and that temporary is both checked and written
+// through: a right-hand side that moves the pointer (*p = f() with f setting p) cannot slip a
+// different pointer past the check, and a pointer expression spanning lines needs no copy.
+// Every statement position is covered: statements of blocks, case and select clauses (under any
+// number of labels), if/switch/type switch/for init statements and for post statements (as a
+// function literal called in place: the only form that is a simple statement), range
+// assignments (for *p = range xs) and select receive assignments (case *p = <-ch), which take
+// the value into a temporary first. Function literals are walked like any code, so deferred
+// closures are covered too.
+//
+// It also runs the rewrites that keep other host state out of reach and that every caller of
+// guardWrites needs: guestZone (the host's time zone) and guardStderr (text/scanner's default
+// error output).
 func (r *rewriter) guardWrites() {
-	target := func(e ast.Expr) ast.Expr {
-		for {
-			p, ok := e.(*ast.ParenExpr)
-			if !ok {
-				break
-			}
-			e = p.X
-		}
-		star, ok := e.(*ast.StarExpr)
-		if !ok {
-			return nil
-		}
-		if t := r.typeOf(star.X); t != nil {
-			// A *T of a type parameter can point anywhere (set(t.UTC().Location(), v)).
-			p, isPtr := t.Underlying().(*types.Pointer)
-			if _, generic := p.Elem().(*types.TypeParam); !isPtr || !generic {
-				return nil
-			}
-		}
-		return star.X
-	}
-	check := func(st ast.Stmt) {
-		var ptrs []ast.Expr
-		switch st := st.(type) {
-		case *ast.AssignStmt:
-			if st.Tok != token.DEFINE {
-				for _, l := range st.Lhs {
-					if p := target(l); p != nil {
-						ptrs = append(ptrs, p)
-					}
-				}
-			}
-		case *ast.IncDecStmt:
-			if p := target(st.X); p != nil {
-				ptrs = append(ptrs, p)
-			}
-		}
-		for _, p := range ptrs {
-			text := r.text(p)
-			if strings.Contains(text, "\n") {
-				continue
-			}
-			r.add(r.off(st.Pos()), r.off(st.Pos()), "forge__slot.CheckWrite("+text+"); ")
-		}
-	}
+	r.guestZone()
+	r.guardStderr()
 	ast.Inspect(r.file, func(n ast.Node) bool {
 		var list []ast.Stmt
 		switch n := n.(type) {
@@ -396,15 +373,472 @@ func (r *rewriter) guardWrites() {
 			list = n.Body
 		case *ast.CommClause:
 			list = n.Body
+			if as, ok := n.Comm.(*ast.AssignStmt); ok && as.Tok == token.ASSIGN {
+				r.guardRecvAssign(n, as)
+			}
+		case *ast.IfStmt:
+			r.guardSimple(n.Init, true)
+		case *ast.SwitchStmt:
+			r.guardSimple(n.Init, true)
+		case *ast.TypeSwitchStmt:
+			r.guardSimple(n.Init, true)
+		case *ast.ForStmt:
+			r.guardSimple(n.Init, true)
+			r.guardSimple(n.Post, true)
+		case *ast.RangeStmt:
+			if n.Tok == token.ASSIGN {
+				r.guardRangeAssign(n)
+			}
 		}
 		for _, st := range list {
-			if l, ok := st.(*ast.LabeledStmt); ok {
+			for {
+				l, ok := st.(*ast.LabeledStmt)
+				if !ok {
+					break
+				}
 				st = l.Stmt
 			}
-			check(st)
+			r.guardSimple(st, false)
 		}
 		return true
 	})
+}
+
+// writeTarget returns the pointer a write to e goes through when it needs the check: e is *p
+// (in any parentheses) and p's type is unknown to the file (a package's) or a pointer to a type
+// parameter (set(t.UTC().Location(), v) through func set[T any](p *T, v T) { *p = v }).
+func (r *rewriter) writeTarget(e ast.Expr) ast.Expr {
+	for {
+		p, ok := e.(*ast.ParenExpr)
+		if !ok {
+			break
+		}
+		e = p.X
+	}
+	star, ok := e.(*ast.StarExpr)
+	if !ok {
+		return nil
+	}
+	if t := r.typeOf(star.X); t != nil {
+		p, isPtr := t.Underlying().(*types.Pointer)
+		if !isPtr {
+			return nil
+		}
+		if _, generic := p.Elem().(*types.TypeParam); !generic {
+			return nil
+		}
+	}
+	return star.X
+}
+
+// refusedWrite is the call that replaces (or precedes) a checked write the rewrite cannot
+// express on the statement's own lines (a pointer expression spanning lines in a multi-target
+// assignment, a range or a select receive): an undefined function, so the interpreter's compile
+// error names it and the program is refused rather than run unchecked.
+const refusedWrite = "forge__refused_write_through_a_package_pointer_spanning_lines__write_it_on_one_line"
+
+// guardSimple checks the writes of one simple statement (an assignment or ++/--). A statement in
+// a block becomes a block of its own; one in a header (closure) becomes a function literal
+// called in place.
+func (r *rewriter) guardSimple(st ast.Stmt, closure bool) {
+	var lhs []ast.Expr
+	switch st := st.(type) {
+	case *ast.AssignStmt:
+		if st.Tok == token.DEFINE {
+			return
+		}
+		lhs = st.Lhs
+	case *ast.IncDecStmt:
+		lhs = []ast.Expr{st.X}
+	default:
+		return
+	}
+	var ptrs []ast.Expr
+	for _, l := range lhs {
+		if p := r.writeTarget(l); p != nil {
+			ptrs = append(ptrs, p)
+		}
+	}
+	if len(ptrs) == 0 {
+		return
+	}
+	open, close := "{ ", " }"
+	if closure {
+		open, close = "func() { ", " }()"
+	}
+	start, end := r.off(st.Pos()), r.off(st.End())
+	if len(lhs) == 1 {
+		// In place: "*(P) op= x" becomes "{ forge__pN := P; CheckWrite(forge__pN); *forge__pN op= x }",
+		// P's own text untouched (rewrites inside it still apply, lines stay put). What surrounds P
+		// in the target is only stars, parentheses and space: its newlines are kept.
+		p, name := ptrs[0], r.ptrName()
+		pstart, pend, lend := r.off(p.Pos()), r.off(p.End()), r.off(lhs[0].End())
+		r.add(start, pstart, open+name+" := "+newlines(r.src[start:pstart]))
+		r.add(pend, lend, newlines(r.src[pend:lend])+"; forge__slot.CheckWrite("+name+"); *"+name)
+		r.add(end, end, close)
+		return
+	}
+	// Several targets: each pointer is copied into its temporary first.
+	var pre strings.Builder
+	pre.WriteString(open)
+	var names []string
+	for _, p := range ptrs {
+		text := r.text(p)
+		if strings.Contains(text, "\n") {
+			r.add(start, end, newlines(r.src[start:end])+refusedWrite+"()")
+			return
+		}
+		name := r.ptrName()
+		names = append(names, name)
+		fmt.Fprintf(&pre, "%s := %s; ", name, text)
+	}
+	for _, name := range names {
+		fmt.Fprintf(&pre, "forge__slot.CheckWrite(%s); ", name)
+	}
+	r.add(start, start, pre.String())
+	for i, p := range ptrs {
+		r.add(r.off(p.Pos()), r.off(p.End()), names[i])
+	}
+	r.add(end, end, close)
+}
+
+func (r *rewriter) ptrName() string {
+	r.n++
+	return "forge__p" + strconv.Itoa(r.n)
+}
+
+// newlines returns the newlines of s (what an edit must keep so that no line moves).
+func newlines(s string) string { return strings.Repeat("\n", strings.Count(s, "\n")) }
+
+// checkedAssign returns "{ forge__pN := P; ...; CheckWrite(forge__pN); L1, L2 = v1, v2 }" for the
+// targets lhs (nil entries are left out with their values) assigned the temporaries vals, or
+// false when a target spans lines (the caller then refuses the statement).
+func (r *rewriter) checkedAssign(lhs []ast.Expr, vals []string) (string, bool) {
+	var pre, checks strings.Builder
+	var ls, vs []string
+	for i, l := range lhs {
+		if l == nil {
+			continue
+		}
+		text := r.text(l)
+		if strings.Contains(text, "\n") {
+			return "", false
+		}
+		if p := r.writeTarget(l); p != nil {
+			name := r.ptrName()
+			fmt.Fprintf(&pre, "%s := %s; ", name, r.text(p))
+			fmt.Fprintf(&checks, "forge__slot.CheckWrite(%s); ", name)
+			text = "*" + name
+		}
+		ls = append(ls, text)
+		vs = append(vs, vals[i])
+	}
+	return "{ " + pre.String() + checks.String() + strings.Join(ls, ", ") + " = " + strings.Join(vs, ", ") + " }; ", true
+}
+
+// guardRangeAssign rewrites "for K, *P = range X {" (a checked target among the key and value)
+// as "for forge__kN, forge__vN := range X { { forge__pN := P; CheckWrite(forge__pN); K, *forge__pN =
+// forge__kN, forge__vN }; ...". Ranging over an integer is left alone (yaegi v0.16.1 cannot, and
+// refuses it).
+func (r *rewriter) guardRangeAssign(rs *ast.RangeStmt) {
+	if r.writeTarget(rs.Key) == nil && (rs.Value == nil || r.writeTarget(rs.Value) == nil) {
+		return
+	}
+	if t := r.typeOf(rs.X); t != nil && isInteger(t) {
+		return
+	}
+	lhs := []ast.Expr{rs.Key, rs.Value}
+	k, v := r.tmp(), r.tmp()
+	vals := []string{k, v}
+	head := k + " :="
+	if rs.Value != nil {
+		head = k + ", " + v + " :="
+	}
+	assign, ok := r.checkedAssign(lhs, vals)
+	if !ok {
+		r.add(r.off(rs.Body.Lbrace)+1, r.off(rs.Body.Lbrace)+1, " "+refusedWrite+"(); ")
+		return
+	}
+	r.add(r.off(rs.Key.Pos()), r.off(rs.TokPos)+len("="), head+newlines(r.src[r.off(rs.Key.Pos()):r.off(rs.TokPos)]))
+	r.add(r.off(rs.Body.Lbrace)+1, r.off(rs.Body.Lbrace)+1, " "+assign)
+}
+
+// guardRecvAssign rewrites "case L1, *P = <-ch:" as "case forge__vN, forge__vM := <-ch: { forge__pK
+// := P; CheckWrite(forge__pK); L1, *forge__pK = forge__vN, forge__vM };".
+func (r *rewriter) guardRecvAssign(cc *ast.CommClause, as *ast.AssignStmt) {
+	need := false
+	for _, l := range as.Lhs {
+		if r.writeTarget(l) != nil {
+			need = true
+		}
+	}
+	if !need {
+		return
+	}
+	var vals []string
+	for range as.Lhs {
+		vals = append(vals, r.tmp())
+	}
+	assign, ok := r.checkedAssign(as.Lhs, vals)
+	if !ok {
+		r.add(r.off(cc.Colon)+1, r.off(cc.Colon)+1, " "+refusedWrite+"(); ")
+		return
+	}
+	from := r.off(as.Lhs[0].Pos())
+	r.add(from, r.off(as.TokPos)+len("="), strings.Join(vals, ", ")+" :="+newlines(r.src[from:r.off(as.TokPos)]))
+	r.add(r.off(cc.Colon)+1, r.off(cc.Colon)+1, " "+assign)
+}
+
+// zoneMethods are the methods of time.Time that consult the host's time.Local, and
+// json.Decoder's Decode (which calls them): see guestZone.
+var zoneMethods = map[string]bool{"Local": true, "UnmarshalJSON": true, "UnmarshalText": true,
+	"UnmarshalBinary": true, "GobDecode": true, "Decode": true}
+
+// refusedZone is appended to a method name guestZone cannot route through the guest's zone (a
+// method value of an Unmarshal method, or one called on an expression it cannot take the address
+// of): the interpreter's compile error names it.
+const refusedZone = "__forge_refused_in_process_yaegi_keeps_the_host_zone_here__call_it_on_a_variable"
+
+// guestZone keeps the host's time zone out of guest code (symbols/tz.go has the why and the
+// helpers). The time table's functions already give times in the guest's zone; what is left are
+// the methods that consult time.Local whatever the table says, called on a value of a package's
+// type (the file's type check cannot resolve them: time.Time, a struct of the file embedding it,
+// a json.Decoder, json.Unmarshaler) or through an interface or type parameter of the file:
+//
+//	t.Local()            -> T.forge__local(t.Local())
+//	t.Local (a value)    -> T.forge__localFunc(t.Local)
+//	time.Time.Local      -> func(t T.Time) T.Time { return T.forge__local(t.Local()) }
+//	x.UnmarshalJSON(b)   -> T.forge__fixed(x.UnmarshalJSON(b), &x)   (Text, Binary, GobDecode)
+//	dec.Decode(v)        -> T.forge__decode(dec.Decode, v)
+//
+// where T is the file's import of time (added when there is none). An Unmarshal method called on
+// an expression with calls in it, or used as a value, is refused (compile error naming
+// refusedZone): its receiver could not be fixed after the call.
+func (r *rewriter) guestZone() {
+	T := r.importFor("time", "forge__time")
+	calls := r.selectorCalls()
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok || !zoneMethods[sel.Sel.Name] {
+			return true
+		}
+		name := sel.Sel.Name
+		if r.packageSelector(sel) || !r.hostZoneMethod(sel) {
+			return true
+		}
+		call := calls[sel]
+		selStart, selEnd := r.off(sel.Pos()), r.off(sel.End())
+		switch {
+		case name == "Local" && call != nil:
+			r.add(selStart, selStart, T()+".forge__local(")
+			r.addCloser(r.off(call.End()), ")")
+		case name == "Local" && r.isTimeType(sel.X):
+			t := T()
+			r.add(selStart, selEnd, fmt.Sprintf("func(t %s.Time) %s.Time { return %s.forge__local(t.Local()) }", t, t, t))
+		case name == "Local":
+			r.add(selStart, selStart, T()+".forge__localFunc(")
+			r.addCloser(selEnd, ")")
+		case name == "Decode" && call != nil && len(call.Args) == 1 && !call.Ellipsis.IsValid():
+			r.add(selStart, selStart, T()+".forge__decode(")
+			r.add(selEnd, r.off(call.Lparen)+1, ", ")
+		case name == "Decode":
+			// Decode of another arity is not json.Decoder's: nothing to fix.
+		case call != nil && len(call.Args) == 1 && r.plainOperand(sel.X):
+			// &x, so the receiver can be fixed in place; an interface or type parameter of the
+			// file is handed over as it is (its dynamic value is the pointer the method needs).
+			recv := "&" + r.text(sel.X)
+			if r.interfaceOrTypeParam(sel.X) {
+				recv = r.text(sel.X)
+			}
+			r.add(selStart, selStart, T()+".forge__fixed(")
+			r.addCloser(r.off(call.End()), ", "+recv+")")
+		default:
+			r.add(r.off(sel.Sel.End()), r.off(sel.Sel.End()), refusedZone)
+		}
+		return true
+	})
+}
+
+// importFor returns a function giving the file's import name of path, adding the import (named
+// prefix and the file's base, so the artifact's and the test file's never collide) on the
+// package line the first time it is needed when the file has none.
+func (r *rewriter) importFor(path, prefix string) func() string {
+	name := ""
+	for n, p := range r.imports {
+		if p == path && n != "_" && n != "." && !r.declared[n] {
+			name = n
+		}
+	}
+	return func() string {
+		if name == "" {
+			name = prefix + strconv.Itoa(r.base)
+			r.imports[name] = path
+			r.add(r.off(r.file.Name.End()), r.off(r.file.Name.End()), "; import "+name+" "+strconv.Quote(path))
+		}
+		return name
+	}
+}
+
+// selectorCalls maps each selector called (x.M(...)) to its call.
+func (r *rewriter) selectorCalls() map[*ast.SelectorExpr]*ast.CallExpr {
+	calls := map[*ast.SelectorExpr]*ast.CallExpr{}
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok {
+			if sel, ok := c.Fun.(*ast.SelectorExpr); ok {
+				calls[sel] = c
+			}
+		}
+		return true
+	})
+	return calls
+}
+
+// packageSelector reports whether sel is a package's name (pkg.Name: the gate has judged it).
+func (r *rewriter) packageSelector(sel *ast.SelectorExpr) bool {
+	x, ok := sel.X.(*ast.Ident)
+	return ok && r.imports[x.Name] != "" && !r.declared[x.Name]
+}
+
+// refusedField is appended to a text/scanner Error field guardStderr cannot route (assigned in a
+// tuple assignment): the interpreter's compile error names it.
+const refusedField = "__forge_refused_assign_a_scanner_error_handler_on_its_own"
+
+// guardStderr keeps guest code from writing to the process's standard error through a
+// text/scanner.Scanner whose Error field is nil (symbols/scanner.go): Init's result, the method
+// value s.Init and every value assigned to the Error field of a package's type pass through the
+// text/scanner table's helpers, which never leave the field nil:
+//
+//	s.Init(r)     -> S.forge__init(s.Init(r))
+//	s.Init        -> S.forge__initFunc(s.Init)
+//	s.Error = f   -> s.Error = S.forge__error(f)
+//
+// Init and Error are resolved by the file's type check when they are the file's own; anything
+// unresolved with one argument (Init) is text/scanner's: the only allowlisted Init taking one
+// (container/list's takes none and is left alone when called).
+func (r *rewriter) guardStderr() {
+	S := r.importFor("text/scanner", "forge__scanner")
+	calls := r.selectorCalls()
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			if n.Sel.Name != "Init" || r.packageSelector(n) || r.typeOf(n) != nil {
+				return true
+			}
+			start := r.off(n.Pos())
+			switch call := calls[n]; {
+			case call == nil:
+				r.add(start, start, S()+".forge__initFunc(")
+				r.addCloser(r.off(n.End()), ")")
+			case len(call.Args) == 1:
+				r.add(start, start, S()+".forge__init(")
+				r.addCloser(r.off(call.End()), ")")
+			}
+		case *ast.AssignStmt:
+			for i, l := range n.Lhs {
+				sel, ok := l.(*ast.SelectorExpr)
+				if !ok || sel.Sel.Name != "Error" || r.packageSelector(sel) || r.typeOf(sel) != nil {
+					continue
+				}
+				if n.Tok != token.ASSIGN || len(n.Lhs) != len(n.Rhs) {
+					r.add(r.off(sel.End()), r.off(sel.End()), refusedField)
+					continue
+				}
+				r.add(r.off(n.Rhs[i].Pos()), r.off(n.Rhs[i].Pos()), S()+".forge__error(")
+				r.addCloser(r.off(n.Rhs[i].End()), ")")
+			}
+		}
+		return true
+	})
+}
+
+// hostZoneMethod reports whether sel (x.Local, x.UnmarshalJSON, ...) may be time.Time's or
+// json.Decoder's method: the file's type check cannot resolve it (x's type is a package's, or a
+// struct of the file embedding one), or it is a method of an interface or type parameter of the
+// file whose results mention a package's type (Local() time.Time; any Unmarshal method, whose
+// receiver is then fixed, harmlessly if it is the file's own type).
+func (r *rewriter) hostZoneMethod(sel *ast.SelectorExpr) bool {
+	t := r.typeOf(sel)
+	if t == nil {
+		return true
+	}
+	sig, ok := t.(*types.Signature)
+	if !ok {
+		return false // a field
+	}
+	if r.typeOf(sel.X) == nil {
+		return true
+	}
+	if !r.interfaceOrTypeParam(sel.X) {
+		return false // a method the file declares
+	}
+	// The file's own interface: only a method of time.Time's or json.Decoder's shape can be
+	// theirs (and only that shape fits the helper it is routed through).
+	if sig.Results().Len() != 1 {
+		return false
+	}
+	rt := sig.Results().At(0).Type()
+	if sel.Sel.Name == "Local" {
+		b, ok := rt.(*types.Basic)
+		return sig.Params().Len() == 0 && ok && b.Kind() == types.Invalid
+	}
+	return sig.Params().Len() == 1 && types.Identical(rt, types.Universe.Lookup("error").Type())
+}
+
+// interfaceOrTypeParam reports whether e's type (or the type it points to) is an interface or a
+// type parameter the file's type check knows.
+func (r *rewriter) interfaceOrTypeParam(e ast.Expr) bool {
+	t := r.typeOf(e)
+	if t == nil {
+		return false
+	}
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	if _, ok := t.(*types.TypeParam); ok {
+		return true
+	}
+	_, ok := t.Underlying().(*types.Interface)
+	return ok
+}
+
+// isTimeType reports whether e is the type time.Time written with the file's import of time
+// (a method expression time.Time.Local).
+func (r *rewriter) isTimeType(e ast.Expr) bool {
+	s, ok := e.(*ast.SelectorExpr)
+	if !ok || s.Sel.Name != "Time" {
+		return false
+	}
+	x, ok := s.X.(*ast.Ident)
+	return ok && r.imports[x.Name] == "time" && !r.declared[x.Name]
+}
+
+// plainOperand reports whether e can be written again after the call, to the same effect and
+// with & in front: identifiers, selectors, indexes by identifiers or literals, dereferences and
+// parentheses of those, on one line.
+func (r *rewriter) plainOperand(e ast.Expr) bool {
+	if strings.Contains(r.text(e), "\n") {
+		return false
+	}
+	var plain func(e ast.Expr) bool
+	plain = func(e ast.Expr) bool {
+		switch e := e.(type) {
+		case *ast.Ident:
+			return true
+		case *ast.SelectorExpr:
+			return plain(e.X)
+		case *ast.ParenExpr:
+			return plain(e.X)
+		case *ast.StarExpr:
+			return plain(e.X)
+		case *ast.IndexExpr:
+			switch e.Index.(type) {
+			case *ast.Ident, *ast.BasicLit:
+				return plain(e.X)
+			}
+		}
+		return false
+	}
+	return plain(e)
 }
 
 // gaps rewrites what yaegi v0.16.1 lacks: min/max/clear builtins, range over an integer,
@@ -594,7 +1028,12 @@ func (r *rewriter) copyLoopVars(body *ast.BlockStmt, names []string, threeClause
 
 // apply returns the source with every edit applied and tail appended.
 func (r *rewriter) apply(tail string) string {
-	sort.SliceStable(r.edits, func(i, j int) bool { return r.edits[i].pos < r.edits[j].pos })
+	sort.SliceStable(r.edits, func(i, j int) bool {
+		if r.edits[i].pos != r.edits[j].pos {
+			return r.edits[i].pos < r.edits[j].pos
+		}
+		return r.edits[i].closer && !r.edits[j].closer
+	})
 	var b strings.Builder
 	last := 0
 	for _, e := range r.edits {

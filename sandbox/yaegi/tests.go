@@ -48,7 +48,7 @@ func prepareTests(src sandbox.Source, testCode string) (*testSuite, error) {
 	ra.gaps()
 	extra := ra.autoImports()
 	if ra.needSort {
-		extra = "; import forge__sort \"sort\""
+		extra += "; import forge__sort \"sort\""
 	}
 	ra.packageMain(extra)
 

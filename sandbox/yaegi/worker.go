@@ -21,6 +21,7 @@ import (
 
 	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/gate"
+	"github.com/artifactforge/forge/sandbox/yaegi/symbols"
 )
 
 // WorkerEnv marks a process started as an isolation worker: a binary that embeds the sandbox
@@ -134,6 +135,9 @@ func MaybeServeWorker() {
 // one program it is sent with an in-process yaegi sandbox (type check, compile, initializers)
 // and runs its calls, forwarding host Call delegation back. A worker serves one program only.
 func ServeWorker(r io.Reader, w io.Writer) error {
+	// The worker's process is the sandbox's own: its local zone is the guest's (UTC, named
+	// "Local", as under wasm), so that nothing the program runs can read the host's zone.
+	time.Local = symbols.GuestLocal
 	memLimit, _ := strconv.ParseInt(os.Getenv(workerMemoryEnv), 10, 64)
 	cpu, _ := strconv.Atoi(os.Getenv(workerCPUEnv))
 	if err := applyRlimits(memLimit, cpu); err != nil {

@@ -229,7 +229,9 @@ func (s *slot) decode(i int, p any) bool {
 	if i >= len(s.args) || len(s.args[i]) == 0 {
 		return true // absent variadic or optional: zero value
 	}
-	if err := sandbox.UnmarshalArg(s.args[i], p); err != nil {
+	err := sandbox.UnmarshalArg(s.args[i], p)
+	symbols.ZonesOf(p) // times in the guest's zone, not the host's (symbols/tz.go)
+	if err != nil {
 		// Keep the text only, taken here during the call: the error may wrap one
 		// returned by a guest UnmarshalJSON method.
 		s.bad, s.badErr = i, errors.New(err.Error())
@@ -436,7 +438,7 @@ func prepare(src sandbox.Source) (code string, sig sandbox.Signature, ht *hostTy
 	r.gaps()
 	extra := r.autoImports()
 	if r.needSort {
-		extra = "; import forge__sort \"sort\""
+		extra += "; import forge__sort \"sort\""
 	}
 	r.packageMain(extra)
 	ht = hostTypesOf(sig, r.declared)

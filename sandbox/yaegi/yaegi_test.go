@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -351,4 +352,38 @@ func TestSkipped(t *testing.T) { t.Skip("later") }
 func TestTestsPolicy(t *testing.T) {
 	_, err := RunTests(context.Background(), "func F() int { return 1 }", "package artifact\nimport (\"testing\"; \"time\"; \"github.com/stretchr/testify/assert\")\nfunc TestX(t *testing.T) { assert.Eventually(t, func() bool { return true }, time.Second, time.Millisecond) }")
 	assert.Equal(t, sandbox.KindPolicy, sandbox.KindOf(err))
+}
+
+// TestHostZoneIsNotUTC proves the tests run in a host zone other than UTC (TestMain sets it):
+// otherwise the time zone corpus cases could not tell the guest's zone from the host's.
+func TestHostZoneIsNotUTC(t *testing.T) {
+	if _, off := time.Unix(0, 0).Zone(); off == 0 {
+		t.Fatalf("the test binary's local zone is UTC at the epoch (TZ=%q): want %s, whose zone data this machine must have", os.Getenv("TZ"), hostZone)
+	}
+	if time.Local.String() == "UTC" {
+		t.Fatalf("time.Local is %q: want %s", time.Local, hostZone)
+	}
+}
+
+// A program that needs the sort rewrite (slices.Sort) and an automatic import (strings, used
+// without its import line) gets both: the sort import used to replace the automatic ones.
+func TestSortRewriteKeepsAutoImports(t *testing.T) {
+	sb := New(Options{})
+	defer sb.Close()
+	p := compile(t, sb, `package p
+
+import "slices"
+
+func Upper(xs []string) ([]string, error) {
+	slices.Sort(xs)
+	for i := range xs {
+		xs[i] = strings.ToUpper(xs[i])
+	}
+	return xs, nil
+}
+`)
+	defer p.Close()
+	out, err := sb.Run(context.Background(), p, sandbox.Input{Args: json.RawMessage(`[["b","a"]]`)})
+	require.NoError(t, err)
+	assert.JSONEq(t, `["A","B"]`, string(out.Value))
 }

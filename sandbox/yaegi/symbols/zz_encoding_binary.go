@@ -53,13 +53,13 @@ type _encoding_binary_AppendByteOrder struct {
 }
 
 func (W _encoding_binary_AppendByteOrder) AppendUint16(a0 []byte, a1 uint16) []byte {
-	return W.WAppendUint16(a0, a1)
+	return W.WAppendUint16(append([]byte(nil), a0...), a1)
 }
 func (W _encoding_binary_AppendByteOrder) AppendUint32(a0 []byte, a1 uint32) []byte {
-	return W.WAppendUint32(a0, a1)
+	return W.WAppendUint32(append([]byte(nil), a0...), a1)
 }
 func (W _encoding_binary_AppendByteOrder) AppendUint64(a0 []byte, a1 uint64) []byte {
-	return W.WAppendUint64(a0, a1)
+	return W.WAppendUint64(append([]byte(nil), a0...), a1)
 }
 func (W _encoding_binary_AppendByteOrder) String() string {
 	if W.WString == nil {
@@ -81,13 +81,19 @@ type _encoding_binary_ByteOrder struct {
 }
 
 func (W _encoding_binary_ByteOrder) PutUint16(a0 []byte, a1 uint16) {
-	W.WPutUint16(a0, a1)
+	own := make([]byte, len(a0))
+	W.WPutUint16(own, a1)
+	copy(a0, own)
 }
 func (W _encoding_binary_ByteOrder) PutUint32(a0 []byte, a1 uint32) {
-	W.WPutUint32(a0, a1)
+	own := make([]byte, len(a0))
+	W.WPutUint32(own, a1)
+	copy(a0, own)
 }
 func (W _encoding_binary_ByteOrder) PutUint64(a0 []byte, a1 uint64) {
-	W.WPutUint64(a0, a1)
+	own := make([]byte, len(a0))
+	W.WPutUint64(own, a1)
+	copy(a0, own)
 }
 func (W _encoding_binary_ByteOrder) String() string {
 	if W.WString == nil {
@@ -96,11 +102,11 @@ func (W _encoding_binary_ByteOrder) String() string {
 	return W.WString()
 }
 func (W _encoding_binary_ByteOrder) Uint16(a0 []byte) uint16 {
-	return W.WUint16(a0)
+	return W.WUint16(append([]byte(nil), a0...))
 }
 func (W _encoding_binary_ByteOrder) Uint32(a0 []byte) uint32 {
-	return W.WUint32(a0)
+	return W.WUint32(append([]byte(nil), a0...))
 }
 func (W _encoding_binary_ByteOrder) Uint64(a0 []byte) uint64 {
-	return W.WUint64(a0)
+	return W.WUint64(append([]byte(nil), a0...))
 }

@@ -17,7 +17,7 @@ func init() {
 		"MarshalIndent": reflect.ValueOf(json.MarshalIndent),
 		"NewDecoder":    reflect.ValueOf(json.NewDecoder),
 		"NewEncoder":    reflect.ValueOf(json.NewEncoder),
-		"Unmarshal":     reflect.ValueOf(json.Unmarshal),
+		"Unmarshal":     reflect.ValueOf(guestUnmarshal),
 		"Valid":         reflect.ValueOf(json.Valid),
 
 		// type definitions
@@ -67,5 +67,5 @@ type _encoding_json_Unmarshaler struct {
 }
 
 func (W _encoding_json_Unmarshaler) UnmarshalJSON(a0 []byte) error {
-	return W.WUnmarshalJSON(a0)
+	return W.WUnmarshalJSON(append([]byte(nil), a0...))
 }

@@ -49,7 +49,7 @@ type _fmt_Formatter struct {
 }
 
 func (W _fmt_Formatter) Format(f fmt.State, verb rune) {
-	W.WFormat(f, verb)
+	formatCall(W.WFormat, f, verb)
 }
 
 // _fmt_GoStringer is an interface wrapper for GoStringer type
@@ -81,7 +81,7 @@ func (W _fmt_State) Width() (wid int, ok bool) {
 	return W.WWidth()
 }
 func (W _fmt_State) Write(b []byte) (n int, err error) {
-	return W.WWrite(b)
+	return W.WWrite(append([]byte(nil), b...))
 }
 
 // _fmt_Stringer is an interface wrapper for Stringer type

@@ -49,10 +49,10 @@ func (W _hash_Cloner) Size() int {
 	return W.WSize()
 }
 func (W _hash_Cloner) Sum(b []byte) []byte {
-	return W.WSum(b)
+	return W.WSum(append([]byte(nil), b...))
 }
 func (W _hash_Cloner) Write(p []byte) (n int, err error) {
-	return W.WWrite(p)
+	return W.WWrite(append([]byte(nil), p...))
 }
 
 // _hash_Hash is an interface wrapper for Hash type
@@ -75,10 +75,10 @@ func (W _hash_Hash) Size() int {
 	return W.WSize()
 }
 func (W _hash_Hash) Sum(b []byte) []byte {
-	return W.WSum(b)
+	return W.WSum(append([]byte(nil), b...))
 }
 func (W _hash_Hash) Write(p []byte) (n int, err error) {
-	return W.WWrite(p)
+	return W.WWrite(append([]byte(nil), p...))
 }
 
 // _hash_Hash32 is an interface wrapper for Hash32 type
@@ -102,13 +102,13 @@ func (W _hash_Hash32) Size() int {
 	return W.WSize()
 }
 func (W _hash_Hash32) Sum(b []byte) []byte {
-	return W.WSum(b)
+	return W.WSum(append([]byte(nil), b...))
 }
 func (W _hash_Hash32) Sum32() uint32 {
 	return W.WSum32()
 }
 func (W _hash_Hash32) Write(p []byte) (n int, err error) {
-	return W.WWrite(p)
+	return W.WWrite(append([]byte(nil), p...))
 }
 
 // _hash_Hash64 is an interface wrapper for Hash64 type
@@ -132,13 +132,13 @@ func (W _hash_Hash64) Size() int {
 	return W.WSize()
 }
 func (W _hash_Hash64) Sum(b []byte) []byte {
-	return W.WSum(b)
+	return W.WSum(append([]byte(nil), b...))
 }
 func (W _hash_Hash64) Sum64() uint64 {
 	return W.WSum64()
 }
 func (W _hash_Hash64) Write(p []byte) (n int, err error) {
-	return W.WWrite(p)
+	return W.WWrite(append([]byte(nil), p...))
 }
 
 // _hash_XOF is an interface wrapper for XOF type
@@ -154,11 +154,14 @@ func (W _hash_XOF) BlockSize() int {
 	return W.WBlockSize()
 }
 func (W _hash_XOF) Read(p []byte) (n int, err error) {
-	return W.WRead(p)
+	own := make([]byte, len(p))
+	n, err = W.WRead(own)
+	copy(p, own)
+	return n, err
 }
 func (W _hash_XOF) Reset() {
 	W.WReset()
 }
 func (W _hash_XOF) Write(p []byte) (n int, err error) {
-	return W.WWrite(p)
+	return W.WWrite(append([]byte(nil), p...))
 }

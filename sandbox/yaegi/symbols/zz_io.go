@@ -145,7 +145,10 @@ func (W _io_ReadCloser) Close() error {
 	return W.WClose()
 }
 func (W _io_ReadCloser) Read(p []byte) (n int, err error) {
-	return W.WRead(p)
+	own := make([]byte, len(p))
+	n, err = W.WRead(own)
+	copy(p, own)
+	return n, err
 }
 
 // _io_ReadSeekCloser is an interface wrapper for ReadSeekCloser type
@@ -160,7 +163,10 @@ func (W _io_ReadSeekCloser) Close() error {
 	return W.WClose()
 }
 func (W _io_ReadSeekCloser) Read(p []byte) (n int, err error) {
-	return W.WRead(p)
+	own := make([]byte, len(p))
+	n, err = W.WRead(own)
+	copy(p, own)
+	return n, err
 }
 func (W _io_ReadSeekCloser) Seek(offset int64, whence int) (int64, error) {
 	return W.WSeek(offset, whence)
@@ -174,7 +180,10 @@ type _io_ReadSeeker struct {
 }
 
 func (W _io_ReadSeeker) Read(p []byte) (n int, err error) {
-	return W.WRead(p)
+	own := make([]byte, len(p))
+	n, err = W.WRead(own)
+	copy(p, own)
+	return n, err
 }
 func (W _io_ReadSeeker) Seek(offset int64, whence int) (int64, error) {
 	return W.WSeek(offset, whence)
@@ -192,10 +201,13 @@ func (W _io_ReadWriteCloser) Close() error {
 	return W.WClose()
 }
 func (W _io_ReadWriteCloser) Read(p []byte) (n int, err error) {
-	return W.WRead(p)
+	own := make([]byte, len(p))
+	n, err = W.WRead(own)
+	copy(p, own)
+	return n, err
 }
 func (W _io_ReadWriteCloser) Write(p []byte) (n int, err error) {
-	return W.WWrite(p)
+	return W.WWrite(append([]byte(nil), p...))
 }
 
 // _io_ReadWriteSeeker is an interface wrapper for ReadWriteSeeker type
@@ -207,13 +219,16 @@ type _io_ReadWriteSeeker struct {
 }
 
 func (W _io_ReadWriteSeeker) Read(p []byte) (n int, err error) {
-	return W.WRead(p)
+	own := make([]byte, len(p))
+	n, err = W.WRead(own)
+	copy(p, own)
+	return n, err
 }
 func (W _io_ReadWriteSeeker) Seek(offset int64, whence int) (int64, error) {
 	return W.WSeek(offset, whence)
 }
 func (W _io_ReadWriteSeeker) Write(p []byte) (n int, err error) {
-	return W.WWrite(p)
+	return W.WWrite(append([]byte(nil), p...))
 }
 
 // _io_ReadWriter is an interface wrapper for ReadWriter type
@@ -224,10 +239,13 @@ type _io_ReadWriter struct {
 }
 
 func (W _io_ReadWriter) Read(p []byte) (n int, err error) {
-	return W.WRead(p)
+	own := make([]byte, len(p))
+	n, err = W.WRead(own)
+	copy(p, own)
+	return n, err
 }
 func (W _io_ReadWriter) Write(p []byte) (n int, err error) {
-	return W.WWrite(p)
+	return W.WWrite(append([]byte(nil), p...))
 }
 
 // _io_Reader is an interface wrapper for Reader type
@@ -237,7 +255,10 @@ type _io_Reader struct {
 }
 
 func (W _io_Reader) Read(p []byte) (n int, err error) {
-	return W.WRead(p)
+	own := make([]byte, len(p))
+	n, err = W.WRead(own)
+	copy(p, own)
+	return n, err
 }
 
 // _io_ReaderAt is an interface wrapper for ReaderAt type
@@ -247,7 +268,10 @@ type _io_ReaderAt struct {
 }
 
 func (W _io_ReaderAt) ReadAt(p []byte, off int64) (n int, err error) {
-	return W.WReadAt(p, off)
+	own := make([]byte, len(p))
+	n, err = W.WReadAt(own, off)
+	copy(p, own)
+	return n, err
 }
 
 // _io_ReaderFrom is an interface wrapper for ReaderFrom type
@@ -315,7 +339,7 @@ func (W _io_WriteCloser) Close() error {
 	return W.WClose()
 }
 func (W _io_WriteCloser) Write(p []byte) (n int, err error) {
-	return W.WWrite(p)
+	return W.WWrite(append([]byte(nil), p...))
 }
 
 // _io_WriteSeeker is an interface wrapper for WriteSeeker type
@@ -329,7 +353,7 @@ func (W _io_WriteSeeker) Seek(offset int64, whence int) (int64, error) {
 	return W.WSeek(offset, whence)
 }
 func (W _io_WriteSeeker) Write(p []byte) (n int, err error) {
-	return W.WWrite(p)
+	return W.WWrite(append([]byte(nil), p...))
 }
 
 // _io_Writer is an interface wrapper for Writer type
@@ -339,7 +363,7 @@ type _io_Writer struct {
 }
 
 func (W _io_Writer) Write(p []byte) (n int, err error) {
-	return W.WWrite(p)
+	return W.WWrite(append([]byte(nil), p...))
 }
 
 // _io_WriterAt is an interface wrapper for WriterAt type
@@ -349,7 +373,7 @@ type _io_WriterAt struct {
 }
 
 func (W _io_WriterAt) WriteAt(p []byte, off int64) (n int, err error) {
-	return W.WWriteAt(p, off)
+	return W.WWriteAt(append([]byte(nil), p...), off)
 }
 
 // _io_WriterTo is an interface wrapper for WriterTo type

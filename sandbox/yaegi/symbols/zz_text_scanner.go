@@ -11,6 +11,10 @@ import (
 
 func init() {
 	Symbols["text/scanner/scanner"] = map[string]reflect.Value{
+		// for the rewrite only (unexported: guest code cannot name them)
+		"forge__error":    reflect.ValueOf(scannerError),
+		"forge__init":     reflect.ValueOf(scannerInit),
+		"forge__initFunc": reflect.ValueOf(scannerInitFunc),
 		// function, constant and variable definitions
 		"Char":           reflect.ValueOf(constant.MakeFromLiteral("-5", token.INT, 0)),
 		"Comment":        reflect.ValueOf(constant.MakeFromLiteral("-8", token.INT, 0)),

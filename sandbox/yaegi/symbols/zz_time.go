@@ -11,6 +11,11 @@ import (
 
 func init() {
 	Symbols["time/time"] = map[string]reflect.Value{
+		// for the rewrite only (unexported: guest code cannot name them)
+		"forge__decode":    reflect.ValueOf(guestDecode),
+		"forge__fixed":     reflect.ValueOf(guestFixed),
+		"forge__local":     reflect.ValueOf(guestLocal),
+		"forge__localFunc": reflect.ValueOf(guestLocalFunc),
 		// function, constant and variable definitions
 		"ANSIC":                  reflect.ValueOf(constant.MakeFromLiteral("\"Mon Jan _2 15:04:05 2006\"", token.STRING, 0)),
 		"April":                  reflect.ValueOf(time.April),
@@ -38,7 +43,7 @@ func init() {
 		"Nanosecond":             reflect.ValueOf(time.Nanosecond),
 		"November":               reflect.ValueOf(time.November),
 		"October":                reflect.ValueOf(time.October),
-		"Parse":                  reflect.ValueOf(time.Parse),
+		"Parse":                  reflect.ValueOf(guestParse),
 		"ParseDuration":          reflect.ValueOf(time.ParseDuration),
 		"ParseInLocation":        reflect.ValueOf(time.ParseInLocation),
 		"RFC1123":                reflect.ValueOf(constant.MakeFromLiteral("\"Mon, 02 Jan 2006 15:04:05 MST\"", token.STRING, 0)),
@@ -60,10 +65,10 @@ func init() {
 		"Thursday":               reflect.ValueOf(time.Thursday),
 		"TimeOnly":               reflect.ValueOf(constant.MakeFromLiteral("\"15:04:05\"", token.STRING, 0)),
 		"Tuesday":                reflect.ValueOf(time.Tuesday),
-		"Unix":                   reflect.ValueOf(time.Unix),
+		"Unix":                   reflect.ValueOf(guestUnix),
 		"UnixDate":               reflect.ValueOf(constant.MakeFromLiteral("\"Mon Jan _2 15:04:05 MST 2006\"", token.STRING, 0)),
-		"UnixMicro":              reflect.ValueOf(time.UnixMicro),
-		"UnixMilli":              reflect.ValueOf(time.UnixMilli),
+		"UnixMicro":              reflect.ValueOf(guestUnixMicro),
+		"UnixMilli":              reflect.ValueOf(guestUnixMilli),
 		"Wednesday":              reflect.ValueOf(time.Wednesday),
 
 		// type definitions
