@@ -79,9 +79,45 @@ type Recorder struct {
 	OnCompact func(CompactReport, error)
 }
 
+// pending is one artifact's buffered outcomes. The recent window is kept in place (a ring) while
+// buffered, so that recording a call touches this struct only and moves no bytes; delta.recent is
+// unused here (take and giveBack convert).
 type pending struct {
 	mu sync.Mutex
 	delta
+	win     [RecentWindow]byte // outcome letters, the oldest at win[wat]
+	wn, wat int
+}
+
+// push appends an outcome letter to the window, dropping the oldest when it is full.
+func (p *pending) push(l byte) {
+	if p.wn < RecentWindow {
+		p.win[(p.wat+p.wn)%RecentWindow] = l
+		p.wn++
+		return
+	}
+	p.win[p.wat] = l
+	p.wat = (p.wat + 1) % RecentWindow
+}
+
+// window returns the window's letters, oldest first (nil when empty).
+func (p *pending) window() []byte {
+	if p.wn == 0 {
+		return nil
+	}
+	out := make([]byte, p.wn)
+	for i := range out {
+		out[i] = p.win[(p.wat+i)%RecentWindow]
+	}
+	return out
+}
+
+// setWindow replaces the window with the last RecentWindow letters of b.
+func (p *pending) setWindow(b []byte) {
+	if len(b) > RecentWindow {
+		b = b[len(b)-RecentWindow:]
+	}
+	p.wat, p.wn = 0, copy(p.win[:], b)
 }
 
 // delta is what a flush window adds to one artifact.

@@ -52,7 +52,7 @@ func (b *RecordBuffer) get(k Key) *pending {
 	if p == nil {
 		b.mu.Lock()
 		if p = b.pending[k]; p == nil {
-			p = &pending{delta: delta{recent: make([]byte, 0, RecentWindow)}}
+			p = &pending{}
 			b.pending[k] = p
 		}
 		b.mu.Unlock()
@@ -112,11 +112,7 @@ func (p *pending) record(o Outcome, d time.Duration, reason string) {
 		}
 		p.lastReason = CapReason(reason)
 	}
-	if len(p.recent) == RecentWindow {
-		copy(p.recent, p.recent[1:])
-		p.recent = p.recent[:RecentWindow-1]
-	}
-	p.recent = append(p.recent, outcomeLetters[o])
+	p.push(outcomeLetters[o])
 	p.mu.Unlock()
 }
 
@@ -137,8 +133,9 @@ func (b *RecordBuffer) take() map[Key]delta {
 	for k, p := range b.pending {
 		p.mu.Lock()
 		if p.calls > 0 {
-			out[k] = delta{c: p.c, calls: p.calls, recent: append([]byte(nil), p.recent...), lastReason: p.lastReason, lastClass: p.lastClass}
-			p.c, p.calls, p.recent, p.lastReason, p.lastClass = Counters{}, 0, p.recent[:0], "", ""
+			out[k] = delta{c: p.c, calls: p.calls, recent: p.window(), lastReason: p.lastReason, lastClass: p.lastClass}
+			p.c, p.calls, p.lastReason, p.lastClass = Counters{}, 0, "", ""
+			p.wn, p.wat = 0, 0
 		}
 		p.mu.Unlock()
 	}
@@ -157,6 +154,6 @@ func (b *RecordBuffer) giveBack(k Key, d delta) {
 	if p.lastClass == "" {
 		p.lastClass, p.lastReason = d.lastClass, d.lastReason
 	}
-	p.recent = mergeRecent(d.recent, p.recent)
+	p.setWindow(mergeRecent(d.recent, p.window()))
 	p.mu.Unlock()
 }
