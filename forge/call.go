@@ -1025,11 +1025,13 @@ func (c *call) persist(ans provider.Answer, p *compiled, trig repair.Trigger) (*
 }
 
 func (c *call) record(o registry.Outcome, reason string) {
-	if c.art == nil || c.art.Generation == 0 {
+	if w := c.warm; w != nil && w.art == c.art && w.rec != nil {
+		if w.gen != 0 {
+			w.rec.Record(o, time.Since(c.start), reason)
+		}
 		return
 	}
-	if w := c.warm; w != nil && w.art == c.art && w.rec != nil {
-		w.rec.Record(o, time.Since(c.start), reason)
+	if c.art == nil || c.art.Generation == 0 {
 		return
 	}
 	c.f.rec.Record(c.role, c.method, o, time.Since(c.start), reason)
