@@ -116,43 +116,15 @@ func (s *Server) follow() {
 	}
 }
 
-// healthy is whether an artifact is listed as a tool of its own.
-func healthy(a *registry.Artifact) bool {
-	return a.Lifecycle == registry.Durable || a.Lifecycle == registry.Blessed
+// healthy is whether an artifact in lifecycle l is listed as a tool of its own.
+func healthy(l registry.Lifecycle) bool {
+	return l == registry.Durable || l == registry.Blessed
 }
 
 // Sync makes the per-method tools match the store: a tool for every healthy method, with its
 // current description and schema. Changes notify clients (tools/list_changed).
 func (s *Server) Sync() error {
-	st := s.f.Store()
-	want := map[string]toolState{}
-	roles := map[string]*registry.RoleRecord{}
-	err := st.Each(func(k registry.Key, a *registry.Artifact, err error) error {
-		if err != nil || !healthy(a) {
-			return nil
-		}
-		rec, ok := roles[k.Role]
-		if !ok {
-			rec, _ = st.Role(k.Role)
-			roles[k.Role] = rec
-		}
-		if rec == nil || rec.Fingerprint != a.ContractFingerprint {
-			return nil // stale: its next call repairs it; forge_call still reaches it
-		}
-		schema := string(a.Signature.ParamsSchema)
-		if schema == "" || !json.Valid(a.Signature.ParamsSchema) {
-			schema = `{"type":"object"}`
-		}
-		desc := fmt.Sprintf("%s.%s of role %s: %s", k.Role, k.Method, k.Role, rec.Purpose)
-		if d := rec.Methods[k.Method]; d != "" {
-			desc += " Signature: " + d + "."
-		} else if a.Signature.Decl != "" {
-			desc += " Signature: " + a.Signature.Decl + "."
-		}
-		desc += fmt.Sprintf(" Persisted generation %d (%s).", a.Generation, a.Lifecycle)
-		want[ToolName(k.Role, k.Method)] = toolState{key: k, description: desc, schema: schema}
-		return nil
-	})
+	want, err := s.wantTools()
 	if err != nil {
 		return err
 	}
@@ -193,6 +165,47 @@ func (s *Server) Sync() error {
 			})
 	}
 	return nil
+}
+
+// wantTools is the per-method tools the store calls for, by tool name: one per healthy method
+// whose contract is current. It reads the store's summaries (no artifact is read when a directory
+// store's index is current) and each role's record once.
+func (s *Server) wantTools() (map[string]toolState, error) {
+	st := s.f.Store()
+	sums, err := st.Summaries()
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]toolState{}
+	roles := map[string]*registry.RoleRecord{} // one lookup per role
+	for i := range sums {
+		sm := &sums[i]
+		if sm.Err != nil || !healthy(sm.Lifecycle) {
+			continue
+		}
+		k := sm.Key()
+		rec, ok := roles[k.Role]
+		if !ok {
+			rec, _ = st.Role(k.Role)
+			roles[k.Role] = rec
+		}
+		if rec == nil || rec.Fingerprint != sm.ContractFingerprint {
+			continue // stale: its next call repairs it; forge_call still reaches it
+		}
+		schema := string(sm.ParamsSchema)
+		if schema == "" || !json.Valid(sm.ParamsSchema) {
+			schema = `{"type":"object"}`
+		}
+		desc := fmt.Sprintf("%s.%s of role %s: %s", k.Role, k.Method, k.Role, rec.Purpose)
+		if d := rec.Methods[k.Method]; d != "" {
+			desc += " Signature: " + d + "."
+		} else if sm.Decl != "" {
+			desc += " Signature: " + sm.Decl + "."
+		}
+		desc += fmt.Sprintf(" Persisted generation %d (%s).", sm.Generation, sm.Lifecycle)
+		want[ToolName(k.Role, k.Method)] = toolState{key: k, description: desc, schema: schema}
+	}
+	return want, nil
 }
 
 // Tools lists the per-method tools currently offered.
@@ -311,17 +324,17 @@ func (s *Server) addFixedTools() {
 				Generation int    `json:"generation,omitempty"`
 				Error      string `json:"error,omitempty"`
 			}
-			rows := []row{}
-			err := s.f.Store().Each(func(k registry.Key, a *registry.Artifact, err error) error {
-				if err != nil {
-					rows = append(rows, row{Role: k.Role, Method: k.Method, Error: err.Error()})
-				} else {
-					rows = append(rows, row{k.Role, k.Method, string(a.Lifecycle), a.Generation, ""})
-				}
-				return nil
-			})
+			sums, err := s.f.Store().Summaries()
 			if err != nil {
 				return errResult(err), nil
+			}
+			rows := make([]row, 0, len(sums))
+			for _, sm := range sums {
+				if sm.Err != nil {
+					rows = append(rows, row{Role: sm.Role, Method: sm.Method, Error: sm.Err.Error()})
+				} else {
+					rows = append(rows, row{sm.Role, sm.Method, string(sm.Lifecycle), sm.Generation, ""})
+				}
 			}
 			return jsonResult(map[string]any{"artifacts": rows}), nil
 		})

@@ -24,7 +24,7 @@ const (
 )
 
 // countingCassette answers text.upper and text.lower once each.
-func openForge(t *testing.T, store string) *forge.Forge {
+func openForge(t testing.TB, store string) *forge.Forge {
 	t.Helper()
 	var b strings.Builder
 	for _, l := range []map[string]any{

@@ -37,10 +37,12 @@
 //
 // # The summary index
 //
-// index/<role>.json lists each artifact's lifecycle, generation, fingerprints, signature,
-// counters and times with the stamp of its file; `forge ls`, stale, prune and the known-tools
-// listing read it instead of every artifact file. It is never trusted over the files: entries
-// whose stamp differs are read from the file and the index is rewritten; Doctor rebuilds it.
+// index/<role>.json lists each artifact's lifecycle, generation, fingerprints, signature (with
+// its params schema), newest generation's trigger, counters and times with the stamp of its file;
+// `forge ls`, stale, prune, the known-tools listing, the server's /v1/artifacts and the MCP tool
+// list read it instead of every artifact file. It is never trusted over the files: entries
+// whose stamp differs are read from the file and the index is rewritten; Doctor rebuilds it. An
+// index of another format (its header's "format"; the first had none) is rebuilt on read.
 //
 // # Older stores
 //

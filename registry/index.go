@@ -39,19 +39,24 @@ const IndexSettle = 100 * time.Millisecond
 
 const indexDir = "index"
 
-// Summary is an artifact as the index lists it: everything but its code and history.
+// Summary is an artifact as the index lists it: everything but its code and history, plus what
+// the listings show of those (the newest generation's Trigger, the signature's ParamsSchema).
 type Summary struct {
-	Role                string     `json:"role"`
-	Method              string     `json:"method"`
-	Lifecycle           Lifecycle  `json:"lifecycle"`
-	Generation          int        `json:"generation"`
-	ContractFingerprint string     `json:"contract_fingerprint"`
-	RuntimeVersion      string     `json:"runtime_version"`
-	CodeChecksum        string     `json:"code_checksum"`
-	Decl                string     `json:"decl,omitempty"`
-	LastFailureClass    string     `json:"last_failure_class,omitempty"`
-	CreatedAt           time.Time  `json:"created_at"`
-	LastUsedAt          *time.Time `json:"last_used_at,omitempty"`
+	Role                string    `json:"role"`
+	Method              string    `json:"method"`
+	Lifecycle           Lifecycle `json:"lifecycle"`
+	Generation          int       `json:"generation"`
+	ContractFingerprint string    `json:"contract_fingerprint"`
+	RuntimeVersion      string    `json:"runtime_version"`
+	CodeChecksum        string    `json:"code_checksum"`
+	Decl                string    `json:"decl,omitempty"`
+	// ParamsSchema is the signature's JSON Schema of the args (the MCP tool's input schema).
+	ParamsSchema json.RawMessage `json:"params_schema,omitempty"`
+	// Trigger is the newest history entry's (History[0]) trigger: initial_forge, repair:<class>, ...
+	Trigger          string     `json:"trigger,omitempty"`
+	LastFailureClass string     `json:"last_failure_class,omitempty"`
+	CreatedAt        time.Time  `json:"created_at"`
+	LastUsedAt       *time.Time `json:"last_used_at,omitempty"`
 	Counters
 	MetricsApplied map[string]int64 `json:"metrics_applied,omitempty"`
 	Stamp          indexStamp       `json:"stamp"`
@@ -73,10 +78,21 @@ func toIndexStamp(st fileStamp) indexStamp { return indexStamp{st.ino, st.mtime,
 func (sm *Summary) Key() Key { return Key{sm.Role, sm.Method} }
 
 func summaryOf(a *Artifact, st fileStamp) Summary {
-	return Summary{Role: a.Role, Method: a.Method, Lifecycle: a.Lifecycle, Generation: a.Generation,
+	sm := SummaryOf(a)
+	sm.Stamp = toIndexStamp(st)
+	return sm
+}
+
+// SummaryOf is a's summary (without an index stamp): what every backend's Summaries lists.
+func SummaryOf(a *Artifact) Summary {
+	sm := Summary{Role: a.Role, Method: a.Method, Lifecycle: a.Lifecycle, Generation: a.Generation,
 		ContractFingerprint: a.ContractFingerprint, RuntimeVersion: a.RuntimeVersion, CodeChecksum: a.CodeChecksum,
-		Decl: a.Signature.Decl, LastFailureClass: a.LastFailureClass, CreatedAt: a.CreatedAt, LastUsedAt: a.LastUsedAt,
-		Counters: a.Counters, MetricsApplied: a.MetricsApplied, Stamp: toIndexStamp(st)}
+		Decl: a.Signature.Decl, ParamsSchema: compactJSON(a.Signature.ParamsSchema), LastFailureClass: a.LastFailureClass,
+		CreatedAt: a.CreatedAt, LastUsedAt: a.LastUsedAt, Counters: a.Counters, MetricsApplied: a.MetricsApplied}
+	if len(a.History) > 0 {
+		sm.Trigger = a.History[0].Trigger
+	}
+	return sm
 }
 
 // merged applies the journal records the summary's file has not applied.
@@ -93,17 +109,38 @@ func (sm Summary) merged(recs []ovRec) Summary {
 	return sm
 }
 
+// compactJSON is raw without insignificant whitespace, so that a summary's schema has the same
+// bytes whether it came from memory (json.Marshal: compact) or an artifact file (indented); raw
+// itself when it is already compact or is not valid JSON.
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || bytes.IndexAny(raw, " \t\r\n") < 0 {
+		return raw
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil || b.Len() == len(raw) {
+		return raw
+	}
+	return b.Bytes()
+}
+
 type indexHeader struct {
 	Layout int        `json:"layout"`
+	Format int        `json:"format,omitempty"` // indexFormat; absent (0) in the first index format
 	Role   string     `json:"role"`
 	Dir    indexStamp `json:"dir"` // zero: not settled, check every entry
 }
+
+// indexFormat is the version of the index lines. Format 1 (no "format" in the header) had 24
+// fields; format 2 adds the Trigger and the ParamsSchema. An index of another format is unusable
+// and rebuilt from the files on the next listing, like a damaged one; a forge of format 1 finds a
+// format-2 line's extra fields and does the same (see RATIONALE, "Listings from summaries").
+const indexFormat = 2
 
 func (s *Store) indexPath(role string) string { return filepath.Join(s.root, indexDir, role+".json") }
 func (s *Store) indexLock(role string) string { return filepath.Join(s.root, indexDir, role+".lock") }
 func (s *Store) toolsDir(role string) string  { return filepath.Join(s.root, "tools", role) }
 
-const indexFields = 24
+const indexFields = 26
 
 // encodeEntry renders one summary as an index line.
 func encodeEntry(b []byte, sm *Summary) []byte {
@@ -149,8 +186,23 @@ func encodeEntry(b []byte, sm *Summary) []byte {
 	b = append(b, '\t')
 	num(int64(sm.Stamp.Ino))
 	num(sm.Stamp.Mtime)
-	b = strconv.AppendInt(b, sm.Stamp.Size, 10)
+	num(sm.Stamp.Size)
+	q(sm.Trigger)
+	b = appendSchema(b, sm.ParamsSchema)
 	return append(b, '\n')
+}
+
+// appendSchema renders a params schema as the last field of a line: its bytes as they are (the
+// common case: compact JSON, from json.Marshal), or Go-quoted when they hold a tab or newline or
+// start with a quote, so that the line stays one line of tab-separated fields. Empty: no schema.
+func appendSchema(b []byte, schema json.RawMessage) []byte {
+	if len(schema) > 0 && schema[0] != '"' && bytes.IndexByte(schema, '\t') < 0 && bytes.IndexByte(schema, '\n') < 0 {
+		return append(b, schema...)
+	}
+	if len(schema) == 0 {
+		return b
+	}
+	return strconv.AppendQuote(b, string(schema))
 }
 
 // decodeEntry parses one index line into sm.
@@ -213,6 +265,17 @@ func decodeEntry(role string, line string, sm *Summary) bool {
 		}
 	}
 	sm.Stamp = indexStamp{Ino: uint64(num(f[21])), Mtime: num(f[22]), Size: num(f[23])}
+	sm.Trigger = uq(f[24])
+	switch v := f[25]; {
+	case v == "":
+	case v[0] == '"':
+		u, err := strconv.Unquote(v)
+		bad = bad || err != nil
+		sm.ParamsSchema = json.RawMessage(u)
+	default:
+		// The bytes of the index file (see readIndex), capped so that an append copies.
+		sm.ParamsSchema = unsafe.Slice(unsafe.StringData(v), len(v))[:len(v):len(v)]
+	}
 	return !bad && validName(sm.Method) && sm.Lifecycle.Valid()
 }
 
@@ -224,11 +287,12 @@ func (s *Store) readIndex(role string, out []Summary) (h indexHeader, _ []Summar
 		return h, out, false
 	}
 	nl := bytes.IndexByte(data, '\n')
-	if nl < 0 || json.Unmarshal(data[:nl], &h) != nil || h.Layout != Layout || h.Role != role {
+	if nl < 0 || json.Unmarshal(data[:nl], &h) != nil || h.Layout != Layout || h.Format != indexFormat || h.Role != role {
 		return h, out, false
 	}
 	start := len(out)
-	// The entries' strings point into the file's bytes (read once, never written again): no copy.
+	// The entries' strings and schemas point into the file's bytes (read once, never written
+	// again here): no copy.
 	rest := unsafe.String(&data[nl], len(data)-nl)[1:]
 	for rest != "" {
 		i := strings.IndexByte(rest, '\n')
@@ -260,7 +324,7 @@ func (s *Store) readIndexMap(role string) (indexHeader, map[string]*Summary, boo
 // writeIndex replaces a role's index (temp file and rename, no fsync: it is a cache); the caller
 // holds the role's index lock.
 func (s *Store) writeIndex(role string, dir indexStamp, entries map[string]*Summary) error {
-	hdr, _ := json.Marshal(indexHeader{Layout: Layout, Role: role, Dir: dir})
+	hdr, _ := json.Marshal(indexHeader{Layout: Layout, Format: indexFormat, Role: role, Dir: dir})
 	methods := make([]string, 0, len(entries))
 	for m, e := range entries {
 		if e != nil && e.Err == nil {
@@ -431,6 +495,7 @@ func (s *Store) roleSummaries(role string, out []Summary) ([]Summary, error) {
 	}
 	out = out[:start]
 	var sms []Summary
+	_ = os.MkdirAll(filepath.Join(s.root, indexDir), 0o755) // removed by hand: rebuilt (read-only: below)
 	err := withLock(s.indexLock(role), func() error {
 		var err error
 		sms, err = s.checkIndexLocked(role, entries, !ok || h.Dir == (indexStamp{}), true)

@@ -343,29 +343,36 @@ type artifactRow struct {
 	ContractMatch bool   `json:"contract_current"`
 }
 
+// handleArtifacts lists the artifacts from the store's summaries (an index for a directory store:
+// no artifact file is read when nothing changed) and one Role lookup per role.
 func (s *Server) handleArtifacts(w http.ResponseWriter, _ *http.Request) {
 	st := s.f.Store()
-	rows := []artifactRow{}
-	err := st.Each(func(k registry.Key, a *registry.Artifact, err error) error {
-		row := artifactRow{Role: k.Role, Method: k.Method}
-		if err != nil {
-			row.Error = err.Error()
-		} else {
-			row.Lifecycle, row.Generation = string(a.Lifecycle), a.Generation
-			row.SuccessCount, row.FailureCount = a.SuccessCount, a.FailureCount
-			if len(a.History) > 0 {
-				row.Trigger = a.History[0].Trigger
-			}
-			if rec, rerr := st.Role(k.Role); rerr == nil {
-				row.ContractMatch = rec.Fingerprint == a.ContractFingerprint
-			}
-		}
-		rows = append(rows, row)
-		return nil
-	})
+	sums, err := st.Summaries()
 	if err != nil {
 		storeErr(w, err)
 		return
+	}
+	rows := make([]artifactRow, 0, len(sums))
+	fingerprints := map[string]*string{} // role -> its contract's fingerprint (nil: no record)
+	for i := range sums {
+		sm := &sums[i]
+		row := artifactRow{Role: sm.Role, Method: sm.Method}
+		if sm.Err != nil {
+			row.Error = sm.Err.Error()
+			rows = append(rows, row)
+			continue
+		}
+		row.Lifecycle, row.Generation, row.Trigger = string(sm.Lifecycle), sm.Generation, sm.Trigger
+		row.SuccessCount, row.FailureCount = sm.SuccessCount, sm.FailureCount
+		fp, ok := fingerprints[sm.Role]
+		if !ok {
+			if rec, rerr := st.Role(sm.Role); rerr == nil {
+				fp = &rec.Fingerprint
+			}
+			fingerprints[sm.Role] = fp
+		}
+		row.ContractMatch = fp != nil && *fp == sm.ContractFingerprint
+		rows = append(rows, row)
 	}
 	writeJSON(w, http.StatusOK, rows)
 }

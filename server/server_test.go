@@ -43,11 +43,17 @@ func textContract() registry.Contract {
 
 func openForge(t testing.TB, store string) *forge.Forge {
 	t.Helper()
+	return openForgeAt(t, store, "")
+}
+
+// openForgeAt is openForge with a local directory (needed by a store URL).
+func openForgeAt(t testing.TB, store, localDir string) *forge.Forge {
+	t.Helper()
 	line, _ := json.Marshal(map[string]any{"role": "text", "method": "upper", "kind": "generate", "attempt": 1, "code": upperOK,
 		"usage": map[string]int{"input_tokens": 120, "output_tokens": 40}})
 	p, err := replay.New("test", line)
 	require.NoError(t, err)
-	f, err := forge.Open(forge.Options{Store: store, Provider: p, DefaultSandbox: "yaegi"})
+	f, err := forge.Open(forge.Options{Store: store, LocalDir: localDir, Provider: p, DefaultSandbox: "yaegi"})
 	require.NoError(t, err)
 	t.Cleanup(func() { f.Close() })
 	require.NoError(t, f.AddRole(textContract()))

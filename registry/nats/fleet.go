@@ -213,7 +213,7 @@ func (f *FleetStore) fail(err error) error {
 		errors.Is(err, registry.ErrCorrupt) || errors.Is(err, registry.ErrIncompatible) {
 		return err // they name the record (and the store) already
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) {
 		return fmt.Errorf("registry: store %s: %w; check that nats-server runs there with JetStream and, in a cluster, that a majority of its nodes (a quorum) is up", f.loc, err)
 	}
 	return fmt.Errorf("registry: store %s: %w", f.loc, err)
@@ -690,14 +690,21 @@ func (f *FleetStore) Each(fn func(k registry.Key, a *registry.Artifact, err erro
 	return nil
 }
 
-// Summaries lists every artifact's summary with its merged metrics, in key order (a few parallel
-// readers).
+// Summaries lists every artifact's summary with its merged metrics, the newest generation's
+// trigger and the params schema, in key order (a few parallel readers; each record at least as new
+// as the watch reported, as Load reads it).
 func (f *FleetStore) Summaries() ([]registry.Summary, error) {
 	keys, err := f.List()
 	if err != nil {
 		return nil, err
 	}
 	out := make([]registry.Summary, len(keys))
+	mins := make([]seen, len(keys)) // as Load: at least what the watch reported (another process's writes)
+	f.mu.RLock()
+	for i, k := range keys {
+		mins[i] = f.latest[k]
+	}
+	f.mu.RUnlock()
 	gone := make([]bool, len(keys))
 	errs := make([]error, len(keys))
 	const readers = 8
@@ -710,7 +717,7 @@ func (f *FleetStore) Summaries() ([]registry.Summary, error) {
 			defer wg.Done()
 			for i := w; i < len(keys); i += readers {
 				k := keys[i]
-				v, _, _, err := f.read(ctx, k.Role, k.Method, seen{})
+				v, _, _, err := f.read(ctx, k.Role, k.Method, mins[i])
 				switch {
 				case err == nil:
 					out[i] = summaryOf(v)
@@ -737,12 +744,7 @@ func (f *FleetStore) Summaries() ([]registry.Summary, error) {
 	return res, nil
 }
 
-func summaryOf(a *registry.Artifact) registry.Summary {
-	return registry.Summary{Role: a.Role, Method: a.Method, Lifecycle: a.Lifecycle, Generation: a.Generation,
-		ContractFingerprint: a.ContractFingerprint, RuntimeVersion: a.RuntimeVersion, CodeChecksum: a.CodeChecksum,
-		Decl: a.Signature.Decl, LastFailureClass: a.LastFailureClass, CreatedAt: a.CreatedAt, LastUsedAt: a.LastUsedAt,
-		Counters: a.Counters, MetricsApplied: a.MetricsApplied}
-}
+func summaryOf(a *registry.Artifact) registry.Summary { return registry.SummaryOf(a) }
 
 // --- roles --------------------------------------------------------------------------------------
 
@@ -1011,7 +1013,9 @@ func (f *FleetStore) onChange(c Change) {
 		if e := f.cache[k]; e != nil && e.rev < c.Revision {
 			delete(f.cache, k)
 		}
-		delete(f.stale, k)
+		if e := f.stale[k]; e != nil && e.rev < c.Revision {
+			delete(f.stale, k) // a set-aside copy stays while no newer revision is known
+		}
 	case registry.ChangeRole:
 		if c.Revision > f.latestR[c.Role].rev {
 			f.latestR[c.Role] = seen{c.Revision, c.Deleted}
@@ -1019,7 +1023,9 @@ func (f *FleetStore) onChange(c Change) {
 		if e := f.roleC[c.Role]; e != nil && e.rev < c.Revision {
 			delete(f.roleC, c.Role)
 		}
-		delete(f.staleR, c.Role)
+		if e := f.staleR[c.Role]; e != nil && e.rev < c.Revision {
+			delete(f.staleR, c.Role)
+		}
 	case registry.ChangeAll:
 		f.epoch++
 		for k, e := range f.cache {

@@ -130,6 +130,18 @@ func TestFleetCluster(t *testing.T) {
 			})
 			require.NoError(t, err)
 		}
+		// Warm both as a call would (a Load when Lookup misses): only what this process holds in
+		// memory can run without the store. Under load the watch may report a ChangeAll at any
+		// time, which empties the cache into the set-aside copies; a Load puts them back.
+		for _, m := range []string{"a", "b"} {
+			require.Eventually(t, func() bool {
+				if _, ok := f.Lookup("r", m); ok {
+					return true
+				}
+				_, err := f.Load("r", m)
+				return err == nil
+			}, 10*time.Second, 10*time.Millisecond)
+		}
 		others := []*Node{c.Nodes[1], c.Nodes[2]}
 		for _, n := range others {
 			n.Stop()

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
@@ -42,14 +43,18 @@ func (f *FleetStore) NewRecorder(interval time.Duration) registry.MetricsRecorde
 	return r
 }
 
+// loop flushes every interval, counted from the end of the previous flush: a flush that waited
+// for an unreachable store is not followed at once by another (a ticker's pending tick), which
+// would take the flush lock ahead of a caller's Flush waiting for it.
 func (r *fleetRecorder) loop() {
 	defer close(r.done)
-	t := time.NewTicker(r.interval)
+	t := time.NewTimer(r.interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
 			r.Flush()
+			t.Reset(r.interval)
 		case <-r.stop:
 			return
 		}
@@ -77,6 +82,19 @@ func (r *fleetRecorder) Flush() registry.FlushReport {
 	rep := registry.FlushReport{Merged: map[registry.Key]int64{}, Dropped: map[registry.Key]error{}}
 	deltas := r.buf.Take()
 	if len(deltas) == 0 && r.w.Pending() == 0 {
+		return rep
+	}
+	if nc := f.st.Conn(); !nc.IsConnected() {
+		// The connection is down (reconnecting, or closed): a write would only wait out the
+		// operation timeout. The outcomes go back to the buffer for the next flush.
+		why := f.fail(nats.ErrConnectionReconnecting)
+		if nc.IsClosed() {
+			why = f.fail(nats.ErrConnectionClosed)
+		}
+		for k, d := range deltas {
+			r.buf.GiveBack(k, d)
+			rep.Dropped[k] = fmt.Errorf("registry: %d call outcome(s) for %s kept for the next flush: %w", d.Calls, k, why)
+		}
 		return rep
 	}
 	now := time.Now().UTC()

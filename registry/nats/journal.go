@@ -61,6 +61,13 @@ func (s *Store) journalSubject() string { return s.name + ".journal" }
 func (s *Store) openJournal(ctx context.Context, replicas int) error {
 	name := s.name + JournalStreamSuffix
 	st, err := s.js.Stream(ctx, name)
+	for wait := 50 * time.Millisecond; err != nil && transientOpenError(err) && ctx.Err() == nil; wait = min(2*wait, time.Second) {
+		select { // a cluster electing its leader: see openBucket
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+		st, err = s.js.Stream(ctx, name)
+	}
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		st, err = s.js.CreateStream(ctx, jetstream.StreamConfig{
 			Name: name, Description: "forge fleet store " + s.name + ": metrics journal",

@@ -124,23 +124,52 @@ func OpenConn(ctx context.Context, nc *nats.Conn, name string, replicas int) (*S
 	return s, nil
 }
 
+// jsNotAvailable is JetStream's "temporarily unavailable" API error: a cluster without a meta
+// leader yet (starting, or electing one after a node was lost).
+const jsNotAvailable jetstream.ErrorCode = 10008
+
+// transientOpenError says whether opening a bucket may succeed if tried again shortly: the
+// cluster is electing a leader, or no server answered the request yet.
+func transientOpenError(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && (apiErr.ErrorCode == jsNotAvailable || apiErr.Code == 503) {
+		return true
+	}
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse)
+}
+
 func openBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
-	for range 3 {
+	wait := 50 * time.Millisecond
+	for attempt := 0; attempt < 3; {
 		kv, err := js.KeyValue(ctx, cfg.Bucket)
 		if err == nil {
 			return kv, nil
 		}
-		if !errors.Is(err, jetstream.ErrBucketNotFound) {
+		op := "open"
+		if errors.Is(err, jetstream.ErrBucketNotFound) {
+			op = "create"
+			if kv, err = js.CreateKeyValue(ctx, cfg); err == nil {
+				return kv, nil
+			}
+			if errors.Is(err, jetstream.ErrBucketExists) {
+				attempt++ // another process created it meanwhile: open it
+				continue
+			}
+		}
+		if !transientOpenError(err) {
+			if op == "create" {
+				return nil, fmt.Errorf("nats: create bucket %s (replicas %d): %w (a cluster needs at least as many JetStream nodes as replicas)", cfg.Bucket, cfg.Replicas, err)
+			}
 			return nil, fmt.Errorf("nats: open bucket %s: %w (is JetStream enabled on the server?)", cfg.Bucket, err)
 		}
-		kv, err = js.CreateKeyValue(ctx, cfg)
-		if err == nil {
-			return kv, nil
+		// A cluster electing its leader answers 503 for a moment: wait within ctx, without using
+		// up an attempt.
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("nats: %s bucket %s: %w (the JetStream cluster did not become available in time: is a majority of its nodes up?)", op, cfg.Bucket, err)
+		case <-time.After(wait):
 		}
-		if !errors.Is(err, jetstream.ErrBucketExists) {
-			return nil, fmt.Errorf("nats: create bucket %s (replicas %d): %w (a cluster needs at least as many JetStream nodes as replicas)", cfg.Bucket, cfg.Replicas, err)
-		}
-		// Another process created it meanwhile: open it.
+		wait = min(2*wait, time.Second)
 	}
 	return nil, fmt.Errorf("nats: bucket %s: neither found nor created after 3 attempts", cfg.Bucket)
 }

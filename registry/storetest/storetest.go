@@ -5,6 +5,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -169,6 +170,24 @@ func testArtifactRoundTrip(t *testing.T, open Open) {
 		assert.Equal(t, registry.Candidate, sm.Lifecycle)
 	}
 	assert.Equal(t, a.CodeChecksum, sums[2].CodeChecksum)
+	assert.Equal(t, "initial_forge", sums[2].Trigger)
+
+	// What the listings show of the history and signature: the newest generation's trigger and
+	// the params schema, as another process sees them.
+	schema := json.RawMessage(`{"type":"object","properties":{"s":{"type":"string"}},"required":["s"]}`)
+	_, err = s.Update("text", "upper", func(a *registry.Artifact, exists bool) error {
+		a.Signature = registry.Signature{Func: "Upper", Decl: "func Upper(s string) string", ParamsSchema: schema}
+		a.Promote("package artifact\nfunc Upper(s string) string { return s + \"\" }", "repair:intrinsic", "test-model", "pv1", t0)
+		return nil
+	})
+	require.NoError(t, err)
+	sums, err = open(t).Summaries()
+	require.NoError(t, err)
+	require.Len(t, sums, 3)
+	assert.Equal(t, "repair:intrinsic", sums[2].Trigger)
+	assert.JSONEq(t, string(schema), string(sums[2].ParamsSchema))
+	assert.Equal(t, "func Upper(s string) string", sums[2].Decl)
+	assert.Empty(t, sums[0].ParamsSchema, "no signature, no schema")
 	assert.NotEmpty(t, s.Location())
 	assert.NotEmpty(t, s.LocalDir())
 }
