@@ -77,6 +77,11 @@ type call struct {
 	// cause is the failure of the persisted code that sent this call to repair or regenerate,
 	// if any: reported first when no code generator is there to fix it.
 	cause *failure
+	// warm is the warm path's cache entry of c.art (live.go), when the call used or made one;
+	// decided holds the selector's Execute decision for c.art, to make one (executeProgram).
+	warm       *warmState
+	decided    selector.Decision
+	hasDecided bool
 }
 
 // Call runs role.method with args (a JSON object by parameter name, or an array by position).
@@ -158,6 +163,18 @@ func (c *call) run(ctx context.Context) Outcome {
 		return c.fail(&failure{typ: typ, result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()})
 	}
 	c.rt = rt
+	art, ok := f.store.Lookup(c.role, c.method)
+	if ok {
+		// The warm path: the live program remembers the decision made for this very snapshot
+		// under this role runtime (warmState; the method was checked against the same contract
+		// then), so nothing else is checked, read or decided.
+		if p, w := f.programs.getWarm(registry.Key{Role: c.role, Method: c.method}, art, rt); p != nil {
+			c.art, c.warm = art, w
+			c.ev.ArtifactHit = true
+			c.ev.Action, c.ev.Reason, c.meta.Decision = w.action, w.reason, w.decision
+			return c.executeProgram(ctx, art, p, nil)
+		}
+	}
 	if err := registry.ValidateName("method", c.method); err != nil {
 		return c.fail(&failure{typ: "unknown_method", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()})
 	}
@@ -167,8 +184,6 @@ func (c *call) run(ctx context.Context) Outcome {
 				msg: fmt.Sprintf("role %s declares no method %s (it declares %s); add it to the contract with `forge role add`", c.role, c.method, methodList(rt.rec.Methods))})
 		}
 	}
-
-	art, ok := f.store.Lookup(c.role, c.method)
 	var loadErr error
 	if !ok {
 		art, loadErr = f.store.Load(c.role, c.method)
@@ -201,6 +216,7 @@ func (c *call) run(ctx context.Context) Outcome {
 	c.meta.Decision = c.ev.Action + ":" + c.ev.Reason
 	switch d.Action {
 	case selector.Execute:
+		c.decided, c.hasDecided = d, loadErr == nil
 		return c.executePersisted(ctx, art)
 	case selector.Refuse:
 		return c.fail(&failure{typ: "refused", result: classifier.Result{Class: classifier.Extrinsic, Rule: classifier.Rule(d.Reason)},
@@ -319,8 +335,28 @@ func (c *call) blameCallDepth(se *sandbox.Error) {
 // executePersisted runs the stored code; an intrinsic or adaptive failure leads to repair or
 // regeneration within the budget, others are returned as they are.
 func (c *call) executePersisted(ctx context.Context, art *registry.Artifact) Outcome {
-	c.meta.ProgramSource, c.meta.ArtifactGen = SourcePersisted, art.Generation
 	p, err := c.f.program(ctx, c.rt, art)
+	if err == nil && c.hasDecided {
+		// Decided by the selector for the store's snapshot: the next warm call reuses it.
+		w := c.f.newWarmState(art, c.rt, c.decided, c.meta.Decision)
+		p.warm.Store(w)
+		c.warm = w
+	}
+	c.hasDecided = false
+	return c.executeProgram(ctx, art, p, err)
+}
+
+// executeProgram is executePersisted with the live program (and a reference to it) already
+// taken, or the error that kept it from being compiled.
+func (c *call) executeProgram(ctx context.Context, art *registry.Artifact, p *compiled, err error) Outcome {
+	var gen int
+	var archived bool
+	if w := c.warm; w != nil && w.art == art {
+		gen, archived = w.gen, w.archived
+	} else {
+		gen, archived = art.Generation, art.Lifecycle == registry.Archived
+	}
+	c.meta.ProgramSource, c.meta.ArtifactGen = SourcePersisted, gen
 	var out sandbox.Output
 	start := time.Now()
 	var sig sandbox.Signature
@@ -336,7 +372,7 @@ func (c *call) executePersisted(ctx context.Context, art *registry.Artifact) Out
 	}
 	if err == nil {
 		c.record(registry.Success, "")
-		if art.Lifecycle == registry.Archived {
+		if archived {
 			c.f.revive(art)
 		}
 		return Outcome{OK: true, Value: out.Value}
@@ -989,6 +1025,12 @@ func (c *call) persist(ans provider.Answer, p *compiled, trig repair.Trigger) (*
 }
 
 func (c *call) record(o registry.Outcome, reason string) {
+	if w := c.warm; w != nil && w.art == c.art && w.rec != nil {
+		if w.gen != 0 {
+			w.rec.Record(o, time.Since(c.start), reason)
+		}
+		return
+	}
 	if c.art == nil || c.art.Generation == 0 {
 		return
 	}
@@ -1018,18 +1060,32 @@ func (c *call) finish(o Outcome) Outcome {
 	e.ProgramSource, e.ArtifactGen = c.meta.ProgramSource, c.meta.ArtifactGen
 	e.RepairAttempted, e.RepairSucceeded = c.meta.RepairAttempted, c.meta.RepairSucceeded
 	e.ProviderCalls, e.Tokens, e.DurationNS = c.meta.ProviderCalls, c.meta.Tokens, int64(d)
-	if a := c.art; a != nil {
-		e.PromptVersion, e.ContractFingerprint = a.PromptVersion, a.ContractFingerprint
-		e.SuccessCount, e.FailureCount = a.SuccessCount, a.FailureCount
-		e.IntrinsicFailureCount, e.AdaptiveFailureCount, e.ExtrinsicFailureCount = a.IntrinsicFailureCount, a.AdaptiveFailureCount, a.ExtrinsicFailureCount
-		if e.GenerationTrigger == "" && len(a.History) > 0 {
-			e.GenerationTrigger = a.History[0].Trigger
+	var w *warmState
+	if c.warm != nil && c.warm.art == c.art {
+		w = c.warm
+	}
+	if c.art != nil {
+		var ae artEvent
+		if w != nil {
+			ae = w.ev // the same fields, read once per snapshot
+		} else {
+			ae = artEventOf(c.art)
+		}
+		e.PromptVersion, e.ContractFingerprint = ae.promptVersion, ae.fingerprint
+		e.SuccessCount, e.FailureCount = ae.success, ae.failure
+		e.IntrinsicFailureCount, e.AdaptiveFailureCount, e.ExtrinsicFailureCount = ae.intrinsic, ae.adaptive, ae.extrinsic
+		if e.GenerationTrigger == "" {
+			e.GenerationTrigger = ae.trigger
 		}
 	}
 	if c.f.events != nil || c.f.opts.EventSink != nil {
 		e.Time = c.f.now().UTC()
 		if c.f.events != nil {
-			c.f.events.emit(e)
+			var slot *atomic.Pointer[aggBucket]
+			if w != nil {
+				slot = &w.agg
+			}
+			c.f.events.emitVia(e, slot)
 		}
 		if c.f.opts.EventSink != nil {
 			c.f.opts.EventSink(*e)

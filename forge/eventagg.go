@@ -57,6 +57,7 @@ type aggKey struct {
 }
 
 type aggBucket struct {
+	key  aggKey // set once, before the bucket is shared
 	mu   sync.Mutex
 	dead bool // released or closed: the adder must find another bucket
 	idle int  // intervals with no call (the writer's)
@@ -103,6 +104,53 @@ func (a *aggregator) add(e *Event) bool {
 	}
 }
 
+// addVia is add for the warm path: slot caches the bucket of the caller's artifact (see
+// warmState), so that a call whose bucket is cached and alive touches that bucket only, not the
+// map. A released bucket, or one of another key (a new generation or reason), is looked up again.
+func (a *aggregator) addVia(e *Event, slot *atomic.Pointer[aggBucket]) bool {
+	if b := slot.Load(); b != nil && b.key.gen == e.ArtifactGen && b.key.reason == e.Reason && b.key.method == e.Method && b.key.role == e.Role {
+		b.mu.Lock()
+		if !b.dead {
+			b.record(e)
+			b.mu.Unlock()
+			return true
+		}
+		b.mu.Unlock()
+	}
+	k := aggKey{role: e.Role, method: e.Method, reason: e.Reason, gen: e.ArtifactGen}
+	for {
+		var b *aggBucket
+		if m := a.read.Load(); m != nil {
+			b = (*m)[k]
+		}
+		if b == nil {
+			if b = a.bucket(k); b == nil {
+				return false
+			}
+		}
+		b.mu.Lock()
+		if b.dead {
+			b.mu.Unlock()
+			continue
+		}
+		b.record(e)
+		b.mu.Unlock()
+		slot.Store(b)
+		return true
+	}
+}
+
+// emitVia is eventLog.emit with the warm path's bucket cache (addVia) for the lines it aggregates.
+func (l *eventLog) emitVia(e *Event, slot *atomic.Pointer[aggBucket]) {
+	if slot == nil || l.perCall || !e.warmSuccess() {
+		l.emit(e)
+		return
+	}
+	if !l.agg.addVia(e, slot) {
+		l.drop(kindCall) // after close
+	}
+}
+
 // bucket finds or makes k's bucket under the lock (nil: closed).
 func (a *aggregator) bucket(k aggKey) *aggBucket {
 	a.mu.Lock()
@@ -122,7 +170,7 @@ func (a *aggregator) bucket(k aggKey) *aggBucket {
 		if a.dirty == nil {
 			a.dirty = map[aggKey]*aggBucket{}
 		}
-		b = &aggBucket{}
+		b = &aggBucket{key: k}
 		a.dirty[k] = b
 	}
 	// Publish the dirty buckets once the misses have paid for the copy (as sync.Map does): new

@@ -63,8 +63,9 @@ type compiled struct {
 	set  *liveSet // counts the close; nil for none
 
 	refs atomic.Int64
-	used atomic.Int64 // the live set's clock at the last hit
-	idx  int          // index in the live set's list, -1 when not in it (under the set's mu)
+	used atomic.Int64              // the live set's clock at the last hit
+	idx  int                       // index in the live set's list, -1 when not in it (under the set's mu)
+	warm atomic.Pointer[warmState] // the warm path's cache (live.go)
 }
 
 // Open opens the store (a directory, or the URL of a registered backend: registry.OpenBackend)

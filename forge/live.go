@@ -9,6 +9,7 @@ import (
 
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/selector"
 )
 
 // DefaultMaxLivePrograms bounds the compiled programs a Forge keeps ready when Options and the
@@ -94,6 +95,27 @@ func (s *liveSet) get(k registry.Key, sum string) *compiled {
 		p.used.Store(now)
 	}
 	return p
+}
+
+// getWarm is get for the warm path: k's live program with a reference, and its warm state, when
+// that state was made for the snapshot art under the runtime rt (then the program's code is
+// art's by construction, and the checksum is not compared); nil otherwise.
+func (s *liveSet) getWarm(k registry.Key, art *registry.Artifact, rt *roleRuntime) (*compiled, *warmState) {
+	sh := s.shard(k)
+	sh.mu.RLock()
+	p := sh.m[k]
+	sh.mu.RUnlock()
+	if p == nil {
+		return nil, nil
+	}
+	w := p.warm.Load()
+	if w == nil || w.art != art || w.rt != rt || !p.acquire() {
+		return nil, nil
+	}
+	if now := s.clock.Load(); p.used.Load() != now {
+		p.used.Store(now)
+	}
+	return p, w
 }
 
 // put makes p the live program of its key, taking over the caller's reference to it. The
@@ -348,4 +370,50 @@ func (f *Forge) compileArtifact(ctx context.Context, rt *roleRuntime, art *regis
 		return nil, err
 	}
 	return newCompiled(art, prog, sb, f.programs), nil
+}
+
+// warmState is what the warm calls of one live program derive from one artifact snapshot under
+// one role runtime: the selector's decision (a pure function of the two and the forge's
+// switches) and the artifact's event fields, with the handles of its metrics counters and its
+// event aggregate. A warm call that finds its snapshot and runtime here reads neither the
+// artifact nor the recorder's or the aggregator's maps: it touches the store's and the live set's
+// entries, this state and the two records it updates (RATIONALE, "The warm path touches memory
+// only"). It is rebuilt, once, when either changes (a metrics flush replaces the snapshot).
+type warmState struct {
+	art *registry.Artifact
+	rt  *roleRuntime
+
+	action, reason, decision string
+	gen                      int
+	archived                 bool
+	ev                       artEvent
+	rec                      *registry.RecordHandle // nil: the recorder offers none
+	agg                      atomic.Pointer[aggBucket]
+}
+
+// artEvent is the part of a call's event that comes from its artifact.
+type artEvent struct {
+	promptVersion, fingerprint, trigger string
+	success, failure                    int64
+	intrinsic, adaptive, extrinsic      int64
+}
+
+func artEventOf(a *registry.Artifact) artEvent {
+	ev := artEvent{promptVersion: a.PromptVersion, fingerprint: a.ContractFingerprint,
+		success: a.SuccessCount, failure: a.FailureCount,
+		intrinsic: a.IntrinsicFailureCount, adaptive: a.AdaptiveFailureCount, extrinsic: a.ExtrinsicFailureCount}
+	if len(a.History) > 0 {
+		ev.trigger = a.History[0].Trigger
+	}
+	return ev
+}
+
+// newWarmState records that art under rt was decided d (Execute).
+func (f *Forge) newWarmState(art *registry.Artifact, rt *roleRuntime, d selector.Decision, decision string) *warmState {
+	w := &warmState{art: art, rt: rt, action: string(d.Action), reason: string(d.Reason), decision: decision,
+		gen: art.Generation, archived: art.Lifecycle == registry.Archived, ev: artEventOf(art)}
+	if hr, ok := f.rec.(registry.HandleRecorder); ok {
+		w.rec = hr.Handle(art.Role, art.Method)
+	}
+	return w
 }

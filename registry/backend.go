@@ -191,9 +191,13 @@ func (s *Store) NewRecorder(interval time.Duration) MetricsRecorder { return New
 // Knowledge is nil: the learner keeps its domain files in the store's knowledge/ directory.
 func (s *Store) Knowledge() Docs { return nil }
 
-// Close does nothing: a directory store holds no connection, and its recorders and watchers are
-// closed by whoever started them.
-func (s *Store) Close() error { return nil }
+// Close stops the revalidation sweep; a directory store holds no connection, and its recorders
+// and watchers are closed by whoever started them.
+func (s *Store) Close() error {
+	s.closed.Store(true)
+	s.stopSweep()
+	return nil
+}
 
 // Importer writes records exactly as given — counters, times, lifecycle and kept generations
 // included — replacing what the store holds under their keys. `forge store migrate` copies one

@@ -54,5 +54,8 @@
 // # Memory
 //
 // The store caches the artifacts it loaded or wrote, at most DefaultMaxCached of them (OpenOptions
-// MaxCached, SetCacheLimit); one that falls out is read again on its next use.
+// MaxCached, SetCacheLimit); one that falls out is read again on its next use. Cached artifacts
+// and roles are compared with their files once per revalidation interval (SetRevalidate) by a
+// background sweep (sweep.go), so that Lookup and Role, the warm path's reads, answer from memory
+// without a system call; a watch (Watch) drops what another process changed at once.
 package registry

@@ -79,9 +79,45 @@ type Recorder struct {
 	OnCompact func(CompactReport, error)
 }
 
+// pending is one artifact's buffered outcomes. The recent window is kept in place (a ring) while
+// buffered, so that recording a call touches this struct only and moves no bytes; delta.recent is
+// unused here (take and giveBack convert).
 type pending struct {
 	mu sync.Mutex
 	delta
+	win     [RecentWindow]byte // outcome letters, the oldest at win[wat]
+	wn, wat int
+}
+
+// push appends an outcome letter to the window, dropping the oldest when it is full.
+func (p *pending) push(l byte) {
+	if p.wn < RecentWindow {
+		p.win[(p.wat+p.wn)%RecentWindow] = l
+		p.wn++
+		return
+	}
+	p.win[p.wat] = l
+	p.wat = (p.wat + 1) % RecentWindow
+}
+
+// window returns the window's letters, oldest first (nil when empty).
+func (p *pending) window() []byte {
+	if p.wn == 0 {
+		return nil
+	}
+	out := make([]byte, p.wn)
+	for i := range out {
+		out[i] = p.win[(p.wat+i)%RecentWindow]
+	}
+	return out
+}
+
+// setWindow replaces the window with the last RecentWindow letters of b.
+func (p *pending) setWindow(b []byte) {
+	if len(b) > RecentWindow {
+		b = b[len(b)-RecentWindow:]
+	}
+	p.wat, p.wn = 0, copy(p.win[:], b)
 }
 
 // delta is what a flush window adds to one artifact.
@@ -147,6 +183,9 @@ func CapReason(reason string) string {
 func (r *Recorder) Record(role, method string, o Outcome, d time.Duration, reason string) {
 	r.buf.Record(role, method, o, d, reason)
 }
+
+// Handle returns role.method's RecordHandle: Record without the lookup (see RecordBuffer.Handle).
+func (r *Recorder) Handle(role, method string) *RecordHandle { return r.buf.Handle(role, method) }
 
 // take removes and returns the buffered deltas.
 func (r *Recorder) take() map[Key]delta { return r.buf.take() }
@@ -275,13 +314,23 @@ func (r *Recorder) Flush() FlushReport {
 			}
 		}
 	}
+	// One index write per role for the whole batch, not one per promoted artifact (a thousand
+	// candidates proven at once rewrote their role's index a thousand times).
+	byRole := map[string][]*Summary{}
 	for _, k := range promoted {
-		_, _ = s.Update(k.Role, k.Method, func(a *Artifact, exists bool) error {
+		file, _, st, err := s.update(k.Role, k.Method, nil, nil, false, func(a *Artifact, exists bool) error {
 			if !exists {
 				return ErrNotFound
 			}
 			return nil
 		})
+		if err == nil {
+			sm := summaryOf(file, st)
+			byRole[k.Role] = append(byRole[k.Role], &sm)
+		}
+	}
+	for role, sms := range byRole {
+		s.indexPutMany(role, sms)
 	}
 	if seal {
 		r.sealAndCompact(false)

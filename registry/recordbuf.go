@@ -52,7 +52,7 @@ func (b *RecordBuffer) get(k Key) *pending {
 	if p == nil {
 		b.mu.Lock()
 		if p = b.pending[k]; p == nil {
-			p = &pending{delta: delta{recent: make([]byte, 0, RecentWindow)}}
+			p = &pending{}
 			b.pending[k] = p
 		}
 		b.mu.Unlock()
@@ -62,7 +62,29 @@ func (b *RecordBuffer) get(k Key) *pending {
 
 // Record adds one call's outcome (as Recorder.Record).
 func (b *RecordBuffer) Record(role, method string, o Outcome, d time.Duration, reason string) {
-	p := b.get(Key{role, method})
+	b.get(Key{role, method}).record(o, d, reason)
+}
+
+// RecordHandle records the outcomes of one artifact with no lookup: the warm path keeps one per
+// live program, so that a call touches its artifact's counters and nothing else of the buffer.
+// A handle stays valid for the buffer's life (an artifact's entry is reset by each flush, never
+// removed).
+type RecordHandle struct{ p *pending }
+
+// Handle returns role.method's handle (one map lookup, and an allocation the first time).
+func (b *RecordBuffer) Handle(role, method string) *RecordHandle {
+	return &RecordHandle{b.get(Key{role, method})}
+}
+
+// Record adds one call's outcome, as RecordBuffer.Record of the handle's artifact does.
+func (h *RecordHandle) Record(o Outcome, d time.Duration, reason string) { h.p.record(o, d, reason) }
+
+// HandleRecorder is a MetricsRecorder that hands out RecordHandles (both backends' recorders).
+type HandleRecorder interface {
+	Handle(role, method string) *RecordHandle
+}
+
+func (p *pending) record(o Outcome, d time.Duration, reason string) {
 	p.mu.Lock()
 	p.calls++
 	p.c.TotalDurationNanos += int64(d)
@@ -90,11 +112,7 @@ func (b *RecordBuffer) Record(role, method string, o Outcome, d time.Duration, r
 		}
 		p.lastReason = CapReason(reason)
 	}
-	if len(p.recent) == RecentWindow {
-		copy(p.recent, p.recent[1:])
-		p.recent = p.recent[:RecentWindow-1]
-	}
-	p.recent = append(p.recent, outcomeLetters[o])
+	p.push(outcomeLetters[o])
 	p.mu.Unlock()
 }
 
@@ -115,8 +133,9 @@ func (b *RecordBuffer) take() map[Key]delta {
 	for k, p := range b.pending {
 		p.mu.Lock()
 		if p.calls > 0 {
-			out[k] = delta{c: p.c, calls: p.calls, recent: append([]byte(nil), p.recent...), lastReason: p.lastReason, lastClass: p.lastClass}
-			p.c, p.calls, p.recent, p.lastReason, p.lastClass = Counters{}, 0, p.recent[:0], "", ""
+			out[k] = delta{c: p.c, calls: p.calls, recent: p.window(), lastReason: p.lastReason, lastClass: p.lastClass}
+			p.c, p.calls, p.lastReason, p.lastClass = Counters{}, 0, "", ""
+			p.wn, p.wat = 0, 0
 		}
 		p.mu.Unlock()
 	}
@@ -135,6 +154,6 @@ func (b *RecordBuffer) giveBack(k Key, d delta) {
 	if p.lastClass == "" {
 		p.lastClass, p.lastReason = d.lastClass, d.lastReason
 	}
-	p.recent = mergeRecent(d.recent, p.recent)
+	p.setWindow(mergeRecent(d.recent, p.window()))
 	p.mu.Unlock()
 }

@@ -293,12 +293,18 @@ func (s *Store) Role(name string) (*RoleRecord, error) {
 	sn := s.roles[name]
 	s.mu.RUnlock()
 	if sn != nil {
+		if s.sweep.on.Load() { // the sweep checks it (sweep.go)
+			s.sweep.touch()
+			return sn.rec, nil
+		}
 		now, due := s.due(&sn.checked)
 		if !due {
+			s.startSweep()
 			return sn.rec, nil
 		}
 		if st, err := stampOf(s.rolePath(name)); err == nil && st == sn.stamp {
 			sn.checked.Store(now)
+			s.startSweep()
 			return sn.rec, nil
 		}
 	}

@@ -43,8 +43,12 @@ func newSnapshot(a *Artifact, st fileStamp) *snapshot {
 }
 
 // SetRevalidate changes how often cached files are checked (DefaultRevalidate; 0 or less: never,
-// for a process that is the store's only writer).
-func (s *Store) SetRevalidate(d time.Duration) { s.revalidate.Store(int64(d)) }
+// for a process that is the store's only writer). It applies at once: a running sweep stops, and
+// the next Lookup checks its snapshot against the new interval (and starts the sweep again).
+func (s *Store) SetRevalidate(d time.Duration) {
+	s.revalidate.Store(int64(d))
+	s.stopSweep()
+}
 
 // due reports whether a snapshot checked at checked must be compared with its file again now.
 func (s *Store) due(checked *atomic.Int64) (now int64, ok bool) {

@@ -43,6 +43,8 @@ type Store struct {
 	artifacts  map[Key]*snapshot
 	maxCached  atomic.Int64 // see SetCacheLimit
 	revalidate atomic.Int64 // nanoseconds; see SetRevalidate
+	sweep      sweeper      // revalidates the cache off the calls' path (sweep.go)
+	closed     atomic.Bool
 
 	// om guards ov, the journal records not yet folded into the files, and orders the snapshot
 	// changes made from it (a Load's merge, a flush's advance).
@@ -122,9 +124,12 @@ func (s *Store) artifactLock(role, method string) string {
 }
 
 // Lookup returns the artifact this process last loaded or wrote for role.method, from memory. It
-// is the warm path: no allocation, and a system call (a stat of the file) at most once per
-// revalidation interval; when the file changed or vanished since (another process wrote it), the
-// snapshot is dropped and Lookup reports false, so the caller Loads the new version.
+// is the warm path: no allocation and, while the revalidation sweep runs (sweep.go: intervals of
+// at least minSweepInterval, the default included), no system call either: the sweep compares the
+// cached snapshots with their files once per interval and drops those another process changed, so
+// Lookup reports false for them and the caller Loads the new version. With a shorter interval, or
+// on the first Lookup after an idle interval, Lookup compares the snapshot with its file itself
+// when it is due (one stat) and starts the sweep.
 func (s *Store) Lookup(role, method string) (*Artifact, bool) {
 	k := Key{role, method}
 	s.mu.RLock()
@@ -135,6 +140,10 @@ func (s *Store) Lookup(role, method string) (*Artifact, bool) {
 	}
 	if !sn.used.Load() {
 		sn.used.Store(true)
+	}
+	if s.sweep.on.Load() {
+		s.sweep.touch()
+		return sn.a, true
 	}
 	if now, due := s.due(&sn.checked); due {
 		if st, err := stampOf(s.ArtifactPath(role, method)); err != nil || st != sn.stamp {
@@ -147,6 +156,7 @@ func (s *Store) Lookup(role, method string) (*Artifact, bool) {
 		}
 		sn.checked.Store(now)
 	}
+	s.startSweep()
 	return sn.a, true
 }
 

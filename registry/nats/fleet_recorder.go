@@ -66,6 +66,11 @@ func (r *fleetRecorder) Record(role, method string, o registry.Outcome, d time.D
 	r.buf.Record(role, method, o, d, reason)
 }
 
+// Handle implements registry.HandleRecorder: Record without the lookup, for the warm path.
+func (r *fleetRecorder) Handle(role, method string) *registry.RecordHandle {
+	return r.buf.Handle(role, method)
+}
+
 // Flush merges what is buffered into the fleet's metrics, advances this process's cached views by
 // the same outcomes, and writes the rare lifecycle change they cause (a candidate proven durable)
 // to the artifact record. Outcomes of an artifact that does not exist are dropped; outcomes that
