@@ -559,11 +559,9 @@ var bothScenarios = []struct {
 		require.NoError(t, err)
 		assert.Equal(t, registry.Degraded, a.Lifecycle)
 		assert.Equal(t, 1, a.Generation, "no failing code was stored")
-		// The call is recorded twice, on both stores: the persisted run's failure, then the
-		// failed repair's (call.go records res.fail once the degraded update returned the
-		// artifact). Said in the report; the count here is what both backends must agree on.
-		assert.Equal(t, int64(2), a.IntrinsicFailureCount)
-		assert.Equal(t, "sii", a.Recent)
+		// The call counts once, as the stored code's failure (the failed repair stored nothing).
+		assert.Equal(t, int64(1), a.IntrinsicFailureCount)
+		assert.Equal(t, "si", a.Recent)
 		sums, err := other.Store().Summaries()
 		require.NoError(t, err)
 		require.Len(t, sums, 1)

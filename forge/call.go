@@ -529,7 +529,12 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 		c.meta.RepairSucceeded = res.saved
 	}
 	if res.fail != nil {
-		c.recordFailure(res.fail)
+		// The stored code's failure that led here is counted already (executePersisted); the
+		// failed repair stored nothing, so the call is not counted a second time. A failure of
+		// code this call stored is that code's first outcome.
+		if c.cause == nil || res.saved {
+			c.recordFailure(res.fail)
+		}
 		return c.fail(res.fail)
 	}
 	c.record(registry.Success, "")
