@@ -444,6 +444,13 @@ func (f *FleetStore) read(ctx context.Context, role, method string, min seen) (v
 	}()
 	e, err := getAtLeast(ctx, f.arts, key, min)
 	mr := <-mch
+	return f.merge(role, method, e, err, mr.m, mr.err)
+}
+
+// merge is role.method's view from its record as read (e, or the error reading it) and its
+// metrics as read (m, or the error reading them): what read returns, and what the bulk listings
+// (fleet_bulk.go) make of each record they read.
+func (f *FleetStore) merge(role, method string, e Entry[storedArtifact], err error, m *Metrics, merr error) (v *registry.Artifact, rec storedArtifact, rev uint64, _ error) {
 	if errors.Is(err, registry.ErrNotFound) {
 		return nil, rec, e.Revision, notFoundArtifact(role, method)
 	}
@@ -458,10 +465,10 @@ func (f *FleetStore) read(ctx context.Context, role, method string, min seen) (v
 		rec.Err = fmt.Errorf("%w: the record names %s.%s", registry.ErrCorrupt, rec.A.Role, rec.A.Method)
 		return nil, rec, e.Revision, fmt.Errorf("registry: artifact %s.%s (%s revision %d): %w", role, method, f.loc, e.Revision, rec.Err)
 	}
-	if mr.err != nil {
-		return nil, rec, 0, mr.err
+	if merr != nil {
+		return nil, rec, 0, merr
 	}
-	return view(rec.A, rec.Base, mr.m), rec, e.Revision, nil
+	return view(rec.A, rec.Base, m), rec, e.Revision, nil
 }
 
 // getAtLeast reads key as of the newest write the watch reported: at least its revision, or, when
@@ -672,28 +679,21 @@ func (f *FleetStore) List() ([]registry.Key, error) {
 	return out, nil
 }
 
-// Each loads every artifact in key order and calls fn with it or the error reading it.
+// Each reads every artifact in key order, a role at a time in bulk (fleet_bulk.go), and calls fn
+// with it or the error reading it, as Load returns them.
 func (f *FleetStore) Each(fn func(k registry.Key, a *registry.Artifact, err error) error) error {
-	keys, err := f.List()
-	if err != nil {
-		return err
-	}
-	for _, k := range keys {
-		a, err := f.Load(k.Role, k.Method)
-		if errors.Is(err, registry.ErrNotFound) {
-			continue
-		}
-		if err := fn(k, a, err); err != nil {
-			return err
-		}
-	}
-	return nil
+	return f.eachBulk(fn)
 }
 
 // Summaries lists every artifact's summary with its merged metrics, the newest generation's
-// trigger and the params schema, in key order (a few parallel readers; each record at least as new
-// as the watch reported, as Load reads it).
-func (f *FleetStore) Summaries() ([]registry.Summary, error) {
+// trigger and the params schema, in key order: two bulk reads (the records, their metrics; see
+// fleet_bulk.go), each record at least as new as the watch reported, as Load reads it.
+func (f *FleetStore) Summaries() ([]registry.Summary, error) { return f.summariesBulk() }
+
+// summariesPerKey is Summaries by one get per record and one per its metrics (a few parallel
+// readers): what Summaries did before the bulk reads, kept as their baseline (the benchmark and the
+// test that both list the same).
+func (f *FleetStore) summariesPerKey() ([]registry.Summary, error) {
 	keys, err := f.List()
 	if err != nil {
 		return nil, err
@@ -764,12 +764,9 @@ func (f *FleetStore) readRole(ctx context.Context, name string, min seen) (*regi
 	if err != nil {
 		return nil, storedRole{}, 0, err
 	}
-	sr := e.Value
-	if sr.Err == nil && sr.Rec.Role != name {
-		sr.Err = fmt.Errorf("%w: the record of role %q names role %q", registry.ErrCorrupt, name, sr.Rec.Role)
-	}
-	if sr.Err != nil {
-		return nil, sr, e.Revision, fmt.Errorf("registry: role %q (%s revision %d): %w", name, f.loc, e.Revision, sr.Err)
+	sr, err := f.checkRole(name, e)
+	if err != nil {
+		return nil, sr, e.Revision, err
 	}
 	mkey, _ := f.st.RoleMetricsKey(name)
 	m, err := f.metrics(ctx, mkey)
@@ -777,6 +774,18 @@ func (f *FleetStore) readRole(ctx context.Context, name string, min seen) (*regi
 		return nil, sr, 0, err
 	}
 	return roleView(sr.Rec, sr.Base, m), sr, e.Revision, nil
+}
+
+// checkRole is the role record e of name, or why it is damaged (readRole and the bulk Roles).
+func (f *FleetStore) checkRole(name string, e Entry[storedRole]) (storedRole, error) {
+	sr := e.Value
+	if sr.Err == nil && sr.Rec.Role != name {
+		sr.Err = fmt.Errorf("%w: the record of role %q names role %q", registry.ErrCorrupt, name, sr.Rec.Role)
+	}
+	if sr.Err != nil {
+		return sr, fmt.Errorf("registry: role %q (%s revision %d): %w", name, f.loc, e.Revision, sr.Err)
+	}
+	return sr, nil
 }
 
 // Role returns a role's record with its usage, from memory when cached (the watch drops it when
@@ -829,36 +838,9 @@ func (f *FleetStore) installRole(name string, c *cachedRole, epoch uint64) {
 	delete(f.staleR, name)
 }
 
-// Roles returns every role, by name, read fresh (damaged ones are left out, as the directory
-// store leaves out roles it cannot restore).
-func (f *FleetStore) Roles() ([]*registry.RoleRecord, error) {
-	ctx, cancel := f.opCtx()
-	defer cancel()
-	keys, err := f.roles.List(ctx, "")
-	if err != nil {
-		return nil, f.fail(err)
-	}
-	var names []string
-	for _, k := range keys {
-		if p, ok := f.roles.Parts(k); ok && len(p) == 1 && registry.ValidateName("role", p[0]) == nil {
-			names = append(names, p[0])
-		}
-	}
-	sort.Strings(names)
-	out := make([]*registry.RoleRecord, 0, len(names))
-	for _, n := range names {
-		rec, sr, rev, err := f.readRole(ctx, n, seen{})
-		if errors.Is(err, registry.ErrCorrupt) || errors.Is(err, registry.ErrNotFound) || errors.Is(err, registry.ErrIncompatible) {
-			continue
-		}
-		if err != nil {
-			return nil, f.fail(err)
-		}
-		f.installRole(n, &cachedRole{rec: rec, stored: sr.Rec, base: sr.Base, rev: rev}, f.epochNow())
-		out = append(out, rec)
-	}
-	return out, nil
-}
+// Roles returns every role, by name, read fresh in bulk (fleet_bulk.go; damaged ones are left
+// out, as the directory store leaves out roles it cannot restore).
+func (f *FleetStore) Roles() ([]*registry.RoleRecord, error) { return f.rolesBulk() }
 
 // PutRole adds or replaces a role's contract.
 func (f *FleetStore) PutRole(c registry.Contract, now time.Time) (registry.RoleRecord, error) {

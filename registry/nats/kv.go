@@ -186,6 +186,11 @@ func (t *Table[T]) Get(ctx context.Context, key string) (Entry[T], error) {
 	if err != nil {
 		return Entry[T]{}, fmt.Errorf("nats: get %s/%s: %w (is the NATS server reachable?)", t.kv.Bucket(), key, err)
 	}
+	return t.decode(key, e)
+}
+
+// decode is the value of one entry of key as Get returns it (a bulk read decodes the same way).
+func (t *Table[T]) decode(key string, e jetstream.KeyValueEntry) (Entry[T], error) {
 	v, err := t.codec.Decode(e.Value())
 	if err != nil {
 		if errors.Is(err, registry.ErrCorrupt) || errors.Is(err, registry.ErrIncompatible) {
