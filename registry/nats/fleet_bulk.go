@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -18,9 +20,12 @@ import (
 // store of n artifacts is listed in a few round trips, not 2n (see RATIONALE.md, "Fleet listings
 // read in bulk"). Each record is then merged with its metrics by the per-key path's merge.
 
+// maxBulkDecoders bounds the goroutines decoding one bulk read's values.
+const maxBulkDecoders = 4
+
 // readAll delivers the latest value of every key of t matching filter (after t's prefix; ">" for
-// all), decoded as Get decodes it, to each, in stream order: a key written while the read runs
-// may come twice (its older value first). It fails when the store does not answer: when the watch
+// all), decoded as Get decodes it, to each, from a few goroutines at once, in no order: a key
+// written while the read runs may come twice (each with its revision). It fails when the store does not answer: when the watch
 // cannot be created within ctx, or when no value (nor the end) arrives for idle.
 func readAll[T any](ctx context.Context, t *Table[T], filter string, idle time.Duration, each func(key string, rev uint64, e Entry[T], err error)) error {
 	where := t.kv.Bucket() + "/" + t.prefix + filter
@@ -29,6 +34,23 @@ func readAll[T any](ctx context.Context, t *Table[T], filter string, idle time.D
 		return fmt.Errorf("nats: read %s: %w (is the NATS server reachable?)", where, err)
 	}
 	defer w.Stop()
+	// Decoding is most of a bulk read's work (the values arrive faster than one core decodes
+	// them): a few decoders run beside the loop that drains the watch, as the per-key reads ran
+	// side by side. All have finished when readAll returns.
+	jobs := make(chan jetstream.KeyValueEntry, 64)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), maxBulkDecoders) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for kve := range jobs {
+				e, err := t.decode(kve.Key(), kve)
+				each(kve.Key(), kve.Revision(), e, err)
+			}
+		}()
+	}
+	defer wg.Wait()
+	defer close(jobs)
 	timer := time.NewTimer(idle)
 	defer timer.Stop()
 	for n := 0; ; n++ {
@@ -40,8 +62,7 @@ func readAll[T any](ctx context.Context, t *Table[T], filter string, idle time.D
 			if kve == nil {
 				return nil // every initial value delivered
 			}
-			e, err := t.decode(kve.Key(), kve)
-			each(kve.Key(), kve.Revision(), e, err)
+			jobs <- kve
 			if !timer.Stop() {
 				<-timer.C
 			}
@@ -64,7 +85,10 @@ type bulkEntry[T any] struct {
 // readAllLatest is readAll keeping each key's newest revision.
 func readAllLatest[T any](ctx context.Context, t *Table[T], filter string, idle time.Duration) (map[string]bulkEntry[T], error) {
 	out := map[string]bulkEntry[T]{}
+	var mu sync.Mutex
 	err := readAll(ctx, t, filter, idle, func(key string, rev uint64, e Entry[T], err error) {
+		mu.Lock()
+		defer mu.Unlock()
 		if old, ok := out[key]; ok && old.rev > rev {
 			return
 		}
