@@ -139,6 +139,7 @@ func (f *FleetStore) bulkArtifacts(ctx context.Context, role string, mins map[re
 		return nil, mr.err
 	}
 	rows := make([]artifactRow, 0, len(recs))
+	lagDeadline := time.Now().Add(f.opTimeout) // bounds all the reads again by key together
 	for key, r := range recs {
 		p, ok := f.arts.Parts(key)
 		if !ok || len(p) != 2 || validKey(p[0], p[1]) != nil {
@@ -152,7 +153,9 @@ func (f *FleetStore) bulkArtifacts(ctx context.Context, role string, mins map[re
 			}
 			// The consumer answered with a revision older than one the watch reported: read it by
 			// key at least at that revision, as Load would (rare: a lagging replica).
-			v, rec, rev, err := f.read(ctx, k.Role, k.Method, min)
+			rctx, cancel := context.WithDeadline(ctx, lagDeadline)
+			v, rec, rev, err := f.read(rctx, k.Role, k.Method, min)
+			cancel()
 			if !errors.Is(err, registry.ErrNotFound) {
 				rows = append(rows, artifactRow{k, v, rec, rev, err})
 			}

@@ -183,3 +183,30 @@ func TestFleetBulkUnreachableStoreFails(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "nats-server")
 }
+
+// TestFleetBulkHonoursWhatTheWatchReported: a record the watch reported deleted after the
+// revision the bulk read found is left out, as Load answers "not found" for it; one the watch
+// reported at a revision the store never reaches fails the listing (as Load would) instead of
+// listing the older record.
+func TestFleetBulkHonoursWhatTheWatchReported(t *testing.T) {
+	f, _ := bulkFixture(t)
+	k := registry.Key{Role: "r2", Method: "c"}
+	f.mu.Lock()
+	f.latest[k] = seen{rev: 1 << 40, deleted: true}
+	f.mu.Unlock()
+	sums, err := f.Summaries()
+	require.NoError(t, err)
+	for _, s := range sums {
+		assert.NotEqual(t, k, registry.Key{Role: s.Role, Method: s.Method}, "reported deleted")
+	}
+	_, err = f.Load(k.Role, k.Method)
+	assert.ErrorIs(t, err, registry.ErrNotFound)
+
+	f.opTimeout = time.Second
+	f.mu.Lock()
+	f.latest[k] = seen{rev: 1 << 40}
+	f.mu.Unlock()
+	_, err = f.Summaries()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no replica answered with revision")
+}
