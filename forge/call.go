@@ -71,6 +71,9 @@ type call struct {
 	meta   Meta
 	art    *registry.Artifact // the artifact the call ended with, if any
 	start  time.Time
+	// end is the clock read that ended the call (zero until endNow): the recorder's duration, the
+	// Meta's and the event's, and the event's time (real clock) share it.
+	end time.Time
 	// operator: an operator's regeneration (Regenerate): no args to run, and a generation that
 	// produces nothing usable leaves the current one exactly as it was.
 	operator bool
@@ -358,7 +361,12 @@ func (c *call) executeProgram(ctx context.Context, art *registry.Artifact, p *co
 	}
 	c.meta.ProgramSource, c.meta.ArtifactGen = SourcePersisted, gen
 	var out sandbox.Output
-	start := time.Now()
+	// When the run starts, for runFailure's deadline check. A warm call (c.warm made for this
+	// snapshot) has compiled nothing since c.start, a few hundred ns ago: it reads no clock here.
+	start := c.start
+	if c.warm == nil || c.warm.art != art {
+		start = time.Now()
+	}
 	var sig sandbox.Signature
 	if err == nil {
 		out, err = p.sb.Run(c.runCtx(ctx, nil), p.prog, c.input(c.args))
@@ -371,6 +379,9 @@ func (c *call) executeProgram(ctx context.Context, art *registry.Artifact, p *co
 		}
 	}
 	if err == nil {
+		if !archived {
+			c.endNow() // the call ends here: the recorder and the event share this reading
+		}
 		c.record(registry.Success, "")
 		if archived {
 			c.f.revive(art)
@@ -1032,14 +1043,31 @@ func (c *call) persist(ans provider.Answer, p *compiled, trig repair.Trigger) (*
 func (c *call) record(o registry.Outcome, reason string) {
 	if w := c.warm; w != nil && w.art == c.art && w.rec != nil {
 		if w.gen != 0 {
-			w.rec.Record(o, time.Since(c.start), reason)
+			w.rec.Record(o, c.elapsed(), reason)
 		}
 		return
 	}
 	if c.art == nil || c.art.Generation == 0 {
 		return
 	}
-	c.f.rec.Record(c.role, c.method, o, time.Since(c.start), reason)
+	c.f.rec.Record(c.role, c.method, o, c.elapsed(), reason)
+}
+
+// elapsed is the call's duration so far: up to c.end once the call's end is taken (endNow), else
+// up to a clock read of its own.
+func (c *call) elapsed() time.Duration {
+	if c.end.IsZero() {
+		return time.Since(c.start)
+	}
+	return c.end.Sub(c.start)
+}
+
+// endNow takes the clock read that ends the call, once: the recorder, the Meta and the event then
+// share it. It is taken only where nothing but the Outcome's return follows.
+func (c *call) endNow() {
+	if c.end.IsZero() {
+		c.end = time.Now()
+	}
 }
 
 func (c *call) recordFailure(fl *failure) {
@@ -1057,7 +1085,8 @@ func (c *call) fail(fl *failure) Outcome {
 
 // finish completes the Outcome's meta and emits the call's event.
 func (c *call) finish(o Outcome) Outcome {
-	d := time.Since(c.start)
+	c.endNow()
+	d := c.elapsed()
 	c.meta.Duration = d
 	o.Meta = c.meta
 	e := &c.ev
@@ -1084,7 +1113,11 @@ func (c *call) finish(o Outcome) Outcome {
 		}
 	}
 	if c.f.events != nil || c.f.opts.EventSink != nil {
-		e.Time = c.f.now().UTC()
+		if c.f.realClock {
+			e.Time = c.end.UTC() // the reading that ended the call (elapsed)
+		} else {
+			e.Time = c.f.now().UTC()
+		}
 		if c.f.events != nil {
 			var slot *atomic.Pointer[aggBucket]
 			if w != nil {
