@@ -166,12 +166,24 @@ func (c *call) run(ctx context.Context) Outcome {
 		return c.fail(&failure{typ: typ, result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()})
 	}
 	c.rt = rt
+	key := registry.Key{Role: c.role, Method: c.method}
+	if f.pins != nil {
+		// The warm path in one lookup: the live program's warm state pins the store's snapshot it
+		// was decided for, and the store confirms that snapshot is still the one Lookup would
+		// return (registry.PinLookup) without finding it in its own map.
+		if p, w, art := f.programs.getPinned(key, rt, f.pins); p != nil {
+			c.art, c.warm = art, w
+			c.ev.ArtifactHit = true
+			c.ev.Action, c.ev.Reason, c.meta.Decision = w.action, w.reason, w.decision
+			return c.executeProgram(ctx, art, p, nil)
+		}
+	}
 	art, ok := f.store.Lookup(c.role, c.method)
 	if ok {
 		// The warm path: the live program remembers the decision made for this very snapshot
 		// under this role runtime (warmState; the method was checked against the same contract
 		// then), so nothing else is checked, read or decided.
-		if p, w := f.programs.getWarm(registry.Key{Role: c.role, Method: c.method}, art, rt); p != nil {
+		if p, w := f.programs.getWarm(key, art, rt); p != nil {
 			c.art, c.warm = art, w
 			c.ev.ArtifactHit = true
 			c.ev.Action, c.ev.Reason, c.meta.Decision = w.action, w.reason, w.decision
@@ -342,6 +354,13 @@ func (c *call) executePersisted(ctx context.Context, art *registry.Artifact) Out
 	if err == nil && c.hasDecided {
 		// Decided by the selector for the store's snapshot: the next warm call reuses it.
 		w := c.f.newWarmState(art, c.rt, c.decided, c.meta.Decision)
+		if c.f.pins != nil {
+			// Pin the store's snapshot when it is the one decided (a Load just cached it, or
+			// Lookup returned it): the next warm call then checks it without the store's map.
+			if a, pin, ok := c.f.pins.LookupPin(art.Role, art.Method); ok && a == art {
+				w.pin = pin
+			}
+		}
 		p.warm.Store(w)
 		c.warm = w
 	}

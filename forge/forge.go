@@ -24,6 +24,7 @@ import (
 type Forge struct {
 	opts   Options
 	store  registry.Backend
+	pins   registry.PinLookup // store's, when it offers pins (the warm path's one lookup); else nil
 	rec    registry.MetricsRecorder
 	events *eventLog
 	learn  *learner.Store // nil when learning is off
@@ -109,6 +110,7 @@ func open(s registry.Backend, opts Options) (*Forge, error) {
 	}
 	f := &Forge{opts: opts, store: s, now: opts.Now, realClock: realClock, placement: placement,
 		roles: map[string]*roleRuntime{}, sandboxes: map[string]sandbox.Sandbox{}}
+	f.pins, _ = s.(registry.PinLookup)
 	f.programs = newLiveSet(liveBudget(opts.MaxLivePrograms, DefaultMaxLivePrograms), liveBudget(opts.MaxLiveBytes, DefaultMaxLiveBytes))
 	f.live = newLiveHub()
 	sink := opts.EventSink

@@ -118,6 +118,32 @@ func (s *liveSet) getWarm(k registry.Key, art *registry.Artifact, rt *roleRuntim
 	return p, w
 }
 
+// getPinned is getWarm without the store's Lookup: k's live program with a reference, its warm
+// state and the artifact snapshot that state was decided for, when the state was made under rt
+// and pins.Relookup confirms its pinned snapshot is still the one Lookup would return; nil
+// otherwise (then the caller takes the Lookup path, which gives the same answer or a new one).
+func (s *liveSet) getPinned(k registry.Key, rt *roleRuntime, pins registry.PinLookup) (*compiled, *warmState, *registry.Artifact) {
+	sh := s.shard(k)
+	sh.mu.RLock()
+	p := sh.m[k]
+	sh.mu.RUnlock()
+	if p == nil {
+		return nil, nil, nil
+	}
+	w := p.warm.Load()
+	if w == nil || w.rt != rt || w.pin == (registry.Pin{}) {
+		return nil, nil, nil
+	}
+	art, ok := pins.Relookup(w.pin)
+	if !ok || art != w.art || !p.acquire() {
+		return nil, nil, nil
+	}
+	if now := s.clock.Load(); p.used.Load() != now {
+		p.used.Store(now)
+	}
+	return p, w, art
+}
+
 // put makes p the live program of its key, taking over the caller's reference to it. The
 // program it replaces and the ones evicted for the budget lose the set's reference: each closes
 // when its last run ends. On a closed set p's reference is released at once.
@@ -388,6 +414,7 @@ type warmState struct {
 	archived                 bool
 	ev                       artEvent
 	rec                      *registry.RecordHandle // nil: the recorder offers none
+	pin                      registry.Pin           // the store's snapshot art (zero: none, see getPinned)
 	agg                      atomic.Pointer[aggBucket]
 }
 
