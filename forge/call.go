@@ -1060,7 +1060,7 @@ func (c *call) persist(ans provider.Answer, p *compiled, trig repair.Trigger) (*
 }
 
 func (c *call) record(o registry.Outcome, reason string) {
-	if w := c.warm; w != nil && w.art == c.art && w.rec != nil {
+	if w := c.warm; w != nil && w.art == c.art && w.hasRec {
 		if w.gen != 0 {
 			w.rec.Record(o, c.elapsed(), reason)
 		}

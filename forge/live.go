@@ -400,22 +400,26 @@ func (f *Forge) compileArtifact(ctx context.Context, rt *roleRuntime, art *regis
 
 // warmState is what the warm calls of one live program derive from one artifact snapshot under
 // one role runtime: the selector's decision (a pure function of the two and the forge's
-// switches) and the artifact's event fields, with the handles of its metrics counters and its
-// event aggregate. A warm call that finds its snapshot and runtime here reads neither the
-// artifact nor the recorder's or the aggregator's maps: it touches the store's and the live set's
-// entries, this state and the two records it updates (RATIONALE, "The warm path touches memory
-// only"). It is rebuilt, once, when either changes (a metrics flush replaces the snapshot).
+// switches) and the artifact's event fields, with the store's pin of the snapshot, its metrics
+// counters' handle and its event aggregate. A warm call that finds its snapshot and runtime here
+// reads neither the artifact nor the store's, the recorder's or the aggregator's maps: it touches
+// the live set's entry, the program, this state, the pinned snapshot and the two records it
+// updates (RATIONALE, "The warm path touches memory only" and "One handle per warm call"). It is
+// rebuilt, once, when either changes (a metrics flush replaces the snapshot). The fields the
+// check and the counters read come first, on one cache line.
 type warmState struct {
-	art *registry.Artifact
-	rt  *roleRuntime
+	art    *registry.Artifact
+	rt     *roleRuntime
+	pin    registry.Pin          // the store's snapshot art (zero: none; see getPinned)
+	rec    registry.RecordHandle // valid when hasRec (the recorder offers handles)
+	hasRec bool
+
+	archived bool
+	gen      int
+	agg      atomic.Pointer[aggBucket]
 
 	action, reason, decision string
-	gen                      int
-	archived                 bool
 	ev                       artEvent
-	rec                      *registry.RecordHandle // nil: the recorder offers none
-	pin                      registry.Pin           // the store's snapshot art (zero: none, see getPinned)
-	agg                      atomic.Pointer[aggBucket]
 }
 
 // artEvent is the part of a call's event that comes from its artifact.
@@ -440,7 +444,8 @@ func (f *Forge) newWarmState(art *registry.Artifact, rt *roleRuntime, d selector
 	w := &warmState{art: art, rt: rt, action: string(d.Action), reason: string(d.Reason), decision: decision,
 		gen: art.Generation, archived: art.Lifecycle == registry.Archived, ev: artEventOf(art)}
 	if hr, ok := f.rec.(registry.HandleRecorder); ok {
-		w.rec = hr.Handle(art.Role, art.Method)
+		// Copied: the handle is one pointer, and a copy spares the call the handle's own line.
+		w.rec, w.hasRec = *hr.Handle(art.Role, art.Method), true
 	}
 	return w
 }
