@@ -83,6 +83,7 @@ type call struct {
 	// warm is the warm path's cache entry of c.art (live.go), when the call used or made one;
 	// decided holds the selector's Execute decision for c.art, to make one (executeProgram).
 	warm       *warmState
+	warmHit    bool // the call took the warm path (run): nothing was compiled or decided
 	decided    selector.Decision
 	hasDecided bool
 }
@@ -172,7 +173,7 @@ func (c *call) run(ctx context.Context) Outcome {
 		// was decided for, and the store confirms that snapshot is still the one Lookup would
 		// return (registry.PinLookup) without finding it in its own map.
 		if p, w, art := f.programs.getPinned(key, rt, f.pins); p != nil {
-			c.art, c.warm = art, w
+			c.art, c.warm, c.warmHit = art, w, true
 			c.ev.ArtifactHit = true
 			c.ev.Action, c.ev.Reason, c.meta.Decision = w.action, w.reason, w.decision
 			return c.executeProgram(ctx, art, p, nil)
@@ -184,7 +185,7 @@ func (c *call) run(ctx context.Context) Outcome {
 		// under this role runtime (warmState; the method was checked against the same contract
 		// then), so nothing else is checked, read or decided.
 		if p, w := f.programs.getWarm(key, art, rt); p != nil {
-			c.art, c.warm = art, w
+			c.art, c.warm, c.warmHit = art, w, true
 			c.ev.ArtifactHit = true
 			c.ev.Action, c.ev.Reason, c.meta.Decision = w.action, w.reason, w.decision
 			return c.executeProgram(ctx, art, p, nil)
@@ -380,10 +381,10 @@ func (c *call) executeProgram(ctx context.Context, art *registry.Artifact, p *co
 	}
 	c.meta.ProgramSource, c.meta.ArtifactGen = SourcePersisted, gen
 	var out sandbox.Output
-	// When the run starts, for runFailure's deadline check. A warm call (c.warm made for this
-	// snapshot) has compiled nothing since c.start, a few hundred ns ago: it reads no clock here.
+	// When the run starts, for runFailure's deadline check. A warm hit has compiled nothing since
+	// c.start, a few hundred ns ago: it reads no clock here.
 	start := c.start
-	if c.warm == nil || c.warm.art != art {
+	if !c.warmHit {
 		start = time.Now()
 	}
 	var sig sandbox.Signature
