@@ -71,6 +71,9 @@ type call struct {
 	meta   Meta
 	art    *registry.Artifact // the artifact the call ended with, if any
 	start  time.Time
+	// end is the clock read that ended the call (zero until endNow): the recorder's duration, the
+	// Meta's and the event's, and the event's time (real clock) share it.
+	end time.Time
 	// operator: an operator's regeneration (Regenerate): no args to run, and a generation that
 	// produces nothing usable leaves the current one exactly as it was.
 	operator bool
@@ -80,6 +83,7 @@ type call struct {
 	// warm is the warm path's cache entry of c.art (live.go), when the call used or made one;
 	// decided holds the selector's Execute decision for c.art, to make one (executeProgram).
 	warm       *warmState
+	warmHit    bool // the call took the warm path (run): nothing was compiled or decided
 	decided    selector.Decision
 	hasDecided bool
 }
@@ -163,13 +167,25 @@ func (c *call) run(ctx context.Context) Outcome {
 		return c.fail(&failure{typ: typ, result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()})
 	}
 	c.rt = rt
+	key := registry.Key{Role: c.role, Method: c.method}
+	if f.pins != nil {
+		// The warm path in one lookup: the live program's warm state pins the store's snapshot it
+		// was decided for, and the store confirms that snapshot is still the one Lookup would
+		// return (registry.PinLookup) without finding it in its own map.
+		if p, w, art := f.programs.getPinned(key, rt, f.pins); p != nil {
+			c.art, c.warm, c.warmHit = art, w, true
+			c.ev.ArtifactHit = true
+			c.ev.Action, c.ev.Reason, c.meta.Decision = w.action, w.reason, w.decision
+			return c.executeProgram(ctx, art, p, nil)
+		}
+	}
 	art, ok := f.store.Lookup(c.role, c.method)
 	if ok {
 		// The warm path: the live program remembers the decision made for this very snapshot
 		// under this role runtime (warmState; the method was checked against the same contract
 		// then), so nothing else is checked, read or decided.
-		if p, w := f.programs.getWarm(registry.Key{Role: c.role, Method: c.method}, art, rt); p != nil {
-			c.art, c.warm = art, w
+		if p, w := f.programs.getWarm(key, art, rt); p != nil {
+			c.art, c.warm, c.warmHit = art, w, true
 			c.ev.ArtifactHit = true
 			c.ev.Action, c.ev.Reason, c.meta.Decision = w.action, w.reason, w.decision
 			return c.executeProgram(ctx, art, p, nil)
@@ -339,6 +355,13 @@ func (c *call) executePersisted(ctx context.Context, art *registry.Artifact) Out
 	if err == nil && c.hasDecided {
 		// Decided by the selector for the store's snapshot: the next warm call reuses it.
 		w := c.f.newWarmState(art, c.rt, c.decided, c.meta.Decision)
+		if c.f.pins != nil {
+			// Pin the store's snapshot when it is the one decided (a Load just cached it, or
+			// Lookup returned it): the next warm call then checks it without the store's map.
+			if a, pin, ok := c.f.pins.LookupPin(art.Role, art.Method); ok && a == art {
+				w.pin = pin
+			}
+		}
 		p.warm.Store(w)
 		c.warm = w
 	}
@@ -358,7 +381,12 @@ func (c *call) executeProgram(ctx context.Context, art *registry.Artifact, p *co
 	}
 	c.meta.ProgramSource, c.meta.ArtifactGen = SourcePersisted, gen
 	var out sandbox.Output
-	start := time.Now()
+	// When the run starts, for runFailure's deadline check. A warm hit has compiled nothing since
+	// c.start, a few hundred ns ago: it reads no clock here.
+	start := c.start
+	if !c.warmHit {
+		start = time.Now()
+	}
 	var sig sandbox.Signature
 	if err == nil {
 		out, err = p.sb.Run(c.runCtx(ctx, nil), p.prog, c.input(c.args))
@@ -371,6 +399,9 @@ func (c *call) executeProgram(ctx context.Context, art *registry.Artifact, p *co
 		}
 	}
 	if err == nil {
+		if !archived {
+			c.endNow() // the call ends here: the recorder and the event share this reading
+		}
 		c.record(registry.Success, "")
 		if archived {
 			c.f.revive(art)
@@ -1030,16 +1061,33 @@ func (c *call) persist(ans provider.Answer, p *compiled, trig repair.Trigger) (*
 }
 
 func (c *call) record(o registry.Outcome, reason string) {
-	if w := c.warm; w != nil && w.art == c.art && w.rec != nil {
+	if w := c.warm; w != nil && w.art == c.art && w.hasRec {
 		if w.gen != 0 {
-			w.rec.Record(o, time.Since(c.start), reason)
+			w.rec.Record(o, c.elapsed(), reason)
 		}
 		return
 	}
 	if c.art == nil || c.art.Generation == 0 {
 		return
 	}
-	c.f.rec.Record(c.role, c.method, o, time.Since(c.start), reason)
+	c.f.rec.Record(c.role, c.method, o, c.elapsed(), reason)
+}
+
+// elapsed is the call's duration so far: up to c.end once the call's end is taken (endNow), else
+// up to a clock read of its own.
+func (c *call) elapsed() time.Duration {
+	if c.end.IsZero() {
+		return time.Since(c.start)
+	}
+	return c.end.Sub(c.start)
+}
+
+// endNow takes the clock read that ends the call, once: the recorder, the Meta and the event then
+// share it. It is taken only where nothing but the Outcome's return follows.
+func (c *call) endNow() {
+	if c.end.IsZero() {
+		c.end = time.Now()
+	}
 }
 
 func (c *call) recordFailure(fl *failure) {
@@ -1057,7 +1105,8 @@ func (c *call) fail(fl *failure) Outcome {
 
 // finish completes the Outcome's meta and emits the call's event.
 func (c *call) finish(o Outcome) Outcome {
-	d := time.Since(c.start)
+	c.endNow()
+	d := c.elapsed()
 	c.meta.Duration = d
 	o.Meta = c.meta
 	e := &c.ev
@@ -1084,7 +1133,11 @@ func (c *call) finish(o Outcome) Outcome {
 		}
 	}
 	if c.f.events != nil || c.f.opts.EventSink != nil {
-		e.Time = c.f.now().UTC()
+		if c.f.realClock {
+			e.Time = c.end.UTC() // the reading that ended the call (elapsed)
+		} else {
+			e.Time = c.f.now().UTC()
+		}
 		if c.f.events != nil {
 			var slot *atomic.Pointer[aggBucket]
 			if w != nil {

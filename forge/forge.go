@@ -24,11 +24,15 @@ import (
 type Forge struct {
 	opts   Options
 	store  registry.Backend
+	pins   registry.PinLookup // store's, when it offers pins (the warm path's one lookup); else nil
 	rec    registry.MetricsRecorder
 	events *eventLog
 	learn  *learner.Store // nil when learning is off
 	calib  *calibration   // token estimate per model (assemble.go)
 	now    func() time.Time
+	// realClock: now is time.Now (Options.Now unset), so a call's event may take its time from
+	// the reading that ended the call instead of a clock read of its own.
+	realClock bool
 
 	live      *liveHub // watch mode and live subscribers (watch.go)
 	programs  *liveSet // the compiled programs kept ready (live.go)
@@ -96,15 +100,17 @@ func open(s registry.Backend, opts Options) (*Forge, error) {
 	if opts.MaxProviderCalls <= 0 {
 		opts.MaxProviderCalls = DefaultMaxProviderCalls
 	}
-	if opts.Now == nil {
+	realClock := opts.Now == nil
+	if realClock {
 		opts.Now = time.Now
 	}
 	placement, err := ChooseDefault(opts.DefaultSandbox, sandbox.Backends())
 	if err != nil {
 		return nil, err
 	}
-	f := &Forge{opts: opts, store: s, now: opts.Now, placement: placement,
+	f := &Forge{opts: opts, store: s, now: opts.Now, realClock: realClock, placement: placement,
 		roles: map[string]*roleRuntime{}, sandboxes: map[string]sandbox.Sandbox{}}
+	f.pins, _ = s.(registry.PinLookup)
 	f.programs = newLiveSet(liveBudget(opts.MaxLivePrograms, DefaultMaxLivePrograms), liveBudget(opts.MaxLiveBytes, DefaultMaxLiveBytes))
 	f.live = newLiveHub()
 	sink := opts.EventSink

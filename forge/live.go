@@ -118,11 +118,37 @@ func (s *liveSet) getWarm(k registry.Key, art *registry.Artifact, rt *roleRuntim
 	return p, w
 }
 
+// getPinned is getWarm without the store's Lookup: k's live program with a reference, its warm
+// state and the artifact snapshot that state was decided for, when the state was made under rt
+// and pins.Relookup confirms its pinned snapshot is still the one Lookup would return; nil
+// otherwise (then the caller takes the Lookup path, which gives the same answer or a new one).
+func (s *liveSet) getPinned(k registry.Key, rt *roleRuntime, pins registry.PinLookup) (*compiled, *warmState, *registry.Artifact) {
+	sh := s.shard(k)
+	sh.mu.RLock()
+	p := sh.m[k]
+	sh.mu.RUnlock()
+	if p == nil {
+		return nil, nil, nil
+	}
+	w := p.warm.Load()
+	if w == nil || w.rt != rt || w.pin == (registry.Pin{}) {
+		return nil, nil, nil
+	}
+	art, ok := pins.Relookup(w.pin)
+	if !ok || art != w.art || !p.acquire() {
+		return nil, nil, nil
+	}
+	if now := s.clock.Load(); p.used.Load() != now {
+		p.used.Store(now)
+	}
+	return p, w, art
+}
+
 // put makes p the live program of its key, taking over the caller's reference to it. The
 // program it replaces and the ones evicted for the budget lose the set's reference: each closes
 // when its last run ends. On a closed set p's reference is released at once.
 func (s *liveSet) put(p *compiled) {
-	k := registry.Key{Role: p.art.Role, Method: p.art.Method}
+	k := packedKey(p.art.Role, p.art.Method)
 	var drop []*compiled
 	s.mu.Lock()
 	if s.closed {
@@ -148,6 +174,14 @@ func (s *liveSet) put(p *compiled) {
 	for _, q := range drop {
 		q.release()
 	}
+}
+
+// packedKey is role.method's key with both strings in one allocation: a map lookup that finds
+// the entry compares the caller's strings with these (unless they are the same strings), so
+// adjacent bytes are one cache line to miss at most, not two.
+func packedKey(role, method string) registry.Key {
+	b := role + method
+	return registry.Key{Role: b[:len(role)], Method: b[len(role):]}
 }
 
 // evict removes entries (never keep) until the set fits its budget, and appends them to drop.
@@ -374,21 +408,26 @@ func (f *Forge) compileArtifact(ctx context.Context, rt *roleRuntime, art *regis
 
 // warmState is what the warm calls of one live program derive from one artifact snapshot under
 // one role runtime: the selector's decision (a pure function of the two and the forge's
-// switches) and the artifact's event fields, with the handles of its metrics counters and its
-// event aggregate. A warm call that finds its snapshot and runtime here reads neither the
-// artifact nor the recorder's or the aggregator's maps: it touches the store's and the live set's
-// entries, this state and the two records it updates (RATIONALE, "The warm path touches memory
-// only"). It is rebuilt, once, when either changes (a metrics flush replaces the snapshot).
+// switches) and the artifact's event fields, with the store's pin of the snapshot, its metrics
+// counters' handle and its event aggregate. A warm call that finds its snapshot and runtime here
+// reads neither the artifact nor the store's, the recorder's or the aggregator's maps: it touches
+// the live set's entry, the program, this state, the pinned snapshot and the two records it
+// updates (RATIONALE, "The warm path touches memory only" and "One handle per warm call"). It is
+// rebuilt, once, when either changes (a metrics flush replaces the snapshot). The fields the
+// check and the counters read come first, on one cache line.
 type warmState struct {
-	art *registry.Artifact
-	rt  *roleRuntime
+	art    *registry.Artifact
+	rt     *roleRuntime
+	pin    registry.Pin          // the store's snapshot art (zero: none; see getPinned)
+	rec    registry.RecordHandle // valid when hasRec (the recorder offers handles)
+	hasRec bool
+
+	archived bool
+	gen      int
+	agg      atomic.Pointer[aggBucket]
 
 	action, reason, decision string
-	gen                      int
-	archived                 bool
 	ev                       artEvent
-	rec                      *registry.RecordHandle // nil: the recorder offers none
-	agg                      atomic.Pointer[aggBucket]
 }
 
 // artEvent is the part of a call's event that comes from its artifact.
@@ -413,7 +452,8 @@ func (f *Forge) newWarmState(art *registry.Artifact, rt *roleRuntime, d selector
 	w := &warmState{art: art, rt: rt, action: string(d.Action), reason: string(d.Reason), decision: decision,
 		gen: art.Generation, archived: art.Lifecycle == registry.Archived, ev: artEventOf(art)}
 	if hr, ok := f.rec.(registry.HandleRecorder); ok {
-		w.rec = hr.Handle(art.Role, art.Method)
+		// Copied: the handle is one pointer, and a copy spares the call the handle's own line.
+		w.rec, w.hasRec = *hr.Handle(art.Role, art.Method), true
 	}
 	return w
 }

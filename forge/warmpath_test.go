@@ -43,6 +43,10 @@ func TestWarmPathReusesItsDecisionPerSnapshot(t *testing.T) {
 	require.NotNil(t, w, "a persisted call leaves its decision on the live program")
 	assert.Same(t, art, w.art)
 	assert.Equal(t, o.Meta.Decision, w.decision)
+	require.NotNil(t, f.pins, "the directory store offers pins")
+	pinned, ok := f.pins.Relookup(w.pin)
+	require.True(t, ok, "the warm state pins the store's snapshot it was decided for")
+	assert.Same(t, art, pinned)
 
 	for range 3 {
 		o2 := f.Call(ctx, "text", "upper", args)
@@ -57,6 +61,8 @@ func TestWarmPathReusesItsDecisionPerSnapshot(t *testing.T) {
 	require.True(t, o3.OK)
 	w3, art3 := warmOf(t, f, "text", "upper")
 	assert.NotSame(t, w, w3, "a new snapshot is decided again")
+	_, ok = f.pins.Relookup(w.pin)
+	assert.False(t, ok, "the flush replaced the pinned snapshot")
 	assert.Same(t, art3, w3.art)
 	assert.Equal(t, art3.SuccessCount, w3.ev.success)
 	mu.Lock()
@@ -67,4 +73,34 @@ func TestWarmPathReusesItsDecisionPerSnapshot(t *testing.T) {
 
 	rep := f.rec.Flush()
 	assert.Equal(t, int64(1), rep.Merged[registry.Key{Role: "text", Method: "upper"}], "the warm call was recorded through its handle")
+}
+
+// The pinned warm path sees what Lookup sees: another process's change, found by the store's
+// inline check (a revalidation interval under the sweep's floor), ends the warm hits at once.
+func TestPinnedWarmPathSeesOtherProcessWrites(t *testing.T) {
+	store := t.TempDir()
+	f := openForge(t, store, cassette(t, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK}), func(o *Options) {
+		o.FlushInterval = time.Hour
+	})
+	require.NoError(t, f.AddRole(textContract()))
+	ctx := context.Background()
+	args := json.RawMessage(`{"s":"a"}`)
+	require.True(t, f.Call(ctx, "text", "upper", args).OK) // generated
+	require.True(t, f.Call(ctx, "text", "upper", args).OK) // decided, pinned
+	w, _ := warmOf(t, f, "text", "upper")
+	require.NotNil(t, w)
+	require.NotEqual(t, registry.Pin{}, w.pin)
+	require.True(t, f.Call(ctx, "text", "upper", args).OK) // a warm hit
+
+	operator, err := registry.Open(store) // another process
+	require.NoError(t, err)
+	defer operator.Close()
+	_, err = operator.Update("text", "upper", func(a *registry.Artifact, _ bool) error { a.Lifecycle = registry.Quarantined; return nil })
+	require.NoError(t, err)
+	f.store.SetRevalidate(time.Nanosecond) // the next lookup checks the file
+	o := f.Call(ctx, "text", "upper", args)
+	assert.False(t, o.OK, "the quarantined artifact is refused, not run from the pinned snapshot")
+	assert.Contains(t, o.Meta.Decision, "refuse")
+	_, ok := f.pins.Relookup(w.pin)
+	assert.False(t, ok, "the pin's snapshot left the cache")
 }

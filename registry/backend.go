@@ -74,6 +74,19 @@ type Backend interface {
 	Close() error
 }
 
+// PinLookup is what a backend whose Lookup reads a per-key cache entry offers the warm path
+// (*Store does): the snapshot Lookup answered with, pinned, so that the next call of the same
+// method checks that snapshot directly instead of finding it again in the cache's map. Relookup
+// must answer exactly what Lookup would for the pinned key, or false (then the caller calls
+// Lookup): a pin says nothing once its snapshot has left the cache.
+type PinLookup interface {
+	LookupPin(role, method string) (*Artifact, Pin, bool)
+	Relookup(p Pin) (*Artifact, bool)
+}
+
+// Pin is a cached snapshot as LookupPin found it (the zero Pin pins nothing).
+type Pin struct{ sn *snapshot }
+
 // MetricsRecorder buffers call outcomes in memory and flushes them into the store.
 type MetricsRecorder interface {
 	// Record adds one call's outcome; it does no I/O.

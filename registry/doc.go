@@ -57,5 +57,7 @@
 // MaxCached, SetCacheLimit); one that falls out is read again on its next use. Cached artifacts
 // and roles are compared with their files once per revalidation interval (SetRevalidate) by a
 // background sweep (sweep.go), so that Lookup and Role, the warm path's reads, answer from memory
-// without a system call; a watch (Watch) drops what another process changed at once.
+// without a system call; a watch (Watch) drops what another process changed at once. LookupPin
+// and Relookup (PinLookup) let the forge's warm path check the snapshot it last used without the
+// cache's map: a snapshot is marked when it leaves the cache, and its pin then answers false.
 package registry

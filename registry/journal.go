@@ -499,7 +499,7 @@ func (s *Store) appendOwn(j string, tail int64, recs []keyedRec) (promoted, unca
 	defer s.mu.Unlock()
 	for i, r := range recs {
 		if next[i] != nil && s.artifacts[r.key] == old[i] { // not dropped by a revalidation meanwhile
-			s.artifacts[r.key] = next[i]
+			s.setLocked(r.key, next[i])
 		}
 	}
 	for role, u := range roles {

@@ -34,6 +34,25 @@ type snapshot struct {
 	stamp   fileStamp
 	checked atomic.Int64 // unix nanos of the last comparison with the file
 	used    atomic.Bool  // looked up since the last eviction sweep
+	// gone is set when the snapshot leaves the cache (replaced, revalidated away, evicted,
+	// invalidated), under mu: a Pin of it then answers false (Relookup).
+	gone atomic.Bool
+}
+
+// setLocked makes sn the cached snapshot of k (the caller holds mu for writing).
+func (s *Store) setLocked(k Key, sn *snapshot) {
+	if old := s.artifacts[k]; old != nil && old != sn {
+		old.gone.Store(true)
+	}
+	s.artifacts[k] = sn
+}
+
+// deleteLocked drops k's cached snapshot (the caller holds mu for writing).
+func (s *Store) deleteLocked(k Key) {
+	if old := s.artifacts[k]; old != nil {
+		old.gone.Store(true)
+		delete(s.artifacts, k)
+	}
 }
 
 func newSnapshot(a *Artifact, st fileStamp) *snapshot {
@@ -98,6 +117,7 @@ func (s *Store) evictLocked(max int64) {
 				sn.used.Store(false)
 				continue
 			}
+			sn.gone.Store(true)
 			delete(s.artifacts, k)
 		}
 	}

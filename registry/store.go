@@ -138,6 +138,37 @@ func (s *Store) Lookup(role, method string) (*Artifact, bool) {
 	if sn == nil {
 		return nil, false
 	}
+	return s.lookupSnap(k, sn)
+}
+
+// LookupPin is Lookup that also returns a pin of the snapshot it answered with (PinLookup).
+func (s *Store) LookupPin(role, method string) (*Artifact, Pin, bool) {
+	k := Key{role, method}
+	s.mu.RLock()
+	sn := s.artifacts[k]
+	s.mu.RUnlock()
+	if sn == nil {
+		return nil, Pin{}, false
+	}
+	a, ok := s.lookupSnap(k, sn)
+	if !ok {
+		return nil, Pin{}, false
+	}
+	return a, Pin{sn: sn}, true
+}
+
+// Relookup answers what Lookup of the pinned key would, without the map lookup, while the pinned
+// snapshot is still the cached one (PinLookup). False: it is not (or never was); call Lookup.
+func (s *Store) Relookup(p Pin) (*Artifact, bool) {
+	sn := p.sn
+	if sn == nil || sn.gone.Load() {
+		return nil, false
+	}
+	return s.lookupSnap(Key{}, sn) // the key is read from the artifact only if a check is due
+}
+
+// lookupSnap is Lookup once the cached snapshot sn of k is found (a zero k: sn's artifact's key).
+func (s *Store) lookupSnap(k Key, sn *snapshot) (*Artifact, bool) {
 	if !sn.used.Load() {
 		sn.used.Store(true)
 	}
@@ -146,10 +177,13 @@ func (s *Store) Lookup(role, method string) (*Artifact, bool) {
 		return sn.a, true
 	}
 	if now, due := s.due(&sn.checked); due {
-		if st, err := stampOf(s.ArtifactPath(role, method)); err != nil || st != sn.stamp {
+		if k.Role == "" {
+			k = Key{sn.a.Role, sn.a.Method}
+		}
+		if st, err := stampOf(s.ArtifactPath(k.Role, k.Method)); err != nil || st != sn.stamp {
 			s.mu.Lock()
 			if s.artifacts[k] == sn {
-				delete(s.artifacts, k)
+				s.deleteLocked(k)
 			}
 			s.mu.Unlock()
 			return nil, false
@@ -226,7 +260,7 @@ func (s *Store) install(k Key, a *Artifact, base Lifecycle, st fileStamp) {
 	sn := newSnapshot(a, st)
 	sn.base = base
 	s.mu.Lock()
-	s.artifacts[k] = sn
+	s.setLocked(k, sn)
 	if max := s.maxCached.Load(); max > 0 && int64(len(s.artifacts)) > max {
 		s.evictLocked(max)
 	}

@@ -149,7 +149,7 @@ func (s *Store) revalidateAll() {
 	s.mu.Lock()
 	for _, a := range staleArts {
 		if s.artifacts[a.k] == a.sn {
-			delete(s.artifacts, a.k)
+			s.deleteLocked(a.k)
 		}
 	}
 	for _, r := range staleRoles {

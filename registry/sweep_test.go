@@ -149,3 +149,92 @@ func TestFlushPromotionsReachTheIndex(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Durable, a.Lifecycle)
 }
+
+// A pin (LookupPin) answers exactly what Lookup would while its snapshot is the cached one, and
+// false once the snapshot has left the cache by any way: replaced by a write, dropped by the
+// sweep, evicted by the cache bound, invalidated by a watch.
+func TestPinAnswersLikeLookupUntilItsSnapshotLeaves(t *testing.T) {
+	root := t.TempDir()
+	s, err := Open(root)
+	require.NoError(t, err)
+	defer s.Close()
+	s.SetRevalidate(time.Hour)
+	var _ PinLookup = s
+	_, err = s.PutRole(Contract{Role: "r", Purpose: "p"}, t0)
+	require.NoError(t, err)
+	newArtifact(t, s, "r", "m", "package artifact // one")
+
+	pinOf := func() (*Artifact, Pin) {
+		t.Helper()
+		a, pin, ok := s.LookupPin("r", "m")
+		require.True(t, ok)
+		b, ok := s.Relookup(pin)
+		require.True(t, ok, "a fresh pin answers")
+		require.Same(t, a, b)
+		return a, pin
+	}
+	_, none := s.Relookup(Pin{})
+	assert.False(t, none, "the zero pin pins nothing")
+
+	a, pin := pinOf()
+	_, err = s.Update("r", "m", func(a *Artifact, _ bool) error { a.Lifecycle = Blessed; return nil })
+	require.NoError(t, err)
+	_, ok := s.Relookup(pin)
+	assert.False(t, ok, "a write replaced the snapshot")
+	b, ok := s.Lookup("r", "m")
+	require.True(t, ok)
+	assert.NotSame(t, a, b)
+
+	_, pin = pinOf()
+	operator, err := Open(root) // another process
+	require.NoError(t, err)
+	_, err = operator.Update("r", "m", func(a *Artifact, _ bool) error { a.Lifecycle = Quarantined; return nil })
+	require.NoError(t, err)
+	s.sweep.mu.Lock()
+	gen := s.sweep.gen
+	s.sweep.mu.Unlock()
+	s.runSweep(gen)
+	_, ok = s.Relookup(pin)
+	assert.False(t, ok, "the sweep dropped the changed snapshot")
+	_, err = s.Load("r", "m")
+	require.NoError(t, err)
+
+	// An inline check (no sweep) that finds the file changed drops the snapshot as Lookup does.
+	_, pin = pinOf()
+	s.SetRevalidate(time.Nanosecond)
+	_, err = operator.Update("r", "m", func(a *Artifact, _ bool) error { a.Lifecycle = Blessed; return nil })
+	require.NoError(t, err)
+	_, ok = s.Relookup(pin)
+	assert.False(t, ok, "the inline check saw the other process's write")
+	_, ok = s.Lookup("r", "m")
+	assert.False(t, ok)
+	s.SetRevalidate(time.Hour)
+	_, err = s.Load("r", "m")
+	require.NoError(t, err)
+
+	_, pin = pinOf()
+	newArtifact(t, s, "r", "n", "package artifact // two")
+	_, pinN, ok := s.LookupPin("r", "n")
+	require.True(t, ok)
+	s.mu.Lock()
+	for _, sn := range s.artifacts {
+		sn.used.Store(false)
+	}
+	s.mu.Unlock()
+	s.SetCacheLimit(1) // one of the two is evicted
+	_, stillM := s.Lookup("r", "m")
+	_, stillN := s.Lookup("r", "n")
+	require.NotEqual(t, stillM, stillN, "the bound keeps one snapshot")
+	_, ok = s.Relookup(pin)
+	assert.Equal(t, stillM, ok, "eviction by the cache bound: the pin follows Lookup")
+	_, ok = s.Relookup(pinN)
+	assert.Equal(t, stillN, ok, "eviction by the cache bound: the pin follows Lookup")
+	s.SetCacheLimit(0)
+
+	_, err = s.Load("r", "m")
+	require.NoError(t, err)
+	_, pin = pinOf()
+	s.invalidateAll()
+	_, ok = s.Relookup(pin)
+	assert.False(t, ok, "an invalidation of everything drops the snapshot")
+}

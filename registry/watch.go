@@ -291,7 +291,7 @@ func (s *Store) invalidate(c Change) bool {
 		}
 		s.mu.Lock()
 		if s.artifacts[k] == sn {
-			delete(s.artifacts, k)
+			s.deleteLocked(k)
 		}
 		s.mu.Unlock()
 		return true
@@ -319,6 +319,9 @@ func (s *Store) invalidate(c Change) bool {
 // invalidateAll drops every cached snapshot (after an overflow or a recreated directory).
 func (s *Store) invalidateAll() {
 	s.mu.Lock()
+	for _, sn := range s.artifacts {
+		sn.gone.Store(true)
+	}
 	clear(s.artifacts)
 	clear(s.roles)
 	s.mu.Unlock()
