@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -392,22 +391,7 @@ func startFleetServe(t *testing.T, url string, env []string, extra ...string) (*
 			t.Logf("forge serve --store %s stderr:\n%s", url, lastLines(stderr.String(), 40))
 		}
 	})
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if u, ok := strings.CutPrefix(sc.Text(), "forge serving on "); ok {
-				line <- u
-			}
-		}
-	}()
-	select {
-	case u := <-line:
-		return cmd, u
-	case <-time.After(time.Minute): // a hang bound
-		t.Fatalf("forge serve --store %s did not start", url)
-	}
-	return nil, ""
+	return cmd, waitServing(t, out, "forge serve --store "+url)
 }
 
 // fleetCallsOK counts the successful calls of text.upper made through fleetCall: the counters

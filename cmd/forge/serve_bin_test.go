@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -35,6 +36,13 @@ func startServe(t testing.TB, store string, extra ...string) (*exec.Cmd, string)
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, waitServing(t, out, "forge serve")
+}
+
+// waitServing reads a starting `forge serve`'s stdout until it says where it serves, and returns
+// that base URL (failing the test after a minute: a hang bound). The rest of stdout is drained.
+func waitServing(t testing.TB, out io.Reader, what string) string {
+	t.Helper()
 	line := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -46,11 +54,11 @@ func startServe(t testing.TB, store string, extra ...string) (*exec.Cmd, string)
 	}()
 	select {
 	case u := <-line:
-		return cmd, u
-	case <-time.After(time.Minute): // a hang bound
-		t.Fatal("forge serve did not start")
+		return u
+	case <-time.After(time.Minute):
+		t.Fatalf("%s did not start", what)
 	}
-	return nil, ""
+	return ""
 }
 
 func serveCall(c *http.Client, base, args string) (forge.Outcome, error) {
