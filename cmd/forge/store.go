@@ -534,7 +534,11 @@ each with ` + "`forge quarantine restore ID` or `forge quarantine dismiss ID`" +
 				for _, f := range cache.Removed {
 					fmt.Fprintf(a.stdout, "removed leftover temp file %s\n", f.Path)
 				}
-				fmt.Fprintf(a.stdout, "checked %d file(s) in %s: %d damaged, %d in quarantine\n", rep.Checked, s.Location(), len(rep.Quarantined)+len(rep.Incompatible), len(rep.Pending))
+				what := "file(s)"
+				if s.Location() != s.LocalDir() { // a networked store checks records, not files
+					what = "record(s)"
+				}
+				fmt.Fprintf(a.stdout, "checked %d %s in %s: %d damaged, %d in quarantine\n", rep.Checked, what, s.Location(), len(rep.Quarantined)+len(rep.Incompatible), len(rep.Pending))
 				if cache.Kept > 0 {
 					fmt.Fprintf(a.stdout, "wasm cache: %d file(s), %s (`forge prune` removes what was not used for 30 days)\n", cache.Kept, humanBytes(cache.KeptBytes))
 				}
