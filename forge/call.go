@@ -168,28 +168,19 @@ func (c *call) run(ctx context.Context) Outcome {
 	}
 	c.rt = rt
 	key := registry.Key{Role: c.role, Method: c.method}
-	if f.pins != nil {
-		// The warm path in one lookup: the live program's warm state pins the store's snapshot it
-		// was decided for, and the store confirms that snapshot is still the one Lookup would
-		// return (registry.PinLookup) without finding it in its own map.
-		if p, w, art := f.programs.getPinned(key, rt, f.pins); p != nil {
-			c.art, c.warm, c.warmHit = art, w, true
-			c.ev.ArtifactHit = true
-			c.ev.Action, c.ev.Reason, c.meta.Decision = w.action, w.reason, w.decision
-			return c.executeProgram(ctx, art, p, nil)
+	// The warm path: the live program remembers the decision made for one store snapshot under
+	// this role runtime (warmState; the method was checked against the same contract then), so
+	// when the store still answers with that snapshot nothing else is checked, read or decided.
+	// Its pin of the snapshot lets the store confirm that without its own map (registry.PinLookup).
+	p, w := f.programs.warmOf(key, rt)
+	if w != nil && f.pins != nil && w.pin != (registry.Pin{}) {
+		if art, ok := f.pins.Relookup(w.pin); ok && art == w.art && f.programs.take(p) {
+			return c.warmRun(ctx, art, p, w)
 		}
 	}
 	art, ok := f.store.Lookup(c.role, c.method)
-	if ok {
-		// The warm path: the live program remembers the decision made for this very snapshot
-		// under this role runtime (warmState; the method was checked against the same contract
-		// then), so nothing else is checked, read or decided.
-		if p, w := f.programs.getWarm(key, art, rt); p != nil {
-			c.art, c.warm, c.warmHit = art, w, true
-			c.ev.ArtifactHit = true
-			c.ev.Action, c.ev.Reason, c.meta.Decision = w.action, w.reason, w.decision
-			return c.executeProgram(ctx, art, p, nil)
-		}
+	if ok && w != nil && art == w.art && f.programs.take(p) {
+		return c.warmRun(ctx, art, p, w)
 	}
 	if err := registry.ValidateName("method", c.method); err != nil {
 		return c.fail(&failure{typ: "unknown_method", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()})
@@ -426,6 +417,14 @@ func (c *call) executeProgram(ctx context.Context, art *registry.Artifact, p *co
 	c.meta.RepairAttempted = plan.Step == repair.StepRepair
 	c.cause = fl
 	return c.produce(ctx, art, plan.Trigger, &repair.Attempt{Code: art.Code, Error: fl.msg, Result: fl.result, Args: string(c.args)})
+}
+
+// warmRun runs a warm hit: the live program p (referenced) with its warm state w for art.
+func (c *call) warmRun(ctx context.Context, art *registry.Artifact, p *compiled, w *warmState) Outcome {
+	c.art, c.warm, c.warmHit = art, w, true
+	c.ev.ArtifactHit = true
+	c.ev.Action, c.ev.Reason, c.meta.Decision = w.action, w.reason, w.decision
+	return c.executeProgram(ctx, art, p, nil)
 }
 
 // produced is what one generation (shared by concurrent callers) yields.

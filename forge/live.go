@@ -97,10 +97,11 @@ func (s *liveSet) get(k registry.Key, sum string) *compiled {
 	return p
 }
 
-// getWarm is get for the warm path: k's live program with a reference, and its warm state, when
-// that state was made for the snapshot art under the runtime rt (then the program's code is
-// art's by construction, and the checksum is not compared); nil otherwise.
-func (s *liveSet) getWarm(k registry.Key, art *registry.Artifact, rt *roleRuntime) (*compiled, *warmState) {
+// warmOf is k's live program and its warm state when that state was made under the role runtime
+// rt, without a reference (take one with take); nil otherwise. The state is valid for the
+// snapshot it was made for (w.art): then the program's code is that snapshot's by construction,
+// and the checksum is not compared.
+func (s *liveSet) warmOf(k registry.Key, rt *roleRuntime) (*compiled, *warmState) {
 	sh := s.shard(k)
 	sh.mu.RLock()
 	p := sh.m[k]
@@ -108,40 +109,21 @@ func (s *liveSet) getWarm(k registry.Key, art *registry.Artifact, rt *roleRuntim
 	if p == nil {
 		return nil, nil
 	}
-	w := p.warm.Load()
-	if w == nil || w.art != art || w.rt != rt || !p.acquire() {
-		return nil, nil
+	if w := p.warm.Load(); w != nil && w.rt == rt {
+		return p, w
 	}
-	if now := s.clock.Load(); p.used.Load() != now {
-		p.used.Store(now)
-	}
-	return p, w
+	return nil, nil
 }
 
-// getPinned is getWarm without the store's Lookup: k's live program with a reference, its warm
-// state and the artifact snapshot that state was decided for, when the state was made under rt
-// and pins.Relookup confirms its pinned snapshot is still the one Lookup would return; nil
-// otherwise (then the caller takes the Lookup path, which gives the same answer or a new one).
-func (s *liveSet) getPinned(k registry.Key, rt *roleRuntime, pins registry.PinLookup) (*compiled, *warmState, *registry.Artifact) {
-	sh := s.shard(k)
-	sh.mu.RLock()
-	p := sh.m[k]
-	sh.mu.RUnlock()
-	if p == nil {
-		return nil, nil, nil
-	}
-	w := p.warm.Load()
-	if w == nil || w.rt != rt || w.pin == (registry.Pin{}) {
-		return nil, nil, nil
-	}
-	art, ok := pins.Relookup(w.pin)
-	if !ok || art != w.art || !p.acquire() {
-		return nil, nil, nil
+// take acquires a reference to p for one run and stamps its use; false when p is closing.
+func (s *liveSet) take(p *compiled) bool {
+	if !p.acquire() {
+		return false
 	}
 	if now := s.clock.Load(); p.used.Load() != now {
 		p.used.Store(now)
 	}
-	return p, w, art
+	return true
 }
 
 // put makes p the live program of its key, taking over the caller's reference to it. The
@@ -418,7 +400,7 @@ func (f *Forge) compileArtifact(ctx context.Context, rt *roleRuntime, art *regis
 type warmState struct {
 	art    *registry.Artifact
 	rt     *roleRuntime
-	pin    registry.Pin          // the store's snapshot art (zero: none; see getPinned)
+	pin    registry.Pin          // the store's snapshot art (zero: none; see Forge.call's warm path)
 	rec    registry.RecordHandle // valid when hasRec (the recorder offers handles)
 	hasRec bool
 
