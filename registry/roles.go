@@ -266,21 +266,30 @@ func (s *Store) PutRoleReport(c Contract, now time.Time) (RoleRecord, *RoleRecor
 	}
 	var prev *RoleRecord
 	rec, err := s.updateRole(c.Role, func(cur *RoleRecord) (*RoleRecord, error) {
-		r := &RoleRecord{CreatedAt: now.UTC()}
-		if cur != nil {
-			p := *cur
-			prev = &p
-			r.CreatedAt, r.LastUsedAt, r.UsageCount, r.MetricsApplied = cur.CreatedAt, cur.LastUsedAt, cur.UsageCount, cur.MetricsApplied
-		}
-		r.Contract = c
-		r.Fingerprint = c.Fingerprint()
-		r.UpdatedAt = now.UTC()
+		var r *RoleRecord
+		r, prev = ReplaceContract(cur, c, now)
 		return r, nil
 	})
 	if err != nil {
 		return RoleRecord{}, nil, err
 	}
 	return *rec, prev, nil
+}
+
+// ReplaceContract is the record that puts contract c in place of cur's (nil: a new role), keeping
+// the role's creation time and usage, and a copy of cur (nil when new). Every backend's PutRole
+// writes it.
+func ReplaceContract(cur *RoleRecord, c Contract, now time.Time) (next, prev *RoleRecord) {
+	r := &RoleRecord{CreatedAt: now.UTC()}
+	if cur != nil {
+		p := *cur
+		prev = &p
+		r.CreatedAt, r.LastUsedAt, r.UsageCount, r.MetricsApplied = cur.CreatedAt, cur.LastUsedAt, cur.UsageCount, cur.MetricsApplied
+	}
+	r.Contract = c
+	r.Fingerprint = c.Fingerprint()
+	r.UpdatedAt = now.UTC()
+	return r, prev
 }
 
 // Role returns a role's record, from memory, or from disk if this process has not seen it yet (a

@@ -856,16 +856,8 @@ func (f *FleetStore) PutRoleReport(c registry.Contract, now time.Time) (registry
 	}
 	var prev *registry.RoleRecord
 	rec, err := f.writeRole(c.Role, func(cur *registry.RoleRecord) *registry.RoleRecord {
-		r := &registry.RoleRecord{CreatedAt: now.UTC()}
-		prev = nil
-		if cur != nil {
-			p := *cur
-			prev = &p
-			r.CreatedAt, r.LastUsedAt, r.UsageCount, r.MetricsApplied = cur.CreatedAt, cur.LastUsedAt, cur.UsageCount, cur.MetricsApplied
-		}
-		r.Contract = c
-		r.Fingerprint = c.Fingerprint()
-		r.UpdatedAt = now.UTC()
+		var r *registry.RoleRecord
+		r, prev = registry.ReplaceContract(cur, c, now) // prev is set again on each retry
 		return r
 	})
 	if err != nil {
