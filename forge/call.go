@@ -1059,17 +1059,20 @@ func (c *call) persist(ans provider.Answer, p *compiled, trig repair.Trigger) (*
 	return art, unchanged, nil
 }
 
+// record counts the call's outcome against the generation that produced it (c.art's): the store
+// keeps it out of another generation's recent window and health (registry.RecordBuffer.RecordGen),
+// however late it is flushed.
 func (c *call) record(o registry.Outcome, reason string) {
 	if w := c.warm; w != nil && w.art == c.art && w.hasRec {
 		if w.gen != 0 {
-			w.rec.Record(o, c.elapsed(), reason)
+			w.rec.RecordGen(w.gen, o, c.elapsed(), reason)
 		}
 		return
 	}
 	if c.art == nil || c.art.Generation == 0 {
 		return
 	}
-	c.f.rec.Record(c.role, c.method, o, c.elapsed(), reason)
+	c.f.rec.RecordGen(c.role, c.method, c.art.Generation, o, c.elapsed(), reason)
 }
 
 // elapsed is the call's duration so far: up to c.end once the call's end is taken (endNow), else

@@ -89,8 +89,13 @@ type Pin struct{ sn *snapshot }
 
 // MetricsRecorder buffers call outcomes in memory and flushes them into the store.
 type MetricsRecorder interface {
-	// Record adds one call's outcome; it does no I/O.
+	// Record adds one call's outcome; it does no I/O. The outcome's generation is not known: it
+	// is judged with whatever generation the store holds when it is merged (RecordGen says which).
 	Record(role, method string, o Outcome, d time.Duration, reason string)
+	// RecordGen adds one call's outcome produced by generation gen of role.method's code: it
+	// counts in the method's totals, and in the recent window, the last failure and the durable
+	// promotion only of that generation (see RecordBuffer.RecordGen). It does no I/O.
+	RecordGen(role, method string, gen int, o Outcome, d time.Duration, reason string)
 	// Flush writes what is buffered now.
 	Flush() FlushReport
 	// Close flushes and stops the background flushes.

@@ -70,14 +70,23 @@ type journalRecord struct {
 	Dur    int64     `json:"dur,omitempty"`
 	Max    int64     `json:"max,omitempty"`
 	Recent string    `json:"recent,omitempty"`
+	Gen    int64     `json:"gen,omitempty"` // the generation Recent and the last failure are of (0: not known)
 	Class  string    `json:"class,omitempty"`
 	Reason string    `json:"reason,omitempty"`
 }
 
 func (r *journalRecord) delta() delta {
-	return delta{c: Counters{SuccessCount: r.S, FailureCount: r.F, IntrinsicFailureCount: r.I, AdaptiveFailureCount: r.A,
+	d := delta{c: Counters{SuccessCount: r.S, FailureCount: r.F, IntrinsicFailureCount: r.I, AdaptiveFailureCount: r.A,
 		ExtrinsicFailureCount: r.E, CallerFailureCount: r.C, TotalDurationNanos: r.Dur, MaxDurationNanos: r.Max},
-		calls: r.Calls, recent: []byte(r.Recent), lastClass: r.Class, lastReason: r.Reason}
+		calls: r.Calls, recent: []byte(r.Recent), lastClass: r.Class, lastReason: r.Reason, gen: int(r.Gen)}
+	// A line keeps the window's letters, not its counts: what the directory store's merge needs.
+	d.gcalls = int64(len(d.recent))
+	for _, l := range d.recent {
+		if l != 's' {
+			d.gfails++
+		}
+	}
+	return d
 }
 
 // appendRecord renders one record as a journal line without reflection (the flush encodes one
@@ -114,6 +123,7 @@ func appendRecord(b []byte, seq int64, k Key, at time.Time, d *delta) []byte {
 		b = append(b, d.recent...) // outcome letters
 		b = append(b, '"')
 	}
+	num("gen", int64(d.gen))
 	if d.lastClass != "" {
 		b = append(b, `,"class":"`...)
 		b = append(b, d.lastClass...)

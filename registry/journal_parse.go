@@ -92,5 +92,8 @@ func parseRecordFast(line []byte, r *journalRecord) bool {
 			return false
 		}
 	}
+	if lit(`,"gen":`) && !num(&r.Gen) {
+		return false
+	}
 	return len(p) == 1 && p[0] == '}'
 }

@@ -43,8 +43,8 @@ func OutcomeForClass(class string) (Outcome, error) {
 	return 0, fmt.Errorf("registry: unknown failure class %q", class)
 }
 
-// DurableAfter is how many successful calls with no health failure in the recent window promote
-// a candidate to durable.
+// DurableAfter is how many successful calls in the recent window, with no health failure there,
+// promote a candidate to durable (the window holds the current generation's calls only).
 const DurableAfter = 3
 
 // DefaultFlushInterval is how often a Recorder appends buffered counters to its metrics journal.
@@ -81,7 +81,8 @@ type Recorder struct {
 
 // pending is one artifact's buffered outcomes. The recent window is kept in place (a ring) while
 // buffered, so that recording a call touches this struct only and moves no bytes; delta.recent is
-// unused here (take and giveBack convert).
+// unused here (take and giveBack convert). The window, gcalls, gfails and the last failure are
+// delta.gen's (see delta); the counters and calls are every generation's.
 type pending struct {
 	mu sync.Mutex
 	delta
@@ -120,13 +121,64 @@ func (p *pending) setWindow(b []byte) {
 	p.wat, p.wn = 0, copy(p.win[:], b)
 }
 
-// delta is what a flush window adds to one artifact.
+// delta is what a flush window adds to one artifact. Its counters and calls are the totals of
+// every outcome, whichever generation produced it; the recent window, the last failure, gcalls and
+// gfails are the outcomes of generation gen only (the newest one recorded in the window; 0: not
+// known, the outcomes of whatever generation the delta is merged into). See applyTo for the rule.
 type delta struct {
 	c          Counters
 	calls      int64
-	recent     []byte // outcome letters, oldest first, at most RecentWindow
-	lastReason string
+	recent     []byte // gen's outcome letters, oldest first, at most RecentWindow
+	lastReason string // gen's last failure
 	lastClass  string
+	gen        int
+	gcalls     int64 // gen's outcomes (recent holds the last RecentWindow of them)
+	gfails     int64 // gen's failures
+}
+
+// genWin is the part of a delta that belongs to its generation: the recent letters, the last
+// failure and their counts.
+type genWin struct {
+	gen                   int
+	recent                []byte
+	lastClass, lastReason string
+	gcalls, gfails        int64
+}
+
+func (d *delta) genWin() genWin {
+	return genWin{gen: d.gen, recent: d.recent, lastClass: d.lastClass, lastReason: d.lastReason, gcalls: d.gcalls, gfails: d.gfails}
+}
+
+func (d *delta) setGenWin(w genWin) {
+	d.gen, d.recent, d.lastClass, d.lastReason, d.gcalls, d.gfails = w.gen, w.recent, w.lastClass, w.lastReason, w.gcalls, w.gfails
+}
+
+// laterWindow is the window of older's outcomes followed by newer's (in recording order): one
+// window when both are of the same generation (or either's is not known), else the newer
+// generation's alone; the other generation's outcomes are left out (they stay in the totals). A
+// window with no outcome takes no part.
+func laterWindow(older, newer genWin) genWin {
+	switch {
+	case older.gcalls == 0:
+		return newer
+	case newer.gcalls == 0:
+		return older
+	case older.gen != 0 && newer.gen != 0 && older.gen != newer.gen:
+		if newer.gen > older.gen {
+			return newer
+		}
+		return older // the outcomes recorded since are a replaced generation's (calls still in flight)
+	}
+	w := newer
+	if w.gen == 0 {
+		w.gen = older.gen
+	}
+	w.recent = mergeRecent(older.recent, newer.recent)
+	w.gcalls, w.gfails = older.gcalls+newer.gcalls, older.gfails+newer.gfails
+	if w.lastClass == "" {
+		w.lastClass, w.lastReason = older.lastClass, older.lastReason
+	}
+	return w
 }
 
 // FlushReport tells what one flush merged (calls per artifact) and what it dropped and why.
@@ -178,10 +230,17 @@ func CapReason(reason string) string {
 	return reason[:cut] + fmt.Sprintf(" [... %d more bytes cut]", len(reason)-cut)
 }
 
-// Record adds one call's outcome. It takes no system call and, once role.method has been seen,
-// allocates nothing. reason is kept as last_failure_reason for failures (cut to MaxFailureReasonBytes).
+// Record adds one call's outcome, of a generation not known (see RecordGen). It takes no system
+// call and, once role.method has been seen, allocates nothing. reason is kept as
+// last_failure_reason for failures (cut to MaxFailureReasonBytes).
 func (r *Recorder) Record(role, method string, o Outcome, d time.Duration, reason string) {
-	r.buf.Record(role, method, o, d, reason)
+	r.buf.RecordGen(role, method, 0, o, d, reason)
+}
+
+// RecordGen adds one call's outcome, produced by generation gen of role.method's code (see
+// RecordBuffer.RecordGen).
+func (r *Recorder) RecordGen(role, method string, gen int, o Outcome, d time.Duration, reason string) {
+	r.buf.RecordGen(role, method, gen, o, d, reason)
 }
 
 // Handle returns role.method's RecordHandle: Record without the lookup (see RecordBuffer.Handle).
@@ -392,15 +451,29 @@ func (r *Recorder) sealAndCompact(wait bool) {
 	}()
 }
 
-// applyTo merges the delta into a, recomputes the recent failure rate and promotes a proven
-// candidate to durable.
+// applyTo merges the delta into a. The counters (sums and max) and the last use take every
+// outcome: they are the method's totals, whichever code produced them. The recent window, its
+// failure rate, the last failure and the candidate -> durable promotion take only the outcomes of
+// a's current generation (d.gen == a.Generation, or d.gen not known): they judge the code a
+// runs, and an outcome of the code a replaced (flushed after the repair, regeneration, rollback
+// or reload that replaced it) says nothing about it. A candidate is promoted when its recent
+// window (which Promote empties) holds DurableAfter successes and no health failure: its own
+// calls, not those of the generations before it.
 func (d delta) applyTo(a *Artifact, now time.Time) {
 	addCounters(&a.Counters, d.c)
+	t := now
+	a.LastUsedAt = &t
+	if len(d.recent) == 0 || (d.gen != 0 && d.gen != a.Generation) {
+		return
+	}
 	a.Recent = string(mergeRecent([]byte(a.Recent), d.recent))
-	health := 0
+	health, ok := 0, 0
 	for i := 0; i < len(a.Recent); i++ {
-		if a.Recent[i] == 'i' || a.Recent[i] == 'a' {
+		switch a.Recent[i] {
+		case 'i', 'a':
 			health++
+		case 's':
+			ok++
 		}
 	}
 	a.RecentFailureRate = 0
@@ -410,9 +483,7 @@ func (d delta) applyTo(a *Artifact, now time.Time) {
 	if d.lastClass != "" {
 		a.LastFailureClass, a.LastFailureReason = d.lastClass, d.lastReason
 	}
-	t := now
-	a.LastUsedAt = &t
-	if a.Lifecycle == Candidate && health == 0 && a.SuccessCount >= DurableAfter {
+	if a.Lifecycle == Candidate && health == 0 && ok >= DurableAfter {
 		a.Lifecycle = Durable
 	}
 }

@@ -20,29 +20,38 @@ type RecordBuffer struct {
 // NewRecordBuffer returns an empty buffer.
 func NewRecordBuffer() *RecordBuffer { return &RecordBuffer{pending: make(map[Key]*pending)} }
 
-// BufferedDelta is what a flush window adds to one artifact: summed counters (Counters.Recent
-// holds the outcome letters, oldest first, at most RecentWindow), the calls, and the last
-// failure's class and reason ("" when the window had no failure).
+// BufferedDelta is what a flush window adds to one artifact. Counters (sums and max) and Calls
+// count every outcome, whichever generation of the code produced it. The rest is generation
+// Gen's alone (the newest generation recorded in the window; 0: not known): Counters.Recent holds
+// its outcome letters, oldest first, at most RecentWindow; GenCalls and GenFailures count its
+// outcomes and failures; LastClass and LastReason are its last failure ("" when it had none).
 type BufferedDelta struct {
-	Counters   Counters
-	Calls      int64
-	LastClass  string
-	LastReason string
+	Counters    Counters
+	Calls       int64
+	LastClass   string
+	LastReason  string
+	Gen         int
+	GenCalls    int64
+	GenFailures int64
 }
 
 func (b BufferedDelta) delta() delta {
-	return delta{c: b.Counters, calls: b.Calls, recent: []byte(b.Counters.Recent), lastClass: b.LastClass, lastReason: b.LastReason}
+	return delta{c: b.Counters, calls: b.Calls, recent: []byte(b.Counters.Recent), lastClass: b.LastClass, lastReason: b.LastReason,
+		gen: b.Gen, gcalls: b.GenCalls, gfails: b.GenFailures}
 }
 
 func bufferedOf(d delta) BufferedDelta {
 	c := d.c
 	c.Recent = string(d.recent)
-	return BufferedDelta{Counters: c, Calls: d.calls, LastClass: d.lastClass, LastReason: d.lastReason}
+	return BufferedDelta{Counters: c, Calls: d.calls, LastClass: d.lastClass, LastReason: d.lastReason,
+		Gen: d.gen, GenCalls: d.gcalls, GenFailures: d.gfails}
 }
 
 // ApplyTo merges the delta into a exactly as a flushed journal record is merged into an artifact:
-// sums and max, the recent window and its failure rate, the last failure, last use at now, and
-// the candidate -> durable promotion after DurableAfter successes with no health failure.
+// sums, max and last use at now whatever the generation; the recent window and its failure rate,
+// the last failure and the candidate -> durable promotion (DurableAfter successes in the window,
+// no health failure) only when Gen is a's generation or 0 (see RATIONALE, "Per-generation
+// accounting").
 func (b BufferedDelta) ApplyTo(a *Artifact, now time.Time) { b.delta().applyTo(a, now) }
 
 func (b *RecordBuffer) get(k Key) *pending {
@@ -60,9 +69,19 @@ func (b *RecordBuffer) get(k Key) *pending {
 	return p
 }
 
-// Record adds one call's outcome (as Recorder.Record).
+// Record adds one call's outcome, of a generation not known (as Recorder.Record): it is judged
+// with whatever generation the store holds when it is merged.
 func (b *RecordBuffer) Record(role, method string, o Outcome, d time.Duration, reason string) {
-	b.get(Key{role, method}).record(o, d, reason)
+	b.get(Key{role, method}).record(0, o, d, reason)
+}
+
+// RecordGen adds one call's outcome, produced by generation gen of role.method (0: not known).
+// It counts in the method's totals whatever happens to gen; it enters the recent window and the
+// last failure only while gen is the artifact's generation: outcomes of a generation older than
+// one already recorded in this flush window, or merged into an artifact at another generation,
+// do not (see BufferedDelta).
+func (b *RecordBuffer) RecordGen(role, method string, gen int, o Outcome, d time.Duration, reason string) {
+	b.get(Key{role, method}).record(gen, o, d, reason)
 }
 
 // RecordHandle records the outcomes of one artifact with no lookup: the warm path keeps one per
@@ -77,14 +96,21 @@ func (b *RecordBuffer) Handle(role, method string) *RecordHandle {
 }
 
 // Record adds one call's outcome, as RecordBuffer.Record of the handle's artifact does.
-func (h *RecordHandle) Record(o Outcome, d time.Duration, reason string) { h.p.record(o, d, reason) }
+func (h *RecordHandle) Record(o Outcome, d time.Duration, reason string) { h.p.record(0, o, d, reason) }
+
+// RecordGen adds one call's outcome of generation gen, as RecordBuffer.RecordGen does.
+func (h *RecordHandle) RecordGen(gen int, o Outcome, d time.Duration, reason string) {
+	h.p.record(gen, o, d, reason)
+}
 
 // HandleRecorder is a MetricsRecorder that hands out RecordHandles (both backends' recorders).
 type HandleRecorder interface {
 	Handle(role, method string) *RecordHandle
 }
 
-func (p *pending) record(o Outcome, d time.Duration, reason string) {
+var failureClasses = [...]string{IntrinsicFailure: "intrinsic", AdaptiveFailure: "adaptive", ExtrinsicFailure: "extrinsic", CallerFailure: "caller"}
+
+func (p *pending) record(gen int, o Outcome, d time.Duration, reason string) {
 	p.mu.Lock()
 	p.calls++
 	p.c.TotalDurationNanos += int64(d)
@@ -94,22 +120,34 @@ func (p *pending) record(o Outcome, d time.Duration, reason string) {
 	switch o {
 	case Success:
 		p.c.SuccessCount++
-	default:
+	case IntrinsicFailure:
+		p.c.IntrinsicFailureCount++
+	case AdaptiveFailure:
+		p.c.AdaptiveFailureCount++
+	case ExtrinsicFailure:
+		p.c.ExtrinsicFailureCount++
+	case CallerFailure:
+		p.c.CallerFailureCount++
+	}
+	if o != Success {
 		p.c.FailureCount++
-		switch o {
-		case IntrinsicFailure:
-			p.c.IntrinsicFailureCount++
-			p.lastClass = "intrinsic"
-		case AdaptiveFailure:
-			p.c.AdaptiveFailureCount++
-			p.lastClass = "adaptive"
-		case ExtrinsicFailure:
-			p.c.ExtrinsicFailureCount++
-			p.lastClass = "extrinsic"
-		case CallerFailure:
-			p.c.CallerFailureCount++
-			p.lastClass = "caller"
+	}
+	// The window is one generation's: a newer generation starts it afresh, an older one's outcome
+	// (a call still running the replaced code) stays out of it.
+	if gen != 0 && p.gen != gen {
+		if p.gcalls > 0 && p.gen != 0 && gen < p.gen {
+			p.mu.Unlock()
+			return
 		}
+		if p.gen != 0 {
+			p.wn, p.wat, p.gcalls, p.gfails, p.lastClass, p.lastReason = 0, 0, 0, 0, "", ""
+		}
+		p.gen = gen
+	}
+	p.gcalls++
+	if o != Success {
+		p.gfails++
+		p.lastClass = failureClasses[o]
 		p.lastReason = CapReason(reason)
 	}
 	p.push(outcomeLetters[o])
@@ -133,8 +171,10 @@ func (b *RecordBuffer) take() map[Key]delta {
 	for k, p := range b.pending {
 		p.mu.Lock()
 		if p.calls > 0 {
-			out[k] = delta{c: p.c, calls: p.calls, recent: p.window(), lastReason: p.lastReason, lastClass: p.lastClass}
-			p.c, p.calls, p.lastReason, p.lastClass = Counters{}, 0, "", ""
+			d := p.delta
+			d.recent = p.window()
+			out[k] = d
+			p.delta = delta{}
 			p.wn, p.wat = 0, 0
 		}
 		p.mu.Unlock()
@@ -151,9 +191,11 @@ func (b *RecordBuffer) giveBack(k Key, d delta) {
 	p.mu.Lock()
 	p.calls += d.calls
 	addCounters(&p.c, d.c)
-	if p.lastClass == "" {
-		p.lastClass, p.lastReason = d.lastClass, d.lastReason
-	}
-	p.setWindow(mergeRecent(d.recent, p.window()))
+	since := p.genWin()
+	since.recent = p.window()
+	w := laterWindow(d.genWin(), since)
+	p.setGenWin(w)
+	p.setWindow(w.recent)
+	p.recent = nil
 	p.mu.Unlock()
 }

@@ -304,6 +304,13 @@ func baseOf(m *Metrics) *Metrics {
 	}
 	b := *m
 	b.Writers, b.Journal = nil, 0
+	if len(m.Gens) > 0 {
+		// A base needs each generation's counts only (sinceBase subtracts them), not its window.
+		b.Gens = make([]GenMetrics, len(m.Gens))
+		for i, g := range m.Gens {
+			b.Gens[i] = GenMetrics{Gen: g.Gen, Calls: g.Calls, Failures: g.Failures}
+		}
+	}
 	return &b
 }
 
@@ -318,10 +325,12 @@ func newBase(old, m *Metrics) *Metrics {
 	return baseOf(m)
 }
 
-// sinceBase is what the metrics m gained since base, as one delta: the sums' differences, the
-// outcomes recorded since (the tail of m's recent window), the last failure if there was one
-// since, and the last use. ok is false when nothing was gained.
-func sinceBase(base, m *Metrics) (d registry.BufferedDelta, at time.Time, ok bool) {
+// sinceBase is what the metrics m gained since base for a record of generation gen, as one delta:
+// the sums' differences (every generation's), generation gen's outcomes recorded since (the tail
+// of its window as long as its calls since) and its last failure if it failed since, and the last
+// use. Metrics written before outcomes carried their generation (no Gens) give the tail of the
+// whole window, as they did. ok is false when nothing was gained.
+func sinceBase(base, m *Metrics, gen int) (d registry.BufferedDelta, at time.Time, ok bool) {
 	if m == nil {
 		return d, at, false
 	}
@@ -344,14 +353,45 @@ func sinceBase(base, m *Metrics) (d registry.BufferedDelta, at time.Time, ok boo
 	if m.MaxDurationNanos > b.MaxDurationNanos {
 		c.MaxDurationNanos = m.MaxDurationNanos
 	}
-	r := m.Recent
-	if int64(len(r)) > n {
-		r = r[int64(len(r))-n:]
-	}
-	c.Recent = r
 	d.Calls = n
-	if m.FailureCount > b.FailureCount {
-		d.LastClass, d.LastReason = m.LastFailureClass, m.LastFailureReason
+	if len(m.Gens) == 0 {
+		r := m.Recent
+		if int64(len(r)) > n {
+			r = r[int64(len(r))-n:]
+		}
+		c.Recent = r
+		d.GenCalls = n
+		if m.FailureCount > b.FailureCount {
+			d.LastClass, d.LastReason = m.LastFailureClass, m.LastFailureReason
+		}
+	} else {
+		// Generation gen's outcomes since the base, after those recorded without a generation
+		// (judged with whatever record they are merged into, as on the directory store; the forge
+		// always names the generation, so one of the two is empty).
+		add := func(g, bg GenMetrics) {
+			if g.Calls <= bg.Calls {
+				return
+			}
+			k := g.Calls - bg.Calls
+			r := g.Recent
+			if int64(len(r)) > k {
+				r = r[int64(len(r))-k:]
+			}
+			c.Recent += r
+			d.GenCalls += k
+			if g.Failures > bg.Failures {
+				d.GenFailures += g.Failures - bg.Failures
+				d.LastClass, d.LastReason = g.LastFailureClass, g.LastFailureReason
+			}
+		}
+		add(genOf(m.Gens, 0), genOf(b.Gens, 0))
+		if gen != 0 {
+			add(genOf(m.Gens, gen), genOf(b.Gens, gen))
+		}
+		if len(c.Recent) > registry.RecentWindow {
+			c.Recent = c.Recent[len(c.Recent)-registry.RecentWindow:]
+		}
+		d.Gen = gen
 	}
 	at = time.Now().UTC()
 	if m.LastUsedAt != nil {
@@ -363,7 +403,7 @@ func sinceBase(base, m *Metrics) (d registry.BufferedDelta, at time.Time, ok boo
 // view is the artifact a record shows with the metrics m: the record itself when m holds nothing
 // new, else a copy with the new outcomes merged in.
 func view(a *registry.Artifact, base, m *Metrics) *registry.Artifact {
-	d, at, ok := sinceBase(base, m)
+	d, at, ok := sinceBase(base, m, a.Generation)
 	if !ok {
 		return a
 	}
@@ -374,7 +414,7 @@ func view(a *registry.Artifact, base, m *Metrics) *registry.Artifact {
 
 // roleView is a role record with the usage m gained since base.
 func roleView(rec *registry.RoleRecord, base, m *Metrics) *registry.RoleRecord {
-	d, at, ok := sinceBase(base, m)
+	d, at, ok := sinceBase(base, m, 0)
 	if !ok {
 		return rec
 	}

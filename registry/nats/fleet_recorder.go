@@ -61,9 +61,15 @@ func (r *fleetRecorder) loop() {
 	}
 }
 
-// Record adds one call's outcome, in memory.
+// Record adds one call's outcome, of a generation not known, in memory: it is judged with the
+// generation of whatever record it is merged into (see sinceBase).
 func (r *fleetRecorder) Record(role, method string, o registry.Outcome, d time.Duration, reason string) {
 	r.buf.Record(role, method, o, d, reason)
+}
+
+// RecordGen adds one call's outcome of generation gen, in memory (registry.RecordBuffer.RecordGen).
+func (r *fleetRecorder) RecordGen(role, method string, gen int, o registry.Outcome, d time.Duration, reason string) {
+	r.buf.RecordGen(role, method, gen, o, d, reason)
 }
 
 // Handle implements registry.HandleRecorder: Record without the lookup, for the warm path.
@@ -117,7 +123,8 @@ func (r *fleetRecorder) Flush() registry.FlushReport {
 				continue
 			}
 		}
-		md[k] = Delta{Counters: d.Counters, Calls: d.Calls, LastFailureClass: d.LastClass, LastFailureReason: d.LastReason, At: now}
+		md[k] = Delta{Counters: d.Counters, Calls: d.Calls, LastFailureClass: d.LastClass, LastFailureReason: d.LastReason, At: now,
+			Gen: d.Gen, GenCalls: d.GenCalls, GenFailures: d.GenFailures}
 		u := roles[k.Role]
 		u.Calls += d.Calls
 		u.At = now

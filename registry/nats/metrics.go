@@ -25,6 +25,38 @@ type Metrics struct {
 	Writers map[string]WriterMark `json:"writers,omitempty"`
 	// Journal is the highest metrics journal sequence folded in (see FoldMetrics).
 	Journal uint64 `json:"journal,omitempty"`
+	// Gens are the outcomes of the last MaxGenWindows generations that recorded any, the most
+	// recently recorded first: what a record's recent window, last failure and durable promotion
+	// take (the sums above take every generation's). A view merges the entry of its record's own
+	// generation only (see sinceBase), so an outcome of a replaced generation, however late it is
+	// flushed, never enters the new generation's window. Empty in metrics written before outcomes
+	// carried their generation: the top-level Recent then serves, as it did.
+	Gens []GenMetrics `json:"gens,omitempty"`
+}
+
+// GenMetrics are one generation's merged outcomes.
+type GenMetrics struct {
+	Gen      int   `json:"gen"`
+	Calls    int64 `json:"calls"`    // its outcomes merged here
+	Failures int64 `json:"failures"` // of which failures
+	// Recent is its last RecentWindow outcome letters, oldest first; the last failure is its own.
+	Recent            string `json:"recent,omitempty"`
+	LastFailureClass  string `json:"last_failure_class,omitempty"`
+	LastFailureReason string `json:"last_failure_reason,omitempty"`
+}
+
+// MaxGenWindows is how many generations' outcomes a Metrics value keeps apart (Gens): the current
+// one and those whose calls may still be in flight or in a flush (registry.MaxHistory).
+const MaxGenWindows = registry.MaxHistory
+
+// genOf returns generation gen's entry of gens (the zero entry when there is none).
+func genOf(gens []GenMetrics, gen int) GenMetrics {
+	for _, g := range gens {
+		if g.Gen == gen {
+			return g
+		}
+	}
+	return GenMetrics{Gen: gen}
 }
 
 // WriterMark is a writer's last merged flush.
@@ -37,13 +69,18 @@ type WriterMark struct {
 // dropped by its writer (reported), so a mark dropped here is never needed again.
 const MetricsMarkTTL = time.Hour
 
-// Delta is what one process adds to one artifact's metrics in one flush.
+// Delta is what one process adds to one artifact's metrics in one flush: sums and max of every
+// outcome, and the outcomes of generation Gen (registry.BufferedDelta): Counters.Recent (its
+// letters, oldest first), GenCalls, GenFailures and the last failure.
 type Delta struct {
-	Counters          registry.Counters // sums and max; Recent = outcome letters, oldest first
+	Counters          registry.Counters // sums and max; Recent = generation Gen's outcome letters, oldest first
 	Calls             int64
 	LastFailureReason string
 	LastFailureClass  string
 	At                time.Time
+	Gen               int   `json:"gen,omitempty"`
+	GenCalls          int64 `json:"gen_calls,omitempty"`
+	GenFailures       int64 `json:"gen_failures,omitempty"`
 }
 
 // Add merges d into m (commutative for every sum; Recent and the last failure follow merge order).
@@ -81,6 +118,27 @@ func (m *Metrics) Add(d Delta) {
 	if !d.At.IsZero() && (m.LastUsedAt == nil || d.At.After(*m.LastUsedAt)) {
 		t := d.At.UTC()
 		m.LastUsedAt = &t
+	}
+	if d.GenCalls > 0 {
+		// A new slice: m may share its entries with a base or a cached copy.
+		g := genOf(m.Gens, d.Gen)
+		gens := make([]GenMetrics, 1, min(len(m.Gens)+1, MaxGenWindows))
+		for _, e := range m.Gens {
+			if e.Gen != d.Gen && len(gens) < MaxGenWindows {
+				gens = append(gens, e)
+			}
+		}
+		g.Calls += d.GenCalls
+		g.Failures += d.GenFailures
+		g.Recent += d.Counters.Recent
+		if len(g.Recent) > registry.RecentWindow {
+			g.Recent = g.Recent[len(g.Recent)-registry.RecentWindow:]
+		}
+		if d.LastFailureClass != "" {
+			g.LastFailureClass, g.LastFailureReason = d.LastFailureClass, registry.CapReason(d.LastFailureReason)
+		}
+		gens[0] = g
+		m.Gens = gens
 	}
 }
 
