@@ -626,6 +626,102 @@ var bothScenarios = []struct {
 		assert.Equal(t, 1, art.RepairCountSinceRegen)
 		assert.Equal(t, int64(1), art.IntrinsicFailureCount, "the failure is classified intrinsic and counted")
 	}},
+	// A call whose stored code fails and is repaired within the call: the stored code's failure
+	// is recorded at once but flushed after the repair promoted new code. It counts in the
+	// method's totals, and never in the new generation's recent window, last failure or health:
+	// the new generation shows only its own outcomes, and is proven durable by its own successes.
+	{"RepairedGenerationCountsOnlyItsOwnOutcomes", func(t *testing.T, e *bothEnv) {
+		noTimer := func(o *forge.Options) { o.FlushInterval = time.Hour }
+		f := e.open(upperCassette(t, []string{bothUpperPanics}, bothUpperOK), noTimer)
+		other := e.open(nil, noTimer)
+		require.NoError(t, f.AddRole(bothTextContract()))
+		require.True(t, call(f, "ok").OK)
+		o := call(f, "")
+		require.True(t, o.OK, "%+v", o.Err)
+		require.Equal(t, forge.SourceRepaired, o.Meta.ProgramSource)
+		require.Equal(t, 2, o.Meta.ArtifactGen)
+		o = call(f, "x") // the repaired code, warm
+		require.True(t, o.OK, "%+v", o.Err)
+		assert.Equal(t, 2, o.Meta.ArtifactGen)
+		f.Flush() // every outcome above, gen 1's included, lands after the repair's promotion
+
+		check := func(who string, a *registry.Artifact, recent string, life registry.Lifecycle) {
+			t.Helper()
+			assert.Equal(t, 2, a.Generation, who)
+			assert.Equal(t, recent, a.Recent, who+": the repaired generation's own outcomes only")
+			assert.Zero(t, a.RecentFailureRate, who)
+			assert.Empty(t, a.LastFailureClass, who+": gen 1's failure is not gen 2's")
+			assert.Empty(t, a.LastFailureReason, who)
+			assert.Equal(t, life, a.Lifecycle, who)
+			assert.Equal(t, int64(1), a.IntrinsicFailureCount, who+": the failure counts in the method's totals")
+			assert.Equal(t, int64(1), a.FailureCount, who)
+		}
+		a := load(t, f)
+		check("the calling handle", a, "ss", registry.Candidate)
+		assert.Equal(t, int64(3), a.SuccessCount, "every generation's successes")
+		eventually(t, "the flushed counters in the other handle", func() bool { return load(t, other).SuccessCount == 3 })
+		check("another handle", load(t, other), "ss", registry.Candidate)
+
+		// Gen 1's successes (three of them, more than DurableAfter) did not prove gen 2: its own
+		// third success does.
+		require.True(t, call(f, "y").OK)
+		f.Flush()
+		check("the calling handle after a third success", load(t, f), "sss", registry.Durable)
+		eventually(t, "the promotion in the other handle", func() bool { return load(t, other).Lifecycle == registry.Durable })
+		check("another handle after a third success", load(t, other), "sss", registry.Durable)
+		sums, err := other.Store().Summaries()
+		require.NoError(t, err)
+		require.Len(t, sums, 1)
+		assert.Equal(t, "sss", sums[0].Recent)
+		assert.Empty(t, sums[0].LastFailureClass)
+	}},
+
+	// Siblings: outcomes another handle (a process) recorded for the generation an operator then
+	// replaced — a regeneration, a rollback — flushed after the replacement.
+	{"OutcomesFlushedAfterAnotherHandlesRegenStayWithTheirGeneration", func(t *testing.T, e *bothEnv) {
+		noTimer := func(o *forge.Options) { o.FlushInterval = time.Hour }
+		v2 := bothUpperOK + "// v2\n"
+		f := e.open(upperCassette(t, []string{bothUpperOK}), noTimer)
+		require.NoError(t, f.AddRole(bothTextContract()))
+		require.True(t, call(f, "ok").OK)
+		f.Flush()
+		caller := func(f *forge.Forge) { // a caller failure of the generation f runs
+			t.Helper()
+			o := f.Call(context.Background(), "text", "upper", json.RawMessage(`{"t":"x"}`))
+			require.False(t, o.OK)
+			require.Equal(t, "caller", o.Err.Class, "%+v", o.Err)
+		}
+		caller(f)
+		require.True(t, call(f, "a").OK)
+
+		op := e.open(&answers{codes: []string{v2}}, noTimer)
+		o := op.Regenerate(context.Background(), "text", "upper")
+		require.True(t, o.OK, "%+v", o.Err)
+		require.Equal(t, 2, o.Meta.ArtifactGen)
+		f.Flush() // gen 1's outcomes, after gen 2 was written
+		a := load(t, op)
+		assert.Equal(t, 2, a.Generation)
+		assert.Empty(t, a.Recent, "gen 2 has run no call")
+		assert.Empty(t, a.LastFailureClass)
+		assert.Equal(t, int64(2), a.SuccessCount, "gen 1's calls count in the totals")
+		assert.Equal(t, int64(1), a.CallerFailureCount)
+
+		// A rollback: gen 2's outcomes flushed after gen 3 (gen 1's code again) was written.
+		eventually(t, "gen 2 in the calling handle", func() bool { return call(f, "b").Meta.ArtifactGen == 2 })
+		caller(f)
+		_, err := op.Rollback("text", "upper", 1)
+		require.NoError(t, err)
+		f.Flush()
+		a = load(t, op)
+		assert.Equal(t, 3, a.Generation)
+		assert.Empty(t, a.Recent, "gen 3 has run no call")
+		assert.Empty(t, a.LastFailureClass)
+		assert.Equal(t, int64(2), a.CallerFailureCount)
+		eventually(t, "gen 3 in the calling handle", func() bool { return call(f, "c").Meta.ArtifactGen == 3 })
+		f.Flush()
+		a = load(t, op)
+		assert.Equal(t, "s", a.Recent, "gen 3's one call; no caller failure of gen 1 or 2")
+	}},
 	{"RepairBudgetExhaustedRegenerates", func(t *testing.T, e *bothEnv) {
 		f := e.open(upperCassette(t, []string{bothUpperPanicsOn(0), bothUpperOK},
 			bothUpperPanicsOn(1), bothUpperPanicsOn(3), bothUpperPanicsOn(4)))

@@ -130,7 +130,10 @@ func (a *Artifact) Promote(code, trigger, model, promptVersion string, now time.
 	a.RuntimeVersion = RuntimeVersion
 	a.SchemaVersion = SchemaVersion
 	a.ForceRegenerate = false
-	a.Recent, a.RecentFailureRate = "", 0 // the recent window judges the current code only
+	// The recent window and the last failure judge the current code only (outcomes of the code
+	// replaced here never reach them, however late they are flushed: see delta.applyTo).
+	a.Recent, a.RecentFailureRate = "", 0
+	a.LastFailureClass, a.LastFailureReason = "", ""
 	if a.CreatedAt.IsZero() {
 		a.CreatedAt = now
 	}
