@@ -101,7 +101,8 @@ func (sm Summary) merged(recs []ovRec) Summary {
 	if len(p) == 0 {
 		return sm
 	}
-	a := Artifact{Lifecycle: sm.Lifecycle, Counters: sm.Counters, LastUsedAt: sm.LastUsedAt, LastFailureClass: sm.LastFailureClass}
+	// The generation too: a record merges its window only into the generation it names.
+	a := Artifact{Generation: sm.Generation, Lifecycle: sm.Lifecycle, Counters: sm.Counters, LastUsedAt: sm.LastUsedAt, LastFailureClass: sm.LastFailureClass}
 	for i := range p {
 		p[i].d.applyTo(&a, p[i].at)
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -365,9 +366,10 @@ func sinceBase(base, m *Metrics, gen int) (d registry.BufferedDelta, at time.Tim
 			d.LastClass, d.LastReason = m.LastFailureClass, m.LastFailureReason
 		}
 	} else {
-		// Generation gen's outcomes since the base, after those recorded without a generation
-		// (judged with whatever record they are merged into, as on the directory store; the forge
-		// always names the generation, so one of the two is empty).
+		// Generation gen's outcomes since the base, and those recorded without a generation
+		// (judged with whatever record they are merged into, as on the directory store), the less
+		// recently recorded of the two first (Gens is most recent first; the forge always names
+		// the generation, so one of the two is empty).
 		add := func(g, bg GenMetrics) {
 			if g.Calls <= bg.Calls {
 				return
@@ -384,9 +386,13 @@ func sinceBase(base, m *Metrics, gen int) (d registry.BufferedDelta, at time.Tim
 				d.LastClass, d.LastReason = g.LastFailureClass, g.LastFailureReason
 			}
 		}
-		add(genOf(m.Gens, 0), genOf(b.Gens, 0))
-		if gen != 0 {
-			add(genOf(m.Gens, gen), genOf(b.Gens, gen))
+		first, second := 0, gen
+		if slices.IndexFunc(m.Gens, func(g GenMetrics) bool { return g.Gen == gen }) > slices.IndexFunc(m.Gens, func(g GenMetrics) bool { return g.Gen == 0 }) {
+			first, second = gen, 0
+		}
+		add(genOf(m.Gens, first), genOf(b.Gens, first))
+		if second != first {
+			add(genOf(m.Gens, second), genOf(b.Gens, second))
 		}
 		if len(c.Recent) > registry.RecentWindow {
 			c.Recent = c.Recent[len(c.Recent)-registry.RecentWindow:]

@@ -44,6 +44,8 @@ func Run(t *testing.T, open Open) {
 		{"ConcurrentUpdatesLoseNothing", testConcurrentUpdates},
 		{"RecorderMergesAndPromotes", testRecorder},
 		{"WritesKeepFlushedMetrics", testWritesKeepMetrics},
+		{"OutcomesStayWithTheirGeneration", testOutcomesStayWithTheirGeneration},
+		{"AnotherHandlesGenerationKeepsItsWindow", testAnotherHandlesGeneration},
 		{"GenerationLockIsExclusive", testGenerationLock},
 		{"WatchSeesAnotherHandlesWrite", testWatch},
 		{"Knowledge", testKnowledge},
@@ -697,4 +699,147 @@ func testImport(t *testing.T, open Open) {
 	r, err = open(t).Role("r")
 	require.NoError(t, err)
 	assert.Equal(t, int64(43), r.UsageCount)
+}
+
+// testOutcomesStayWithTheirGeneration: an outcome recorded for one generation and flushed after a
+// newer one was promoted (a call that failed and was repaired, a call still running the replaced
+// code) counts in the method's totals, and never in the newer generation's recent window, last
+// failure or durable promotion — in the flushing handle's cache, its Load, another handle and the
+// listings alike.
+func testOutcomesStayWithTheirGeneration(t *testing.T, open Open) {
+	s := open(t)
+	_, err := s.PutRole(contract("r", "p"), t0)
+	require.NoError(t, err)
+	create(t, s, "r", "m", "package artifact")
+	rec := s.NewRecorder(time.Hour) // flush only when asked
+	defer rec.Close()
+	promote := func(b registry.Backend, code, trigger string) {
+		t.Helper()
+		_, err := b.Update("r", "m", func(a *registry.Artifact, _ bool) error {
+			a.Promote(code, trigger, "m", "pv", t0)
+			return nil
+		})
+		require.NoError(t, err)
+	}
+	check := func(b registry.Backend, who string, gen int, recent, lastClass string, life registry.Lifecycle, s, i int64) {
+		t.Helper()
+		for _, via := range []string{"cache", "load", "summaries"} {
+			var a *registry.Artifact
+			switch via {
+			case "cache":
+				var ok bool
+				if a, ok = b.Lookup("r", "m"); !ok {
+					continue // not cached (another handle): Load says the same
+				}
+			case "load":
+				a, err = b.Load("r", "m")
+				require.NoError(t, err)
+			case "summaries":
+				sums, err := b.Summaries()
+				require.NoError(t, err)
+				require.Len(t, sums, 1)
+				a = &registry.Artifact{Generation: sums[0].Generation, Lifecycle: sums[0].Lifecycle, Counters: sums[0].Counters,
+					LastFailureClass: sums[0].LastFailureClass}
+			}
+			w := who + " (" + via + ")"
+			assert.Equal(t, gen, a.Generation, w)
+			assert.Equal(t, recent, a.Recent, w+": the generation's own outcomes only")
+			assert.Equal(t, lastClass, a.LastFailureClass, w)
+			assert.Equal(t, life, a.Lifecycle, w)
+			assert.Equal(t, s, a.SuccessCount, w+": every generation's successes")
+			assert.Equal(t, i, a.IntrinsicFailureCount, w+": every generation's failures")
+		}
+	}
+
+	// Gen 1 fails; the call repairs it (gen 2) and succeeds with the new code; a call still
+	// running gen 1 fails after that. One flush, after the promotion.
+	rec.RecordGen("r", "m", 1, registry.IntrinsicFailure, time.Millisecond, "panic: gen 1")
+	promote(s, "package artifact // repaired", "repair:intrinsic")
+	rec.RecordGen("r", "m", 2, registry.Success, time.Millisecond, "")
+	rec.RecordGen("r", "m", 1, registry.IntrinsicFailure, time.Millisecond, "panic: gen 1 again")
+	rep := rec.Flush()
+	assert.Equal(t, int64(3), rep.Merged[registry.Key{Role: "r", Method: "m"}], "every call is merged")
+	check(s, "the flushing handle", 2, "s", "", registry.Candidate, 1, 2)
+	check(open(t), "another handle", 2, "s", "", registry.Candidate, 1, 2)
+
+	// Gen 1's outcomes flushed alone: its successes (DurableAfter of them) do not prove gen 2,
+	// and its failures do not judge it.
+	for i := 0; i < registry.DurableAfter; i++ {
+		rec.RecordGen("r", "m", 1, registry.Success, time.Millisecond, "")
+	}
+	rec.RecordGen("r", "m", 1, registry.AdaptiveFailure, time.Millisecond, "drift")
+	rec.Flush()
+	check(s, "after gen 1's successes", 2, "s", "", registry.Candidate, 4, 2)
+	check(open(t), "another handle after gen 1's successes", 2, "s", "", registry.Candidate, 4, 2)
+
+	// Gen 2's own successes prove it; its own failure is its last failure.
+	rec.RecordGen("r", "m", 2, registry.Success, time.Millisecond, "")
+	rec.RecordGen("r", "m", 2, registry.Success, time.Millisecond, "")
+	rec.Flush()
+	check(s, "after gen 2's successes", 2, "sss", "", registry.Durable, 6, 2)
+	check(open(t), "another handle after gen 2's successes", 2, "sss", "", registry.Durable, 6, 2)
+	rec.RecordGen("r", "m", 2, registry.ExtrinsicFailure, time.Millisecond, "HTTP 503")
+	rec.Flush()
+	check(open(t), "after gen 2's failure", 2, "ssse", "extrinsic", registry.Durable, 6, 2)
+
+	// A recorder that never loaded the artifact (another process) flushes gen 1's outcomes.
+	late := open(t).NewRecorder(time.Hour)
+	late.RecordGen("r", "m", 1, registry.IntrinsicFailure, time.Millisecond, "panic: gen 1, late")
+	late.Close()
+	check(open(t), "after another process's late flush", 2, "ssse", "extrinsic", registry.Durable, 6, 3)
+
+	// A rollback makes gen 1's code gen 3: gen 1's and gen 2's late outcomes are not gen 3's.
+	_, err = s.Update("r", "m", func(a *registry.Artifact, _ bool) error { return a.Rollback(1, t0) })
+	require.NoError(t, err)
+	rec.RecordGen("r", "m", 2, registry.IntrinsicFailure, time.Millisecond, "panic: gen 2")
+	rec.RecordGen("r", "m", 1, registry.IntrinsicFailure, time.Millisecond, "panic: gen 1")
+	rec.RecordGen("r", "m", 3, registry.Success, time.Millisecond, "")
+	rec.Flush()
+	check(s, "after the rollback", 3, "s", "", registry.Durable, 7, 5)
+	check(open(t), "another handle after the rollback", 3, "s", "", registry.Durable, 7, 5)
+
+	// An outcome recorded without its generation (Record) is judged with the generation it is
+	// merged into, as before outcomes carried one.
+	rec.Record("r", "m", registry.CallerFailure, time.Millisecond, "bad args")
+	rec.Flush()
+	check(open(t), "after an outcome of no known generation", 3, "sc", "caller", registry.Durable, 7, 5)
+	r, err := open(t).Role("r")
+	require.NoError(t, err)
+	assert.Equal(t, int64(3+4+2+1+1+3+1), r.UsageCount, "the role's usage counts every call")
+}
+
+// testAnotherHandlesGeneration: a handle (a process) records outcomes of the generation it runs
+// while another handle regenerates; its flush, after the regeneration, leaves the new generation's
+// window, last failure and lifecycle alone, while a third handle's outcomes of the new generation
+// merged meanwhile keep theirs.
+func testAnotherHandlesGeneration(t *testing.T, open Open) {
+	a1, a2 := open(t), open(t)
+	_, err := a1.PutRole(contract("r", "p"), t0)
+	require.NoError(t, err)
+	create(t, a1, "r", "m", "package artifact")
+	_, err = a2.Load("r", "m") // both handles run gen 1
+	require.NoError(t, err)
+	r1, r2 := a1.NewRecorder(time.Hour), a2.NewRecorder(time.Hour)
+	for i := 0; i < 4; i++ {
+		r1.RecordGen("r", "m", 1, registry.IntrinsicFailure, time.Millisecond, "panic")
+	}
+	_, err = a2.Update("r", "m", func(a *registry.Artifact, _ bool) error {
+		a.Promote("package artifact // gen 2", "regenerate:test", "m", "pv", t0)
+		return nil
+	})
+	require.NoError(t, err)
+	r2.RecordGen("r", "m", 2, registry.Success, time.Millisecond, "")
+	r2.Close()
+	r1.Close()
+	for _, b := range []registry.Backend{a1, a2, open(t)} {
+		a, err := b.Load("r", "m")
+		require.NoError(t, err)
+		assert.Equal(t, 2, a.Generation)
+		assert.Equal(t, "s", a.Recent, "gen 1's failures stay out of gen 2's window")
+		assert.Zero(t, a.RecentFailureRate)
+		assert.Empty(t, a.LastFailureClass)
+		assert.Equal(t, registry.Candidate, a.Lifecycle)
+		assert.Equal(t, int64(4), a.IntrinsicFailureCount, "and count in the method's totals")
+		assert.Equal(t, int64(1), a.SuccessCount)
+	}
 }
