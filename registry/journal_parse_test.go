@@ -29,6 +29,7 @@ func TestParseRecordFastMatchesJSON(t *testing.T) {
 		d.c = Counters{SuccessCount: pick(), FailureCount: pick(), IntrinsicFailureCount: pick(), AdaptiveFailureCount: pick(),
 			ExtrinsicFailureCount: pick(), CallerFailureCount: pick(), TotalDurationNanos: pick(), MaxDurationNanos: pick()}
 		d.recent = []byte(strings.Repeat("sia", rng.IntN(4)))
+		d.gen = rng.IntN(3)
 		if c := classes[rng.IntN(len(classes))]; c != "" {
 			d.lastClass, d.lastReason = c, "boom \"quoted\" \\ ünïcode\n"
 		}
