@@ -624,7 +624,8 @@ var bothScenarios = []struct {
 		assert.Equal(t, 2, art.Generation)
 		assert.Equal(t, "repair:intrinsic", art.History[0].Trigger)
 		assert.Equal(t, 1, art.RepairCountSinceRegen)
-		assert.Equal(t, int64(1), art.IntrinsicFailureCount, "the failure is classified intrinsic and counted")
+		assert.Equal(t, int64(1), art.IntrinsicFailureCount, "the failure is classified intrinsic and counted in the method's totals")
+		assert.Equal(t, "s", art.Recent, "gen 1's failure is not in gen 2's window (RepairedGenerationCountsOnlyItsOwnOutcomes)")
 	}},
 	// A call whose stored code fails and is repaired within the call: the stored code's failure
 	// is recorded at once but flushed after the repair promoted new code. It counts in the
