@@ -723,6 +723,29 @@ var bothScenarios = []struct {
 		a = load(t, op)
 		assert.Equal(t, "s", a.Recent, "gen 3's one call; no caller failure of gen 1 or 2")
 	}},
+	// `bless --reset-metrics` in the calling process clears the outcomes it recorded before the
+	// reset, flushed or not; the count starts again from the reset.
+	{"BlessResetClearsOutcomesRecordedBeforeIt", func(t *testing.T, e *bothEnv) {
+		noTimer := func(o *forge.Options) { o.FlushInterval = time.Hour }
+		f := e.open(upperCassette(t, []string{bothUpperOK}), noTimer)
+		require.NoError(t, f.AddRole(bothTextContract()))
+		require.True(t, call(f, "a").OK)
+		require.True(t, call(f, "b").OK)
+		o := f.Call(context.Background(), "text", "upper", json.RawMessage(`{"t":"x"}`))
+		require.False(t, o.OK)
+		require.Equal(t, "caller", o.Err.Class, "%+v", o.Err)
+		require.NoError(t, f.Bless("text", "upper", true))
+		require.True(t, call(f, "c").OK)
+		f.Flush()
+		for _, h := range []*forge.Forge{f, e.open(nil)} {
+			a := load(t, h)
+			assert.Equal(t, registry.Blessed, a.Lifecycle)
+			assert.Equal(t, int64(1), a.SuccessCount, "counted from the reset")
+			assert.Zero(t, a.FailureCount)
+			assert.Equal(t, "s", a.Recent)
+			assert.Empty(t, a.LastFailureClass)
+		}
+	}},
 	{"RepairBudgetExhaustedRegenerates", func(t *testing.T, e *bothEnv) {
 		f := e.open(upperCassette(t, []string{bothUpperPanicsOn(0), bothUpperOK},
 			bothUpperPanicsOn(1), bothUpperPanicsOn(3), bothUpperPanicsOn(4)))

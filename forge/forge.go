@@ -356,6 +356,12 @@ func (f *Forge) MarkRegenerate(role, method string) error {
 // Bless pins role.method's current generation: it is always executed and never replaced
 // automatically. resetMetrics starts its counters afresh.
 func (f *Forge) Bless(role, method string, resetMetrics bool) error {
+	if resetMetrics {
+		// This process's outcomes recorded before the reset are merged now, so that the reset
+		// clears them instead of their flush adding them after it (another process's buffered
+		// outcomes still land after it: see RATIONALE, "Per-generation accounting").
+		f.rec.Flush()
+	}
 	_, err := f.update(role, method, func(a *registry.Artifact) error {
 		if a.Lifecycle == registry.Quarantined {
 			return fmt.Errorf("forge: %s.%s is quarantined: roll it back or regenerate it before blessing", role, method)
