@@ -35,6 +35,12 @@
 // removing the journal; see journal.go for the crash cases. A crash loses at most the counters of
 // the current flush window, never code, contracts or compacted counters.
 //
+// Each outcome carries the generation that produced it (MetricsRecorder.RecordGen). The counters
+// are the method's totals and take every outcome; the recent window, the last failure and the
+// candidate -> durable promotion judge the code the artifact runs and take only the outcomes of
+// its current generation, however late an outcome of a replaced generation is flushed (both
+// backends merge by the same rule: BufferedDelta.ApplyTo).
+//
 // # The summary index
 //
 // index/<role>.json lists each artifact's lifecycle, generation, fingerprints, signature (with
