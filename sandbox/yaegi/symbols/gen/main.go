@@ -59,9 +59,11 @@ var allowed = []pkg{
 	{path: "encoding/binary"},
 	{path: "encoding/csv"},
 	{path: "encoding/hex"},
-	// Unmarshal consults the host's time.Local for the times it decodes: the guest's zone instead
-	// (symbols.ZonesOf; RATIONALE, "In-process yaegi: time zone and write-check siblings").
-	{path: "encoding/json", replace: map[string]string{"Unmarshal": "guestUnmarshal"}},
+	// Unmarshal and Decoder.Decode consult the host's time.Local for the times they decode: the
+	// guest's zone instead (symbols.ZonesOf; RATIONALE, "In-process yaegi: time zone and
+	// write-check siblings"). The Decoder is a type of the sandbox's (symbols/internal/json), so
+	// that a method value or expression of Decode is the fixed one too.
+	{path: "encoding/json", replace: map[string]string{"Unmarshal": "guestUnmarshal", "NewDecoder": "newJSONDecoder", "Decoder": "(*jsonDecoder)(nil)"}},
 	{path: "errors"},
 	{path: "fmt", exclude: []string{"^Print", "^Scan"}},
 	{path: "hash"},
@@ -77,19 +79,23 @@ var allowed = []pkg{
 	{path: "math/cmplx"},
 	{path: "net/url"},
 	{path: "regexp"},
-	{path: "regexp/syntax"},
+	// Compile hands out the package's own rune slices for . (Inst.Rune), which guest code could
+	// then write, changing what . matches in every regexp the process compiles after: each
+	// program gets copies (syntax.go).
+	{path: "regexp/syntax", replace: map[string]string{"Compile": "syntaxCompile"}},
 	{path: "sort"},
 	{path: "strconv"},
 	{path: "strings"},
 	// A Scanner's nil Error field reports to os.Stderr: the rewrite keeps it non-nil (scanner.go).
 	{path: "text/scanner", add: map[string]string{"forge__init": "scannerInit", "forge__initFunc": "scannerInitFunc", "forge__error": "scannerError"}},
 	// Unix, UnixMilli, UnixMicro and Parse locate their times in the host's time.Local: in the
-	// guest's zone instead (tz.go), and the rewrite's helpers for Time.Local and the Unmarshal
-	// methods are added.
+	// guest's zone instead (tz.go); FixedZone("", 0) and ParseInLocation's unnamed zone at offset
+	// 0 are the guest's own zone, told apart from the one a decoder gives; and the rewrite's
+	// helpers for Time.Local and the Unmarshal methods are added.
 	{path: "time", exclude: []string{"^Sleep$", "^After$", "^AfterFunc$", "^Tick$", "^NewTicker$", "^NewTimer$", "^Now$", "^Since$", "^Until$", "^LoadLocation$", "^Local$"},
-		replace: map[string]string{"Unix": "guestUnix", "UnixMilli": "guestUnixMilli", "UnixMicro": "guestUnixMicro", "Parse": "guestParse"},
-		add: map[string]string{"forge__local": "guestLocal", "forge__localFunc": "guestLocalFunc",
-			"forge__fixed": "guestFixed", "forge__decode": "guestDecode"}},
+		replace: map[string]string{"Unix": "guestUnix", "UnixMilli": "guestUnixMilli", "UnixMicro": "guestUnixMicro", "Parse": "guestParse",
+			"FixedZone": "guestFixedZone", "ParseInLocation": "guestParseInLocation"},
+		add: map[string]string{"forge__local": "guestLocal", "forge__localFunc": "guestLocalFunc", "forge__fixed": "guestFixed"}},
 	{path: "unicode"},
 	{path: "unicode/utf16"},
 	{path: "unicode/utf8"},
