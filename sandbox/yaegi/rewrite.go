@@ -707,7 +707,8 @@ func (r *rewriter) packageSelector(sel *ast.SelectorExpr) bool {
 }
 
 // refusedField is appended to a text/scanner Error field guardStderr cannot route (assigned in a
-// tuple assignment): the interpreter's compile error names it.
+// tuple assignment or a range clause, or its address taken): the interpreter's compile error
+// names it.
 const refusedField = "__forge_refused_assign_a_scanner_error_handler_on_its_own"
 
 // guardStderr keeps guest code from writing to the process's standard error through a
@@ -721,14 +722,42 @@ const refusedField = "__forge_refused_assign_a_scanner_error_handler_on_its_own"
 //
 // Init and Error are resolved by the file's type check when they are the file's own; anything
 // unresolved with one argument (Init) is text/scanner's: the only allowlisted Init taking one
-// (container/list's takes none and is left alone when called).
+// (container/list's takes none and is left alone when called). An Init of an interface or type
+// parameter of the file taking one argument and returning a package's type may be the Scanner's
+// and is routed the same way. What cannot be routed is refused (refusedField): the field's
+// address (&s.Error, through which a later write would go unseen: *p = nil, set(&s.Error, nil)),
+// and the field as a range clause's or tuple assignment's target.
 func (r *rewriter) guardStderr() {
 	S := r.importFor("text/scanner", "forge__scanner")
 	calls := r.selectorCalls()
+	unresolvedError := func(e ast.Expr) *ast.SelectorExpr {
+		for {
+			p, ok := e.(*ast.ParenExpr)
+			if !ok {
+				break
+			}
+			e = p.X
+		}
+		sel, ok := e.(*ast.SelectorExpr)
+		if !ok || sel.Sel.Name != "Error" || r.packageSelector(sel) || r.typeOf(sel) != nil {
+			return nil
+		}
+		return sel
+	}
 	ast.Inspect(r.file, func(n ast.Node) bool {
 		switch n := n.(type) {
+		case *ast.UnaryExpr:
+			if sel := unresolvedError(n.X); n.Op == token.AND && sel != nil {
+				r.add(r.off(sel.End()), r.off(sel.End()), refusedField)
+			}
+		case *ast.RangeStmt:
+			for _, e := range []ast.Expr{n.Key, n.Value} {
+				if sel := unresolvedError(e); sel != nil && n.Tok == token.ASSIGN {
+					r.add(r.off(sel.End()), r.off(sel.End()), refusedField)
+				}
+			}
 		case *ast.SelectorExpr:
-			if n.Sel.Name != "Init" || r.packageSelector(n) || r.typeOf(n) != nil {
+			if n.Sel.Name != "Init" || r.packageSelector(n) || !r.hostInit(n) {
 				return true
 			}
 			start := r.off(n.Pos())
@@ -756,6 +785,22 @@ func (r *rewriter) guardStderr() {
 		}
 		return true
 	})
+}
+
+// hostInit reports whether sel (x.Init) may be text/scanner.Scanner's Init: the file's type
+// check cannot resolve it, or it is a method of an interface or type parameter of the file that
+// takes one argument and returns a package's type (*scanner.Scanner).
+func (r *rewriter) hostInit(sel *ast.SelectorExpr) bool {
+	t := r.typeOf(sel)
+	if t == nil {
+		return true
+	}
+	sig, ok := t.(*types.Signature)
+	if !ok || !r.interfaceOrTypeParam(sel.X) || sig.Params().Len() != 1 || sig.Results().Len() != 1 {
+		return false
+	}
+	b, ok := sig.Results().At(0).Type().(*types.Basic)
+	return ok && b.Kind() == types.Invalid
 }
 
 // hostZoneMethod reports whether sel (x.Local, x.UnmarshalJSON, ...) may be time.Time's method: the file's type check cannot resolve it (x's type is a package's, or a
