@@ -14,7 +14,8 @@ import (
 // (GOOS=wasip1, where time.Local is a Location named "Local" with the single zone UTC+0). The
 // host's time.Local is not the sandbox's to change, so the functions that hand out times located
 // in time.Local are replaced in the time table (gen/main.go: Unix, UnixMilli, UnixMicro, Parse),
-// json.Unmarshal is followed by a fix of the zones it decoded (ZonesOf), and the rewrite
+// json.Unmarshal and the guest's json.Decoder (internal/json) are followed by a fix of the zones
+// they decoded (ZonesOf), and the rewrite
 // (sandbox/yaegi/rewrite.go) routes what remains through the unexported helpers below: a call
 // of Time.Local, and the Unmarshal methods that consult time.Local. Guest code cannot name the
 // helpers (the gate allows exported names only); the rewrite alone emits them.
