@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math/rand"
 	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -69,4 +71,44 @@ func TestScannerInitThroughInterfacesStaysOffHostStderr(t *testing.T) {
 	require.NoError(t, runErr)
 	assert.JSONEq(t, `3`, string(out.Value))
 	assert.NotContains(t, string(leaked), "FORGE-INJECTED", "guest text reached the host's stderr")
+}
+
+// TestTestFilesDrawFromTheirOwnRand runs, in a child process started with
+// GODEBUG=randautoseed=0 (the process's global math/rand source is then seeded with 1, for the
+// host's own deterministic use), an acceptance test that draws from math/rand's top-level
+// functions: the host's sequence must go on where it was, not be advanced by the guest's draws.
+func TestTestFilesDrawFromTheirOwnRand(t *testing.T) {
+	if os.Getenv("FORGE_TEST_RAND_CHILD") == "1" {
+		drawBesideTheHost(t)
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestTestFilesDrawFromTheirOwnRand$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "FORGE_TEST_RAND_CHILD=1", "GODEBUG=randautoseed=0")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "child process:\n%s", out)
+	require.Contains(t, string(out), "--- PASS: TestTestFilesDrawFromTheirOwnRand", "child process:\n%s", out)
+}
+
+func drawBesideTheHost(t *testing.T) {
+	// Where the host's global source stands: its next value, found in the seed-1 sequence.
+	ref := rand.New(rand.NewSource(1))
+	first, found := rand.Int63(), false
+	for range 100000 {
+		if ref.Int63() == first {
+			found = true
+			break
+		}
+	}
+	require.True(t, found, "GODEBUG=randautoseed=0 did not seed the global source with 1")
+
+	sb := New(Options{})
+	defer sb.Close()
+	code := "package artifact\n\nfunc Add(a, b int) int { return a + b }\n"
+	tests := "package artifact\n\nimport (\n\t\"math/rand\"\n\t\"testing\"\n)\n\n" +
+		"func TestDraw(t *testing.T) { for i := 0; i < 100; i++ { _ = rand.Intn(10) + int(rand.Int63()) + rand.Perm(3)[0] } }\n"
+	res, err := sb.Test(context.Background(), sandbox.Source{Code: code}, tests, sandbox.Input{})
+	require.NoError(t, err)
+	require.Len(t, res, 1)
+	require.True(t, res[0].Passed, "%+v", res[0])
+	assert.Equal(t, ref.Int63(), rand.Int63(), "guest test code drew from the host's global math/rand source")
 }

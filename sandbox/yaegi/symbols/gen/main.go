@@ -101,8 +101,14 @@ var allowed = []pkg{
 	{path: "unicode/utf8"},
 	// Acceptance tests only: random inputs are fine in tests (artifacts get host.Rand instead).
 	// Seed is a no-op whatever the host's GODEBUG says (Go 1.24's default): with
-	// randseednop=0 it would reseed the process's source every program and the host share.
-	{path: "math/rand", test: true, exclude: []string{"^Read$"}, replace: map[string]string{"Seed": "func(seed int64) {}"}},
+	// randseednop=0 it would reseed the process's source every program and the host share. The
+	// top-level functions draw from a generator of the sandbox's own (rand.go), not the
+	// process's global source (shared with the host under GODEBUG=randautoseed=0).
+	{path: "math/rand", test: true, exclude: []string{"^Read$"}, replace: map[string]string{"Seed": "func(seed int64) {}",
+		"ExpFloat64": "testRand.ExpFloat64", "Float32": "testRand.Float32", "Float64": "testRand.Float64",
+		"Int": "testRand.Int", "Int31": "testRand.Int31", "Int31n": "testRand.Int31n", "Int63": "testRand.Int63",
+		"Int63n": "testRand.Int63n", "Intn": "testRand.Intn", "NormFloat64": "testRand.NormFloat64",
+		"Perm": "testRand.Perm", "Shuffle": "testRand.Shuffle", "Uint32": "testRand.Uint32", "Uint64": "testRand.Uint64"}},
 	// Acceptance tests only: files, directories, HTTP servers and the polling helpers (which start
 	// goroutines running guest code) are withheld.
 	{path: "github.com/stretchr/testify/assert", test: true, exclude: []string{"File", "Dir", "HTTP", "Eventually", "Never", "CallerInfo"}},
