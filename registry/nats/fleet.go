@@ -70,6 +70,7 @@ type FleetStore struct {
 	maxCached int           // artifacts kept in memory (OpenOptions.MaxCached; <= 0: no bound)
 	genTTL    time.Duration // the generation lease's TTL (GenerationLeaseTTL; tests shorten it)
 	watcher   *Watcher
+	link      *link // the connection's state: operations fail at once while the server is unreachable
 	subsMu    sync.Mutex
 	subs      map[*subscriber]struct{}
 	genLocks  sync.Map // key string -> *sync.Mutex: one lease request per method per process
@@ -172,9 +173,11 @@ func openFleetWith(cfg *Config, o registry.OpenOptions, extra ...nats.Option) (*
 	case o.MaxCached > 0:
 		f.maxCached = o.MaxCached
 	}
+	f.link = newLink(nc)
 	w, err := st.Watch(context.Background(), f.onChange)
 	if err != nil {
 		st.Close()
+		f.link.close()
 		return nil, fmt.Errorf("registry: store %s: %w", loc, err)
 	}
 	f.watcher = w
@@ -196,9 +199,11 @@ func (f *FleetStore) LocalDir() string { return f.localDir }
 // Store is the underlying buckets (tests, tools).
 func (f *FleetStore) Store() *Store { return f.st }
 
-// opCtx bounds one store operation (a read, or a compare-and-set with its retries).
+// opCtx bounds one store operation (a read, or a compare-and-set with its retries). It is
+// cancelled as soon as the server is known to be unreachable (see link): an operation then fails
+// at once, or after at most reconnectGrace when the connection has just dropped.
 func (f *FleetStore) opCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), f.opTimeout)
+	return context.WithTimeout(f.link.ctx(), f.opTimeout)
 }
 
 // fail names the store in an error (the KV layer's errors already say what to check).
@@ -212,6 +217,9 @@ func (f *FleetStore) fail(err error) error {
 	if errors.Is(err, registry.ErrNotFound) || errors.Is(err, registry.ErrInvalidName) ||
 		errors.Is(err, registry.ErrCorrupt) || errors.Is(err, registry.ErrIncompatible) {
 		return err // they name the record (and the store) already
+	}
+	if why := f.link.unreachable(); why != nil {
+		return fmt.Errorf("registry: store %s: %w; start nats-server there, or check the network and the store URL, then retry (calls of methods already in memory go on meanwhile): %w", f.loc, why, err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) {
 		return fmt.Errorf("registry: store %s: %w; check that nats-server runs there with JetStream and, in a cluster, that a majority of its nodes (a quorum) is up", f.loc, err)
@@ -507,7 +515,7 @@ func (f *FleetStore) Load(role, method string) (*registry.Artifact, error) {
 		}
 		timeout = fleetFallbackTimeout
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(f.link.ctx(), timeout)
 	defer cancel()
 	v, rec, rev, err := f.read(ctx, role, method, minRev)
 	if err != nil {
@@ -811,7 +819,7 @@ func (f *FleetStore) Role(name string) (*registry.RoleRecord, error) {
 		}
 		timeout = fleetFallbackTimeout
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(f.link.ctx(), timeout)
 	defer cancel()
 	rec, sr, rev, err := f.readRole(ctx, name, minRev)
 	if err != nil {
@@ -958,7 +966,7 @@ func (f *FleetStore) WithGenerationLock(role, method string, fn func() error) er
 	mu, _ := f.genLocks.LoadOrStore(name, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock() // this process's callers queue here, not on the server
 	defer mu.(*sync.Mutex).Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), generationWait)
+	ctx, cancel := context.WithTimeout(f.link.ctx(), generationWait)
 	le, err := f.st.Leases.Acquire(ctx, name, f.genTTL)
 	cancel()
 	if err != nil {
@@ -1001,6 +1009,7 @@ func (f *FleetStore) onChange(c Change) {
 			delete(f.staleR, c.Role)
 		}
 	case registry.ChangeAll:
+		f.link.suspect() // the watch lost its server, or fell behind: is the server still there?
 		f.epoch++
 		for k, e := range f.cache {
 			f.stale[k] = e
@@ -1123,5 +1132,7 @@ func (f *FleetStore) Close() error {
 		s.Close()
 	}
 	f.watcher.Close()
-	return f.st.Close()
+	err := f.st.Close()
+	f.link.close()
+	return err
 }

@@ -210,7 +210,7 @@ func summaryRow(k registry.Key, v *registry.Artifact, err error) (registry.Summa
 // summariesBulk is Summaries by bulk reads of both buckets.
 func (f *FleetStore) summariesBulk() ([]registry.Summary, error) {
 	mins := f.minsNow()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(f.link.ctx())
 	defer cancel()
 	rows, err := f.bulkArtifacts(ctx, "", mins)
 	if err != nil {
@@ -246,7 +246,7 @@ func (f *FleetStore) eachBulk(fn func(k registry.Key, a *registry.Artifact, err 
 			i++
 		}
 		epoch, mins := f.epochNow(), f.minsNow()
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(f.link.ctx())
 		rows, err := f.bulkArtifacts(ctx, role, mins)
 		cancel()
 		if err != nil {
@@ -274,7 +274,7 @@ func (f *FleetStore) eachBulk(fn func(k registry.Key, a *registry.Artifact, err 
 // rolesBulk is Roles by bulk reads of the roles and of their usage.
 func (f *FleetStore) rolesBulk() ([]*registry.RoleRecord, error) {
 	epoch := f.epochNow()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(f.link.ctx())
 	defer cancel()
 	type mres struct {
 		m   map[string]bulkEntry[Metrics]
