@@ -113,6 +113,9 @@ const (
 	// GenerationLeaseTTL is how long a crashed generator blocks its method: the lease is renewed
 	// every third of it while the generation runs.
 	GenerationLeaseTTL = 10 * time.Second
+	// watchCloseWait bounds how long Close waits for the watch to stop before closing the
+	// connection under it.
+	watchCloseWait = time.Second
 	// generationWait bounds how long a cold call waits for another process's generation.
 	generationWait = 10 * time.Minute
 )
@@ -218,7 +221,11 @@ func (f *FleetStore) fail(err error) error {
 		errors.Is(err, registry.ErrCorrupt) || errors.Is(err, registry.ErrIncompatible) {
 		return err // they name the record (and the store) already
 	}
-	if why := f.link.unreachable(); why != nil {
+	why := f.link.unreachable()
+	if why == nil && (errors.Is(err, nats.ErrDisconnected) || errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, context.Canceled)) {
+		why = f.link.verdict() // failed by a connection that just dropped: back within the grace?
+	}
+	if why != nil {
 		return fmt.Errorf("registry: store %s: %w; start nats-server there, or check the network and the store URL, then retry (calls of methods already in memory go on meanwhile): %w", f.loc, why, err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) {
@@ -1131,8 +1138,20 @@ func (f *FleetStore) Close() error {
 	for _, s := range subs {
 		s.Close()
 	}
-	f.watcher.Close()
+	// A watch whose consumer is being recreated against a server that does not answer holds its
+	// lock for the recreation's request (10 s): closing the connection ends that request, so the
+	// watch is given watchCloseWait and then the connection is closed under it.
+	stopped := make(chan struct{})
+	go func() { f.watcher.Close(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(watchCloseWait):
+	}
 	err := f.st.Close()
+	select { // the watch ends once the connection is closed
+	case <-stopped:
+	case <-time.After(closeDrainTimeout):
+	}
 	f.link.close()
 	return err
 }

@@ -141,6 +141,14 @@ func (l *link) unreachable() error {
 	return fmt.Errorf("%w: the connection has been down for %v (%s)", ErrUnreachable, time.Since(l.downSince).Round(time.Millisecond), strings.ToLower(l.status.String()))
 }
 
+// verdict is unreachable once the link has decided: while the connection is down but within
+// reconnectGrace, it waits (at most the rest of the grace) for it to come back or not.
+func (l *link) verdict() error {
+	l.set(l.nc.Status()) // the status listener may not have heard of the drop yet
+	l.ctx()
+	return l.unreachable()
+}
+
 // suspect is the watch's report that the server may be gone (its consumer missed heartbeats, or
 // the stream could not be asked): ping the server and, when it does not answer within
 // reconnectGrace on a connection that looks up, force a reconnection (see link). One ping at a
