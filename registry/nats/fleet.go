@@ -694,7 +694,7 @@ func (f *FleetStore) List() ([]registry.Key, error) {
 	return out, nil
 }
 
-// Each reads every artifact in key order, a role at a time in bulk (fleet_bulk.go), and calls fn
+// Each reads every artifact in key order, in bulk as Summaries does (fleet_bulk.go), and calls fn
 // with it or the error reading it, as Load returns them.
 func (f *FleetStore) Each(fn func(k registry.Key, a *registry.Artifact, err error) error) error {
 	return f.eachBulk(fn)
