@@ -20,9 +20,13 @@ import (
 	"github.com/artifactforge/forge/registry"
 )
 
-func init() { registry.RegisterBackend("nats", openBackend) }
+// Both schemes open the fleet store: tls:// is nats:// with TLS required (ParseURL).
+func init() {
+	registry.RegisterBackend("nats", openBackend)
+	registry.RegisterBackend("tls", openBackend)
+}
 
-// openBackend is the "nats" scheme's registry.Opener.
+// openBackend is the "nats" and "tls" schemes' registry.Opener.
 func openBackend(url string, o registry.OpenOptions) (registry.Backend, error) {
 	cfg, err := ParseURL(url, nil)
 	if err != nil {
@@ -154,7 +158,7 @@ func openFleetWith(cfg *Config, o registry.OpenOptions, extra ...nats.Option) (*
 	opts = append(append(opts, nats.ReconnectWait(100*time.Millisecond), nats.MaxReconnects(-1)), extra...)
 	nc, err := nats.Connect(strings.Join(cfg.Servers, ","), opts...)
 	if err != nil {
-		return nil, fmt.Errorf("registry: store %s: %w; is nats-server running at %s? are the credentials right?", loc, err, strings.Join(cfg.Servers, ","))
+		return nil, fmt.Errorf("registry: store %s: %w; %s", loc, err, cfg.connectAdvice(err))
 	}
 	st, err := OpenConn(ctx, nc, cfg.Name, cfg.Replicas)
 	if err != nil {
