@@ -996,6 +996,9 @@ func (f *FleetStore) WithGenerationLock(role, method string, fn func() error) er
 
 // onChange is the store watch's handler: it keeps the cache coherent, then tells the subscribers.
 func (f *FleetStore) onChange(c Change) {
+	if c.Kind == registry.ChangeAll {
+		f.link.suspect() // the watch lost its server, or fell behind: is the server still there?
+	}
 	f.mu.Lock()
 	switch c.Kind {
 	case registry.ChangeArtifact:
@@ -1020,7 +1023,6 @@ func (f *FleetStore) onChange(c Change) {
 			delete(f.staleR, c.Role)
 		}
 	case registry.ChangeAll:
-		f.link.suspect() // the watch lost its server, or fell behind: is the server still there?
 		f.epoch++
 		for k, e := range f.cache {
 			f.stale[k] = e
