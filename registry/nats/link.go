@@ -50,6 +50,7 @@ type link struct {
 	forced    atomic.Int64   // reconnections forced after a failed ping
 	wg        sync.WaitGroup // the status goroutine and pings
 	statusCh  chan nats.Status
+	closing   bool // set by close (under mu): no more pings start
 	closeOnce sync.Once
 }
 
@@ -157,7 +158,14 @@ func (l *link) suspect() {
 	if !l.nc.IsConnected() || !l.probing.CompareAndSwap(false, true) {
 		return
 	}
-	l.wg.Add(1)
+	l.mu.Lock()
+	if l.closing {
+		l.mu.Unlock()
+		l.probing.Store(false)
+		return
+	}
+	l.wg.Add(1) // under mu, so never while close waits
+	l.mu.Unlock()
 	go func() {
 		defer l.wg.Done()
 		defer l.probing.Store(false)
@@ -172,6 +180,9 @@ func (l *link) suspect() {
 // close stops following the connection (call it before or after closing the connection).
 func (l *link) close() {
 	l.closeOnce.Do(func() {
+		l.mu.Lock()
+		l.closing = true
+		l.mu.Unlock()
 		l.nc.RemoveStatusListener(l.statusCh)
 		l.wg.Wait()
 		l.mu.Lock()
