@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -43,9 +44,13 @@ type Config struct {
 	Pattern     string        `json:"pattern"`     // default PatternRoundRobin
 	Calls       int           `json:"calls"`       // warm calls; default max(10,000, 10 x Methods); ignored with Duration
 	Duration    time.Duration `json:"duration_ns,omitempty"`
-	// BaselineCalls is the same-run baseline: calls of one method with the same concurrency
-	// before the warm phase (default min(Calls, 20,000); negative: none).
+	// BaselineCalls is the same-run baseline, before the warm phase and with the same
+	// concurrency: the methods the warm pattern picks, each called BaselineRun times in a row,
+	// the first call of each run untimed (default min(Calls, 20,000); negative: none). Its p50 is
+	// the single-artifact warm p50 of the same work (see RATIONALE, "The bench baseline").
 	BaselineCalls int `json:"baseline_calls"`
+	// BaselineRun is how many calls in a row the baseline makes of each method (default 20).
+	BaselineRun int `json:"baseline_run"`
 	// GenericPct is the share of methods (percent) that import slices (generic standard library).
 	GenericPct int `json:"generic_pct"`
 	// Generations per artifact (1..registry.MaxHistory): more generations make larger files, as a
@@ -88,7 +93,7 @@ type Report struct {
 	Placement string    `json:"placement"` // backend and isolation the methods ran on
 	Store     StoreCost `json:"store"`
 	Cold      Latency   `json:"cold"`
-	Baseline  *Latency  `json:"baseline,omitempty"` // one method, same concurrency, same run
+	Baseline  *Latency  `json:"baseline,omitempty"` // each method alone (see Config.BaselineCalls), same run
 	Warm      Latency   `json:"warm"`
 	// WarmVsBaseline is warm p50 / baseline p50.
 	WarmVsBaseline float64       `json:"warm_p50_vs_baseline,omitempty"`
@@ -274,6 +279,12 @@ func (c *Config) normalize() error {
 			c.BaselineCalls = min(c.Calls, 20_000)
 		}
 	}
+	if c.BaselineRun < 0 {
+		return errors.New("bench: the baseline run length must not be negative")
+	}
+	if c.BaselineRun == 0 {
+		c.BaselineRun = 20
+	}
 	if c.GenericPct < 0 || c.GenericPct > 100 {
 		return fmt.Errorf("bench: --generic %d: a percentage, 0 to 100", c.GenericPct)
 	}
@@ -423,7 +434,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return rep, nil
 	}
 	if cfg.BaselineCalls > 0 {
-		b := runPhase(ctx, f, ms, cfg.Concurrency, int64(cfg.BaselineCalls), 0, first(), phaseProgress(cfg, "baseline (one method)"))
+		runs := int64(cfg.BaselineRun)
+		pick := inRuns(picker(cfg.Pattern, len(ms)), (int64(cfg.BaselineCalls)+runs-1)/runs, runs)
+		b := runPhase(ctx, f, ms, cfg.Concurrency, int64(cfg.BaselineCalls), 0, pick, phaseProgress(cfg, "baseline (each method alone)"))
 		rep.Baseline = &b
 		if aborted(ctx, rep) {
 			measure()
@@ -609,8 +622,25 @@ func buildStore(ctx context.Context, dir string, cfg Config, ms []method, cost *
 // chooses the method of call seq.
 type pickFunc func(rng *rand.Rand) func(seq int64) int
 
-func first() pickFunc {
-	return func(*rand.Rand) func(int64) int { return func(int64) int { return 0 } }
+// inRuns is the baseline's pattern: the first n methods pattern picks (one fixed random source,
+// so that every goroutine agrees), each called run times in a row; a negative index marks the
+// first call of each run, which runPhase makes but does not time (it is the one call of the run
+// whose method was not the last one called).
+func inRuns(pattern pickFunc, n, run int64) pickFunc {
+	order := make([]int, n)
+	next := pattern(rand.New(rand.NewPCG(1, 0x5eed)))
+	for k := range order {
+		order[k] = next(int64(k))
+	}
+	return func(*rand.Rand) func(int64) int {
+		return func(seq int64) int {
+			idx := order[min(seq/run, n-1)]
+			if seq%run == 0 {
+				return -1 - idx
+			}
+			return idx
+		}
+	}
 }
 
 func each() pickFunc {
@@ -620,7 +650,7 @@ func each() pickFunc {
 func picker(pattern string, n int) pickFunc {
 	switch pattern {
 	case PatternOne:
-		return first()
+		return func(*rand.Rand) func(int64) int { return func(int64) int { return 0 } }
 	case PatternZipf:
 		return func(rng *rand.Rand) func(int64) int {
 			z := rand.NewZipf(rng, 1.1, 1, uint64(n-1))
@@ -660,7 +690,10 @@ func runPhase(ctx context.Context, f *forge.Forge, ms []method, conc int, calls 
 				if calls > 0 && seq >= calls {
 					break
 				}
-				idx := next1(seq)
+				idx, timed := next1(seq), true
+				if idx < 0 { // untimed (see inRuns)
+					idx, timed = -1-idx, false
+				}
 				m := &ms[idx]
 				t0 := time.Now()
 				o := f.Call(ctx, m.Role, m.Name, m.Args)
@@ -668,7 +701,9 @@ func runPhase(ctx context.Context, f *forge.Forge, ms []method, conc int, calls 
 				if !o.OK && ctx.Err() != nil {
 					break // the run was stopped (--max-rss, Ctrl-C): not a figure of this call
 				}
-				local = append(local, t1.Sub(t0))
+				if timed {
+					local = append(local, t1.Sub(t0))
+				}
 				hit[idx] = true
 				switch {
 				case !o.OK:
@@ -814,7 +849,10 @@ func regenerate(ctx context.Context, f *forge.Forge, m *method, n int, progress 
 			rc.FirstError = msg
 		}
 	}
+	// RSS is read with the freed memory returned to the OS (debug.FreeOSMemory), before and after:
+	// what is compared is what the process keeps, not when the scavenger gets round to it.
 	rc.HeapBefore = heapAfterGC()
+	debug.FreeOSMemory()
 	rc.RSSBefore = readMem().RSS
 	rc.ChildrenRSS0, _, _ = childrenRSS()
 	edits := make([]time.Duration, 0, n)
@@ -835,6 +873,7 @@ func regenerate(ctx context.Context, f *forge.Forge, m *method, n int, progress 
 		progress(int64(i), int64(n))
 	}
 	rc.HeapAfter = heapAfterGC()
+	debug.FreeOSMemory()
 	rc.RSSAfter = readMem().RSS
 	rc.ChildrenRSS1, _, _ = childrenRSS()
 	rc.LiveAfter = f.LivePrograms()

@@ -43,7 +43,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	} else {
 		phase("cold (first call: compile)", r.Cold)
 		if r.Baseline != nil {
-			phase("baseline (one method)", *r.Baseline)
+			phase(fmt.Sprintf("baseline (each method alone, %d in a row)", c.BaselineRun), *r.Baseline)
 		}
 		phase("warm ("+c.Pattern+")", r.Warm)
 	}
@@ -85,7 +85,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 	}
 	if g := r.Regen; g != nil {
-		v := fmt.Sprintf("RSS %s -> %s (%+.1f%%), Go heap %s -> %s; each took p50 %s", size(g.RSSBefore), size(g.RSSAfter), 100*g.Growth, size(g.HeapBefore), size(g.HeapAfter), dur(g.EditP50))
+		v := fmt.Sprintf("RSS %s -> %s (%+.1f%%, free memory returned to the OS before each reading), Go heap %s -> %s; each took p50 %s", size(g.RSSBefore), size(g.RSSAfter), 100*g.Growth, size(g.HeapBefore), size(g.HeapAfter), dur(g.EditP50))
 		if g.ChildrenRSS0 > 0 || g.ChildrenRSS1 > 0 {
 			v += fmt.Sprintf("; workers %s -> %s", size(g.ChildrenRSS0), size(g.ChildrenRSS1))
 		}

@@ -208,3 +208,28 @@ func BenchmarkSummaries10kSchema(b *testing.B) {
 		})
 	}
 }
+
+func TestDecodeHeader(t *testing.T) {
+	for _, h := range []indexHeader{
+		{Layout: Layout, Format: indexFormat, Role: "r0001", Dir: indexStamp{Ino: 10117406, Mtime: 1795699665104723221, Size: 4096}},
+		{Layout: Layout, Format: indexFormat, Role: "billing"},
+		{Layout: 1, Role: "old"}, // format 1: no "format" field, read by encoding/json
+	} {
+		line, err := json.Marshal(h)
+		require.NoError(t, err)
+		var got indexHeader
+		require.True(t, decodeHeader(line, &got), "%s", line)
+		assert.Equal(t, h, got, "%s", line)
+	}
+	var got indexHeader
+	assert.False(t, decodeHeader([]byte(`{"layout":2,"format":2,"role":"r","dir":{"ino":1,"mtime":x,"size":3}}`), &got))
+	assert.False(t, decodeHeader([]byte(`{"layout":2,`), &got))
+	assert.True(t, decodeHeader([]byte(`{"role":"r","layout":2}`), &got), "another order: encoding/json")
+	assert.Equal(t, indexHeader{Layout: 2, Role: "r"}, got)
+}
+
+func TestDecodeHeaderEscapedRole(t *testing.T) {
+	var got indexHeader
+	require.True(t, decodeHeader([]byte(`{"layout":2,"format":2,"role":"a\"b","dir":{"ino":1,"mtime":2,"size":3}}`), &got))
+	assert.Equal(t, `a"b`, got.Role, "an escaped role is read by encoding/json")
+}

@@ -26,7 +26,7 @@ func newBenchCmd(a *app) *cobra.Command {
 		Short: "Size a deployment without a model: build a throwaway store of N methods, call them, print the costs",
 		Long: `bench writes N small methods over R roles straight into a throwaway store (no model), opens a
 forge on it with the chosen backend and measures: the store's write cost, the first call of each
-method (compile), a same-run baseline (one method), the warm phase in the chosen pattern, RSS,
+method (compile), a same-run baseline (the same methods, each alone), the warm phase in the chosen pattern, RSS,
 Go heap and goroutines after it, event log bytes per call, and a metrics flush of 1,000 (and N)
 touched artifacts. --process also times ` + "`forge call`" + ` as a whole process against ` + "`forge --version`" + `.
 --store is a new or empty directory to build in (default: a temporary one, removed unless --keep);
@@ -81,7 +81,7 @@ $FORGE_STORE is never used.`,
 	fl.StringVar(&cfg.Pattern, "pattern", bench.PatternRoundRobin, "warm call pattern: one, round-robin or zipf")
 	fl.IntVar(&cfg.Calls, "calls", 0, "warm calls (default: max(10000, 10 x methods))")
 	fl.DurationVar(&cfg.Duration, "duration", 0, "call for this long instead of --calls")
-	fl.IntVar(&cfg.BaselineCalls, "baseline-calls", 0, "calls of one method before the warm phase, the same-run baseline (default min(calls, 20000); -1: none)")
+	fl.IntVar(&cfg.BaselineCalls, "baseline-calls", 0, "calls before the warm phase: the same-run baseline, the warm pattern's methods each called 20 times in a row (default min(calls, 20000); -1: none)")
 	fl.IntVar(&cfg.GenericPct, "generic", 0, "percent of methods that import slices (generic standard library code)")
 	fl.IntVar(&cfg.Generations, "generations", 1, "generations per artifact (1-3): later ones are repairs, as a repaired artifact's history")
 	fl.DurationVar(&cfg.FlushInterval, "flush-interval", 0, "the forge's metrics flush interval during the run (default 1s, as in production)")

@@ -34,7 +34,7 @@ func TestBenchJSON(t *testing.T) {
 func TestBenchTable(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "bench", "--methods", "5", "--calls", "50", "--pattern", "zipf", "-v")
 	require.Equal(t, 0, code, stderr)
-	for _, row := range []string{"store write cost", "cold (first call: compile)", "baseline (one method)", "warm (zipf)", "RSS", "Go heap in use", "goroutines", "event log", "metrics flush, 5 touched"} {
+	for _, row := range []string{"store write cost", "cold (first call: compile)", "baseline (each method alone, 20 in a row)", "warm (zipf)", "RSS", "Go heap in use", "goroutines", "event log", "metrics flush, 5 touched"} {
 		assert.Contains(t, stdout, row)
 	}
 	assert.Contains(t, stderr, "forge: bench: warm (zipf): done in", "-v tells the phases on stderr")
