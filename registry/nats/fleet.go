@@ -225,14 +225,16 @@ func (f *FleetStore) fail(err error) error {
 		errors.Is(err, registry.ErrCorrupt) || errors.Is(err, registry.ErrIncompatible) {
 		return err // they name the record (and the store) already
 	}
+	connErr := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrDisconnected) ||
+		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout)
 	why := f.link.unreachable()
-	if why == nil && (errors.Is(err, nats.ErrDisconnected) || errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, context.Canceled)) {
-		why = f.link.verdict() // failed by a connection that just dropped: back within the grace?
+	if why == nil && connErr {
+		why = f.link.down() // failed by a connection that has just dropped
 	}
 	if why != nil {
-		return fmt.Errorf("registry: store %s: %w; start nats-server there, or check the network and the store URL, then retry (calls of methods already in memory go on meanwhile): %w", f.loc, why, err)
+		return fmt.Errorf("registry: store %s: %w; check that nats-server runs there and that this machine reaches it (network, store URL), then retry (calls of methods already in memory go on meanwhile): %w", f.loc, why, err)
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) {
+	if connErr {
 		return fmt.Errorf("registry: store %s: %w; check that nats-server runs there with JetStream and, in a cluster, that a majority of its nodes (a quorum) is up", f.loc, err)
 	}
 	return fmt.Errorf("registry: store %s: %w", f.loc, err)

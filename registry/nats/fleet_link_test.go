@@ -34,7 +34,7 @@ func unreachableWithin(t *testing.T, f *FleetStore, what string, err error, took
 	assert.Less(t, took, bound, what)
 	assert.True(t, errors.Is(err, ErrUnreachable), "%s: %v", what, err)
 	assert.Contains(t, err.Error(), f.Location(), what)
-	assert.Contains(t, err.Error(), "start nats-server there", what)
+	assert.Contains(t, err.Error(), "check that nats-server runs there", what)
 	assert.NotContains(t, err.Error(), "s3cret", what)
 }
 

@@ -142,12 +142,16 @@ func (l *link) unreachable() error {
 	return fmt.Errorf("%w: the connection has been down for %v (%s)", ErrUnreachable, time.Since(l.downSince).Round(time.Millisecond), strings.ToLower(l.status.String()))
 }
 
-// verdict is unreachable once the link has decided: while the connection is down but within
-// reconnectGrace, it waits (at most the rest of the grace) for it to come back or not.
-func (l *link) verdict() error {
+// down is why an operation that failed on a connection error failed, when the connection is down
+// now (even within reconnectGrace: a request cleared by the drop), else nil. It does not wait.
+func (l *link) down() error {
 	l.set(l.nc.Status()) // the status listener may not have heard of the drop yet
-	l.ctx()
-	return l.unreachable()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.downSince.IsZero() {
+		return nil
+	}
+	return fmt.Errorf("%w: the connection has been down for %v (%s)", ErrUnreachable, time.Since(l.downSince).Round(time.Millisecond), strings.ToLower(l.status.String()))
 }
 
 // suspect is the watch's report that the server may be gone (its consumer missed heartbeats, or
