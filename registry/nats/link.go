@@ -145,7 +145,9 @@ func (l *link) unreachable() error {
 // down is why an operation that failed on a connection error failed, when the connection is down
 // now (even within reconnectGrace: a request cleared by the drop), else nil. It does not wait.
 func (l *link) down() error {
-	l.set(l.nc.Status()) // the status listener may not have heard of the drop yet
+	if l.nc != nil {
+		l.set(l.nc.Status()) // the status listener may not have heard of the drop yet
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.downSince.IsZero() {
