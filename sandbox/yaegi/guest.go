@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/yaegi/symbols"
@@ -181,21 +180,13 @@ func referencedCopies(code ...string) []copyRef {
 	return refs
 }
 
-// hostOwned are host values native functions hand out by pointer to any caller: the Location a
-// UTC or local time reports (t.UTC().Location() is the host's own time.UTC), and the guest's
-// local zone every interpreter shares (symbols.GuestLocal). The symbol tables give guest code
-// copies of package variables, but not of these.
-var hostOwned = []any{time.UTC, time.Local, symbols.GuestLocal}
-
 // checkWrite is forge__slot.CheckWrite: the rewrite calls it (see guardWrites) before guest
 // code writes through a pointer to a package's type (*loc = ...). Writing a host-owned value
 // fails the call as a policy violation, even if the code recovers the panic.
 func (s *slot) checkWrite(p any) {
-	for _, h := range hostOwned {
-		if p == h {
-			s.failed = &sandbox.Error{Kind: sandbox.KindPolicy, Message: fmt.Sprintf("write through a %T shared with the host", p),
-				Hint: "copy the value into a variable of your own (l := *loc) and change the copy"}
-			panic(s.failed)
-		}
+	if symbols.HostOwned(p) { // time.UTC, time.Local, the guest's and time's shared zones
+		s.failed = &sandbox.Error{Kind: sandbox.KindPolicy, Message: fmt.Sprintf("write through a %T shared with the host", p),
+			Hint: "copy the value into a variable of your own (l := *loc) and change the copy"}
+		panic(s.failed)
 	}
 }

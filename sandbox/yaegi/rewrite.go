@@ -589,10 +589,11 @@ func (r *rewriter) guardRecvAssign(cc *ast.CommClause, as *ast.AssignStmt) {
 	r.add(r.off(cc.Colon)+1, r.off(cc.Colon)+1, " "+assign)
 }
 
-// zoneMethods are the methods of time.Time that consult the host's time.Local, and
-// json.Decoder's Decode (which calls them): see guestZone.
+// zoneMethods are the methods of time.Time that consult the host's time.Local: see guestZone.
+// (json.Decoder's Decode needs no rewrite: the guest's Decoder is the sandbox's own type, whose
+// Decode fixes what it decoded however it is reached; symbols/internal/json.)
 var zoneMethods = map[string]bool{"Local": true, "UnmarshalJSON": true, "UnmarshalText": true,
-	"UnmarshalBinary": true, "GobDecode": true, "Decode": true}
+	"UnmarshalBinary": true, "GobDecode": true}
 
 // refusedZone is appended to a method name guestZone cannot route through the guest's zone (a
 // method value of an Unmarshal method, or one called on an expression it cannot take the address
@@ -603,13 +604,12 @@ const refusedZone = "__forge_refused_in_process_yaegi_keeps_the_host_zone_here__
 // helpers). The time table's functions already give times in the guest's zone; what is left are
 // the methods that consult time.Local whatever the table says, called on a value of a package's
 // type (the file's type check cannot resolve them: time.Time, a struct of the file embedding it,
-// a json.Decoder, json.Unmarshaler) or through an interface or type parameter of the file:
+// json.Unmarshaler) or through an interface or type parameter of the file:
 //
 //	t.Local()            -> T.forge__local(t.Local())
 //	t.Local (a value)    -> T.forge__localFunc(t.Local)
-//	time.Time.Local      -> func(t T.Time) T.Time { return T.forge__local(t.Local()) }
+//	E.Local (E a type)   -> func(forge__t E) T.Time { return T.forge__local(forge__t.Local()) }
 //	x.UnmarshalJSON(b)   -> T.forge__fixed(x.UnmarshalJSON(b), &x)   (Text, Binary, GobDecode)
-//	dec.Decode(v)        -> T.forge__decode(dec.Decode, v)
 //
 // where T is the file's import of time (added when there is none). An Unmarshal method called on
 // an expression with calls in it, or used as a value, is refused (compile error naming
@@ -623,26 +623,33 @@ func (r *rewriter) guestZone() {
 			return true
 		}
 		name := sel.Sel.Name
-		if r.packageSelector(sel) || !r.hostZoneMethod(sel) {
+		if r.packageSelector(sel) {
 			return true
 		}
 		call := calls[sel]
 		selStart, selEnd := r.off(sel.Pos()), r.off(sel.End())
+		if name == "Local" && r.isTypeExpr(sel.X) {
+			// A method expression (time.Time.Local, (*time.Time).Local, S.Local with S embedding
+			// time.Time, I.Local with I an interface of the file): a function literal of the same
+			// signature, the call inside it routed. Its receiver's type is written as the code
+			// wrote it; the literal keeps the expression's newlines.
+			if r.hostLocalExpr(sel) {
+				t := T()
+				r.add(selStart, selEnd, fmt.Sprintf("func(forge__t %s) %s.Time { return %s.forge__local(forge__t.Local()) }",
+					strings.ReplaceAll(r.text(sel.X), "\n", " "), t, t)+newlines(r.text(sel)))
+			}
+			return true
+		}
+		if !r.hostZoneMethod(sel) {
+			return true
+		}
 		switch {
 		case name == "Local" && call != nil:
 			r.add(selStart, selStart, T()+".forge__local(")
 			r.addCloser(r.off(call.End()), ")")
-		case name == "Local" && r.isTimeType(sel.X):
-			t := T()
-			r.add(selStart, selEnd, fmt.Sprintf("func(t %s.Time) %s.Time { return %s.forge__local(t.Local()) }", t, t, t))
 		case name == "Local":
 			r.add(selStart, selStart, T()+".forge__localFunc(")
 			r.addCloser(selEnd, ")")
-		case name == "Decode" && call != nil && len(call.Args) == 1 && !call.Ellipsis.IsValid():
-			r.add(selStart, selStart, T()+".forge__decode(")
-			r.add(selEnd, r.off(call.Lparen)+1, ", ")
-		case name == "Decode":
-			// Decode of another arity is not json.Decoder's: nothing to fix.
 		case call != nil && len(call.Args) == 1 && r.plainOperand(sel.X):
 			// &x, so the receiver can be fixed in place; an interface or type parameter of the
 			// file is handed over as it is (its dynamic value is the pointer the method needs).
@@ -700,7 +707,8 @@ func (r *rewriter) packageSelector(sel *ast.SelectorExpr) bool {
 }
 
 // refusedField is appended to a text/scanner Error field guardStderr cannot route (assigned in a
-// tuple assignment): the interpreter's compile error names it.
+// tuple assignment or a range clause, or its address taken): the interpreter's compile error
+// names it.
 const refusedField = "__forge_refused_assign_a_scanner_error_handler_on_its_own"
 
 // guardStderr keeps guest code from writing to the process's standard error through a
@@ -714,14 +722,42 @@ const refusedField = "__forge_refused_assign_a_scanner_error_handler_on_its_own"
 //
 // Init and Error are resolved by the file's type check when they are the file's own; anything
 // unresolved with one argument (Init) is text/scanner's: the only allowlisted Init taking one
-// (container/list's takes none and is left alone when called).
+// (container/list's takes none and is left alone when called). An Init of an interface or type
+// parameter of the file taking one argument and returning a package's type may be the Scanner's
+// and is routed the same way. What cannot be routed is refused (refusedField): the field's
+// address (&s.Error, through which a later write would go unseen: *p = nil, set(&s.Error, nil)),
+// and the field as a range clause's or tuple assignment's target.
 func (r *rewriter) guardStderr() {
 	S := r.importFor("text/scanner", "forge__scanner")
 	calls := r.selectorCalls()
+	unresolvedError := func(e ast.Expr) *ast.SelectorExpr {
+		for {
+			p, ok := e.(*ast.ParenExpr)
+			if !ok {
+				break
+			}
+			e = p.X
+		}
+		sel, ok := e.(*ast.SelectorExpr)
+		if !ok || sel.Sel.Name != "Error" || r.packageSelector(sel) || r.typeOf(sel) != nil {
+			return nil
+		}
+		return sel
+	}
 	ast.Inspect(r.file, func(n ast.Node) bool {
 		switch n := n.(type) {
+		case *ast.UnaryExpr:
+			if sel := unresolvedError(n.X); n.Op == token.AND && sel != nil {
+				r.add(r.off(sel.End()), r.off(sel.End()), refusedField)
+			}
+		case *ast.RangeStmt:
+			for _, e := range []ast.Expr{n.Key, n.Value} {
+				if sel := unresolvedError(e); sel != nil && n.Tok == token.ASSIGN {
+					r.add(r.off(sel.End()), r.off(sel.End()), refusedField)
+				}
+			}
 		case *ast.SelectorExpr:
-			if n.Sel.Name != "Init" || r.packageSelector(n) || r.typeOf(n) != nil {
+			if n.Sel.Name != "Init" || r.packageSelector(n) || !r.hostInit(n) {
 				return true
 			}
 			start := r.off(n.Pos())
@@ -751,8 +787,23 @@ func (r *rewriter) guardStderr() {
 	})
 }
 
-// hostZoneMethod reports whether sel (x.Local, x.UnmarshalJSON, ...) may be time.Time's or
-// json.Decoder's method: the file's type check cannot resolve it (x's type is a package's, or a
+// hostInit reports whether sel (x.Init) may be text/scanner.Scanner's Init: the file's type
+// check cannot resolve it, or it is a method of an interface or type parameter of the file that
+// takes one argument and returns a package's type (*scanner.Scanner).
+func (r *rewriter) hostInit(sel *ast.SelectorExpr) bool {
+	t := r.typeOf(sel)
+	if t == nil {
+		return true
+	}
+	sig, ok := t.(*types.Signature)
+	if !ok || !r.interfaceOrTypeParam(sel.X) || sig.Params().Len() != 1 || sig.Results().Len() != 1 {
+		return false
+	}
+	b, ok := sig.Results().At(0).Type().(*types.Basic)
+	return ok && b.Kind() == types.Invalid
+}
+
+// hostZoneMethod reports whether sel (x.Local, x.UnmarshalJSON, ...) may be time.Time's method: the file's type check cannot resolve it (x's type is a package's, or a
 // struct of the file embedding one), or it is a method of an interface or type parameter of the
 // file whose results mention a package's type (Local() time.Time; any Unmarshal method, whose
 // receiver is then fixed, harmlessly if it is the file's own type).
@@ -771,8 +822,7 @@ func (r *rewriter) hostZoneMethod(sel *ast.SelectorExpr) bool {
 	if !r.interfaceOrTypeParam(sel.X) {
 		return false // a method the file declares
 	}
-	// The file's own interface: only a method of time.Time's or json.Decoder's shape can be
-	// theirs (and only that shape fits the helper it is routed through).
+	// The file's own interface: only a method of time.Time's shape can be time.Time's (and only that shape fits the helper it is routed through).
 	if sig.Results().Len() != 1 {
 		return false
 	}
@@ -801,15 +851,42 @@ func (r *rewriter) interfaceOrTypeParam(e ast.Expr) bool {
 	return ok
 }
 
-// isTimeType reports whether e is the type time.Time written with the file's import of time
-// (a method expression time.Time.Local).
-func (r *rewriter) isTimeType(e ast.Expr) bool {
-	s, ok := e.(*ast.SelectorExpr)
-	if !ok || s.Sel.Name != "Time" {
+// isTypeExpr reports whether e denotes a type (the receiver of a method expression): a type of
+// a package (pkg.Name: no allowlisted package has a variable with a Local method), one the
+// file's type check knows as a type, or a pointer to either, in any parentheses.
+func (r *rewriter) isTypeExpr(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.ParenExpr:
+		return r.isTypeExpr(x.X)
+	case *ast.StarExpr:
+		return r.isTypeExpr(x.X)
+	case *ast.SelectorExpr:
+		if r.packageSelector(x) {
+			return true
+		}
+	}
+	if r.info == nil {
 		return false
 	}
-	x, ok := s.X.(*ast.Ident)
-	return ok && r.imports[x.Name] == "time" && !r.declared[x.Name]
+	tv, ok := r.info.Types[e]
+	return ok && tv.IsType()
+}
+
+// hostLocalExpr reports whether the method expression E.Local may be time.Time's: the file's
+// type check cannot resolve it (a package's type, a struct of the file embedding one), or it
+// takes the receiver alone and returns a package's type (an interface of the file whose Local
+// returns time.Time). A type of the file with a Local of its own is left alone.
+func (r *rewriter) hostLocalExpr(sel *ast.SelectorExpr) bool {
+	t := r.typeOf(sel)
+	if t == nil {
+		return true
+	}
+	sig, ok := t.(*types.Signature)
+	if !ok || sig.Params().Len() != 1 || sig.Results().Len() != 1 {
+		return false
+	}
+	b, ok := sig.Results().At(0).Type().(*types.Basic)
+	return ok && b.Kind() == types.Invalid
 }
 
 // plainOperand reports whether e can be written again after the call, to the same effect and

@@ -1,8 +1,9 @@
 // Package symbols holds the generated yaegi symbol tables of the packages sandboxed code may
 // import. Nothing here is hand-written but this file, copy.go, gen/ and what the generated
-// tables call instead of the standard library's own (tz.go: the guest's time zone; scanner.go:
-// text/scanner's error output; state.go: fmt's State for guest Format methods): review the
-// generated diff like code. No table exports a host variable by address or shares a mutable value: package
+// tables call instead of the standard library's own (tz.go: the guest's time zone, and
+// internal/json its json.Decoder; scanner.go: text/scanner's error output; state.go: fmt's State
+// for guest Format methods; syntax.go: regexp/syntax's shared runes): review the generated diff
+// like code. No table exports a host variable by address or shares a mutable value: package
 // variables are either immutable values or, in Copies, copied per interpreter (see gen/main.go,
 // noHostState, and symbols_test.go, which checks every symbol).
 package symbols

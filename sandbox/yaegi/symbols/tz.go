@@ -2,16 +2,20 @@ package symbols
 
 import (
 	"encoding/json"
+	"io"
 	"reflect"
 	"sync"
 	"time"
+
+	guestjson "github.com/artifactforge/forge/sandbox/yaegi/symbols/internal/json"
 )
 
 // Guest time zone. Sandboxed code must see UTC whatever the host's zone, as it does under wasm
 // (GOOS=wasip1, where time.Local is a Location named "Local" with the single zone UTC+0). The
 // host's time.Local is not the sandbox's to change, so the functions that hand out times located
 // in time.Local are replaced in the time table (gen/main.go: Unix, UnixMilli, UnixMicro, Parse),
-// json.Unmarshal is followed by a fix of the zones it decoded (ZonesOf), and the rewrite
+// json.Unmarshal and the guest's json.Decoder (internal/json) are followed by a fix of the zones
+// they decoded (ZonesOf), and the rewrite
 // (sandbox/yaegi/rewrite.go) routes what remains through the unexported helpers below: a call
 // of Time.Local, and the Unmarshal methods that consult time.Local. Guest code cannot name the
 // helpers (the gate allows exported names only); the rewrite alone emits them.
@@ -21,18 +25,38 @@ import (
 // by every interpreter of the process, so it is one of the host-owned values guest code must
 // never write through (slot.checkWrite).
 var GuestLocal = func() *time.Location {
-	// A minimal TZif file (RFC 8536, version 1): no transitions, one local time type (UTC+0,
-	// standard time) whose designation is "UTC".
+	loc, err := time.LoadLocationFromTZData("Local", tzif("UTC"))
+	if err != nil {
+		panic("symbols: the guest's UTC zone does not load: " + err.Error())
+	}
+	return loc
+}()
+
+// tzif returns a minimal TZif file (RFC 8536, version 1): no transitions, one local time type
+// (UTC+0, standard time) whose designation is abbrev.
+func tzif(abbrev string) []byte {
 	data := []byte("TZif")
-	data = append(data, make([]byte, 16)...)       // version 0 and 15 reserved bytes
-	for _, n := range []uint32{0, 0, 0, 0, 1, 4} { // isutcnt isstdcnt leapcnt timecnt typecnt charcnt
+	data = append(data, make([]byte, 16)...) // version 0 and 15 reserved bytes
+	// isutcnt isstdcnt leapcnt timecnt typecnt charcnt
+	for _, n := range []uint32{0, 0, 0, 0, 1, uint32(len(abbrev) + 1)} {
 		data = append(data, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
 	}
 	data = append(data, 0, 0, 0, 0, 0, 0) // utoff 0, isdst 0, desigidx 0
-	data = append(data, "UTC\x00"...)
-	loc, err := time.LoadLocationFromTZData("Local", data)
+	return append(append(data, abbrev...), 0)
+}
+
+// hostZero is the unnamed fixed zone at offset 0 that the time package hands out to any caller
+// (time.FixedZone caches its unnamed zones by the hour): the zone time's parsers give "+00:00"
+// when the local zone is not UTC.
+var hostZero = time.FixedZone("", 0)
+
+// guestZero is the guest's time.FixedZone("", 0): the same zone as hostZero under another
+// pointer, so that a zone the guest made itself is told apart from one a decoder made (which
+// InGuestZone moves to GuestLocal). It is shared by every interpreter, like GuestLocal.
+var guestZero = func() *time.Location {
+	loc, err := time.LoadLocationFromTZData("", tzif(""))
 	if err != nil {
-		panic("symbols: the guest's UTC zone does not load: " + err.Error())
+		panic("symbols: the guest's unnamed zone at offset 0 does not load: " + err.Error())
 	}
 	return loc
 }()
@@ -40,23 +64,72 @@ var GuestLocal = func() *time.Location {
 // InGuestZone returns t with the zone guest code would have got under wasm: a time the host
 // located in time.Local is moved to GuestLocal when its offset is 0 and to an unnamed fixed zone
 // of its offset otherwise (what time's parsers do for an offset that is not the local zone's),
-// and an unnamed fixed zone at offset 0 becomes GuestLocal (what the parsers give for "+00:00"
-// when the local zone is UTC). Any other time is returned as it is.
+// and one in the host's unnamed fixed zone at offset 0 becomes GuestLocal (what the parsers give
+// for "+00:00" when the local zone is UTC). Any other time is returned as it is: a guest's own
+// FixedZone("", 0) is guestZero, never hostZero (guestFixedZone, guestParseInLocation).
 func InGuestZone(t time.Time) time.Time {
-	loc := t.Location()
-	switch {
+	switch loc := t.Location(); {
 	case loc == time.Local && loc != GuestLocal:
 		if _, off := t.Zone(); off != 0 {
 			return t.In(time.FixedZone("", off))
 		}
 		return t.In(GuestLocal)
-	case loc != time.UTC && loc != GuestLocal && loc.String() == "":
-		if name, off := t.Zone(); name == "" && off == 0 {
-			return t.In(GuestLocal)
-		}
+	case loc == hostZero:
+		return t.In(GuestLocal)
 	}
 	return t
 }
+
+// guestFixedZone is the guest's time.FixedZone: the unnamed zone at offset 0 is guestZero.
+func guestFixedZone(name string, offset int) *time.Location {
+	if name == "" && offset == 0 {
+		return guestZero
+	}
+	return time.FixedZone(name, offset)
+}
+
+// guestParseInLocation is time.ParseInLocation with guestZero for the unnamed zone at offset 0
+// (what it gives for "+00:00" in a zone whose offset is not 0 then).
+func guestParseInLocation(layout, value string, loc *time.Location) (time.Time, error) {
+	t, err := time.ParseInLocation(layout, value, loc)
+	if t.Location() == hostZero {
+		t = t.In(guestZero)
+	}
+	return t, err
+}
+
+// HostOwned reports whether p is a *time.Location that the time package or this package hands
+// out to every caller, so that guest code writing through it (*loc = ...) would change the zone
+// of the host and of every other program: time.UTC (what t.UTC().Location() is), time.Local,
+// the unnamed fixed zones time.FixedZone caches by the hour (what a parsed "+01:00" reports),
+// GuestLocal and guestZero. The yaegi sandbox stops such a write (slot.checkWrite).
+func HostOwned(p any) bool {
+	loc, ok := p.(*time.Location)
+	if !ok || loc == nil {
+		return false
+	}
+	if loc == time.UTC || loc == time.Local || loc == GuestLocal || loc == guestZero {
+		return true
+	}
+	for _, z := range cachedZones {
+		if loc == z {
+			return true
+		}
+	}
+	return false
+}
+
+// cachedZones are the unnamed fixed zones time.FixedZone hands out by the hour (UTC-12 to
+// UTC+14, Go 1.20 on): one Location per offset for the whole process.
+var cachedZones = func() []*time.Location {
+	var zs []*time.Location
+	for h := -12; h <= 14; h++ {
+		if z := time.FixedZone("", h*3600); z == time.FixedZone("", h*3600) {
+			zs = append(zs, z)
+		}
+	}
+	return zs
+}()
 
 func guestUnix(sec, nsec int64) time.Time { return time.Unix(sec, nsec).In(GuestLocal) }
 func guestUnixMilli(msec int64) time.Time { return time.UnixMilli(msec).In(GuestLocal) }
@@ -91,6 +164,13 @@ func guestUnmarshal(data []byte, v any) error {
 	return err
 }
 
+// jsonDecoder is the guest's json.Decoder: Decode is followed by the zone fix of what it decoded,
+// however guest code reaches it (a call, a method value or expression, an interface).
+type jsonDecoder = guestjson.Decoder
+
+// newJSONDecoder is the guest's json.NewDecoder.
+func newJSONDecoder(r io.Reader) *jsonDecoder { return guestjson.NewDecoder(r, ZonesOf) }
+
 // The helpers the rewrite calls (keys of the time table, see gen/main.go).
 
 // guestLocal is what t.Local() becomes: forge__local(t.Local()). The rewrite also wraps a call
@@ -114,13 +194,6 @@ func guestFixed(err error, targets ...any) error {
 	for _, t := range targets {
 		ZonesOf(t)
 	}
-	return err
-}
-
-// guestDecode is what dec.Decode(v) becomes: forge__decode(dec.Decode, v).
-func guestDecode(decode func(any) error, v any) error {
-	err := decode(v)
-	ZonesOf(v)
 	return err
 }
 

@@ -15,13 +15,13 @@ func init() {
 		"Indent":        reflect.ValueOf(json.Indent),
 		"Marshal":       reflect.ValueOf(json.Marshal),
 		"MarshalIndent": reflect.ValueOf(json.MarshalIndent),
-		"NewDecoder":    reflect.ValueOf(json.NewDecoder),
+		"NewDecoder":    reflect.ValueOf(newJSONDecoder),
 		"NewEncoder":    reflect.ValueOf(json.NewEncoder),
 		"Unmarshal":     reflect.ValueOf(guestUnmarshal),
 		"Valid":         reflect.ValueOf(json.Valid),
 
 		// type definitions
-		"Decoder":               reflect.ValueOf((*json.Decoder)(nil)),
+		"Decoder":               reflect.ValueOf((*jsonDecoder)(nil)),
 		"Delim":                 reflect.ValueOf((*json.Delim)(nil)),
 		"Encoder":               reflect.ValueOf((*json.Encoder)(nil)),
 		"InvalidUTF8Error":      reflect.ValueOf((*json.InvalidUTF8Error)(nil)),

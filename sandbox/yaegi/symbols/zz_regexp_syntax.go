@@ -11,7 +11,7 @@ func init() {
 	Symbols["regexp/syntax/syntax"] = map[string]reflect.Value{
 		// function, constant and variable definitions
 		"ClassNL":                  reflect.ValueOf(syntax.ClassNL),
-		"Compile":                  reflect.ValueOf(syntax.Compile),
+		"Compile":                  reflect.ValueOf(syntaxCompile),
 		"DotNL":                    reflect.ValueOf(syntax.DotNL),
 		"EmptyBeginLine":           reflect.ValueOf(syntax.EmptyBeginLine),
 		"EmptyBeginText":           reflect.ValueOf(syntax.EmptyBeginText),

@@ -12,7 +12,6 @@ import (
 func init() {
 	Symbols["time/time"] = map[string]reflect.Value{
 		// for the rewrite only (unexported: guest code cannot name them)
-		"forge__decode":    reflect.ValueOf(guestDecode),
 		"forge__fixed":     reflect.ValueOf(guestFixed),
 		"forge__local":     reflect.ValueOf(guestLocal),
 		"forge__localFunc": reflect.ValueOf(guestLocalFunc),
@@ -25,7 +24,7 @@ func init() {
 		"DateTime":               reflect.ValueOf(constant.MakeFromLiteral("\"2006-01-02 15:04:05\"", token.STRING, 0)),
 		"December":               reflect.ValueOf(time.December),
 		"February":               reflect.ValueOf(time.February),
-		"FixedZone":              reflect.ValueOf(time.FixedZone),
+		"FixedZone":              reflect.ValueOf(guestFixedZone),
 		"Friday":                 reflect.ValueOf(time.Friday),
 		"Hour":                   reflect.ValueOf(time.Hour),
 		"January":                reflect.ValueOf(time.January),
@@ -45,7 +44,7 @@ func init() {
 		"October":                reflect.ValueOf(time.October),
 		"Parse":                  reflect.ValueOf(guestParse),
 		"ParseDuration":          reflect.ValueOf(time.ParseDuration),
-		"ParseInLocation":        reflect.ValueOf(time.ParseInLocation),
+		"ParseInLocation":        reflect.ValueOf(guestParseInLocation),
 		"RFC1123":                reflect.ValueOf(constant.MakeFromLiteral("\"Mon, 02 Jan 2006 15:04:05 MST\"", token.STRING, 0)),
 		"RFC1123Z":               reflect.ValueOf(constant.MakeFromLiteral("\"Mon, 02 Jan 2006 15:04:05 -0700\"", token.STRING, 0)),
 		"RFC3339":                reflect.ValueOf(constant.MakeFromLiteral("\"2006-01-02T15:04:05Z07:00\"", token.STRING, 0)),

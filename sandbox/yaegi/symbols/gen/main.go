@@ -59,9 +59,11 @@ var allowed = []pkg{
 	{path: "encoding/binary"},
 	{path: "encoding/csv"},
 	{path: "encoding/hex"},
-	// Unmarshal consults the host's time.Local for the times it decodes: the guest's zone instead
-	// (symbols.ZonesOf; RATIONALE, "In-process yaegi: time zone and write-check siblings").
-	{path: "encoding/json", replace: map[string]string{"Unmarshal": "guestUnmarshal"}},
+	// Unmarshal and Decoder.Decode consult the host's time.Local for the times they decode: the
+	// guest's zone instead (symbols.ZonesOf; RATIONALE, "In-process yaegi: time zone and
+	// write-check siblings"). The Decoder is a type of the sandbox's (symbols/internal/json), so
+	// that a method value or expression of Decode is the fixed one too.
+	{path: "encoding/json", replace: map[string]string{"Unmarshal": "guestUnmarshal", "NewDecoder": "newJSONDecoder", "Decoder": "(*jsonDecoder)(nil)"}},
 	{path: "errors"},
 	{path: "fmt", exclude: []string{"^Print", "^Scan"}},
 	{path: "hash"},
@@ -77,26 +79,36 @@ var allowed = []pkg{
 	{path: "math/cmplx"},
 	{path: "net/url"},
 	{path: "regexp"},
-	{path: "regexp/syntax"},
+	// Compile hands out the package's own rune slices for . (Inst.Rune), which guest code could
+	// then write, changing what . matches in every regexp the process compiles after: each
+	// program gets copies (syntax.go).
+	{path: "regexp/syntax", replace: map[string]string{"Compile": "syntaxCompile"}},
 	{path: "sort"},
 	{path: "strconv"},
 	{path: "strings"},
 	// A Scanner's nil Error field reports to os.Stderr: the rewrite keeps it non-nil (scanner.go).
 	{path: "text/scanner", add: map[string]string{"forge__init": "scannerInit", "forge__initFunc": "scannerInitFunc", "forge__error": "scannerError"}},
 	// Unix, UnixMilli, UnixMicro and Parse locate their times in the host's time.Local: in the
-	// guest's zone instead (tz.go), and the rewrite's helpers for Time.Local and the Unmarshal
-	// methods are added.
+	// guest's zone instead (tz.go); FixedZone("", 0) and ParseInLocation's unnamed zone at offset
+	// 0 are the guest's own zone, told apart from the one a decoder gives; and the rewrite's
+	// helpers for Time.Local and the Unmarshal methods are added.
 	{path: "time", exclude: []string{"^Sleep$", "^After$", "^AfterFunc$", "^Tick$", "^NewTicker$", "^NewTimer$", "^Now$", "^Since$", "^Until$", "^LoadLocation$", "^Local$"},
-		replace: map[string]string{"Unix": "guestUnix", "UnixMilli": "guestUnixMilli", "UnixMicro": "guestUnixMicro", "Parse": "guestParse"},
-		add: map[string]string{"forge__local": "guestLocal", "forge__localFunc": "guestLocalFunc",
-			"forge__fixed": "guestFixed", "forge__decode": "guestDecode"}},
+		replace: map[string]string{"Unix": "guestUnix", "UnixMilli": "guestUnixMilli", "UnixMicro": "guestUnixMicro", "Parse": "guestParse",
+			"FixedZone": "guestFixedZone", "ParseInLocation": "guestParseInLocation"},
+		add: map[string]string{"forge__local": "guestLocal", "forge__localFunc": "guestLocalFunc", "forge__fixed": "guestFixed"}},
 	{path: "unicode"},
 	{path: "unicode/utf16"},
 	{path: "unicode/utf8"},
 	// Acceptance tests only: random inputs are fine in tests (artifacts get host.Rand instead).
 	// Seed is a no-op whatever the host's GODEBUG says (Go 1.24's default): with
-	// randseednop=0 it would reseed the process's source every program and the host share.
-	{path: "math/rand", test: true, exclude: []string{"^Read$"}, replace: map[string]string{"Seed": "func(seed int64) {}"}},
+	// randseednop=0 it would reseed the process's source every program and the host share. The
+	// top-level functions draw from a generator of the sandbox's own (rand.go), not the
+	// process's global source (shared with the host under GODEBUG=randautoseed=0).
+	{path: "math/rand", test: true, exclude: []string{"^Read$"}, replace: map[string]string{"Seed": "func(seed int64) {}",
+		"ExpFloat64": "testRand.ExpFloat64", "Float32": "testRand.Float32", "Float64": "testRand.Float64",
+		"Int": "testRand.Int", "Int31": "testRand.Int31", "Int31n": "testRand.Int31n", "Int63": "testRand.Int63",
+		"Int63n": "testRand.Int63n", "Intn": "testRand.Intn", "NormFloat64": "testRand.NormFloat64",
+		"Perm": "testRand.Perm", "Shuffle": "testRand.Shuffle", "Uint32": "testRand.Uint32", "Uint64": "testRand.Uint64"}},
 	// Acceptance tests only: files, directories, HTTP servers and the polling helpers (which start
 	// goroutines running guest code) are withheld.
 	{path: "github.com/stretchr/testify/assert", test: true, exclude: []string{"File", "Dir", "HTTP", "Eventually", "Never", "CallerInfo"}},
