@@ -1,6 +1,8 @@
 package nats
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -274,9 +276,36 @@ func (c *Config) Connect(clientName string, extra ...nats.Option) (*nats.Conn, e
 	}
 	nc, err := nats.Connect(strings.Join(c.Servers, ","), append(opts, extra...)...)
 	if err != nil {
-		return nil, fmt.Errorf("nats: connect to %s: %w (is the server up? are the credentials right?)", c.String(), err)
+		return nil, fmt.Errorf("nats: connect to %s: %w (%s)", c.String(), err, c.connectAdvice(err))
 	}
 	return nc, nil
+}
+
+// connectAdvice is what to check when connecting with c failed with err: TLS that one side
+// requires and the other does not offer, an untrusted server certificate, else the server and
+// the credentials.
+func (c *Config) connectAdvice(err error) string {
+	servers := strings.Join(c.Servers, ",")
+	var unknownCA x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var verify *tls.CertificateVerificationError
+	switch {
+	case errors.Is(err, nats.ErrSecureConnWanted):
+		return "the server at " + servers + " does not offer TLS, which this URL requires (tls://, or ca=, cert= and key= or $NATS_CA, $NATS_CERT, $NATS_KEY): " +
+			"enable TLS on the server, or write nats:// without TLS files if it is meant to be plaintext"
+	case errors.Is(err, nats.ErrSecureConnRequired):
+		return "the server at " + servers + " requires TLS: write tls://HOST:PORT/NAME, with ca=FILE if its certificate is not signed by a CA this machine trusts"
+	case errors.As(err, &unknownCA) || (errors.As(err, &verify) && errors.As(verify.Err, &unknownCA)):
+		return "the server's TLS certificate is not signed by a CA this machine trusts: pass the CA's certificate with ca=FILE (or $NATS_CA)"
+	case errors.As(err, &hostname):
+		return "the server's TLS certificate does not name the host in the URL: connect by a name it holds (" + hostname.Certificate.Subject.CommonName + ", or its alternative names)"
+	case errors.As(err, &verify):
+		return "the server's TLS certificate was refused: check it (expiry, names) and ca=FILE"
+	case strings.Contains(err.Error(), "tls: certificate required") || strings.Contains(err.Error(), "tls: bad certificate"):
+		// The server's TLS alert (crypto/tls does not export its type for TCP connections).
+		return "the server requires a client certificate it trusts: pass cert=FILE&key=FILE (or $NATS_CERT and $NATS_KEY)"
+	}
+	return "is nats-server running at " + servers + "? are the credentials right?"
 }
 
 func validBucketPrefix(s string) bool {

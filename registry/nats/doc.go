@@ -1,6 +1,7 @@
 // Package nats is forge's fleet store on NATS JetStream key-value buckets (issue 13): FleetStore,
-// the registry.Backend registered for nats:// store URLs, and the foundations it is built on. See
-// RATIONALE.md, "Fleet store on NATS (foundations)" and "Fleet store: the JetStream backend".
+// the registry.Backend registered for nats:// and tls:// store URLs, and the foundations it is
+// built on. See RATIONALE.md, "Fleet store on NATS (foundations)", "Fleet store: the JetStream
+// backend" and "Fleet store operations (fleetops)".
 //
 //   - FleetStore (fleet.go): OpenFleet, or registry.OpenBackend("nats://HOST:PORT/NAME", o). Reads
 //     merge a record with its metrics and are cached; Lookup answers from memory only, and the data
@@ -8,6 +9,10 @@
 //     sets the cache aside, served again only while the store is unreachable). Writes are
 //     compare-and-sets on the revision; the generation lock is a lease; the recorder flushes with a
 //     MetricsWriter; Knowledge is the knowledge.<domain> table; it is a registry.Importer.
+//   - Unreachable server (link.go): the connection's status, and the watch noticing a silent
+//     server (then a ping, then a forced reconnection), tell the store when its server is gone;
+//     what needs the server then fails at once with ErrUnreachable (after at most a 1 s grace for
+//     a reconnection in progress), while Lookup and the set-aside copies keep warm calls going.
 //   - Servers: StartEmbedded runs a single-node JetStream server in a directory on a loopback port
 //     (single-node tests), StartEmbeddedWith on a chosen address with a client token (required
 //     beyond loopback; `forge serve --nats-embedded DIR --nats-listen`); StartCluster runs an n-node
@@ -21,7 +26,8 @@
 //     tokens by EscapeToken.
 //   - Metrics: a MetricsWriter per recorder merges its flushed deltas into per-artifact Metrics by
 //     compare-and-set, tagged with a flush sequence so that a retried flush counts once (a journal
-//     stream with a folder is the alternative for very wide flushes).
+//     stream with a folder is the alternative for very wide flushes; the stream is created by
+//     its first flush or fold, not by opening the store).
 //   - Leases: a generation lease per method, a key with a per-key TTL that its holder renews
 //     (KeepAlive) and deletes; a crashed holder's lease expires within its TTL.
 //   - Watch: the data bucket's writes as Changes (role, artifact, knowledge; revision; deleted),

@@ -21,9 +21,13 @@ import (
 	"github.com/artifactforge/forge/registry"
 )
 
-func init() { registry.RegisterBackend("nats", openBackend) }
+// Both schemes open the fleet store: tls:// is nats:// with TLS required (ParseURL).
+func init() {
+	registry.RegisterBackend("nats", openBackend)
+	registry.RegisterBackend("tls", openBackend)
+}
 
-// openBackend is the "nats" scheme's registry.Opener.
+// openBackend is the "nats" and "tls" schemes' registry.Opener.
 func openBackend(url string, o registry.OpenOptions) (registry.Backend, error) {
 	cfg, err := ParseURL(url, nil)
 	if err != nil {
@@ -71,6 +75,7 @@ type FleetStore struct {
 	maxCached int           // artifacts kept in memory (OpenOptions.MaxCached; <= 0: no bound)
 	genTTL    time.Duration // the generation lease's TTL (GenerationLeaseTTL; tests shorten it)
 	watcher   *Watcher
+	link      *link // the connection's state: operations fail at once while the server is unreachable
 	subsMu    sync.Mutex
 	subs      map[*subscriber]struct{}
 	genLocks  sync.Map // key string -> *sync.Mutex: one lease request per method per process
@@ -113,6 +118,9 @@ const (
 	// GenerationLeaseTTL is how long a crashed generator blocks its method: the lease is renewed
 	// every third of it while the generation runs.
 	GenerationLeaseTTL = 10 * time.Second
+	// watchCloseWait bounds how long Close waits for the watch to stop before closing the
+	// connection under it.
+	watchCloseWait = time.Second
 	// generationWait bounds how long a cold call waits for another process's generation.
 	generationWait = 10 * time.Minute
 )
@@ -151,7 +159,7 @@ func openFleetWith(cfg *Config, o registry.OpenOptions, extra ...nats.Option) (*
 	opts = append(append(opts, nats.ReconnectWait(100*time.Millisecond), nats.MaxReconnects(-1)), extra...)
 	nc, err := nats.Connect(strings.Join(cfg.Servers, ","), opts...)
 	if err != nil {
-		return nil, fmt.Errorf("registry: store %s: %w; is nats-server running at %s? are the credentials right?", loc, err, strings.Join(cfg.Servers, ","))
+		return nil, fmt.Errorf("registry: store %s: %w; %s", loc, err, cfg.connectAdvice(err))
 	}
 	st, err := OpenConn(ctx, nc, cfg.Name, cfg.Replicas)
 	if err != nil {
@@ -173,9 +181,11 @@ func openFleetWith(cfg *Config, o registry.OpenOptions, extra ...nats.Option) (*
 	case o.MaxCached > 0:
 		f.maxCached = o.MaxCached
 	}
+	f.link = newLink(nc)
 	w, err := st.Watch(context.Background(), f.onChange)
 	if err != nil {
 		st.Close()
+		f.link.close()
 		return nil, fmt.Errorf("registry: store %s: %w", loc, err)
 	}
 	f.watcher = w
@@ -197,9 +207,11 @@ func (f *FleetStore) LocalDir() string { return f.localDir }
 // Store is the underlying buckets (tests, tools).
 func (f *FleetStore) Store() *Store { return f.st }
 
-// opCtx bounds one store operation (a read, or a compare-and-set with its retries).
+// opCtx bounds one store operation (a read, or a compare-and-set with its retries). It is
+// cancelled as soon as the server is known to be unreachable (see link): an operation then fails
+// at once, or after at most reconnectGrace when the connection has just dropped.
 func (f *FleetStore) opCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), f.opTimeout)
+	return context.WithTimeout(f.link.ctx(), f.opTimeout)
 }
 
 // fail names the store in an error (the KV layer's errors already say what to check).
@@ -214,7 +226,16 @@ func (f *FleetStore) fail(err error) error {
 		errors.Is(err, registry.ErrCorrupt) || errors.Is(err, registry.ErrIncompatible) {
 		return err // they name the record (and the store) already
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) {
+	connErr := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrDisconnected) ||
+		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout)
+	why := f.link.unreachable()
+	if why == nil && connErr {
+		why = f.link.down() // failed by a connection that has just dropped
+	}
+	if why != nil {
+		return fmt.Errorf("registry: store %s: %w; check that nats-server runs there and that this machine reaches it (network, store URL), then retry (calls of methods already in memory go on meanwhile): %w", f.loc, why, err)
+	}
+	if connErr {
 		return fmt.Errorf("registry: store %s: %w; check that nats-server runs there with JetStream and, in a cluster, that a majority of its nodes (a quorum) is up", f.loc, err)
 	}
 	return fmt.Errorf("registry: store %s: %w", f.loc, err)
@@ -553,7 +574,7 @@ func (f *FleetStore) Load(role, method string) (*registry.Artifact, error) {
 		}
 		timeout = fleetFallbackTimeout
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(f.link.ctx(), timeout)
 	defer cancel()
 	v, rec, rev, err := f.read(ctx, role, method, minRev)
 	if err != nil {
@@ -725,7 +746,7 @@ func (f *FleetStore) List() ([]registry.Key, error) {
 	return out, nil
 }
 
-// Each reads every artifact in key order, a role at a time in bulk (fleet_bulk.go), and calls fn
+// Each reads every artifact in key order, in bulk as Summaries does (fleet_bulk.go), and calls fn
 // with it or the error reading it, as Load returns them.
 func (f *FleetStore) Each(fn func(k registry.Key, a *registry.Artifact, err error) error) error {
 	return f.eachBulk(fn)
@@ -857,7 +878,7 @@ func (f *FleetStore) Role(name string) (*registry.RoleRecord, error) {
 		}
 		timeout = fleetFallbackTimeout
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(f.link.ctx(), timeout)
 	defer cancel()
 	rec, sr, rev, err := f.readRole(ctx, name, minRev)
 	if err != nil {
@@ -1004,7 +1025,7 @@ func (f *FleetStore) WithGenerationLock(role, method string, fn func() error) er
 	mu, _ := f.genLocks.LoadOrStore(name, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock() // this process's callers queue here, not on the server
 	defer mu.(*sync.Mutex).Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), generationWait)
+	ctx, cancel := context.WithTimeout(f.link.ctx(), generationWait)
 	le, err := f.st.Leases.Acquire(ctx, name, f.genTTL)
 	cancel()
 	if err != nil {
@@ -1023,6 +1044,9 @@ func (f *FleetStore) WithGenerationLock(role, method string, fn func() error) er
 
 // onChange is the store watch's handler: it keeps the cache coherent, then tells the subscribers.
 func (f *FleetStore) onChange(c Change) {
+	if c.Kind == registry.ChangeAll {
+		f.link.suspect() // the watch lost its server, or fell behind: is the server still there?
+	}
 	f.mu.Lock()
 	switch c.Kind {
 	case registry.ChangeArtifact:
@@ -1168,6 +1192,20 @@ func (f *FleetStore) Close() error {
 	for _, s := range subs {
 		s.Close()
 	}
-	f.watcher.Close()
-	return f.st.Close()
+	// A watch whose consumer is being recreated against a server that does not answer holds its
+	// lock for the recreation's request (10 s): closing the connection ends that request, so the
+	// watch is given watchCloseWait and then the connection is closed under it.
+	stopped := make(chan struct{})
+	go func() { f.watcher.Close(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(watchCloseWait):
+	}
+	err := f.st.Close()
+	select { // the watch ends once the connection is closed
+	case <-stopped:
+	case <-time.After(closeDrainTimeout):
+	}
+	f.link.close()
+	return err
 }

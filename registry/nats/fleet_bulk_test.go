@@ -210,3 +210,27 @@ func TestFleetBulkHonoursWhatTheWatchReported(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no replica answered with revision")
 }
+
+// TestFleetBulkEachMatchesPerRole: the bulk Each gives the same keys, in the same order, with the
+// same views and errors as the role-at-a-time Each it replaced.
+func TestFleetBulkEachMatchesPerRole(t *testing.T) {
+	f, _ := bulkFixture(t)
+	line := func(out *[]string) func(k registry.Key, a *registry.Artifact, err error) error {
+		return func(k registry.Key, a *registry.Artifact, err error) error {
+			s := k.Role + "." + k.Method
+			if a != nil {
+				s += fmt.Sprintf(" gen=%d success=%d failure=%d code=%q", a.Generation, a.SuccessCount, a.FailureCount, a.Code)
+			}
+			if err != nil {
+				s += " err=" + err.Error()
+			}
+			*out = append(*out, s)
+			return nil
+		}
+	}
+	var bulk, perRole []string
+	require.NoError(t, f.eachBulk(line(&bulk)))
+	require.NoError(t, f.eachPerRole(line(&perRole)))
+	assert.Equal(t, perRole, bulk)
+	assert.Len(t, bulk, 6)
+}

@@ -57,8 +57,25 @@ type journalWatermark struct {
 
 func (s *Store) journalSubject() string { return s.name + ".journal" }
 
+// journalStream is the journal stream, opened (created if needed) on first use: by a journal
+// writer's first flush or the first fold. A store whose processes flush by compare-and-set (the
+// fleet store's recorder) never creates it.
+func (s *Store) journalStream(ctx context.Context) (jetstream.Stream, error) {
+	s.journalMu.Lock()
+	defer s.journalMu.Unlock()
+	if s.journal != nil {
+		return s.journal, nil
+	}
+	st, err := s.openJournal(ctx, s.replicas)
+	if err != nil {
+		return nil, err
+	}
+	s.journal = st
+	return st, nil
+}
+
 // openJournal opens (creating if needed) the journal stream.
-func (s *Store) openJournal(ctx context.Context, replicas int) error {
+func (s *Store) openJournal(ctx context.Context, replicas int) (jetstream.Stream, error) {
 	name := s.name + JournalStreamSuffix
 	st, err := s.js.Stream(ctx, name)
 	for wait := 50 * time.Millisecond; err != nil && transientOpenError(err) && ctx.Err() == nil; wait = min(2*wait, time.Second) {
@@ -81,11 +98,9 @@ func (s *Store) openJournal(ctx context.Context, replicas int) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("nats: metrics journal %s: %w (is JetStream enabled? enough nodes for %d replicas?)", name, err, replicas)
+		return nil, fmt.Errorf("nats: metrics journal %s: %w (is JetStream enabled? enough nodes for %d replicas?)", name, err, replicas)
 	}
-	s.journal = st
-	s.watermark = NewTable(s.MetricsKV, "", JSONCodec[journalWatermark]())
-	return nil
+	return st, nil
 }
 
 // JournalWriter publishes one process's metric flushes to the journal.
@@ -154,7 +169,11 @@ func (w *JournalWriter) Flush(ctx context.Context, deltas map[registry.Key]Delta
 			}
 			continue
 		}
-		ack, err := w.s.js.Publish(ctx, w.s.journalSubject(), p.msg, jetstream.WithMsgID(p.id))
+		var ack *jetstream.PubAck
+		_, err := w.s.journalStream(ctx)
+		if err == nil {
+			ack, err = w.s.js.Publish(ctx, w.s.journalSubject(), p.msg, jetstream.WithMsgID(p.id))
+		}
 		if err != nil {
 			// Keep this one and every later one, in order, for the next flush.
 			for _, q := range w.pending[i:] {
@@ -205,7 +224,11 @@ func (s *Store) FoldMetrics(ctx context.Context, maxMessages int) (FoldReport, e
 	if err != nil && !errors.Is(err, registry.ErrNotFound) {
 		return rep, err
 	}
-	info, err := s.journal.Info(ctx)
+	journal, err := s.journalStream(ctx)
+	if err != nil {
+		return rep, err
+	}
+	info, err := journal.Info(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("nats: metrics journal: %w", err)
 	}
@@ -220,7 +243,7 @@ func (s *Store) FoldMetrics(ctx context.Context, maxMessages int) (FoldReport, e
 	}
 	work := map[registry.Key][]seqDelta{}
 	for seq := from; seq <= to && to > 0; seq++ {
-		m, err := s.journal.GetMsg(ctx, seq)
+		m, err := journal.GetMsg(ctx, seq)
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			continue // purged or deleted
 		}
@@ -296,7 +319,7 @@ func (s *Store) FoldMetrics(ctx context.Context, maxMessages int) (FoldReport, e
 		return rep, err
 	}
 	rep.Folded = to
-	if err := s.journal.Purge(ctx, jetstream.WithPurgeSequence(to+1)); err != nil {
+	if err := journal.Purge(ctx, jetstream.WithPurgeSequence(to+1)); err != nil {
 		return rep, fmt.Errorf("nats: purge the folded journal up to %d: %w (it is purged by the next fold)", to, err)
 	}
 	return rep, nil

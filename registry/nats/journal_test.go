@@ -2,11 +2,14 @@ package nats
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/artifactforge/forge/registry"
 )
@@ -166,5 +169,42 @@ func testClusterJournal(t *testing.T, c *Cluster) {
 	t.Logf("%d folds with messages by the lease holders (+1 final), %d fold errors", folds.Load()-1, foldErrs.Load())
 	if folds.Load() < 3 {
 		t.Error("the folders never folded while the writers ran")
+	}
+}
+
+// TestJournalOpenedOnFirstUse: opening a store (or a fleet store, whose recorder flushes by
+// compare-and-set) does not create the journal stream; a journal writer's first flush does, and
+// a fold on a store whose journal was never written creates it and folds nothing.
+func TestJournalOpenedOnFirstUse(t *testing.T) {
+	url := singleNoSync(t)
+	s := open(t, "lazy", 1, url)
+	f := openFleet(t, url, "lazy")
+	rec := f.NewRecorder(time.Hour)
+	rec.Record("r", "m", registry.Success, time.Millisecond, "")
+	rec.Flush()
+	rec.Close()
+	ctx := testCtx(t)
+	js, err := jetstream.New(s.Conn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Stream(ctx, "lazy"+JournalStreamSuffix); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Fatalf("the journal stream exists before anything wrote it (%v)", err)
+	}
+	fr, err := s.FoldMetrics(ctx, 0)
+	if err != nil || fr.Messages != 0 {
+		t.Fatalf("a fold of an empty journal: %+v, %v", fr, err)
+	}
+	s2 := open(t, "lazy2", 1, url)
+	k := registry.Key{Role: "r", Method: "a"}
+	if rep := s2.NewJournalWriter("").Flush(ctx, map[registry.Key]Delta{k: successDelta(2)}); rep.Merged[k] != 2 {
+		t.Fatalf("the first flush: %+v", rep)
+	}
+	if _, err := js.Stream(ctx, "lazy2"+JournalStreamSuffix); err != nil {
+		t.Fatalf("the first flush did not create the journal stream: %v", err)
+	}
+	fr, err = s2.FoldMetrics(ctx, 0)
+	if err != nil || fr.Messages != 1 {
+		t.Fatalf("fold: %+v, %v", fr, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -58,7 +59,9 @@ type Store struct {
 	Metrics   *Table[Metrics]
 	Leases    *Leases
 
-	journal    jetstream.Stream
+	replicas   int
+	journalMu  sync.Mutex
+	journal    jetstream.Stream // opened on first use (journalStream): only the journal path writes it
 	watermark  *Table[journalWatermark]
 	foldFilter func(registry.Key) bool // tests: fold only these (the rest "fails")
 }
@@ -93,7 +96,7 @@ func OpenConn(ctx context.Context, nc *nats.Conn, name string, replicas int) (*S
 		return nil, fmt.Errorf("nats: jetstream: %w", err)
 	}
 	host, _ := os.Hostname()
-	s := &Store{nc: nc, js: js, name: name, id: host + "-" + strconv.Itoa(os.Getpid()) + "-" + nuid.Next()}
+	s := &Store{nc: nc, js: js, name: name, replicas: replicas, id: host + "-" + strconv.Itoa(os.Getpid()) + "-" + nuid.Next()}
 	desc := "forge fleet store " + name
 	if s.Data, err = openBucket(ctx, js, jetstream.KeyValueConfig{Bucket: name + DataBucketSuffix, Description: desc + ": roles, artifacts, knowledge",
 		History: 1, Replicas: replicas, MaxValueSize: MaxValueBytes}); err != nil {
@@ -118,9 +121,7 @@ func OpenConn(ctx context.Context, nc *nats.Conn, name string, replicas int) (*S
 	})
 	s.Metrics = NewTable(s.MetricsKV, "", JSONCodec[Metrics]())
 	s.Leases = &Leases{kv: s.LeasesKV, js: js, holder: s.id}
-	if err := s.openJournal(ctx, replicas); err != nil {
-		return nil, err
-	}
+	s.watermark = NewTable(s.MetricsKV, "", JSONCodec[journalWatermark]())
 	return s, nil
 }
 

@@ -16,6 +16,10 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/registry"
 )
 
 // writeCert writes a certificate (signed by parent, or self-signed if parent is nil) and its key
@@ -99,6 +103,9 @@ func TestMutualTLS(t *testing.T) {
 	}
 	nc, err := noCert.Connect("forge-tls-test")
 	t.Logf("without a client certificate: %v", err)
+	if err != nil {
+		assert.Contains(t, err.Error(), "pass cert=FILE&key=FILE")
+	}
 	if err == nil {
 		// The refusal may come just after the handshake: a request then fails.
 		_, rerr := nc.Request("$JS.API.INFO", nil, time.Second)
@@ -107,4 +114,61 @@ func TestMutualTLS(t *testing.T) {
 			t.Fatal("a client without a certificate was served")
 		}
 	}
+}
+
+// TestFleetTLSScheme: tls:// opens the fleet store through the registry as nats:// does, with
+// TLS required. Against a server with a certificate signed by a CA generated here: with ca= it
+// works (a write and a read over TLS); without it the error says the certificate is not
+// trusted and to pass ca=. Against a plaintext server it says the server does not offer TLS.
+func TestFleetTLSScheme(t *testing.T) {
+	assert.Contains(t, registry.BackendSchemes(), "tls")
+	dir := t.TempDir()
+	now := time.Now()
+	ca, caKey, caFile, _ := writeCert(t, dir, "ca", &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "forge test CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}, nil, nil)
+	_, _, srvCert, srvKey := writeCert(t, dir, "server", &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}, ca, caKey)
+	tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: srvCert, KeyFile: srvKey})
+	require.NoError(t, err)
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+		TLS: true, TLSConfig: tc, TLSTimeout: 2})
+	require.NoError(t, err)
+	go srv.Start()
+	require.True(t, srv.ReadyForConnections(readyTimeout), "TLS server not ready")
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	host := srv.Addr().String()
+	opts := registry.OpenOptions{LocalDir: t.TempDir(), ClientName: "forge-tls-test"}
+
+	t.Setenv("NATS_CA", "") // the test's own trust only
+	b, err := registry.OpenBackend("tls://"+host+"/tlsfleet?ca="+caFile, opts)
+	require.NoError(t, err, "tls:// with the CA")
+	defer b.Close()
+	f, ok := b.(*FleetStore)
+	require.True(t, ok)
+	assert.True(t, f.cfg.TLS)
+	assert.Equal(t, "tls", f.Store().Conn().ConnectedUrl()[:3], "connected over TLS")
+	_, err = b.PutRole(registry.Contract{Role: "r", Purpose: "over TLS"}, time.Now())
+	require.NoError(t, err)
+	rec, err := b.Role("r")
+	require.NoError(t, err)
+	assert.Equal(t, "over TLS", rec.Contract.Purpose)
+
+	_, err = registry.OpenBackend("tls://"+host+"/tlsfleet", opts)
+	require.Error(t, err, "a certificate from an unknown CA is refused")
+	t.Logf("tls:// without the CA: %v", err)
+	assert.Contains(t, err.Error(), "not signed by a CA this machine trusts")
+	assert.Contains(t, err.Error(), "ca=FILE")
+
+	plain := singleNoSync(t)
+	_, err = registry.OpenBackend("tls://"+strings.TrimPrefix(plain, "nats://")+"/tlsfleet", opts)
+	require.Error(t, err, "tls:// to a plaintext server")
+	t.Logf("tls:// to a plaintext server: %v", err)
+	assert.Contains(t, err.Error(), "does not offer TLS")
+	assert.Contains(t, err.Error(), "nats://")
+
+	_, err = registry.OpenBackend("nats://"+host+"/tlsfleet", opts)
+	require.Error(t, err, "nats:// to a TLS-only server")
+	t.Logf("nats:// to a TLS-only server: %v", err)
 }
