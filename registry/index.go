@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -267,8 +268,10 @@ func decodeEntry(role string, line string, sm *Summary) bool {
 		return n
 	}
 	uq := func(v string) string {
-		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && !strings.ContainsAny(v[1:len(v)-1], `\"`) {
-			return v[1 : len(v)-1] // the common case: nothing escaped
+		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+			if in := v[1 : len(v)-1]; strings.IndexByte(in, '\\') < 0 && strings.IndexByte(in, '"') < 0 {
+				return in // the common case: nothing escaped
+			}
 		}
 		u, err := strconv.Unquote(v)
 		bad = bad || err != nil
@@ -293,8 +296,8 @@ func decodeEntry(role string, line string, sm *Summary) bool {
 		}
 	}
 	if f[20] != "" {
-		sm.MetricsApplied = map[string]int64{}
-		for _, kv := range strings.Split(f[20], ",") {
+		sm.MetricsApplied = make(map[string]int64, strings.Count(f[20], ",")+1)
+		for kv := range strings.SplitSeq(f[20], ",") {
 			j, v, ok := strings.Cut(kv, "=")
 			if !ok {
 				bad = true
@@ -330,6 +333,7 @@ func (s *Store) readIndex(role string, out []Summary) (h indexHeader, _ []Summar
 		return h, out, false
 	}
 	start := len(out)
+	out = slices.Grow(out, bytes.Count(data[nl+1:], []byte{'\n'}))
 	// The entries' strings and schemas point into the file's bytes (read once, never written
 	// again here): no copy.
 	rest := unsafe.String(&data[nl], len(data)-nl)[1:]
