@@ -304,6 +304,10 @@ func (c *Config) connectAdvice(err error) string {
 	case strings.Contains(err.Error(), "tls: certificate required") || strings.Contains(err.Error(), "tls: bad certificate"):
 		// The server's TLS alert (crypto/tls does not export its type for TCP connections).
 		return "the server requires a client certificate it trusts: pass cert=FILE&key=FILE (or $NATS_CERT and $NATS_KEY)"
+	case c.TLSCert == "" && strings.Contains(err.Error(), "after TLS handshake"):
+		// TLS 1.3: the server checks the client's certificate after the client's handshake is
+		// done, and its alert may be lost to a write on the closed connection (broken pipe).
+		return "the server closed the connection after the TLS handshake: it may require a client certificate (pass cert=FILE&key=FILE, or $NATS_CERT and $NATS_KEY); else check that nats-server runs at " + servers + " and the credentials"
 	}
 	return "is nats-server running at " + servers + "? are the credentials right?"
 }

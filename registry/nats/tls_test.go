@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"net"
 	"os"
@@ -45,17 +46,24 @@ func writeCert(t *testing.T, dir, name string, tmpl *x509.Certificate, parent *x
 	return cert, key, certFile, keyFile
 }
 
+// writeServerCerts writes a CA and a server certificate for 127.0.0.1 signed by it.
+func writeServerCerts(t *testing.T, dir string, now time.Time) (ca *x509.Certificate, caKey *ecdsa.PrivateKey, caFile, srvCert, srvKey string) {
+	t.Helper()
+	ca, caKey, caFile, _ = writeCert(t, dir, "ca", &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "forge test CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}, nil, nil)
+	_, _, srvCert, srvKey = writeCert(t, dir, "server", &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}, ca, caKey)
+	return ca, caKey, caFile, srvCert, srvKey
+}
+
 // TestMutualTLS: ca=, cert= and key= reach the client; a server that requires client
 // certificates accepts it, and refuses a client without one.
 func TestMutualTLS(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now()
-	ca, caKey, caFile, _ := writeCert(t, dir, "ca", &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "forge test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}, nil, nil)
-	_, _, srvCert, srvKey := writeCert(t, dir, "server", &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}, ca, caKey)
+	ca, caKey, caFile, srvCert, srvKey := writeServerCerts(t, dir, now)
 	_, _, cliCert, cliKey := writeCert(t, dir, "client", &x509.Certificate{SerialNumber: big.NewInt(3), Subject: pkix.Name{CommonName: "forge"},
 		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature}, ca, caKey)
@@ -124,12 +132,7 @@ func TestFleetTLSScheme(t *testing.T) {
 	assert.Contains(t, registry.BackendSchemes(), "tls")
 	dir := t.TempDir()
 	now := time.Now()
-	ca, caKey, caFile, _ := writeCert(t, dir, "ca", &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "forge test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}, nil, nil)
-	_, _, srvCert, srvKey := writeCert(t, dir, "server", &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}, ca, caKey)
+	_, _, caFile, srvCert, srvKey := writeServerCerts(t, dir, now)
 	tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: srvCert, KeyFile: srvKey})
 	require.NoError(t, err)
 	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
@@ -171,4 +174,14 @@ func TestFleetTLSScheme(t *testing.T) {
 	_, err = registry.OpenBackend("nats://"+host+"/tlsfleet", opts)
 	require.Error(t, err, "nats:// to a TLS-only server")
 	t.Logf("nats:// to a TLS-only server: %v", err)
+}
+
+// A server that wants a client certificate may close the connection after a TLS 1.3 handshake
+// before its alert is read: the advice still names cert= and key= when none was given.
+func TestConnectAdviceClosedAfterHandshake(t *testing.T) {
+	err := errors.New("nats: tls error: connection closed by remote after TLS handshake: write tcp 127.0.0.1:1->127.0.0.1:2: write: broken pipe")
+	c := &Config{Servers: []string{"tls://127.0.0.1:2"}, TLS: true}
+	assert.Contains(t, c.connectAdvice(err), "pass cert=FILE&key=FILE")
+	c.TLSCert, c.TLSKey = "c.pem", "k.pem"
+	assert.Contains(t, c.connectAdvice(err), "is nats-server running", "with a certificate given, the other causes")
 }

@@ -69,9 +69,16 @@ func Scan() int {
 // nothing the program does may reach the host's standard error, and each scan still counts its
 // error (ErrorCount), as it does under wasm.
 func TestScannerErrorsStayOffHostStderr(t *testing.T) {
+	runOffStderr(t, scannerToStderr, `5`)
+}
+
+// runOffStderr runs src in-process with os.Stderr captured and checks its answer and that no
+// text marked FORGE-INJECTED reached the host's standard error.
+func runOffStderr(t *testing.T, src, want string) {
+	t.Helper()
 	sb := New(Options{PoolSize: 1})
 	defer sb.Close()
-	p := compile(t, sb, scannerToStderr)
+	p := compile(t, sb, src)
 
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
@@ -84,7 +91,7 @@ func TestScannerErrorsStayOffHostStderr(t *testing.T) {
 	require.NoError(t, err)
 
 	require.NoError(t, runErr)
-	assert.JSONEq(t, `5`, string(out.Value))
+	assert.JSONEq(t, want, string(out.Value))
 	assert.NotContains(t, string(leaked), "FORGE-INJECTED", "guest text reached the host's stderr")
 }
 

@@ -2,8 +2,6 @@ package yaegi
 
 import (
 	"context"
-	"encoding/json"
-	"io"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -54,23 +52,7 @@ func Scan() int {
 // os.Stderr captured: nothing may reach the host's standard error, and each scan still counts
 // its error, as under wasm.
 func TestScannerInitThroughInterfacesStaysOffHostStderr(t *testing.T) {
-	sb := New(Options{PoolSize: 1})
-	defer sb.Close()
-	p := compile(t, sb, scannerInitIndirect)
-
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	saved := os.Stderr
-	os.Stderr = w
-	out, runErr := sb.Run(context.Background(), p, sandbox.Input{Args: json.RawMessage(`[]`)})
-	os.Stderr = saved
-	require.NoError(t, w.Close())
-	leaked, err := io.ReadAll(r)
-	require.NoError(t, err)
-
-	require.NoError(t, runErr)
-	assert.JSONEq(t, `3`, string(out.Value))
-	assert.NotContains(t, string(leaked), "FORGE-INJECTED", "guest text reached the host's stderr")
+	runOffStderr(t, scannerInitIndirect, `3`)
 }
 
 // TestTestFilesDrawFromTheirOwnRand runs, in a child process started with
