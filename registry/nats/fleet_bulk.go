@@ -27,13 +27,13 @@ const maxBulkDecoders = 4
 // all), decoded as Get decodes it, to each, from a few goroutines at once, in no order: a key
 // written while the read runs may come twice (each with its revision). It fails when the store does not answer: when the watch
 // cannot be created within ctx, or when no value (nor the end) arrives for idle.
-func readAll[T any](ctx context.Context, t *Table[T], filter string, idle time.Duration, each func(key string, rev uint64, e Entry[T], err error)) error {
+func readAll[T any](ctx context.Context, t *Table[T], filter string, idle time.Duration, each func(key string, rev uint64, e Entry[T], err error)) (rerr error) {
 	where := t.kv.Bucket() + "/" + t.prefix + filter
 	w, err := t.kv.Watch(ctx, t.prefix+filter, jetstream.IgnoreDeletes())
 	if err != nil {
 		return fmt.Errorf("nats: read %s: %w (is the NATS server reachable?)", where, err)
 	}
-	defer w.Stop()
+	defer func() { stopWatch(w, rerr != nil || ctx.Err() != nil) }()
 	// Decoding is most of a bulk read's work (the values arrive faster than one core decodes
 	// them): a few decoders run beside the loop that drains the watch, as the per-key reads ran
 	// side by side. All have finished when readAll returns.

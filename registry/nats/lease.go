@@ -122,7 +122,7 @@ func (l *Leases) Acquire(ctx context.Context, name string, ttl time.Duration) (*
 	if err != nil {
 		return nil, fmt.Errorf("nats: lease %s: watch: %w (is the NATS server reachable?)", name, err)
 	}
-	defer w.Stop()
+	defer func() { stopWatch(w, ctx.Err() != nil) }()
 	poll := time.NewTimer(0)
 	defer poll.Stop()
 	for {
@@ -152,6 +152,18 @@ func (l *Leases) Acquire(ctx context.Context, name string, ttl time.Duration) (*
 			}
 		}
 	}
+}
+
+// stopWatch stops a KV watcher. When the wait on it failed (its context ended or the store did
+// not answer), often because the connection is down, Stop waits out the JetStream API timeout
+// (seen: a generation lock waiter returned 4 s after its context ended), so it then runs on a
+// goroutine of its own, which ends with that timeout.
+func stopWatch(w jetstream.KeyWatcher, failed bool) {
+	if failed {
+		go w.Stop()
+		return
+	}
+	_ = w.Stop()
 }
 
 func leasePoll(ttl time.Duration) time.Duration {
