@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/gate"
 )
 
@@ -98,10 +99,41 @@ func (fakeImporter) Import(path string) (*types.Package, error) {
 }
 
 func typeCheck(fset *token.FileSet, files []*ast.File) *types.Info {
-	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
-	conf := types.Config{Importer: fakeImporter{}, Error: func(error) {}}
-	_, _ = conf.Check("artifact", fset, files, info)
+	info, _ := typeCheckUndefined(fset, files)
 	return info
+}
+
+// typeCheckUndefined is typeCheck that also returns the first name the code uses but neither
+// declares nor imports ("undefined: io"), which no Go compiler accepts. The interpreter does not
+// say so: it panics ("incomplete type io", a nil dereference), and the model was told to write
+// its code another way instead of to import the package. Names the rewrite imports by itself
+// (gate.StdImport: a forgotten "strings") do not count, nor undefined selectors of imported
+// packages: the importer here knows no package's contents.
+func typeCheckUndefined(fset *token.FileSet, files []*ast.File) (*types.Info, *sandbox.Error) {
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+	var undef *sandbox.Error
+	conf := types.Config{Importer: fakeImporter{}, Error: func(err error) {
+		te, ok := err.(types.Error)
+		name, found := strings.CutPrefix(te.Msg, "undefined: ")
+		if !ok || !found || undef != nil || strings.Contains(name, ".") {
+			return
+		}
+		if _, auto := gate.StdImport(name); auto {
+			return
+		}
+		pos := te.Fset.Position(te.Pos)
+		undef = &sandbox.Error{Kind: sandbox.KindCompile, Line: pos.Line,
+			Message: fmt.Sprintf("%d:%d: undefined: %s", pos.Line, pos.Column, name),
+			Hint:    "declare it, or import the package it names"}
+		for _, path := range gate.TablePaths() {
+			if path[strings.LastIndex(path, "/")+1:] == name && gate.Allowed(path, false) {
+				undef.Hint = fmt.Sprintf("add import %q", path)
+				break
+			}
+		}
+	}}
+	_, _ = conf.Check("artifact", fset, files, info)
+	return info, undef
 }
 
 func newRewriter(fset *token.FileSet, f *ast.File, src string, info *types.Info) *rewriter {

@@ -431,7 +431,10 @@ func prepare(src sandbox.Source) (code string, sig sandbox.Signature, ht *hostTy
 	if err != nil {
 		return "", sig, nil, false, err
 	}
-	info := typeCheck(fset, []*ast.File{f})
+	info, undef := typeCheckUndefined(fset, []*ast.File{f})
+	if undef != nil {
+		return "", sig, nil, false, undef
+	}
 	r := newRewriter(fset, f, parsed, info)
 	r.guardDepth()
 	r.guardWrites()
