@@ -346,20 +346,24 @@ func TailEvents(ctx context.Context, store string, fn func(Event)) error {
 	var rd *bufio.Reader
 	var partial []byte
 	var cur os.FileInfo
-	open := func(fromEnd bool) {
-		if file != nil {
-			file.Close()
-			file = nil
-		}
+	// open makes the file now at path the one read; false, with the one being read kept, when
+	// there is none (the writer is between renaming the full log and creating the next). Keeping
+	// it keeps cur: a catch-up must start from the file read last, or it reads the rotated
+	// files twice (seen under load: the same events delivered again).
+	open := func(fromEnd bool) bool {
 		fh, err := os.Open(path)
 		if err != nil {
-			return
+			return false
+		}
+		if file != nil {
+			file.Close()
 		}
 		if fromEnd {
 			fh.Seek(0, io.SeekEnd)
 		}
 		file, rd, partial = fh, bufio.NewReaderSize(fh, 64<<10), nil
 		cur, _ = fh.Stat()
+		return true
 	}
 	drain := func() {
 		if file == nil {
@@ -389,6 +393,21 @@ func TailEvents(ctx context.Context, store string, fn func(Event)) error {
 	if file == nil {
 		cur = nil
 	}
+	// follow reads what was appended, and follows a rotation.
+	follow := func() {
+		drain()
+		if fi, err := os.Stat(path); err == nil && (file == nil || cur == nil || !os.SameFile(fi, cur)) {
+			// The log was rotated, maybe several times since the last event: open the new
+			// log first, then read whole the rotated files that came after the one being
+			// read (found by identity, not by name: names shift with every rotation).
+			drain() // the old file is complete now (the writer closes it before renaming it)
+			prev := cur
+			if open(false) && prev != nil {
+				catchUp(path, prev, cur, fn)
+			}
+			drain()
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -403,21 +422,9 @@ func TailEvents(ctx context.Context, store string, fn func(Event)) error {
 			if !strings.HasPrefix(filepath.Base(ev.Name), "forge.jsonl") {
 				continue
 			}
-			drain()
-			if fi, err := os.Stat(path); err == nil && (file == nil || cur == nil || !os.SameFile(fi, cur)) {
-				// The log was rotated, maybe several times since the last event: open the new
-				// log first, then read whole the rotated files that came after the one being
-				// read (found by identity, not by name: names shift with every rotation).
-				drain() // the old file is complete now (the writer closes it before renaming it)
-				prev := cur
-				open(false)
-				if prev != nil {
-					catchUp(path, prev, cur, fn)
-				}
-				drain()
-			}
+			follow()
 		case <-w.Errors:
-			drain()
+			follow() // an overflowed queue lost events of the directory: look at it anyway
 		}
 	}
 }
@@ -452,10 +459,17 @@ func catchUp(path string, prev, now os.FileInfo, fn func(Event)) {
 	if k < 0 {
 		k = len(files) // prev is gone (the tail fell further behind than the kept files)
 	}
+	// now, the file just opened at path, may itself have been rotated since: then only the files
+	// between prev and now are read here; the ones after now come with the next catch-up, after
+	// now is read (reading them first delivered events out of order, seen under load).
+	stop := -1
 	for i := k - 1; i >= 0; i-- {
 		if now != nil && os.SameFile(files[i].fi, now) {
-			continue
+			stop = i
+			break
 		}
+	}
+	for i := k - 1; i > stop; i-- {
 		sc := bufio.NewScanner(files[i].f)
 		sc.Buffer(make([]byte, 64<<10), 16<<20)
 		for sc.Scan() {

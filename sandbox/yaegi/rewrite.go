@@ -103,37 +103,49 @@ func typeCheck(fset *token.FileSet, files []*ast.File) *types.Info {
 	return info
 }
 
-// typeCheckUndefined is typeCheck that also returns the first name the code uses but neither
-// declares nor imports ("undefined: io"), which no Go compiler accepts. The interpreter does not
-// say so: it panics ("incomplete type io", a nil dereference), and the model was told to write
-// its code another way instead of to import the package. Names the rewrite imports by itself
-// (gate.StdImport: a forgotten "strings") do not count, nor undefined selectors of imported
-// packages: the importer here knows no package's contents.
+// typeCheckUndefined is typeCheck that also returns the first error of two kinds no Go compiler
+// accepts and the interpreter does not report as such:
+//   - a name the code uses but neither declares nor imports ("undefined: io"): the interpreter
+//     panics ("incomplete type io", a nil dereference), and the model was told to write its code
+//     another way instead of to import the package. Names the rewrite imports by itself
+//     (gate.StdImport: a forgotten "strings") do not count, nor undefined selectors of imported
+//     packages: the importer here knows no package's contents;
+//   - a local variable declared and not used, which the interpreter runs and the wasm backend's
+//     compiler refuses: the two backends give the same verdict.
 func typeCheckUndefined(fset *token.FileSet, files []*ast.File) (*types.Info, *sandbox.Error) {
 	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
-	var undef *sandbox.Error
+	var first *sandbox.Error
 	conf := types.Config{Importer: fakeImporter{}, Error: func(err error) {
 		te, ok := err.(types.Error)
+		if !ok || first != nil {
+			return
+		}
+		pos := te.Fset.Position(te.Pos)
+		fail := func(hint string) {
+			first = &sandbox.Error{Kind: sandbox.KindCompile, Line: pos.Line, Message: fmt.Sprintf("%d:%d: %s", pos.Line, pos.Column, te.Msg), Hint: hint}
+		}
+		if strings.HasPrefix(te.Msg, "declared and not used: ") {
+			fail("use it, or remove it")
+			return
+		}
 		name, found := strings.CutPrefix(te.Msg, "undefined: ")
-		if !ok || !found || undef != nil || strings.Contains(name, ".") {
+		if !found || strings.Contains(name, ".") {
 			return
 		}
 		if _, auto := gate.StdImport(name); auto {
 			return
 		}
-		pos := te.Fset.Position(te.Pos)
-		undef = &sandbox.Error{Kind: sandbox.KindCompile, Line: pos.Line,
-			Message: fmt.Sprintf("%d:%d: undefined: %s", pos.Line, pos.Column, name),
-			Hint:    "declare it, or import the package it names"}
+		hint := "declare it, or import the package it names"
 		for _, path := range gate.TablePaths() {
 			if path[strings.LastIndex(path, "/")+1:] == name && gate.Allowed(path, false) {
-				undef.Hint = fmt.Sprintf("add import %q", path)
+				hint = fmt.Sprintf("add import %q", path)
 				break
 			}
 		}
+		fail(hint)
 	}}
 	_, _ = conf.Check("artifact", fset, files, info)
-	return info, undef
+	return info, first
 }
 
 func newRewriter(fset *token.FileSet, f *ast.File, src string, info *types.Info) *rewriter {
