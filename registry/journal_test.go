@@ -25,11 +25,7 @@ func sealed(t *testing.T, rec *Recorder) string {
 }
 
 func TestFlushAppendsOneJournalAndWritesNoArtifact(t *testing.T) {
-	s, err := Open(t.TempDir())
-	require.NoError(t, err)
-	_, err = s.PutRole(Contract{Role: "r", Purpose: "p"}, t0)
-	require.NoError(t, err)
-	newArtifact(t, s, "r", "m", "package artifact")
+	s := storeWithMethod(t)
 	before, err := stampOf(s.ArtifactPath("r", "m"))
 	require.NoError(t, err)
 	rec := NewRecorder(s, time.Hour)
@@ -58,11 +54,7 @@ func TestFlushAppendsOneJournalAndWritesNoArtifact(t *testing.T) {
 // A compaction that crashed after folding its records into the files but before removing the
 // journal runs again over the same records: the files' stamps keep them from counting twice.
 func TestCompactionCrashBeforeRemovingTheJournalCountsOnce(t *testing.T) {
-	s, err := Open(t.TempDir())
-	require.NoError(t, err)
-	_, err = s.PutRole(Contract{Role: "r", Purpose: "p"}, t0)
-	require.NoError(t, err)
-	newArtifact(t, s, "r", "m", "package artifact")
+	s := storeWithMethod(t)
 	newArtifact(t, s, "r", "n", "package artifact // n")
 	rec := NewRecorder(s, time.Hour)
 	defer rec.Close()
@@ -108,11 +100,7 @@ func TestCompactionCrashBeforeRemovingTheJournalCountsOnce(t *testing.T) {
 // An Update (an operator's bless, a repair) folds what the journals hold, live ones included;
 // the later compaction of the same journal does not count it again, and a reset stays a reset.
 func TestUpdateFoldsLiveJournalAndCompactionSkipsIt(t *testing.T) {
-	s, err := Open(t.TempDir())
-	require.NoError(t, err)
-	_, err = s.PutRole(Contract{Role: "r", Purpose: "p"}, t0)
-	require.NoError(t, err)
-	newArtifact(t, s, "r", "m", "package artifact")
+	s := storeWithMethod(t)
 	rec := NewRecorder(s, time.Hour)
 	defer rec.Close()
 	rec.Record("r", "m", Success, time.Millisecond, "")
@@ -144,11 +132,7 @@ func TestUpdateFoldsLiveJournalAndCompactionSkipsIt(t *testing.T) {
 
 // A crashed writer's torn last line is skipped; the complete records before it count.
 func TestTornJournalLineIsSkipped(t *testing.T) {
-	s, err := Open(t.TempDir())
-	require.NoError(t, err)
-	_, err = s.PutRole(Contract{Role: "r", Purpose: "p"}, t0)
-	require.NoError(t, err)
-	newArtifact(t, s, "r", "m", "package artifact")
+	s := storeWithMethod(t)
 	rec := NewRecorder(s, time.Hour)
 	rec.Record("r", "m", Success, time.Millisecond, "")
 	p := sealed(t, rec)
@@ -172,11 +156,7 @@ func TestTornJournalLineIsSkipped(t *testing.T) {
 }
 
 func TestLiveJournalIsNotCompactedByOthers(t *testing.T) {
-	s, err := Open(t.TempDir())
-	require.NoError(t, err)
-	_, err = s.PutRole(Contract{Role: "r", Purpose: "p"}, t0)
-	require.NoError(t, err)
-	newArtifact(t, s, "r", "m", "package artifact")
+	s := storeWithMethod(t)
 	rec := NewRecorder(s, time.Hour)
 	rec.Record("r", "m", Success, time.Millisecond, "")
 	rec.Flush()
@@ -196,11 +176,7 @@ func TestLiveJournalIsNotCompactedByOthers(t *testing.T) {
 }
 
 func TestSummariesSurviveADamagedOrStaleIndex(t *testing.T) {
-	s, err := Open(t.TempDir())
-	require.NoError(t, err)
-	_, err = s.PutRole(Contract{Role: "r", Purpose: "p"}, t0)
-	require.NoError(t, err)
-	newArtifact(t, s, "r", "m", "package artifact")
+	s := storeWithMethod(t)
 	newArtifact(t, s, "r", "n", "package artifact // n")
 	sums, err := s.Summaries()
 	require.NoError(t, err)
@@ -354,4 +330,15 @@ func TestConcurrentFlushLoadUpdateCompact(t *testing.T) {
 	r, err := fresh.Role("r")
 	require.NoError(t, err)
 	assert.Equal(t, int64(2*rounds*len(keys)), r.UsageCount)
+}
+
+// storeWithMethod opens a new store holding role r and its method m.
+func storeWithMethod(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(t.TempDir())
+	require.NoError(t, err)
+	_, err = s.PutRole(Contract{Role: "r", Purpose: "p"}, t0)
+	require.NoError(t, err)
+	newArtifact(t, s, "r", "m", "package artifact")
+	return s
 }

@@ -106,14 +106,10 @@ func TestApplyToJudgesTheArtifactsGenerationOnly(t *testing.T) {
 // the file's totals only; a line without a generation (written before lines carried one) is
 // merged into whatever generation the file holds.
 func TestJournalKeepsTheGeneration(t *testing.T) {
-	s, err := Open(t.TempDir())
-	require.NoError(t, err)
-	_, err = s.PutRole(Contract{Role: "r", Purpose: "p"}, t0)
-	require.NoError(t, err)
-	newArtifact(t, s, "r", "m", "package artifact")
+	s := storeWithMethod(t)
 	rec := NewRecorder(s, time.Hour)
 	rec.RecordGen("r", "m", 1, IntrinsicFailure, time.Millisecond, "panic")
-	_, err = s.Update("r", "m", func(a *Artifact, _ bool) error {
+	_, err := s.Update("r", "m", func(a *Artifact, _ bool) error {
 		a.Promote("package artifact // 2", "repair:intrinsic", "m", "pv", t0)
 		return nil
 	})
