@@ -29,7 +29,6 @@ func init() {
 	register(newCallCmd)
 	register(newRegenCmd)
 	register(newBlessCmd)
-	register(newQuarantineCmd)
 	register(newRollbackCmd)
 	register(newStaleCmd)
 	register(newPruneCmd)
