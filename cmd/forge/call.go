@@ -246,6 +246,11 @@ func newRegenCmd(a *app) *cobra.Command {
 				fmt.Fprintf(a.stdout, "%s.%s: joined a regeneration already under way: generation %d\n", args[0], args[1], o.Meta.ArtifactGen)
 			case o.Meta.Unchanged:
 				fmt.Fprintf(a.stdout, "%s.%s: the new answer is the current code byte for byte: generation %d kept, nothing added to the history (%d provider call(s))\n", args[0], args[1], o.Meta.ArtifactGen, o.Meta.ProviderCalls)
+				if art, err := f.Store().Load(args[0], args[1]); err == nil && art.Lifecycle == registry.Quarantined {
+					// The model wrote the quarantined code again: the quarantine stands, and the
+					// operator who followed the call's advice ("forge regen") needs the way out.
+					fmt.Fprintf(a.stdout, "%s.%s is still quarantined: the model wrote the quarantined code again; run `forge edit %s %s` to fix the code by hand, `forge rollback %s %s` if it has an earlier generation, or change the role's contract and regenerate\n", args[0], args[1], args[0], args[1], args[0], args[1])
+				}
 			default:
 				fmt.Fprintf(a.stdout, "%s.%s regenerated: generation %d (%d provider call(s), %s)\n", args[0], args[1], o.Meta.ArtifactGen, o.Meta.ProviderCalls, o.Meta.Duration.Round(time.Millisecond))
 			}

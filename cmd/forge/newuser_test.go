@@ -1,10 +1,13 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // These tests come from trying forge as a new user and an operator would, following the README.
@@ -31,4 +34,62 @@ func TestHelpListsEachCommandOnce(t *testing.T) {
 		}
 	}
 	assert.True(t, seen["quarantine"], out)
+}
+
+// answerScript writes a `command:` provider that answers every request with code and returns
+// the --provider flag that runs it.
+func answerScript(t *testing.T, code string) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "answer.go.txt")
+	require.NoError(t, os.WriteFile(src, []byte(code), 0o644))
+	script := filepath.Join(dir, "gen.sh")
+	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\ncat >/dev/null\ncat "+src+"\n"), 0o755))
+	return "--provider=command:" + script
+}
+
+// yaegiRole writes a contract for role str (method reverse, in-process yaegi) and adds it.
+func yaegiRole(t *testing.T, store string) {
+	t.Helper()
+	c := filepath.Join(t.TempDir(), "str.json")
+	require.NoError(t, os.WriteFile(c, []byte(`{"role":"str","purpose":"string utilities","sandbox":"yaegi",
+"methods":{"reverse":"func Reverse(s string) string"},
+"acceptance":{"examples":[{"method":"reverse","args":{"s":"abc"},"expect":"cba"}]}}`), 0o644))
+	code, _, errs := runCLI(t, "--store", store, "role", "add", "-f", c)
+	require.Equal(t, 0, code, errs)
+}
+
+const reverseCode = "package artifact\n\nfunc Reverse(s string) string {\n\tr := []rune(s)\n\tfor i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {\n\t\tr[i], r[j] = r[j], r[i]\n\t}\n\treturn string(r)\n}\n"
+
+// TestRegenOfQuarantinedSameCodeSaysTheWayOut: a quarantined artifact with one generation is
+// told to `forge regen`; when the model writes the same code again the quarantine stands, and
+// regen said only "generation 1 kept", leaving the operator with a method that still refuses
+// every call. It now says so and names the ways out.
+func TestRegenOfQuarantinedSameCodeSaysTheWayOut(t *testing.T) {
+	store := t.TempDir()
+	yaegiRole(t, store)
+	prov := answerScript(t, reverseCode)
+	code, out, errs := runCLI(t, "--store", store, prov, "call", "str", "reverse", "s=hello")
+	require.Equal(t, 0, code, errs)
+	assert.Equal(t, "\"olleh\"\n", out)
+	code, _, errs = runCLI(t, "--store", store, "quarantine", "str", "reverse")
+	require.Equal(t, 0, code, errs)
+	code, out, errs = runCLI(t, "--store", store, prov, "regen", "str", "reverse")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "generation 1 kept")
+	assert.Contains(t, out, "still quarantined")
+	assert.Contains(t, out, "forge edit str reverse")
+	code, _, errs = runCLI(t, "--store", store, "call", "str", "reverse", "s=x")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "quarantined")
+
+	// Not quarantined: the same answer says nothing of a quarantine.
+	other := t.TempDir()
+	yaegiRole(t, other)
+	code, _, errs = runCLI(t, "--store", other, prov, "call", "str", "reverse", "s=hello")
+	require.Equal(t, 0, code, errs)
+	code, out, errs = runCLI(t, "--store", other, prov, "regen", "str", "reverse")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "generation 1 kept")
+	assert.NotContains(t, out, "quarantined")
 }
