@@ -93,3 +93,39 @@ func TestRegenOfQuarantinedSameCodeSaysTheWayOut(t *testing.T) {
 	assert.Contains(t, out, "generation 1 kept")
 	assert.NotContains(t, out, "quarantined")
 }
+
+// TestMalformedJSONSaysWhere: a contract file or --args that is not JSON was reported as
+// "unexpected EOF" or "not valid JSON" with no position; the message now names the line and
+// column and, for --args, the forms that are accepted.
+func TestMalformedJSONSaysWhere(t *testing.T) {
+	store := t.TempDir()
+	dir := t.TempDir()
+	truncated := filepath.Join(dir, "truncated.json")
+	require.NoError(t, os.WriteFile(truncated, []byte("{\"role\":\"bad\", \"purpose\":\n"), 0o644))
+	code, _, errs := runCLI(t, "--store", store, "role", "add", "-f", truncated)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "unexpected EOF (at line 1, column 25)")
+	assert.Contains(t, errs, "fix the contract and run `forge role add -f "+truncated+"` again")
+
+	colon := filepath.Join(dir, "colon.json")
+	require.NoError(t, os.WriteFile(colon, []byte("{\n \"role\": \"x\",\n \"purpose\" \"y\"\n}\n"), 0o644))
+	code, _, errs = runCLI(t, "--store", store, "role", "add", "-f", colon)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "(at line 3, column 12)")
+
+	// A wrong type is not a syntax error: the decoder's message names the field, no position.
+	typed := filepath.Join(dir, "typed.json")
+	require.NoError(t, os.WriteFile(typed, []byte(`{"role":"x","purpose":"p","methods":["a"]}`), 0o644))
+	code, _, errs = runCLI(t, "--store", store, "role", "add", "-f", typed)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "Contract.methods")
+	assert.NotContains(t, errs, "(at line")
+
+	code, _, errs = runCLI(t, "--store", store, "call", "text", "upper", "--args", "{bad")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "line 1, column 2: invalid character 'b'")
+	assert.Contains(t, errs, "name=value pairs")
+	code, _, errs = runCLI(t, "run", "x.go", "--args", "[1,")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "line 1, column 3: unexpected end of JSON input")
+}
