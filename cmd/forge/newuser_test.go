@@ -129,3 +129,21 @@ func TestMalformedJSONSaysWhere(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "line 1, column 3: unexpected end of JSON input")
 }
+
+// TestEventLogUnwritableSaysEventsOff: a store whose event log cannot be opened (read-only for
+// this user; here a directory in the file's place, which fails the same open even as root)
+// told the CLI user to "open with NoEvents", a library option; it now names --events off, and
+// that works.
+func TestEventLogUnwritableSaysEventsOff(t *testing.T) {
+	store := t.TempDir()
+	yaegiRole(t, store)
+	require.NoError(t, os.MkdirAll(filepath.Join(store, "events", "forge.jsonl"), 0o755))
+	prov := answerScript(t, reverseCode)
+	code, _, errs := runCLI(t, "--store", store, prov, "call", "str", "reverse", "s=abc")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "--events off")
+	assert.NotContains(t, errs, "open with NoEvents")
+	code, out, errs := runCLI(t, "--store", store, prov, "--events", "off", "call", "str", "reverse", "s=abc")
+	assert.Equal(t, 0, code, errs)
+	assert.Equal(t, "\"cba\"\n", out)
+}
