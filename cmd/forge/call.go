@@ -165,6 +165,17 @@ func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt)
 }
 
+// interrupted is the error of a call or regen that failed because Ctrl-C (SIGINT) ended its
+// context, nil otherwise. The forge's own message speaks for a long-lived process ("the
+// generation goes on for the other callers"); here the process ends with the command, and with
+// it any generation it was running: nothing of it was stored.
+func interrupted(ctx context.Context, role, method, verb string) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	return codedError{exitInterrupted, fmt.Errorf("interrupted (SIGINT): %s %s.%s stopped; a generation this process was running was abandoned and nothing of it was stored (one another process runs goes on); run the command again", verb, role, method)}
+}
+
 func newCallCmd(a *app) *cobra.Command {
 	var argsFlag string
 	cmd := &cobra.Command{
@@ -192,6 +203,9 @@ func newCallCmd(a *app) *cobra.Command {
 				fmt.Fprintln(a.stdout, string(o.Value))
 			}
 			if !o.OK {
+				if err := interrupted(ctx, args[0], args[1], "call"); err != nil {
+					return err
+				}
 				if o.Err.Type == "refused" {
 					return codedError{exitFailed, errors.New(o.Err.Message)}
 				}
@@ -238,6 +252,9 @@ func newRegenCmd(a *app) *cobra.Command {
 				}
 			}
 			if !o.OK {
+				if err := interrupted(ctx, args[0], args[1], "regen"); err != nil {
+					return err
+				}
 				return codedError{exitFailed, fmt.Errorf("regenerate %s.%s: %s failure (rule %s): %s", args[0], args[1], o.Err.Class, o.Err.Rule, o.Err.Message)}
 			}
 			switch {

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -146,4 +151,69 @@ func TestEventLogUnwritableSaysEventsOff(t *testing.T) {
 	code, out, errs := runCLI(t, "--store", store, prov, "--events", "off", "call", "str", "reverse", "s=abc")
 	assert.Equal(t, 0, code, errs)
 	assert.Equal(t, "\"cba\"\n", out)
+}
+
+// TestBinInterruptedColdCall: Ctrl-C (SIGINT) during a cold call ended forge with exit 1 and the
+// library's message for a long-lived process ("the generation goes on for the other callers and
+// the next call"), which is not true of a CLI process: the generation dies with it. It now exits
+// 130, says the generation was abandoned, stores nothing, and leaves no provider process behind;
+// the next call generates.
+func TestBinInterruptedColdCall(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("SIGINT")
+	}
+	path, err := forgeBinary()
+	require.NoError(t, err)
+	store := t.TempDir()
+	yaegiRole(t, store)
+	dir := t.TempDir()
+	started := filepath.Join(dir, "started")
+	finished := filepath.Join(dir, "finished")
+	src := filepath.Join(dir, "answer.go.txt")
+	require.NoError(t, os.WriteFile(src, []byte(reverseCode), 0o644))
+	script := filepath.Join(dir, "slow.sh")
+	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\ncat >/dev/null\ntouch "+started+"\nsleep 5\ncat "+src+"\ntouch "+finished+"\n"), 0o755))
+
+	cmd := exec.Command(path, "--store", store, "--provider", "command:"+script, "call", "str", "reverse", "s=abc")
+	cmd.Env = append(os.Environ(), "FORGE_PROVIDER=")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(t, cmd.Start())
+	deadline := time.Now().Add(2 * time.Minute) // a hang, not a speed bound
+	for {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the provider never started: %s", errb.String())
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stdout %q stderr %q", out.String(), errb.String())
+	assert.Equal(t, exitInterrupted, ee.ExitCode(), errb.String())
+	assert.Contains(t, errb.String(), "interrupted (SIGINT): call str.reverse stopped")
+	assert.NotContains(t, errb.String(), "goes on for the other callers and the next call")
+	assert.Empty(t, out.String())
+
+	time.Sleep(6 * time.Second) // longer than the script's sleep: had it survived, it would finish now
+	_, err = os.Stat(finished)
+	assert.True(t, os.IsNotExist(err), "the provider process outlived forge")
+	code, lsOut, _ := runCLI(t, "--store", store, "ls")
+	assert.Equal(t, 0, code)
+	assert.NotContains(t, lsOut, "reverse", "nothing was stored")
+
+	code, callOut, errs := runCLI(t, "--store", store, answerScript(t, reverseCode), "call", "str", "reverse", "s=abc")
+	assert.Equal(t, 0, code, errs)
+	assert.Equal(t, "\"cba\"\n", callOut)
+}
+
+// TestInterruptedOnlyWhenTheContextEnded: a failure with a live context is not an interrupt.
+func TestInterruptedOnlyWhenTheContextEnded(t *testing.T) {
+	assert.NoError(t, interrupted(context.Background(), "r", "m", "call"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := interrupted(ctx, "r", "m", "regen")
+	assert.Equal(t, exitInterrupted, exitCode(err))
+	assert.ErrorContains(t, err, "regen r.m stopped")
 }
