@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -216,4 +218,39 @@ func TestInterruptedOnlyWhenTheContextEnded(t *testing.T) {
 	err := interrupted(ctx, "r", "m", "regen")
 	assert.Equal(t, exitInterrupted, exitCode(err))
 	assert.ErrorContains(t, err, "regen r.m stopped")
+}
+
+// TestBinMCPRequestsFromAFile: `forge mcp < requests` answered the first request only (the SDK
+// ended the session at end of input and dropped the answers still being computed), and a line
+// that was not JSON ended the session with exit 1. Every request is answered now, the bad line
+// gets a JSON-RPC parse error, and the session goes on.
+func TestBinMCPRequestsFromAFile(t *testing.T) {
+	store := t.TempDir()
+	yaegiRole(t, store)
+	code, _, errs := runCLI(t, "--store", store, answerScript(t, reverseCode), "call", "str", "reverse", "s=abc")
+	require.Equal(t, 0, code, errs)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"hand","version":"0"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{bad json`,
+		`{"jsonrpc":"2.0","id":"three","method":"tools/call","params":{"name":"forge_call","arguments":{"role":"str","method":"reverse","args":{"s":"mcp"}}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":5.0,"method":"ping"}`,
+	}, "\n") // no newline after the last line
+	r := bin(t, strings.NewReader(in), nil, "--store", store, "mcp")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "input line 4 is not JSON (line 1, column 2)")
+	answers := map[string]map[string]any{}
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		answers[fmt.Sprint(m["id"])] = m
+	}
+	for _, id := range []string{"1", "2", "three", "4", "5", "<nil>"} {
+		assert.Contains(t, answers, id, "no answer with id %s in %s", id, r.stdout)
+	}
+	assert.EqualValues(t, -32700, answers["<nil>"]["error"].(map[string]any)["code"])
+	assert.Contains(t, fmt.Sprint(answers["three"]["result"]), "pcm")
+	assert.Contains(t, fmt.Sprint(answers["2"]["result"]), "forge_call")
 }
