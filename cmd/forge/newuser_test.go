@@ -254,3 +254,15 @@ func TestBinMCPRequestsFromAFile(t *testing.T) {
 	assert.Contains(t, fmt.Sprint(answers["three"]["result"]), "pcm")
 	assert.Contains(t, fmt.Sprint(answers["2"]["result"]), "forge_call")
 }
+
+// TestMissingRequiredFlagIsUsage: a flag a command requires (knowledge record --domain) left out
+// exited 1, as a failed operation; it is the command line's misuse: exit 2, also under --json.
+func TestMissingRequiredFlagIsUsage(t *testing.T) {
+	store := t.TempDir()
+	code, _, errs := runCLI(t, "--store", store, "knowledge", "record", "a lesson")
+	assert.Equal(t, exitUsage, code, errs)
+	assert.Contains(t, errs, `required flag(s) "domain" not set`)
+	code, out, _ := runCLI(t, "--store", store, "--json", "knowledge", "record", "a lesson")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, out, `"kind": "usage"`)
+}

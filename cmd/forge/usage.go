@@ -13,7 +13,7 @@ import (
 // command, wrong number of args), which have no type of their own.
 func isCobraUsage(err error) bool {
 	msg := err.Error()
-	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "unknown shorthand", "invalid argument", "flag needs an argument"} {
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "unknown shorthand", "invalid argument", "flag needs an argument", "required flag(s)", "if any flags in the group"} {
 		if strings.Contains(msg, p) {
 			return true
 		}
