@@ -266,3 +266,14 @@ func TestMissingRequiredFlagIsUsage(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, out, `"kind": "usage"`)
 }
+
+// TestTooFewArgsSaysAtLeast: `forge call text` said "want 2 to 9223372036854775807 argument(s)".
+func TestTooFewArgsSaysAtLeast(t *testing.T) {
+	code, _, errs := runCLI(t, "--store", t.TempDir(), "call", "text")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, "call: want at least 2 argument(s), got 1; usage: forge call ROLE METHOD")
+	assert.NotContains(t, errs, "9223372036854775807")
+	code, _, errs = runCLI(t, "--store", t.TempDir(), "rollback", "a", "b", "1", "2")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, "want 2 to 3 argument(s), got 4")
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -38,7 +39,10 @@ func nameArgs(min, max int, kinds ...string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) < min || len(args) > max {
 			want := fmt.Sprintf("%d", min)
-			if max != min {
+			switch {
+			case max == math.MaxInt:
+				want = fmt.Sprintf("at least %d", min)
+			case max != min:
 				want = fmt.Sprintf("%d to %d", min, max)
 			}
 			return usagef("%s: want %s argument(s), got %d; usage: %s", cmd.Name(), want, len(args), cmd.UseLine())
