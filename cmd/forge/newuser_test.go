@@ -277,3 +277,22 @@ func TestTooFewArgsSaysAtLeast(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errs, "want 2 to 3 argument(s), got 4")
 }
+
+// TestEditWithoutEditorOffATerminal: with no $EDITOR or $VISUAL, `forge edit` ran vi on a pipe,
+// which drew its screen into the output and failed; it now says what to set instead.
+func TestEditWithoutEditorOffATerminal(t *testing.T) {
+	store := t.TempDir()
+	yaegiRole(t, store)
+	code, _, errs := runCLI(t, "--store", store, answerScript(t, reverseCode), "call", "str", "reverse", "s=abc")
+	require.Equal(t, 0, code, errs)
+	t.Setenv("EDITOR", "")
+	t.Setenv("VISUAL", "")
+	was := stdinIsTerminal
+	stdinIsTerminal = func() bool { return false }
+	defer func() { stdinIsTerminal = was }()
+	code, out, errs := runCLI(t, "--store", store, "edit", "str", "reverse")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errs, "neither $EDITOR nor $VISUAL is set and stdin is not a terminal")
+	assert.Contains(t, errs, "nothing stored")
+}
