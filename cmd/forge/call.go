@@ -165,6 +165,50 @@ func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt)
 }
 
+// knownRolesHint names the store's roles closest to a role name that is not there (a typo is
+// the likely cause): "; did you mean text?" or "; roles in this store: a, b", empty if none.
+func knownRolesHint(s registry.Backend, name string) string {
+	recs, err := s.Roles()
+	if err != nil || len(recs) == 0 {
+		return ""
+	}
+	var close, all []string
+	for _, r := range recs {
+		all = append(all, r.Role)
+		if editDistance(r.Role, name) <= 2 {
+			close = append(close, r.Role)
+		}
+	}
+	if len(close) > 0 {
+		return "; did you mean " + strings.Join(close, " or ") + "?"
+	}
+	if len(all) > 10 {
+		all = append(all[:10], fmt.Sprintf("... (%d in all: forge role ls)", len(recs)))
+	}
+	return "; roles in this store: " + strings.Join(all, ", ")
+}
+
+// editDistance is the Levenshtein distance of two short names.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
 // interrupted is the error of a call or regen that failed because Ctrl-C (SIGINT) ended its
 // context, nil otherwise. The forge's own message speaks for a long-lived process ("the
 // generation goes on for the other callers"); here the process ends with the command, and with
@@ -210,7 +254,11 @@ func newCallCmd(a *app) *cobra.Command {
 					return codedError{exitFailed, errors.New(o.Err.Message)}
 				}
 				if o.Err.Class == "caller" {
-					return codedError{exitFailed, fmt.Errorf("%s (%s/%s)", o.Err.Message, o.Err.Class, o.Err.Type)}
+					msg := o.Err.Message
+					if o.Err.Type == "unknown_role" {
+						msg += knownRolesHint(f.Store(), args[0])
+					}
+					return codedError{exitFailed, fmt.Errorf("%s (%s/%s)", msg, o.Err.Class, o.Err.Type)}
 				}
 				return codedError{exitFailed, fmt.Errorf("%s failure (rule %s, %s): %s", o.Err.Class, o.Err.Rule, o.Err.Type, o.Err.Message)}
 			}

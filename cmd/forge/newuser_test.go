@@ -296,3 +296,21 @@ func TestEditWithoutEditorOffATerminal(t *testing.T) {
 	assert.Contains(t, errs, "neither $EDITOR nor $VISUAL is set and stdin is not a terminal")
 	assert.Contains(t, errs, "nothing stored")
 }
+
+// TestUnknownRoleNamesTheClosest: a typo in a role name (`forge call txet upper`) said only that
+// the role is not found and how to add one; it now names the role the operator likely meant, or
+// the roles there are.
+func TestUnknownRoleNamesTheClosest(t *testing.T) {
+	store := t.TempDir()
+	yaegiRole(t, store)
+	code, _, errs := runCLI(t, "--store", store, "call", "sstr", "reverse", "s=x")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, `role "sstr": not found`)
+	assert.Contains(t, errs, "did you mean str?")
+	code, _, errs = runCLI(t, "--store", store, "call", "unrelated", "reverse", "s=x")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "roles in this store: str")
+	assert.Equal(t, 0, editDistance("text", "text"))
+	assert.Equal(t, 2, editDistance("txet", "text"))
+	assert.Equal(t, 3, editDistance("", "abc"))
+}
