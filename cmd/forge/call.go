@@ -255,8 +255,11 @@ func newCallCmd(a *app) *cobra.Command {
 				}
 				if o.Err.Class == "caller" {
 					msg := o.Err.Message
-					if o.Err.Type == "unknown_role" {
+					switch o.Err.Type {
+					case "unknown_role":
 						msg += knownRolesHint(f.Store(), args[0])
+					case "args":
+						msg += fmt.Sprintf("; give each parameter as name=value or all of them with --args JSON (the signature: `forge show %s %s`)", args[0], args[1])
 					}
 					return codedError{exitFailed, fmt.Errorf("%s (%s/%s)", msg, o.Err.Class, o.Err.Type)}
 				}

@@ -314,3 +314,16 @@ func TestUnknownRoleNamesTheClosest(t *testing.T) {
 	assert.Equal(t, 2, editDistance("txet", "text"))
 	assert.Equal(t, 3, editDistance("", "abc"))
 }
+
+// TestCallMissingArgSaysHowToGiveIt: `forge call str reverse` with no args said "missing
+// argument s (string)" and nothing of how to pass it.
+func TestCallMissingArgSaysHowToGiveIt(t *testing.T) {
+	store := t.TempDir()
+	yaegiRole(t, store)
+	code, _, errs := runCLI(t, "--store", store, answerScript(t, reverseCode), "call", "str", "reverse", "s=abc")
+	require.Equal(t, 0, code, errs)
+	code, _, errs = runCLI(t, "--store", store, "call", "str", "reverse")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "missing argument s (string)")
+	assert.Contains(t, errs, "give each parameter as name=value or all of them with --args JSON (the signature: `forge show str reverse`)")
+}
