@@ -558,6 +558,14 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 	if c.meta.RepairAttempted {
 		c.meta.RepairSucceeded = res.saved
 	}
+	if res.fail == nil && res.unchanged && res.art.Lifecycle == registry.Quarantined {
+		// The regeneration wrote the quarantined code again, byte for byte: the quarantine stands,
+		// and this call must not be answered by the code an operator took out of service.
+		return c.fail(&failure{typ: "refused", result: classifier.Result{Class: classifier.Extrinsic, Rule: classifier.Rule(selector.ReasonQuarantined)},
+			msg: fmt.Sprintf("%s.%s is quarantined and its regeneration wrote the same code again, so the quarantine stands: "+
+				"run `forge edit %s %s` to write the code yourself, `forge rollback %s %s` to restore an earlier generation, "+
+				"or change the role's contract so that a regeneration writes other code", c.role, c.method, c.role, c.method, c.role, c.method)})
+	}
 	if res.fail != nil {
 		// The stored code's failure that led here is counted already (executePersisted); the
 		// failed repair stored nothing, so the call is not counted a second time. A failure of

@@ -1,13 +1,16 @@
 package forge
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"github.com/artifactforge/forge/classifier"
 	"github.com/artifactforge/forge/learner"
 	"github.com/artifactforge/forge/repair"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -172,14 +175,14 @@ func (f *Forge) Close() error {
 		f.closed = true
 		f.life.Unlock()
 		f.stopWatch()
-		f.rec.Close()
+		lost := droppedErr(f.rec.Close(), f.store.Location())
 		if f.events != nil {
 			f.events.close()
 		}
 		f.programs.close() // no call is in flight: every live program closes now
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		var errs []error
+		errs := []error{lost}
 		errs = append(errs, f.closeLayers()) // the reflector: lessons of this process go to disk
 		for _, sb := range f.sandboxes {
 			errs = append(errs, sb.Close())
@@ -189,6 +192,20 @@ func (f *Forge) Close() error {
 		f.closeErr = errors.Join(errs...)
 	})
 	return f.closeErr
+}
+
+// droppedErr is what the last flush of the metrics recorder could not write, as an error (nil if
+// it wrote everything): a process that ends loses those counters, and says so.
+func droppedErr(rep registry.FlushReport, store string) error {
+	if len(rep.Dropped) == 0 {
+		return nil
+	}
+	keys := slices.SortedFunc(maps.Keys(rep.Dropped), func(a, b registry.Key) int {
+		return cmp.Or(cmp.Compare(a.Role, b.Role), cmp.Compare(a.Method, b.Method))
+	})
+	k := keys[0]
+	return fmt.Errorf("forge: the call counters of %d artifact(s) could not be written to the store %s and are lost (first: %s.%s: %v)",
+		len(keys), store, k.Role, k.Method, rep.Dropped[k])
 }
 
 // enter admits a call unless the Forge is closed or closing; leave must follow when it is true.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -534,4 +535,56 @@ func TestSystemPromptListsTheWholeHostAPI(t *testing.T) {
 			assert.Contains(t, systemPrompt(b), "host."+name, "%s prompt", b)
 		}
 	}
+}
+
+// Counters the last flush cannot write (here: metrics/ replaced by a file, as a store this user
+// cannot write would refuse them) make Close fail with the store and the first artifact named,
+// instead of being lost without a word.
+func TestCloseSaysWhichCountersWereLost(t *testing.T) {
+	store := t.TempDir()
+	p := cassette(t, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK})
+	f, err := Open(Options{Store: store, Provider: p, DefaultSandbox: "yaegi", FlushInterval: time.Hour})
+	require.NoError(t, err)
+	require.NoError(t, f.AddRole(textContract()))
+	o := f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"hello"}`))
+	require.True(t, o.OK, "%+v", o.Err)
+	o = f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"again"}`))
+	require.True(t, o.OK, "%+v", o.Err)
+
+	// No flush has run (FlushInterval is an hour): the recorder has no journal open yet.
+	metrics := filepath.Join(store, "metrics")
+	require.NoError(t, os.RemoveAll(metrics))
+	require.NoError(t, os.WriteFile(metrics, []byte("not a directory"), 0o644))
+	err = f.Close()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "text.upper")
+	assert.Contains(t, err.Error(), "could not be written to the store "+store)
+}
+
+// A quarantined artifact marked for regeneration on its next call, whose regeneration writes the
+// same code again, is not answered by that code: the quarantine stands and the call says how out.
+func TestQuarantinedRegenWritingTheSameCodeStillRefuses(t *testing.T) {
+	store := t.TempDir()
+	p := cassette(t,
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK},
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 2, Code: upperOK}) // the second generate request
+	f := openForge(t, store, p)
+	require.NoError(t, f.AddRole(textContract()))
+	o := f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"hello"}`))
+	require.True(t, o.OK, "%+v", o.Err)
+	require.NoError(t, f.Quarantine("text", "upper"))
+	require.NoError(t, f.MarkRegenerate("text", "upper"))
+
+	o = f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"again"}`))
+	require.False(t, o.OK, "the quarantined code answered: %s", o.Value)
+	assert.Equal(t, "refused", o.Err.Type)
+	assert.Contains(t, o.Err.Message, "quarantine stands")
+	assert.Contains(t, o.Err.Message, "forge edit text upper")
+	art, err := f.Store().Load("text", "upper")
+	require.NoError(t, err)
+	assert.Equal(t, registry.Quarantined, art.Lifecycle)
+	assert.Equal(t, 1, art.Generation)
+
+	o = f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"third"}`))
+	require.False(t, o.OK, "still refused: %s", o.Value)
 }

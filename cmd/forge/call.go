@@ -36,6 +36,14 @@ func init() {
 
 // openForge opens the forge on the store with the configured provider. No provider configured is
 // not an error here: persisted artifacts still run, and generation says how to configure one.
+// closeForge closes f and warns on stderr about what it could not finish (call counters it could
+// not write, a sandbox that did not close cleanly): the command's own result stands.
+func (a *app) closeForge(f *forge.Forge) {
+	if err := f.Close(); err != nil {
+		fmt.Fprintf(a.stderr, "forge: warning: %v\n", err)
+	}
+}
+
 func (a *app) openForge() (*forge.Forge, error) {
 	dir, err := a.storeDir()
 	if err != nil {
@@ -235,7 +243,7 @@ func newCallCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer f.Close()
+			defer a.closeForge(f)
 			ctx, cancel := signalContext()
 			defer cancel()
 			o := f.Call(ctx, args[0], args[1], in)
@@ -283,7 +291,7 @@ func newRegenCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer f.Close()
+			defer a.closeForge(f)
 			if nextCall {
 				if err := f.MarkRegenerate(args[0], args[1]); err != nil {
 					return err
@@ -377,7 +385,7 @@ func (a *app) operator(args []string, fn func(*forge.Forge) error, done string) 
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer a.closeForge(f)
 	if err := fn(f); err != nil {
 		return err
 	}
@@ -484,7 +492,7 @@ sandbox's built modules and compiled code under the store's cache/ that were not
 			if err != nil {
 				return err
 			}
-			defer f.Close()
+			defer a.closeForge(f)
 			s := f.Store()
 			cutoff := time.Now().Add(-age)
 			var pruned []registry.Key

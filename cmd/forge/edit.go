@@ -31,7 +31,7 @@ refused with the gate's feedback (the edited file is kept so that you can fix it
 			if err != nil {
 				return err
 			}
-			defer f.Close()
+			defer a.closeForge(f)
 			art, err := f.Store().Load(role, method)
 			if err != nil {
 				return err

@@ -30,7 +30,7 @@ notifications/tools/list_changed. ` + "`forge serve`" + ` serves the same over s
 			if err != nil {
 				return err
 			}
-			defer f.Close()
+			defer a.closeForge(f)
 			if err := f.Watch(); err != nil {
 				a.stderr.Write([]byte("forge: " + err.Error() + "\n"))
 			}

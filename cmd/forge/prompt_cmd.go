@@ -27,7 +27,7 @@ provider's default). Nothing is sent to the provider and nothing is learned.`,
 			if err != nil {
 				return err
 			}
-			defer f.Close()
+			defer a.closeForge(f)
 			p, err := f.PromptPreview(args[0], args[1], repairIt)
 			if err != nil {
 				return err

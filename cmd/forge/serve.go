@@ -57,7 +57,7 @@ the fleet store. Other forge processes on this machine use it with --store nats:
 			if err != nil {
 				return err
 			}
-			defer f.Close()
+			defer a.closeForge(f)
 			if err := f.Watch(); err != nil {
 				log.Warn("watch mode unavailable: changes by other processes are seen within the revalidation poll", slog.String("error", err.Error()))
 			}

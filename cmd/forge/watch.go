@@ -50,7 +50,7 @@ select calls only. --json prints one event per line. It runs until interrupted.`
 			if err != nil {
 				return err
 			}
-			defer f.Close()
+			defer a.closeForge(f)
 			if err := f.Watch(); err != nil {
 				return err
 			}
