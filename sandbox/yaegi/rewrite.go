@@ -5,12 +5,14 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/gate"
+	"github.com/artifactforge/forge/sandbox/yaegi/symbols"
 )
 
 // The rewrites below edit the source text at byte offsets and never add or remove a newline, so
@@ -112,7 +114,8 @@ func typeCheck(fset *token.FileSet, files []*ast.File) *types.Info {
 // from imported packages are invalid and their uses cascade (a variable used only in a range
 // assignment of such a type is reported "declared and not used", which Go accepts).
 func typeCheckUndefined(fset *token.FileSet, files []*ast.File) (*types.Info, *sandbox.Error) {
-	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Defs: map[*ast.Ident]types.Object{},
+		Uses: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{}}
 	var first *sandbox.Error
 	conf := types.Config{Importer: fakeImporter{}, Error: func(err error) {
 		te, ok := err.(types.Error)
@@ -140,6 +143,11 @@ func typeCheckUndefined(fset *token.FileSet, files []*ast.File) (*types.Info, *s
 		fail(hint)
 	}}
 	_, _ = conf.Check("artifact", fset, files, info)
+	for _, f := range files {
+		if first == nil {
+			first = gapRefusal(fset, f, info)
+		}
+	}
 	return info, first
 }
 
@@ -958,7 +966,8 @@ func (r *rewriter) plainOperand(e ast.Expr) bool {
 }
 
 // gaps rewrites what yaegi v0.16.1 lacks: min/max/clear builtins, range over an integer,
-// per-iteration loop variables captured by closures, and slices.Sort & co.
+// per-iteration loop variables captured by closures (and by deferred function literals), method
+// expressions called on the spot, and slices.Sort & co.
 func (r *rewriter) gaps() {
 	ast.Inspect(r.file, func(n ast.Node) bool {
 		switch n := n.(type) {
@@ -971,6 +980,9 @@ func (r *rewriter) gaps() {
 		}
 		return true
 	})
+	r.methodExprCalls()
+	r.deferArgs()
+	r.methodValues()
 }
 
 func (r *rewriter) rewriteCall(c *ast.CallExpr) {
@@ -1099,8 +1111,25 @@ func (r *rewriter) copyLoopVars(body *ast.BlockStmt, names []string, threeClause
 	if len(names) == 0 {
 		return
 	}
-	captured := map[string]bool{}
-	assigned := map[string]bool{}
+	captured, assigned := r.loopUses(body)
+	var copies []string
+	for _, name := range names {
+		if captured[name] && !(threeClause && assigned[name]) {
+			copies = append(copies, name)
+		}
+	}
+	if len(copies) == 0 {
+		return
+	}
+	sort.Strings(copies)
+	list := strings.Join(copies, ", ")
+	r.add(r.off(body.Lbrace)+1, r.off(body.Lbrace)+1, fmt.Sprintf(" %s := %s; ", list, list))
+}
+
+// loopUses returns the names a loop body captures (in a closure, by &name or by a pointer
+// method value) and the names it assigns.
+func (r *rewriter) loopUses(body *ast.BlockStmt) (captured, assigned map[string]bool) {
+	captured, assigned = map[string]bool{}, map[string]bool{}
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.FuncLit:
@@ -1125,21 +1154,19 @@ func (r *rewriter) copyLoopVars(body *ast.BlockStmt, names []string, threeClause
 			if id, ok := n.X.(*ast.Ident); ok && n.Op == token.AND {
 				captured[id.Name] = true
 			}
+		case *ast.SelectorExpr:
+			// A pointer method value (b.get, get on *box) binds &b (methodValues).
+			if id, ok := n.X.(*ast.Ident); ok && r.info != nil && r.info.Selections != nil {
+				if s, ok := r.info.Selections[n]; ok && s.Kind() == types.MethodVal && !s.Indirect() {
+					if _, ptr := s.Obj().Type().(*types.Signature).Recv().Type().(*types.Pointer); ptr {
+						captured[id.Name] = true
+					}
+				}
+			}
 		}
 		return true
 	})
-	var copies []string
-	for _, name := range names {
-		if captured[name] && !(threeClause && assigned[name]) {
-			copies = append(copies, name)
-		}
-	}
-	if len(copies) == 0 {
-		return
-	}
-	sort.Strings(copies)
-	list := strings.Join(copies, ", ")
-	r.add(r.off(body.Lbrace)+1, r.off(body.Lbrace)+1, fmt.Sprintf(" %s := %s; ", list, list))
+	return captured, assigned
 }
 
 // apply returns the source with every edit applied and tail appended.
@@ -1168,3 +1195,352 @@ func (r *rewriter) apply(tail string) string {
 
 // globals is the tail every rewritten file shares (only the first file of a package declares it).
 const globals = "var forge__depth int\nvar forge__maxDepth = 10000\n"
+
+// Interpreter gaps found by running valid Go on both backends (sandbox/testdata/*/gap_*): what a
+// rewrite below cannot make give wasm's answer is refused before the interpreter (gapRefusal)
+// with the construct, its line and what to write instead.
+
+// loopDecl reports whether obj is a variable declared inside loop (its header or body): each
+// iteration has its own (Go 1.22).
+func loopDecl(obj types.Object, loop ast.Node) bool {
+	v, ok := obj.(*types.Var)
+	return ok && !v.IsField() && v.Pos() >= loop.Pos() && v.Pos() < loop.End()
+}
+
+// deferredLiterals calls fn for every `defer func(...) {...}(...)` inside a loop, with the
+// outermost loop around it. Deferred calls of a function literal run, in yaegi v0.16.1, with the
+// values the variables have when the function returns, not the ones of the iteration that
+// deferred them: `for _, w := range ws { defer func() { s += w }() }` gives "bb", not "ba".
+func deferredLiterals(f *ast.File, fn func(d *ast.DeferStmt, lit *ast.FuncLit, loop ast.Node)) {
+	seen := map[*ast.DeferStmt]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n.(type) {
+		case *ast.ForStmt, *ast.RangeStmt:
+		default:
+			return true
+		}
+		loop := n
+		ast.Inspect(loop, func(m ast.Node) bool {
+			d, ok := m.(*ast.DeferStmt)
+			if !ok || seen[d] {
+				return true
+			}
+			seen[d] = true
+			if lit, ok := d.Call.Fun.(*ast.FuncLit); ok {
+				fn(d, lit, loop)
+			}
+			return true
+		})
+		return true
+	})
+}
+
+// loopCaptures returns the variables declared in loop that lit uses (in order of first use), and
+// the first of them lit assigns or takes the address of (passing a copy would change its meaning).
+func (r *rewriter) loopCaptures(lit *ast.FuncLit, loop ast.Node) (vars []*types.Var, idents []*ast.Ident, written *ast.Ident) {
+	if r.info == nil || r.info.Uses == nil {
+		return nil, nil, nil
+	}
+	seen := map[types.Object]bool{}
+	var targets []ast.Expr
+	ast.Inspect(lit.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.Ident:
+			obj := r.info.Uses[n]
+			if obj != nil && !seen[obj] && loopDecl(obj, loop) && !(obj.Pos() >= lit.Pos() && obj.Pos() < lit.End()) {
+				seen[obj] = true
+				vars = append(vars, obj.(*types.Var))
+				idents = append(idents, n)
+			}
+		case *ast.AssignStmt:
+			if n.Tok != token.DEFINE {
+				targets = append(targets, n.Lhs...)
+			}
+		case *ast.IncDecStmt:
+			targets = append(targets, n.X)
+		case *ast.UnaryExpr:
+			if n.Op == token.AND {
+				targets = append(targets, n.X)
+			}
+		}
+		return true
+	})
+	for _, t := range targets {
+		if id, ok := ast.Unparen(t).(*ast.Ident); ok && seen[r.info.Uses[id]] && written == nil {
+			written = id
+		}
+	}
+	return vars, idents, written
+}
+
+// spell is typeString for a type the file can write: false when the type check could not resolve
+// part of it (a package's type: the importer here knows no package's contents).
+func (r *rewriter) spell(t types.Type) (string, bool) {
+	s := r.typeString(t)
+	return s, !strings.Contains(s, "invalid type")
+}
+
+// deferArgs hands the loop's variables a deferred function literal uses to it as arguments,
+// evaluated when the defer statement runs, as Go evaluates them for each iteration:
+//
+//	defer func() { s += w }()   ->   defer func(w string) { s += w }(w)
+//
+// What cannot be passed (a variable the literal assigns, a type the file cannot spell, unnamed
+// parameters) is refused by gapRefusal.
+func (r *rewriter) deferArgs() {
+	deferredLiterals(r.file, func(d *ast.DeferStmt, lit *ast.FuncLit, loop ast.Node) {
+		vars, _, written := r.loopCaptures(lit, loop)
+		if len(vars) == 0 || written != nil || unnamedParams(lit) {
+			return
+		}
+		var params, args []string
+		for _, v := range vars {
+			ts, ok := r.spell(v.Type())
+			if !ok {
+				return
+			}
+			params = append(params, v.Name()+" "+ts+", ")
+			args = append(args, v.Name()+", ")
+		}
+		r.add(r.off(lit.Type.Params.Opening)+1, r.off(lit.Type.Params.Opening)+1, strings.Join(params, ""))
+		r.add(r.off(d.Call.Lparen)+1, r.off(d.Call.Lparen)+1, strings.Join(args, ""))
+	})
+}
+
+func unnamedParams(lit *ast.FuncLit) bool {
+	for _, f := range lit.Type.Params.List {
+		if len(f.Names) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// methodExprCalls rewrites a method expression called on the spot into the method call, which
+// the interpreter runs (it cannot call method expressions: `(*strings.Builder).String(&b)` panics
+// "reflect: Method index out of range", `(*T).M` of the file's own types fails to assign):
+//
+//	(*strings.Builder).String(&b)   ->   (&b).String()
+//	T.Scale(v, 2)                   ->   (v).Scale(2)
+//
+// Methods other rewrites route (guestZone, guardStderr) are left to them.
+func (r *rewriter) methodExprCalls() {
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		c, ok := n.(*ast.CallExpr)
+		if !ok || len(c.Args) == 0 || c.Ellipsis.IsValid() {
+			return true
+		}
+		sel, ok := ast.Unparen(c.Fun).(*ast.SelectorExpr)
+		if !ok || !r.methodExpr(sel) || routedMethods[sel.Sel.Name] {
+			return true
+		}
+		recv := c.Args[0]
+		// From the call's start to the first argument's start: "(*T).M(" becomes "(";
+		// the receiver is followed by ").M(" and its comma is dropped.
+		r.add(r.off(c.Pos()), r.off(recv.Pos()), "("+newlines(r.src[r.off(c.Pos()):r.off(recv.Pos())]))
+		rest := ""
+		if len(c.Args) > 1 {
+			rest = newlines(r.src[r.off(recv.End()):r.off(c.Args[1].Pos())])
+			r.add(r.off(recv.End()), r.off(c.Args[1].Pos()), ")."+sel.Sel.Name+"("+rest)
+		} else {
+			r.add(r.off(recv.End()), r.off(recv.End()), ")."+sel.Sel.Name+"(")
+		}
+		return true
+	})
+}
+
+// routedMethods are methods whose calls other rewrites route through helpers (guestZone,
+// guardStderr): their method expressions are theirs.
+var routedMethods = map[string]bool{"Local": true, "UnmarshalJSON": true, "UnmarshalText": true,
+	"UnmarshalBinary": true, "GobDecode": true, "Init": true}
+
+// methodExpr reports whether sel is a method expression T.M or (*T).M: T a type of the file or a
+// package's type (a nil pointer in its symbol table: a package's variable, base64.StdEncoding,
+// is addressable).
+func (r *rewriter) methodExpr(sel *ast.SelectorExpr) bool {
+	if r.info != nil && r.info.Selections != nil {
+		if s, ok := r.info.Selections[sel]; ok {
+			return s.Kind() == types.MethodExpr
+		}
+	}
+	x := ast.Unparen(sel.X)
+	if st, ok := x.(*ast.StarExpr); ok {
+		x = ast.Unparen(st.X)
+	}
+	switch x := x.(type) {
+	case *ast.SelectorExpr:
+		if !r.packageSelector(x) {
+			return false
+		}
+		table := symbols.Symbols[tableKeys[r.imports[x.X.(*ast.Ident).Name]]]
+		v, ok := table[x.Sel.Name]
+		return ok && v.Kind() == reflect.Pointer && v.IsNil() && !v.CanAddr()
+	case *ast.Ident:
+		if r.info == nil {
+			return false
+		}
+		tv, ok := r.info.Types[x]
+		return ok && tv.IsType()
+	}
+	return false
+}
+
+// gapRefusal returns the first construct of the file the interpreter would compile to a
+// different answer than Go, or fail on without saying why, and no rewrite covers.
+func gapRefusal(fset *token.FileSet, f *ast.File, info *types.Info) *sandbox.Error {
+	r := newRewriter(fset, f, "", info)
+	var first *sandbox.Error
+	refuse := func(n ast.Node, msg, hint string) {
+		if first == nil {
+			pos := fset.Position(n.Pos())
+			first = &sandbox.Error{Kind: sandbox.KindCompile, Line: pos.Line, Message: fmt.Sprintf("%d:%d: %s", pos.Line, pos.Column, msg), Hint: hint}
+		}
+	}
+	deferredLiterals(f, func(d *ast.DeferStmt, lit *ast.FuncLit, loop ast.Node) {
+		vars, idents, written := r.loopCaptures(lit, loop)
+		if len(vars) == 0 {
+			return
+		}
+		if written != nil {
+			refuse(written, fmt.Sprintf("a deferred function literal in a loop assigns the loop's variable %s: the interpreter runs it with the last iteration's %s, not its own", written.Name, written.Name),
+				"assign a variable declared before the loop, or defer a call that takes the value as an argument")
+			return
+		}
+		for i, v := range vars {
+			if _, ok := r.spell(v.Type()); !ok || unnamedParams(lit) {
+				refuse(idents[i], fmt.Sprintf("a deferred function literal in a loop uses the loop's variable %s: the interpreter runs it with the last iteration's %s, not its own", v.Name(), v.Name()),
+					fmt.Sprintf("pass it as an argument: defer func(%s T) { ... }(%s)", v.Name(), v.Name()))
+				return
+			}
+		}
+	})
+	rewritten := map[*ast.SelectorExpr]bool{} // method expressions methodExprCalls rewrites
+	ast.Inspect(f, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok && len(c.Args) > 0 && !c.Ellipsis.IsValid() {
+			if sel, ok := ast.Unparen(c.Fun).(*ast.SelectorExpr); ok {
+				rewritten[sel] = true
+			}
+		}
+		return true
+	})
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.ForStmt:
+			as, ok := n.Init.(*ast.AssignStmt)
+			if !ok || as.Tok != token.DEFINE {
+				return true
+			}
+			captured, assigned := r.loopUses(n.Body)
+			for _, e := range as.Lhs {
+				if id, ok := e.(*ast.Ident); ok && id.Name != "_" && captured[id.Name] && assigned[id.Name] {
+					refuse(n, fmt.Sprintf("a closure (or &%s) in this loop captures the loop variable %s, which the loop body also assigns: the interpreter shares one %s across iterations", id.Name, id.Name, id.Name),
+						fmt.Sprintf("copy it first (%s := %s) and let the closure use the copy, or loop with a variable declared before the loop", "v", id.Name))
+				}
+			}
+		case *ast.RangeStmt:
+			if t := r.typeOf(n.X); t != nil {
+				if _, ok := t.Underlying().(*types.Signature); ok {
+					refuse(n, fmt.Sprintf("range over the function %s: the interpreter has no range-over-func iterators", types.ExprString(n.X)),
+						"return a slice (or call the function with a yield callback of your own) and range over that")
+				}
+			}
+		case *ast.SelectorExpr:
+			if !rewritten[n] && r.methodExpr(n) && !routedMethods[n.Sel.Name] {
+				refuse(n, fmt.Sprintf("method expression %s used as a value: the interpreter cannot call method expressions", types.ExprString(n)),
+					fmt.Sprintf("call the method on the value (x.%s(...)) or write a function literal: func(x %s, ...) ... { return x.%s(...) }", n.Sel.Name, types.ExprString(ast.Unparen(n.X)), n.Sel.Name))
+			}
+		}
+		return true
+	})
+	return first
+}
+
+// methodValues binds the receiver of a method value of the file's own types when the value is
+// taken, as Go does: the interpreter reads the receiver variable when the value is called
+// (b := box{1}; f := b.get; b.v = 2; f() gives 2, not 1; in a loop every value sees the last
+// iteration's receiver). The value becomes a closure over a parameter, which the interpreter
+// binds correctly:
+//
+//	b.get   ->   func(forge__recv box) func() int { return func() int { return forge__recv.get() } }(b)
+//
+// A pointer method of an addressable value binds its address (&b), as Go does. A method value of
+// a package's type (unresolved here) is left alone: the interpreter binds those through reflect.
+func (r *rewriter) methodValues() {
+	if r.info == nil || r.info.Selections == nil {
+		return
+	}
+	called := map[ast.Expr]bool{}
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok {
+			called[ast.Unparen(c.Fun)] = true
+		}
+		return true
+	})
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok || called[sel] {
+			return true
+		}
+		s, ok := r.info.Selections[sel]
+		if !ok || s.Kind() != types.MethodVal || routedMethods[sel.Sel.Name] {
+			return true
+		}
+		sig, ok := s.Type().(*types.Signature)
+		recvT := r.typeOf(sel.X)
+		if !ok || recvT == nil || strings.Contains(r.text(sel), "\n") {
+			return true
+		}
+		recv := r.text(sel.X)
+		_, recvPtr := s.Obj().Type().(*types.Signature).Recv().Type().Underlying().(*types.Pointer)
+		if _, isPtr := recvT.Underlying().(*types.Pointer); recvPtr && !isPtr && !types.IsInterface(recvT) {
+			recvT, recv = types.NewPointer(recvT), "&("+recv+")"
+		}
+		rt, ok := r.spell(recvT)
+		if !ok {
+			return true
+		}
+		ft, ok := r.spell(sig)
+		if !ok {
+			return true
+		}
+		var params, args []string
+		for i := 0; i < sig.Params().Len(); i++ {
+			t := sig.Params().At(i).Type()
+			name := fmt.Sprintf("forge__a%d", i)
+			ts := r.typeString(t) // spelled: ft is
+			if sig.Variadic() && i == sig.Params().Len()-1 {
+				ts = "..." + r.typeString(t.(*types.Slice).Elem())
+				name += "..."
+				params = append(params, strings.TrimSuffix(name, "...")+" "+ts)
+			} else {
+				params = append(params, name+" "+ts)
+			}
+			args = append(args, name)
+		}
+		res := ft[len(sigParamsPrefix(ft)):] // " int", " (int, error)" or ""
+		call := "forge__recv." + sel.Sel.Name + "(" + strings.Join(args, ", ") + ")"
+		if sig.Results().Len() > 0 {
+			call = "return " + call
+		}
+		r.add(r.off(sel.Pos()), r.off(sel.End()), fmt.Sprintf("func(forge__recv %s) %s { return func(%s)%s { %s } }(%s)", rt, ft, strings.Join(params, ", "), res, call, recv))
+		return true
+	})
+}
+
+// sigParamsPrefix returns the "func(...)" part of a function type's text (up to the parameter
+// list's closing parenthesis).
+func sigParamsPrefix(ft string) string {
+	depth := 0
+	for i, c := range ft {
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return ft[:i+1]
+			}
+		}
+	}
+	return ft
+}
