@@ -983,6 +983,7 @@ func (r *rewriter) gaps() {
 	r.methodExprCalls()
 	r.deferArgs()
 	r.methodValues()
+	r.constIota()
 }
 
 func (r *rewriter) rewriteCall(c *ast.CallExpr) {
@@ -1543,4 +1544,77 @@ func sigParamsPrefix(ft string) string {
 		}
 	}
 	return ft
+}
+
+// constIota fixes constant groups with a spec of several names, where the interpreter counts iota
+// per name instead of per spec (a, b = iota+1, iota+2; c, d gives 3, 4, not 2, 3) and reports an
+// implicit repetition as "constant definition loop". In such a group every spec's values are
+// written out, with iota replaced by the spec's index, as the Go specification defines them:
+//
+//	const (                               const (
+//		a, b = iota + 1, iota + 2    ->      a, b = 0 + 1, 0 + 2
+//		c, d                                 c, d = 1 + 1, 1 + 2
+//	)                                     )
+func (r *rewriter) constIota() {
+	if r.declared["iota"] {
+		return
+	}
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		g, ok := n.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			return true
+		}
+		multi := false
+		for _, s := range g.Specs {
+			multi = multi || len(s.(*ast.ValueSpec).Names) > 1
+		}
+		if !multi {
+			return true
+		}
+		var last *ast.ValueSpec
+		for i, s := range g.Specs {
+			vs := s.(*ast.ValueSpec)
+			if len(vs.Values) > 0 {
+				last = vs
+			}
+			if last == nil {
+				continue
+			}
+			values := r.withIota(last.Values, i)
+			if vs == last {
+				r.add(r.off(vs.Values[0].Pos()), r.off(vs.Values[len(vs.Values)-1].End()), values)
+				continue
+			}
+			text := ""
+			if last.Type != nil {
+				text = " " + r.text(last.Type)
+			}
+			text += " = " + values
+			if vs.Type != nil || strings.Contains(text, "\n") {
+				continue
+			}
+			end := r.off(vs.Names[len(vs.Names)-1].End())
+			r.add(end, end, text)
+		}
+		return false
+	})
+}
+
+// withIota returns the text of values with every iota replaced by i (newlines kept).
+func (r *rewriter) withIota(values []ast.Expr, i int) string {
+	start, end := r.off(values[0].Pos()), r.off(values[len(values)-1].End())
+	var b strings.Builder
+	last := start
+	for _, v := range values {
+		ast.Inspect(v, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && id.Name == "iota" {
+				b.WriteString(r.src[last:r.off(id.Pos())])
+				b.WriteString(strconv.Itoa(i))
+				last = r.off(id.End())
+			}
+			return true
+		})
+	}
+	b.WriteString(r.src[last:end])
+	return b.String()
 }
