@@ -1464,7 +1464,8 @@ func gapRefusal(fset *token.FileSet, f *ast.File, info *types.Info) *sandbox.Err
 //
 //	b.get   ->   func(forge__recv box) func() int { return func() int { return forge__recv.get() } }(b)
 //
-// A pointer method of an addressable value binds its address (&b), as Go does. A method value of
+// A pointer method of an addressable value binds its address (&b), a value method through a
+// pointer copies what it points to (*p), as Go does. A method value of
 // a package's type (unresolved here) is left alone: the interpreter binds those through reflect.
 func (r *rewriter) methodValues() {
 	if r.info == nil || r.info.Selections == nil {
@@ -1493,8 +1494,12 @@ func (r *rewriter) methodValues() {
 		}
 		recv := r.text(sel.X)
 		_, recvPtr := s.Obj().Type().(*types.Signature).Recv().Type().Underlying().(*types.Pointer)
-		if _, isPtr := recvT.Underlying().(*types.Pointer); recvPtr && !isPtr && !types.IsInterface(recvT) {
+		ptrT, isPtr := recvT.Underlying().(*types.Pointer)
+		switch {
+		case recvPtr && !isPtr && !types.IsInterface(recvT):
 			recvT, recv = types.NewPointer(recvT), "&("+recv+")"
+		case !recvPtr && isPtr:
+			recvT, recv = ptrT.Elem(), "*("+recv+")" // a value method through a pointer copies *p now
 		}
 		rt, ok := r.spell(recvT)
 		if !ok {

@@ -1,9 +1,9 @@
 // args: []
-// want: [1, 2, 7, "x!"]
+// want: [1, 1, 7, "x!"]
 package artifact
 
-// Method values bind their receiver when taken: a value receiver is copied (get sees 1), a
-// pointer receiver binds &b (set writes b). yaegi v0.16.1 read the receiver at call time (get
+// Method values bind their receiver when taken: a value receiver is copied (get and (&b).get
+// see 1), a pointer receiver binds &b (set writes b). yaegi v0.16.1 read the receiver at call time (get
 // gave 2); the rewrite binds it.
 
 import "strings"
