@@ -984,6 +984,7 @@ func (r *rewriter) gaps() {
 	r.deferArgs()
 	r.methodValues()
 	r.constIota()
+	r.fmtMethods()
 }
 
 func (r *rewriter) rewriteCall(c *ast.CallExpr) {
@@ -1622,4 +1623,185 @@ func (r *rewriter) withIota(values []ast.Expr, i int) string {
 	}
 	b.WriteString(r.src[last:end])
 	return b.String()
+}
+
+// fmtMethods calls the Error or String method of a print argument whose static type is one of
+// the file's types: the interpreter hands fmt the bare value, whose methods native code cannot
+// see (fmt.Sprint(tag(3)) gave "3", not what tag's String returns; a value held in an error or
+// fmt.Stringer variable is seen). The argument becomes the method's result, for the verbs Go
+// formats through the method (%v %s %q %x %X, and the Print and Sprint functions); %#v and the
+// other verbs are left alone:
+//
+//	fmt.Sprintf("%v=%d", t, t)   ->   fmt.Sprintf("%v=%d", (t).String(), t)
+//
+// A pointer is checked for nil first ("<nil>", as fmt prints a nil pointer whose method would
+// panic). A format that is not a literal, or uses * or [n], is left alone.
+func (r *rewriter) fmtMethods() {
+	if r.info == nil {
+		return
+	}
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		c, ok := n.(*ast.CallExpr)
+		if !ok || c.Ellipsis.IsValid() {
+			return true
+		}
+		sel, ok := c.Fun.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		x, ok := sel.X.(*ast.Ident)
+		if !ok || r.imports[x.Name] != "fmt" || r.declared[x.Name] {
+			return true
+		}
+		name := sel.Sel.Name
+		first := 0
+		if strings.HasPrefix(name, "F") || strings.HasPrefix(name, "Append") {
+			first = 1 // the writer or buffer
+		}
+		var verbs []byte // per argument from first; 'v' for the Print functions
+		switch name {
+		case "Print", "Println", "Sprint", "Sprintln", "Fprint", "Fprintln", "Append", "Appendln":
+			for range c.Args[min(first, len(c.Args)):] {
+				verbs = append(verbs, 'v')
+			}
+		case "Printf", "Sprintf", "Fprintf", "Errorf", "Appendf":
+			if len(c.Args) <= first {
+				return true
+			}
+			lit, ok := c.Args[first].(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			format, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				return true
+			}
+			if verbs, ok = formatVerbs(format); !ok {
+				return true
+			}
+			first++
+		default:
+			return true
+		}
+		prevRewritten := false
+		for i, v := range verbs {
+			k := first + i
+			if k >= len(c.Args) {
+				break
+			}
+			arg := c.Args[k]
+			// Sprint puts a space between operands when neither is a string: an operand turned
+			// into a string next to a non-string gets that space written out.
+			space := spaced[name] && k > first && !r.stringArg(c.Args, k-1) && !r.stringArg(c.Args, k)
+			repl := r.fmtMethodArg(arg, v)
+			if spaced[name] && repl != "" && (r.typeOf(c.Args[max(k-1, first)]) == nil || k+1 < len(c.Args) && r.typeOf(c.Args[k+1]) == nil) {
+				repl = "" // a neighbour of unknown type: whether Sprint spaces them is not known here
+			}
+			switch {
+			case repl != "" && space:
+				r.add(r.off(arg.Pos()), r.off(arg.End()), `" ", `+repl)
+			case repl != "":
+				r.add(r.off(arg.Pos()), r.off(arg.End()), repl)
+			case prevRewritten && space:
+				r.add(r.off(arg.Pos()), r.off(arg.Pos()), `" ", `)
+			}
+			prevRewritten = repl != ""
+		}
+		return true
+	})
+}
+
+// fmtMethodArg returns the replacement of a print argument formatted with verb: its Error or
+// String method's result when its type is one of the file's types, else "".
+func (r *rewriter) fmtMethodArg(arg ast.Expr, verb byte) string {
+	t := r.typeOf(arg)
+	if !strings.ContainsRune("vsqxX", rune(verb)) || t == nil || strings.Contains(r.text(arg), "\n") {
+		return ""
+	}
+	method := fileMethod(t, "Error")
+	if method == "" {
+		method = fileMethod(t, "String")
+	}
+	if method == "" {
+		return ""
+	}
+	if _, ptr := t.Underlying().(*types.Pointer); ptr {
+		ts, ok := r.spell(t)
+		if !ok {
+			return ""
+		}
+		return fmt.Sprintf("func(forge__v %s) string { if forge__v == nil { return \"<nil>\" }; return forge__v.%s() }(%s)", ts, method, r.text(arg))
+	}
+	return "(" + r.text(arg) + ")." + method + "()"
+}
+
+// spaced are the print functions that put a space between operands when neither is a string.
+var spaced = map[string]bool{"Print": true, "Sprint": true, "Fprint": true, "Append": true}
+
+// stringArg reports whether args[i] is a string.
+func (r *rewriter) stringArg(args []ast.Expr, i int) bool {
+	t := r.typeOf(args[i])
+	if t == nil {
+		return false
+	}
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Info()&types.IsString != 0
+}
+
+// fileMethod returns name when t (not an interface) is, or points to, a type the file declares
+// and its method set has name() string.
+func fileMethod(t types.Type, name string) string {
+	if types.IsInterface(t) {
+		return ""
+	}
+	nt := t
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		nt = p.Elem()
+	}
+	named, ok := types.Unalias(nt).(*types.Named)
+	if !ok || named.Obj().Pkg() == nil || named.Obj().Pkg().Path() != "artifact" {
+		return ""
+	}
+	obj, _, _ := types.LookupFieldOrMethod(t, false, nil, name)
+	f, ok := obj.(*types.Func)
+	if !ok {
+		return ""
+	}
+	sig := f.Type().(*types.Signature)
+	if sig.Params().Len() != 0 || sig.Results().Len() != 1 || !types.Identical(sig.Results().At(0).Type(), types.Typ[types.String]) {
+		return ""
+	}
+	return name
+}
+
+// formatVerbs returns the verb of each argument of a Printf format, false when the format uses
+// argument indexes or * (the verbs then do not follow the arguments one by one).
+func formatVerbs(format string) ([]byte, bool) {
+	var verbs []byte
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		i++
+		sharp := false
+		for i < len(format) && strings.IndexByte("+-# 0123456789.", format[i]) >= 0 {
+			sharp = sharp || format[i] == '#'
+			i++
+		}
+		if i >= len(format) {
+			break
+		}
+		switch format[i] {
+		case '%':
+			continue
+		case '*', '[':
+			return nil, false
+		}
+		if sharp {
+			verbs = append(verbs, '#') // %#v is GoString's, %#x formats the value: not a method verb
+			continue
+		}
+		verbs = append(verbs, format[i])
+	}
+	return verbs, true
 }
