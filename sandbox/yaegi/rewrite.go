@@ -985,6 +985,7 @@ func (r *rewriter) gaps() {
 	r.methodValues()
 	r.constIota()
 	r.fmtMethods()
+	r.hideUnexported()
 }
 
 func (r *rewriter) rewriteCall(c *ast.CallExpr) {
@@ -1804,4 +1805,34 @@ func formatVerbs(format string) ([]byte, bool) {
 		verbs = append(verbs, format[i])
 	}
 	return verbs, true
+}
+
+// hideUnexported tags every unexported named field of the file's struct types json:"-". The
+// interpreter builds its structs with every field exported (count becomes Xcount), so
+// encoding/json wrote and read them (json.Marshal(item{Name: "a", count: 2}) gave
+// {"Name":"a","Xcount":2}, and a result or argument of that type carried them too); Go never
+// encodes an unexported field, so the tag changes nothing Go does. The tag goes first: the json
+// key Go reads is the first. Embedded fields are left alone (Go promotes an embedded unexported
+// struct's exported fields).
+func (r *rewriter) hideUnexported() {
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		st, ok := n.(*ast.StructType)
+		if !ok {
+			return true
+		}
+		for _, f := range st.Fields.List {
+			if len(f.Names) == 0 || f.Names[0].IsExported() || f.Names[0].Name == "_" {
+				continue
+			}
+			switch {
+			case f.Tag == nil:
+				r.add(r.off(f.Type.End()), r.off(f.Type.End()), " `json:\"-\"`")
+			case strings.HasPrefix(f.Tag.Value, "`"):
+				r.add(r.off(f.Tag.Pos())+1, r.off(f.Tag.Pos())+1, `json:"-" `)
+			default:
+				r.add(r.off(f.Tag.Pos())+1, r.off(f.Tag.Pos())+1, `json:\"-\" `)
+			}
+		}
+		return true
+	})
 }
