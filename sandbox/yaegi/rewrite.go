@@ -1417,6 +1417,15 @@ func gapRefusal(fset *token.FileSet, f *ast.File, info *types.Info) *sandbox.Err
 			}
 		}
 	})
+	ast.Inspect(f, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok {
+			if arg, verb := r.fieldNameVerb(c); arg != nil {
+				refuse(arg, fmt.Sprintf("%%%s of %s, a struct type of the file: the interpreter prints its own field and type names (Xname, struct { ... })", verb, types.ExprString(arg)),
+					"format the fields yourself (fmt.Sprintf(\"{x:%v y:%v}\", p.x, p.y)) or use %v")
+			}
+		}
+		return true
+	})
 	rewritten := map[*ast.SelectorExpr]bool{} // method expressions methodExprCalls rewrites
 	ast.Inspect(f, func(n ast.Node) bool {
 		if c, ok := n.(*ast.CallExpr); ok && len(c.Args) > 0 && !c.Ellipsis.IsValid() {
@@ -1835,4 +1844,77 @@ func (r *rewriter) hideUnexported() {
 		}
 		return true
 	})
+}
+
+// fieldNameVerb returns the first argument of a Printf-style call of fmt printed with %+v, %#v
+// or %T whose type is (or points to) a struct type of the file without an Error or String
+// method: those verbs print field or type names, which the interpreter renames.
+func (r *rewriter) fieldNameVerb(c *ast.CallExpr) (ast.Expr, string) {
+	sel, ok := c.Fun.(*ast.SelectorExpr)
+	if !ok || r.info == nil {
+		return nil, ""
+	}
+	x, ok := sel.X.(*ast.Ident)
+	if !ok || r.imports[x.Name] != "fmt" || r.declared[x.Name] {
+		return nil, ""
+	}
+	first := 0
+	switch sel.Sel.Name {
+	case "Printf", "Sprintf", "Errorf":
+	case "Fprintf", "Appendf":
+		first = 1
+	default:
+		return nil, ""
+	}
+	if len(c.Args) <= first {
+		return nil, ""
+	}
+	lit, ok := c.Args[first].(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return nil, ""
+	}
+	format, err := strconv.Unquote(lit.Value)
+	if err != nil {
+		return nil, ""
+	}
+	k := first + 1
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		flags := ""
+		for i++; i < len(format) && strings.IndexByte("+-# 0123456789.", format[i]) >= 0; i++ {
+			if format[i] == '+' || format[i] == '#' {
+				flags += string(format[i])
+			}
+		}
+		if i >= len(format) || format[i] == '*' || format[i] == '[' {
+			return nil, ""
+		}
+		if format[i] == '%' {
+			continue
+		}
+		verb := format[i]
+		if k < len(c.Args) && (verb == 'T' || verb == 'v' && flags != "") {
+			t := r.typeOf(c.Args[k])
+			if t != nil && fileMethod(t, "Error") == "" && fileMethod(t, "String") == "" && fileStruct(t) {
+				return c.Args[k], strings.Trim(flags, "-") + string(verb)
+			}
+		}
+		k++
+	}
+	return nil, ""
+}
+
+// fileStruct reports whether t is, or points to, a struct type the file declares.
+func fileStruct(t types.Type) bool {
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	named, ok := types.Unalias(t).(*types.Named)
+	if !ok || named.Obj().Pkg() == nil || named.Obj().Pkg().Path() != "artifact" {
+		return false
+	}
+	_, ok = named.Underlying().(*types.Struct)
+	return ok
 }
