@@ -442,6 +442,11 @@ func (s *Store) checkIndexLocked(role string, entries map[string]*Summary, write
 	seen := make(map[string]bool, len(files))
 	var out []Summary
 	changed := false
+	// unreadable: a file of the role could not be read. The index holds readable artifacts only,
+	// so it is then never marked settled (a zero directory stamp): every listing compares the
+	// entries with their files and reads the unreadable ones again, which keeps them listed, with
+	// their error, instead of vanishing once the directory settles.
+	unreadable := false
 	for _, f := range files {
 		m, ok := strings.CutSuffix(f.Name(), ".json")
 		if !ok || f.IsDir() || ValidateName("method", m) != nil {
@@ -456,9 +461,9 @@ func (s *Store) checkIndexLocked(role string, entries map[string]*Summary, write
 			out = append(out, *e)
 			continue
 		}
-		changed = true
 		sm, err := s.summaryFromFile(Key{role, m}, quarantine)
 		if errors.Is(err, ErrNotFound) {
+			changed = true
 			continue
 		}
 		if err != nil && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrIncompatible) {
@@ -467,8 +472,13 @@ func (s *Store) checkIndexLocked(role string, entries map[string]*Summary, write
 		if sm.Err == nil {
 			e := sm
 			entries[m] = &e
+			changed = true
 		} else {
-			delete(entries, m)
+			unreadable = true
+			if _, had := entries[m]; had {
+				delete(entries, m)
+				changed = true
+			}
 		}
 		out = append(out, sm)
 	}
@@ -478,10 +488,10 @@ func (s *Store) checkIndexLocked(role string, entries map[string]*Summary, write
 			changed = true
 		}
 	}
-	if derr != nil {
+	if derr != nil || unreadable {
 		dir = indexStamp{}
 	}
-	if changed || write {
+	if changed || (write && dir != (indexStamp{})) {
 		_ = s.writeIndex(role, dir, entries) // best effort (a read-only store is listed all the same)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Method < out[j].Method })

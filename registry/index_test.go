@@ -233,3 +233,39 @@ func TestDecodeHeaderEscapedRole(t *testing.T) {
 	require.True(t, decodeHeader([]byte(`{"layout":2,"format":2,"role":"a\"b","dir":{"ino":1,"mtime":2,"size":3}}`), &got))
 	assert.Equal(t, `a"b`, got.Role, "an escaped role is read by encoding/json")
 }
+
+// An artifact this forge cannot read (a newer schema) stays listed, with its error, after the
+// role's directory has settled: the index holds readable artifacts only, so a settled index used
+// to hide it from every listing.
+func TestUnreadableArtifactStaysListedAfterTheIndexSettles(t *testing.T) {
+	s, err := Open(t.TempDir())
+	require.NoError(t, err)
+	newArtifact(t, s, "r", "good", "package artifact // good")
+	newArtifact(t, s, "r", "future", "package artifact // future")
+	p := s.ArtifactPath("r", "future")
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(b), `"schema_version": 1`, `"schema_version": 2`, 1)), 0o644))
+	list := func() map[string]error {
+		sms, err := s.Summaries()
+		require.NoError(t, err)
+		got := map[string]error{}
+		for _, sm := range sms {
+			got[sm.Method] = sm.Err
+		}
+		return got
+	}
+	for round := range 3 { // unsettled, then settled twice (the second reads the index written by the first)
+		time.Sleep(IndexSettle + 20*time.Millisecond)
+		got := list()
+		require.Contains(t, got, "future", "round %d", round)
+		assert.ErrorIs(t, got["future"], ErrIncompatible, "round %d", round)
+		assert.NoError(t, got["good"], "round %d", round)
+	}
+	other, err := Open(s.Root()) // another handle reads the index the first one wrote
+	require.NoError(t, err)
+	sms, err := other.Summaries()
+	require.NoError(t, err)
+	require.Len(t, sms, 2)
+	assert.ErrorIs(t, sms[0].Err, ErrIncompatible)
+}
