@@ -1444,7 +1444,7 @@ func gapRefusal(fset *token.FileSet, f *ast.File, info *types.Info) *sandbox.Err
 			}
 			captured, assigned := r.loopUses(n.Body)
 			for _, e := range as.Lhs {
-				if id, ok := e.(*ast.Ident); ok && id.Name != "_" && captured[id.Name] && assigned[id.Name] {
+				if id, ok := e.(*ast.Ident); ok && id.Name != "_" && captured[id.Name] && assigned[id.Name] && r.capturesObject(n.Body, id) {
 					refuse(n, fmt.Sprintf("a closure (or &%s) in this loop captures the loop variable %s, which the loop body also assigns: the interpreter shares one %s across iterations", id.Name, id.Name, id.Name),
 						fmt.Sprintf("copy it first (%s := %s) and let the closure use the copy, or loop with a variable declared before the loop", "v", id.Name))
 				}
@@ -1917,4 +1917,40 @@ func fileStruct(t types.Type) bool {
 	}
 	_, ok = named.Underlying().(*types.Struct)
 	return ok
+}
+
+// capturesObject reports whether a function literal in body uses the variable def declares, or
+// body takes its address: loopUses goes by name, and a closure's own i (sort.Slice(x, func(i, j
+// int) bool {...})) is not the loop's. Without the type check's objects it answers true.
+func (r *rewriter) capturesObject(body *ast.BlockStmt, def *ast.Ident) bool {
+	if r.info == nil || r.info.Defs == nil || r.info.Defs[def] == nil {
+		return true
+	}
+	obj := r.info.Defs[def]
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			ast.Inspect(n.Body, func(m ast.Node) bool {
+				if id, ok := m.(*ast.Ident); ok && r.info.Uses[id] == obj {
+					found = true
+				}
+				return !found
+			})
+			return false
+		case *ast.UnaryExpr:
+			if id, ok := n.X.(*ast.Ident); ok && n.Op == token.AND && r.info.Uses[id] == obj {
+				found = true
+			}
+		case *ast.SelectorExpr:
+			if id, ok := n.X.(*ast.Ident); ok && r.info.Uses[id] == obj && r.info.Selections != nil {
+				if s, ok := r.info.Selections[n]; ok && s.Kind() == types.MethodVal && !s.Indirect() {
+					_, ptr := s.Obj().Type().(*types.Signature).Recv().Type().(*types.Pointer)
+					found = ptr // a pointer method value binds &id
+				}
+			}
+		}
+		return !found
+	})
+	return found
 }
