@@ -986,6 +986,7 @@ func (r *rewriter) gaps() {
 	r.constIota()
 	r.fmtMethods()
 	r.hideUnexported()
+	r.typeSwitches()
 }
 
 func (r *rewriter) rewriteCall(c *ast.CallExpr) {
@@ -1423,6 +1424,12 @@ func gapRefusal(fset *token.FileSet, f *ast.File, info *types.Info) *sandbox.Err
 				refuse(arg, fmt.Sprintf("%%%s of %s, a struct type of the file: the interpreter prints its own field and type names (Xname, struct { ... })", verb, types.ExprString(arg)),
 					"format the fields yourself (fmt.Sprintf(\"{x:%v y:%v}\", p.x, p.y)) or use %v")
 			}
+		}
+		return true
+	})
+	ast.Inspect(f, func(n ast.Node) bool {
+		if msg, hint, at := r.nativeInterfaceGap(n); msg != "" {
+			refuse(at, msg, hint)
 		}
 		return true
 	})
@@ -1953,4 +1960,192 @@ func (r *rewriter) capturesObject(body *ast.BlockStmt, def *ast.Ident) bool {
 		return !found
 	})
 	return found
+}
+
+// nativeInterface reports whether e's static type is an interface the interpreter implements
+// natively (error, a package's interface: unresolved here), through which a value of the file's
+// types travels wrapped: a type switch does not see the file's type behind the wrapper, and ==
+// compares the wrapper.
+func (r *rewriter) nativeInterface(e ast.Expr) bool {
+	t := r.typeOf(e)
+	if t == nil {
+		return true
+	}
+	if types.Identical(t, types.Universe.Lookup("error").Type()) {
+		return true
+	}
+	return false
+}
+
+// fileValueType reports whether t is a non-pointer, non-interface type the file declares that
+// has methods (the interpreter wraps such a value in an error or a package's interface, and no
+// assertion finds it again).
+func fileValueType(t types.Type) bool {
+	named, ok := types.Unalias(t).(*types.Named)
+	return ok && fileType(t) && named.NumMethods() > 0
+}
+
+// fileType reports whether t is, or points to, a non-interface type the file declares.
+func fileType(t types.Type) bool {
+	if t == nil || types.IsInterface(t) {
+		return false
+	}
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	named, ok := types.Unalias(t).(*types.Named)
+	return ok && named.Obj().Pkg() != nil && named.Obj().Pkg().Path() == "artifact" && !types.IsInterface(named)
+}
+
+const sentinelHint = "declare sentinel errors with errors.New (var errNotFound = errors.New(\"not found\")), or compare after a type assertion: if e, ok := err.(*myErr); ok && e == errMine"
+
+// nativeInterfaceGap returns the refusal for n when it is one of the ways an error (or a
+// package's interface) holding a value of the file's types answers differently on the
+// interpreter: a type switch with a case of the file's type (never taken: [-1] for [1]), ==
+// or != against a value of the file's type (false), errors.Is with such a target (false),
+// errors.As into such a variable (a run-time panic). A type assertion works and is the hint.
+func (r *rewriter) nativeInterfaceGap(n ast.Node) (msg, hint string, at ast.Node) {
+	switch n := n.(type) {
+	case *ast.TypeSwitchStmt:
+		var x ast.Expr
+		switch a := n.Assign.(type) {
+		case *ast.AssignStmt:
+			x = a.Rhs[0].(*ast.TypeAssertExpr).X
+		case *ast.ExprStmt:
+			x = a.X.(*ast.TypeAssertExpr).X
+		}
+		if x == nil || !r.nativeInterface(x) {
+			return "", "", nil
+		}
+		for _, cc := range n.Body.List {
+			for _, e := range cc.(*ast.CaseClause).List {
+				if tv, ok := r.info.Types[e]; ok && tv.IsType() && fileValueType(tv.Type) {
+					return fmt.Sprintf("type switch on %s (an error or a package's interface) with case %s, a non-pointer type of the file with methods: the interpreter never takes that case", types.ExprString(x), types.ExprString(e)),
+						fmt.Sprintf("give %s's methods a pointer receiver and switch on *%s (return &%s{...})", types.ExprString(e), types.ExprString(e), types.ExprString(e)), e
+				}
+			}
+		}
+	case *ast.TypeAssertExpr:
+		if n.Type == nil || !r.nativeInterface(n.X) {
+			return "", "", nil
+		}
+		if tv, ok := r.info.Types[n.Type]; ok && tv.IsType() && fileValueType(tv.Type) {
+			return fmt.Sprintf("type assertion %s on an error or a package's interface to a non-pointer type of the file with methods: the interpreter's assertion fails", types.ExprString(n)),
+				fmt.Sprintf("give %s's methods a pointer receiver and assert *%s (return &%s{...})", types.ExprString(n.Type), types.ExprString(n.Type), types.ExprString(n.Type)), n
+		}
+	case *ast.BinaryExpr:
+		if n.Op != token.EQL && n.Op != token.NEQ {
+			return "", "", nil
+		}
+		for _, p := range [][2]ast.Expr{{n.X, n.Y}, {n.Y, n.X}} {
+			if r.typeOf(p[0]) != nil && r.nativeInterface(p[0]) && fileType(r.typeOf(p[1])) {
+				return fmt.Sprintf("%s compares an error with %s, a value of the file's type: the interpreter compares its wrapper and answers false", types.ExprString(n), types.ExprString(p[1])),
+					sentinelHint, n
+			}
+		}
+	case *ast.CallExpr:
+		sel, ok := n.Fun.(*ast.SelectorExpr)
+		if !ok || len(n.Args) != 2 {
+			return "", "", nil
+		}
+		if x, ok := sel.X.(*ast.Ident); !ok || r.imports[x.Name] != "errors" || r.declared[x.Name] {
+			return "", "", nil
+		}
+		target := r.typeOf(n.Args[1])
+		switch sel.Sel.Name {
+		case "Is":
+			if fileType(target) {
+				return fmt.Sprintf("errors.Is with %s, a value of the file's type: the interpreter compares its wrapper and answers false", types.ExprString(n.Args[1])), sentinelHint, n
+			}
+		case "As":
+			if p, ok := target.(*types.Pointer); ok && target != nil && fileType(p.Elem()) {
+				return fmt.Sprintf("errors.As into %s, a variable of the file's type: the interpreter panics (*target must be interface or implement error)", types.ExprString(n.Args[1])),
+					"use a type assertion on the error (if e, ok := err.(*myErr); ok), unwrapping with errors.Unwrap in a loop if it is wrapped", n
+			}
+		}
+	}
+	return "", "", nil
+}
+
+func isNil(e ast.Expr) bool {
+	id, ok := ast.Unparen(e).(*ast.Ident)
+	return ok && id.Name == "nil"
+}
+
+// typeSwitches turns a type switch with a case of the file's types into an expression switch on
+// type assertions. The interpreter does not take such cases reliably: without a bound variable a
+// case of a value type with methods is skipped (any holding valStr{3}: case valStr never runs), with
+// one a case of a pointer type with methods is (switch v := a.(type) { case *T: }), and on an
+// error no case of the file's types is taken; the comma-ok assertion gives Go's answer in each:
+//
+//	switch v := x.(type) {      ->   { forge__v1 := x; switch {
+//	case *T:                         case func() bool { _, ok := forge__v1.(*T); return ok }(): v := forge__v1.(*T); _ = v;
+//	case nil:                        case forge__v1 == nil: v := forge__v1; _ = v;
+//	default:                         default: v := forge__v1; _ = v;
+//	}                                }}
+//
+// The cases keep their order (a tagless switch tries them in order, default last, as a type switch
+// does) and break still leaves the switch. A clause with several types, nil or default binds x's
+// value with x's type, as Go does. A case of a file's value type on an error is refused
+// (gapRefusal): the assertion is not taken there either.
+func (r *rewriter) typeSwitches() {
+	if r.info == nil {
+		return
+	}
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		ts, ok := n.(*ast.TypeSwitchStmt)
+		if !ok || ts.Init != nil {
+			return true
+		}
+		var id *ast.Ident
+		var ta *ast.TypeAssertExpr
+		switch a := ts.Assign.(type) {
+		case *ast.AssignStmt:
+			id, _ = a.Lhs[0].(*ast.Ident)
+			ta, _ = a.Rhs[0].(*ast.TypeAssertExpr)
+		case *ast.ExprStmt:
+			ta, _ = a.X.(*ast.TypeAssertExpr)
+		}
+		if ta == nil || strings.Contains(r.text(ta.X), "\n") {
+			return true
+		}
+		fileCase := false
+		for _, st := range ts.Body.List {
+			for _, e := range st.(*ast.CaseClause).List {
+				if tv, ok := r.info.Types[e]; ok && tv.IsType() && fileType(tv.Type) {
+					fileCase = true
+				}
+			}
+		}
+		if !fileCase {
+			return true
+		}
+		tmp := r.tmp()
+		r.add(r.off(ts.Switch), r.off(ts.Body.Lbrace), fmt.Sprintf("{ %s := %s; switch ", tmp, r.text(ta.X))+newlines(r.src[r.off(ts.Switch):r.off(ts.Body.Lbrace)]))
+		r.add(r.off(ts.End()), r.off(ts.End()), "}")
+		for _, st := range ts.Body.List {
+			cc := st.(*ast.CaseClause)
+			if len(cc.List) > 0 {
+				var conds []string
+				for _, e := range cc.List {
+					if isNil(e) {
+						conds = append(conds, tmp+" == nil")
+					} else {
+						conds = append(conds, fmt.Sprintf("func() bool { _, ok := %s.(%s); return ok }()", tmp, r.text(e)))
+					}
+				}
+				r.add(r.off(cc.List[0].Pos()), r.off(cc.List[len(cc.List)-1].End()), strings.Join(conds, " || ")+newlines(r.src[r.off(cc.List[0].Pos()):r.off(cc.List[len(cc.List)-1].End())]))
+			}
+			if id == nil || id.Name == "_" {
+				continue
+			}
+			bind := tmp
+			if len(cc.List) == 1 && !isNil(cc.List[0]) {
+				bind = tmp + ".(" + r.text(cc.List[0]) + ")"
+			}
+			at := r.off(cc.Colon) + 1
+			r.add(at, at, fmt.Sprintf(" %s := %s; _ = %s;", id.Name, bind, id.Name))
+		}
+		return true
+	})
 }

@@ -5,7 +5,7 @@ package artifact
 type animal struct{ name string }
 
 func (a animal) describe() string { return "animal:" + a.name }
-func (a *animal) rename(n string)  { a.name = n }
+func (a *animal) rename(n string) { a.name = n }
 
 type dog struct {
 	animal
