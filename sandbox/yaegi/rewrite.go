@@ -1428,6 +1428,15 @@ func gapRefusal(fset *token.FileSet, f *ast.File, info *types.Info) *sandbox.Err
 		return true
 	})
 	ast.Inspect(f, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok {
+			if arg, inner := r.nestedMethodArg(c); arg != nil {
+				refuse(arg, fmt.Sprintf("fmt prints %s, which holds values of %s: the interpreter prints them without their String or Error method", types.ExprString(arg), inner),
+					fmt.Sprintf("format them yourself: call String() on each %s (a loop and strings.Join)", inner))
+			}
+		}
+		return true
+	})
+	ast.Inspect(f, func(n ast.Node) bool {
 		if msg, hint, at := r.nativeInterfaceGap(n); msg != "" {
 			refuse(at, msg, hint)
 		}
@@ -2148,4 +2157,101 @@ func (r *rewriter) typeSwitches() {
 		}
 		return true
 	})
+}
+
+// nestedMethodArg returns the first print argument (formatted through methods: %v %s %q %x %X
+// or a Print function) whose elements, keys, values or exported fields are of a type of the
+// file with an Error or String method, and that type's name: fmt calls those methods on Go,
+// and on the interpreter it does not (fmt.Sprint([]tag{1}) gives "[1]"). A value of such a
+// type itself is rewritten (fmtMethods).
+func (r *rewriter) nestedMethodArg(c *ast.CallExpr) (ast.Expr, string) {
+	sel, ok := c.Fun.(*ast.SelectorExpr)
+	if !ok || r.info == nil {
+		return nil, ""
+	}
+	x, ok := sel.X.(*ast.Ident)
+	if !ok || r.imports[x.Name] != "fmt" || r.declared[x.Name] {
+		return nil, ""
+	}
+	name := sel.Sel.Name
+	first := 0
+	if strings.HasPrefix(name, "F") || strings.HasPrefix(name, "Append") {
+		first = 1
+	}
+	var verbs []byte
+	switch name {
+	case "Print", "Println", "Sprint", "Sprintln", "Fprint", "Fprintln", "Append", "Appendln":
+		for range c.Args[min(first, len(c.Args)):] {
+			verbs = append(verbs, 'v')
+		}
+	case "Printf", "Sprintf", "Fprintf", "Errorf", "Appendf":
+		if len(c.Args) <= first {
+			return nil, ""
+		}
+		lit, ok := c.Args[first].(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			return nil, ""
+		}
+		format, err := strconv.Unquote(lit.Value)
+		if err != nil {
+			return nil, ""
+		}
+		if verbs, ok = formatVerbs(format); !ok {
+			return nil, ""
+		}
+		first++
+	default:
+		return nil, ""
+	}
+	for i, v := range verbs {
+		if first+i >= len(c.Args) || !strings.ContainsRune("vsqxX", rune(v)) {
+			continue
+		}
+		arg := c.Args[first+i]
+		if t := r.typeOf(arg); t != nil {
+			if inner := nestedMethodType(t, map[types.Type]bool{}, true); inner != "" {
+				return arg, inner
+			}
+		}
+	}
+	return nil, ""
+}
+
+// nestedMethodType returns the name of a type of the file with an Error or String method found
+// inside t (not t itself when top): elements, keys, values, exported fields, pointers.
+func nestedMethodType(t types.Type, seen map[types.Type]bool, top bool) string {
+	if seen[t] {
+		return ""
+	}
+	seen[t] = true
+	if !top && (fileMethod(t, "Error") != "" || fileMethod(t, "String") != "") {
+		return types.TypeString(t, func(*types.Package) string { return "" })
+	}
+	if top && (fileMethod(t, "Error") != "" || fileMethod(t, "String") != "") {
+		return "" // formatted through its own method (fmtMethods)
+	}
+	switch u := t.Underlying().(type) {
+	case *types.Slice:
+		return nestedMethodType(u.Elem(), seen, false)
+	case *types.Array:
+		return nestedMethodType(u.Elem(), seen, false)
+	case *types.Map:
+		if k := nestedMethodType(u.Key(), seen, false); k != "" {
+			return k
+		}
+		return nestedMethodType(u.Elem(), seen, false)
+	case *types.Pointer:
+		if top {
+			return nestedMethodType(u.Elem(), seen, true)
+		}
+	case *types.Struct:
+		for i := 0; i < u.NumFields(); i++ {
+			if u.Field(i).Exported() {
+				if n := nestedMethodType(u.Field(i).Type(), seen, false); n != "" {
+					return n
+				}
+			}
+		}
+	}
+	return ""
 }
