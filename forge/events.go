@@ -251,16 +251,19 @@ func openEventLog(dir string, maxBytes int64, perCall bool, interval time.Durati
 	return l, nil
 }
 
+// eventsAdvice is what to do when the event log cannot be opened: a CLI user has no NoEvents.
+const eventsAdvice = "make the store's events directory writable, or turn the event log off: --events off or FORGE_EVENTS=off (Options.NoEvents from Go)"
+
 // newEventLog opens the log file; the writer starts with go l.run(f).
 func newEventLog(dir string, maxBytes int64, queue int) (*eventLog, *os.File, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, fmt.Errorf("forge: events: %w", err)
+		return nil, nil, fmt.Errorf("forge: events: %w (%s)", err, eventsAdvice)
 	}
 	l := &eventLog{path: filepath.Join(dir, "forge.jsonl"), maxBytes: maxBytes, interval: EventAggregateInterval,
 		queue: make(chan Event, queue), done: make(chan struct{}), syncReq: make(chan chan struct{})}
 	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
-		return nil, nil, fmt.Errorf("forge: events: %w (check that the store's events directory is writable, or open with NoEvents)", err)
+		return nil, nil, fmt.Errorf("forge: events: %w (%s)", err, eventsAdvice)
 	}
 	return l, f, nil
 }

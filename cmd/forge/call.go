@@ -29,7 +29,6 @@ func init() {
 	register(newCallCmd)
 	register(newRegenCmd)
 	register(newBlessCmd)
-	register(newQuarantineCmd)
 	register(newRollbackCmd)
 	register(newStaleCmd)
 	register(newPruneCmd)
@@ -121,7 +120,7 @@ func callArgs(argsFlag string, pairs []string, stdin io.Reader) (json.RawMessage
 		return nil, usageError{err}
 	}
 	if len(raw) > 0 && !json.Valid(raw) {
-		return nil, usagef("%s is not valid JSON: %s", from, oneLine(string(raw), 200))
+		return nil, usagef("%s is not valid JSON (%s): %s; give a JSON object such as '{\"s\":\"hi\"}' or array, or name=value pairs", from, jsonSyntaxWhere(raw), oneLine(string(raw), 200))
 	}
 	if len(pairs) == 0 {
 		if len(raw) == 0 {
@@ -166,6 +165,61 @@ func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt)
 }
 
+// knownRolesHint names the store's roles closest to a role name that is not there (a typo is
+// the likely cause): "; did you mean text?" or "; roles in this store: a, b", empty if none.
+func knownRolesHint(s registry.Backend, name string) string {
+	recs, err := s.Roles()
+	if err != nil || len(recs) == 0 {
+		return ""
+	}
+	var close, all []string
+	for _, r := range recs {
+		all = append(all, r.Role)
+		if editDistance(r.Role, name) <= 2 {
+			close = append(close, r.Role)
+		}
+	}
+	if len(close) > 0 {
+		return "; did you mean " + strings.Join(close, " or ") + "?"
+	}
+	if len(all) > 10 {
+		all = append(all[:10], fmt.Sprintf("... (%d in all: forge role ls)", len(recs)))
+	}
+	return "; roles in this store: " + strings.Join(all, ", ")
+}
+
+// editDistance is the Levenshtein distance of two short names.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// interrupted is the error of a call or regen that failed because Ctrl-C (SIGINT) ended its
+// context, nil otherwise. The forge's own message speaks for a long-lived process ("the
+// generation goes on for the other callers"); here the process ends with the command, and with
+// it any generation it was running: nothing of it was stored.
+func interrupted(ctx context.Context, role, method, verb string) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	return codedError{exitInterrupted, fmt.Errorf("interrupted (SIGINT): %s %s.%s stopped; a generation this process was running was abandoned and nothing of it was stored (one another process runs goes on); run the command again", verb, role, method)}
+}
+
 func newCallCmd(a *app) *cobra.Command {
 	var argsFlag string
 	cmd := &cobra.Command{
@@ -193,11 +247,21 @@ func newCallCmd(a *app) *cobra.Command {
 				fmt.Fprintln(a.stdout, string(o.Value))
 			}
 			if !o.OK {
+				if err := interrupted(ctx, args[0], args[1], "call"); err != nil {
+					return err
+				}
 				if o.Err.Type == "refused" {
 					return codedError{exitFailed, errors.New(o.Err.Message)}
 				}
 				if o.Err.Class == "caller" {
-					return codedError{exitFailed, fmt.Errorf("%s (%s/%s)", o.Err.Message, o.Err.Class, o.Err.Type)}
+					msg := o.Err.Message
+					switch o.Err.Type {
+					case "unknown_role":
+						msg += knownRolesHint(f.Store(), args[0])
+					case "args":
+						msg += fmt.Sprintf("; give each parameter as name=value or all of them with --args JSON (the signature: `forge show %s %s`)", args[0], args[1])
+					}
+					return codedError{exitFailed, fmt.Errorf("%s (%s/%s)", msg, o.Err.Class, o.Err.Type)}
 				}
 				return codedError{exitFailed, fmt.Errorf("%s failure (rule %s, %s): %s", o.Err.Class, o.Err.Rule, o.Err.Type, o.Err.Message)}
 			}
@@ -239,6 +303,9 @@ func newRegenCmd(a *app) *cobra.Command {
 				}
 			}
 			if !o.OK {
+				if err := interrupted(ctx, args[0], args[1], "regen"); err != nil {
+					return err
+				}
 				return codedError{exitFailed, fmt.Errorf("regenerate %s.%s: %s failure (rule %s): %s", args[0], args[1], o.Err.Class, o.Err.Rule, o.Err.Message)}
 			}
 			switch {
@@ -247,6 +314,11 @@ func newRegenCmd(a *app) *cobra.Command {
 				fmt.Fprintf(a.stdout, "%s.%s: joined a regeneration already under way: generation %d\n", args[0], args[1], o.Meta.ArtifactGen)
 			case o.Meta.Unchanged:
 				fmt.Fprintf(a.stdout, "%s.%s: the new answer is the current code byte for byte: generation %d kept, nothing added to the history (%d provider call(s))\n", args[0], args[1], o.Meta.ArtifactGen, o.Meta.ProviderCalls)
+				if art, err := f.Store().Load(args[0], args[1]); err == nil && art.Lifecycle == registry.Quarantined {
+					// The model wrote the quarantined code again: the quarantine stands, and the
+					// operator who followed the call's advice ("forge regen") needs the way out.
+					fmt.Fprintf(a.stdout, "%s.%s is still quarantined: the model wrote the quarantined code again; run `forge edit %s %s` to fix the code by hand, `forge rollback %s %s` if it has an earlier generation, or change the role's contract and regenerate\n", args[0], args[1], args[0], args[1], args[0], args[1])
+				}
 			default:
 				fmt.Fprintf(a.stdout, "%s.%s regenerated: generation %d (%d provider call(s), %s)\n", args[0], args[1], o.Meta.ArtifactGen, o.Meta.ProviderCalls, o.Meta.Duration.Round(time.Millisecond))
 			}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 func init() { register(newEditCmd) }
@@ -82,6 +83,10 @@ func runEditor(a *app, path string) error {
 		ed = os.Getenv("VISUAL")
 	}
 	if ed == "" {
+		if !stdinIsTerminal() {
+			// vi on a pipe cannot be used and leaves control sequences on the output.
+			return errors.New("edit: neither $EDITOR nor $VISUAL is set and stdin is not a terminal, so vi cannot run: run forge edit from a terminal, or set EDITOR to a program that edits the file named by its last argument; nothing stored")
+		}
 		ed = "vi"
 	}
 	parts := strings.Fields(ed)
@@ -90,9 +95,12 @@ func runEditor(a *app, path string) error {
 	if err := cmd.Run(); err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			return fmt.Errorf("edit: the editor %q exited with %v: nothing stored", ed, ee)
+			return fmt.Errorf("edit: the editor %q exited with %v: nothing stored (set $EDITOR to the editor you use)", ed, ee)
 		}
 		return fmt.Errorf("edit: run the editor %q: %w (set $EDITOR)", ed, err)
 	}
 	return nil
 }
+
+// stdinIsTerminal reports whether stdin is a terminal (a variable so that tests can pretend).
+var stdinIsTerminal = func() bool { return term.IsTerminal(int(os.Stdin.Fd())) }

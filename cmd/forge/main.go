@@ -22,6 +22,9 @@ const (
 	exitOK     = 0
 	exitFailed = 1
 	exitUsage  = 2
+	// exitInterrupted is the shell's code for a process ended by SIGINT (128+2): a call or regen
+	// interrupted with Ctrl-C.
+	exitInterrupted = 130
 )
 
 // app carries the global flags and the output streams to every command.

@@ -6,7 +6,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/artifactforge/forge/mcp"
@@ -42,7 +41,11 @@ notifications/tools/list_changed. ` + "`forge serve`" + ` serves the same over s
 			defer s.Close()
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 			defer stop()
-			return s.Run(ctx, &sdk.StdioTransport{})
+			err = s.Run(ctx, newMCPStdio(os.Stdin, os.Stdout, a.stderr, ctx.Done()).transport())
+			if ctx.Err() != nil {
+				return nil // told to stop (SIGINT, SIGTERM): a normal end, not "context canceled"
+			}
+			return err
 		},
 	}
 	cmd.Flags().BoolVar(&operator, "operator", false, "add the operator tools (bless, quarantine, rollback, regen)")

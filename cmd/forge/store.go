@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -156,6 +158,12 @@ func newRoleCmd(a *app) *cobra.Command {
 					return err
 				}
 				if c, err = registry.DecodeContract(data); err != nil {
+					if !json.Valid(data) {
+						// The decoder's own message ("unexpected EOF") says not where.
+						if pos, _ := jsonSyntaxPos(data); pos != "" {
+							err = fmt.Errorf("%w (at %s)", err, pos)
+						}
+					}
 					return fmt.Errorf("%s: %w; fix the contract and run `forge role add -f %s` again", file, err, file)
 				}
 			case role != "" && purpose != "":
@@ -625,4 +633,41 @@ func shortSum(s string) string {
 		return s[:19]
 	}
 	return s
+}
+
+// jsonSyntaxWhere says where data, which is not valid JSON, goes wrong: "line L, column C: what".
+func jsonSyntaxWhere(data []byte) string {
+	pos, err := jsonSyntaxPos(data)
+	if err == nil {
+		return "valid JSON"
+	}
+	if pos == "" {
+		return err.Error()
+	}
+	return pos + ": " + err.Error()
+}
+
+// jsonSyntaxPos returns the line and column (1-based) of the byte where data stops being JSON
+// (for input that ends too early, its last byte) and the decoder's error; no position for an
+// error that is not about syntax.
+func jsonSyntaxPos(data []byte) (string, error) {
+	var v any
+	err := json.Unmarshal(data, &v)
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return "", err
+	}
+	idx := int(se.Offset) - 1 // Offset counts the byte that broke the syntax
+	if trimmed := len(bytes.TrimRight(data, " \t\r\n")); idx >= trimmed {
+		idx = trimmed - 1 // ends early: point at the last byte there is
+	}
+	line, col := 1, 1
+	for _, b := range data[:max(idx, 0)] {
+		if b == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return fmt.Sprintf("line %d, column %d", line, col), err
 }

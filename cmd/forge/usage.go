@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,7 +14,7 @@ import (
 // command, wrong number of args), which have no type of their own.
 func isCobraUsage(err error) bool {
 	msg := err.Error()
-	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "unknown shorthand", "invalid argument", "flag needs an argument"} {
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "unknown shorthand", "invalid argument", "flag needs an argument", "required flag(s)", "if any flags in the group"} {
 		if strings.Contains(msg, p) {
 			return true
 		}
@@ -38,7 +39,10 @@ func nameArgs(min, max int, kinds ...string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) < min || len(args) > max {
 			want := fmt.Sprintf("%d", min)
-			if max != min {
+			switch {
+			case max == math.MaxInt:
+				want = fmt.Sprintf("at least %d", min)
+			case max != min:
 				want = fmt.Sprintf("%d to %d", min, max)
 			}
 			return usagef("%s: want %s argument(s), got %d; usage: %s", cmd.Name(), want, len(args), cmd.UseLine())
