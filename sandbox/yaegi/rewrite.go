@@ -5,12 +5,14 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/gate"
+	"github.com/artifactforge/forge/sandbox/yaegi/symbols"
 )
 
 // The rewrites below edit the source text at byte offsets and never add or remove a newline, so
@@ -112,7 +114,8 @@ func typeCheck(fset *token.FileSet, files []*ast.File) *types.Info {
 // from imported packages are invalid and their uses cascade (a variable used only in a range
 // assignment of such a type is reported "declared and not used", which Go accepts).
 func typeCheckUndefined(fset *token.FileSet, files []*ast.File) (*types.Info, *sandbox.Error) {
-	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Defs: map[*ast.Ident]types.Object{},
+		Uses: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{}}
 	var first *sandbox.Error
 	conf := types.Config{Importer: fakeImporter{}, Error: func(err error) {
 		te, ok := err.(types.Error)
@@ -140,6 +143,11 @@ func typeCheckUndefined(fset *token.FileSet, files []*ast.File) (*types.Info, *s
 		fail(hint)
 	}}
 	_, _ = conf.Check("artifact", fset, files, info)
+	for _, f := range files {
+		if first == nil {
+			first = gapRefusal(fset, f, info)
+		}
+	}
 	return info, first
 }
 
@@ -958,7 +966,8 @@ func (r *rewriter) plainOperand(e ast.Expr) bool {
 }
 
 // gaps rewrites what yaegi v0.16.1 lacks: min/max/clear builtins, range over an integer,
-// per-iteration loop variables captured by closures, and slices.Sort & co.
+// per-iteration loop variables captured by closures (and by deferred function literals), method
+// expressions called on the spot, and slices.Sort & co.
 func (r *rewriter) gaps() {
 	ast.Inspect(r.file, func(n ast.Node) bool {
 		switch n := n.(type) {
@@ -971,6 +980,13 @@ func (r *rewriter) gaps() {
 		}
 		return true
 	})
+	r.methodExprCalls()
+	r.deferArgs()
+	r.methodValues()
+	r.constIota()
+	r.fmtMethods()
+	r.hideUnexported()
+	r.typeSwitches()
 }
 
 func (r *rewriter) rewriteCall(c *ast.CallExpr) {
@@ -1099,8 +1115,25 @@ func (r *rewriter) copyLoopVars(body *ast.BlockStmt, names []string, threeClause
 	if len(names) == 0 {
 		return
 	}
-	captured := map[string]bool{}
-	assigned := map[string]bool{}
+	captured, assigned := r.loopUses(body)
+	var copies []string
+	for _, name := range names {
+		if captured[name] && !(threeClause && assigned[name]) {
+			copies = append(copies, name)
+		}
+	}
+	if len(copies) == 0 {
+		return
+	}
+	sort.Strings(copies)
+	list := strings.Join(copies, ", ")
+	r.add(r.off(body.Lbrace)+1, r.off(body.Lbrace)+1, fmt.Sprintf(" %s := %s; ", list, list))
+}
+
+// loopUses returns the names a loop body captures (in a closure, by &name or by a pointer
+// method value) and the names it assigns.
+func (r *rewriter) loopUses(body *ast.BlockStmt) (captured, assigned map[string]bool) {
+	captured, assigned = map[string]bool{}, map[string]bool{}
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.FuncLit:
@@ -1125,21 +1158,19 @@ func (r *rewriter) copyLoopVars(body *ast.BlockStmt, names []string, threeClause
 			if id, ok := n.X.(*ast.Ident); ok && n.Op == token.AND {
 				captured[id.Name] = true
 			}
+		case *ast.SelectorExpr:
+			// A pointer method value (b.get, get on *box) binds &b (methodValues).
+			if id, ok := n.X.(*ast.Ident); ok && r.info != nil && r.info.Selections != nil {
+				if s, ok := r.info.Selections[n]; ok && s.Kind() == types.MethodVal && !s.Indirect() {
+					if _, ptr := s.Obj().Type().(*types.Signature).Recv().Type().(*types.Pointer); ptr {
+						captured[id.Name] = true
+					}
+				}
+			}
 		}
 		return true
 	})
-	var copies []string
-	for _, name := range names {
-		if captured[name] && !(threeClause && assigned[name]) {
-			copies = append(copies, name)
-		}
-	}
-	if len(copies) == 0 {
-		return
-	}
-	sort.Strings(copies)
-	list := strings.Join(copies, ", ")
-	r.add(r.off(body.Lbrace)+1, r.off(body.Lbrace)+1, fmt.Sprintf(" %s := %s; ", list, list))
+	return captured, assigned
 }
 
 // apply returns the source with every edit applied and tail appended.
@@ -1168,3 +1199,1059 @@ func (r *rewriter) apply(tail string) string {
 
 // globals is the tail every rewritten file shares (only the first file of a package declares it).
 const globals = "var forge__depth int\nvar forge__maxDepth = 10000\n"
+
+// Interpreter gaps found by running valid Go on both backends (sandbox/testdata/*/gap_*): what a
+// rewrite below cannot make give wasm's answer is refused before the interpreter (gapRefusal)
+// with the construct, its line and what to write instead.
+
+// loopDecl reports whether obj is a variable declared inside loop (its header or body): each
+// iteration has its own (Go 1.22).
+func loopDecl(obj types.Object, loop ast.Node) bool {
+	v, ok := obj.(*types.Var)
+	return ok && !v.IsField() && v.Pos() >= loop.Pos() && v.Pos() < loop.End()
+}
+
+// deferredLiterals calls fn for every `defer func(...) {...}(...)` inside a loop, with the
+// outermost loop around it. Deferred calls of a function literal run, in yaegi v0.16.1, with the
+// values the variables have when the function returns, not the ones of the iteration that
+// deferred them: `for _, w := range ws { defer func() { s += w }() }` gives "bb", not "ba".
+func deferredLiterals(f *ast.File, fn func(d *ast.DeferStmt, lit *ast.FuncLit, loop ast.Node)) {
+	seen := map[*ast.DeferStmt]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n.(type) {
+		case *ast.ForStmt, *ast.RangeStmt:
+		default:
+			return true
+		}
+		loop := n
+		ast.Inspect(loop, func(m ast.Node) bool {
+			d, ok := m.(*ast.DeferStmt)
+			if !ok || seen[d] {
+				return true
+			}
+			seen[d] = true
+			if lit, ok := d.Call.Fun.(*ast.FuncLit); ok {
+				fn(d, lit, loop)
+			}
+			return true
+		})
+		return true
+	})
+}
+
+// loopCaptures returns the variables declared in loop that lit uses (in order of first use), and
+// the first of them lit assigns or takes the address of (passing a copy would change its meaning).
+func (r *rewriter) loopCaptures(lit *ast.FuncLit, loop ast.Node) (vars []*types.Var, idents []*ast.Ident, written *ast.Ident) {
+	if r.info == nil || r.info.Uses == nil {
+		return nil, nil, nil
+	}
+	seen := map[types.Object]bool{}
+	var targets []ast.Expr
+	ast.Inspect(lit.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.Ident:
+			obj := r.info.Uses[n]
+			if obj != nil && !seen[obj] && loopDecl(obj, loop) && !(obj.Pos() >= lit.Pos() && obj.Pos() < lit.End()) {
+				seen[obj] = true
+				vars = append(vars, obj.(*types.Var))
+				idents = append(idents, n)
+			}
+		case *ast.AssignStmt:
+			if n.Tok != token.DEFINE {
+				targets = append(targets, n.Lhs...)
+			}
+		case *ast.IncDecStmt:
+			targets = append(targets, n.X)
+		case *ast.UnaryExpr:
+			if n.Op == token.AND {
+				targets = append(targets, n.X)
+			}
+		}
+		return true
+	})
+	for _, t := range targets {
+		if id, ok := ast.Unparen(t).(*ast.Ident); ok && seen[r.info.Uses[id]] && written == nil {
+			written = id
+		}
+	}
+	return vars, idents, written
+}
+
+// spell is typeString for a type the file can write: false when the type check could not resolve
+// part of it (a package's type: the importer here knows no package's contents).
+func (r *rewriter) spell(t types.Type) (string, bool) {
+	s := r.typeString(t)
+	return s, !strings.Contains(s, "invalid type")
+}
+
+// deferArgs hands the loop's variables a deferred function literal uses to it as arguments,
+// evaluated when the defer statement runs, as Go evaluates them for each iteration:
+//
+//	defer func() { s += w }()   ->   defer func(w string) { s += w }(w)
+//
+// What cannot be passed (a variable the literal assigns, a type the file cannot spell, unnamed
+// parameters) is refused by gapRefusal.
+func (r *rewriter) deferArgs() {
+	deferredLiterals(r.file, func(d *ast.DeferStmt, lit *ast.FuncLit, loop ast.Node) {
+		vars, _, written := r.loopCaptures(lit, loop)
+		if len(vars) == 0 || written != nil || unnamedParams(lit) {
+			return
+		}
+		var params, args []string
+		for _, v := range vars {
+			ts, ok := r.spell(v.Type())
+			if !ok {
+				return
+			}
+			params = append(params, v.Name()+" "+ts+", ")
+			args = append(args, v.Name()+", ")
+		}
+		r.add(r.off(lit.Type.Params.Opening)+1, r.off(lit.Type.Params.Opening)+1, strings.Join(params, ""))
+		r.add(r.off(d.Call.Lparen)+1, r.off(d.Call.Lparen)+1, strings.Join(args, ""))
+	})
+}
+
+func unnamedParams(lit *ast.FuncLit) bool {
+	for _, f := range lit.Type.Params.List {
+		if len(f.Names) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// methodExprCalls rewrites a method expression called on the spot into the method call, which
+// the interpreter runs (it cannot call method expressions: `(*strings.Builder).String(&b)` panics
+// "reflect: Method index out of range", `(*T).M` of the file's own types fails to assign):
+//
+//	(*strings.Builder).String(&b)   ->   (&b).String()
+//	T.Scale(v, 2)                   ->   (v).Scale(2)
+//
+// Methods other rewrites route (guestZone, guardStderr) are left to them.
+func (r *rewriter) methodExprCalls() {
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		c, ok := n.(*ast.CallExpr)
+		if !ok || len(c.Args) == 0 || c.Ellipsis.IsValid() {
+			return true
+		}
+		sel, ok := ast.Unparen(c.Fun).(*ast.SelectorExpr)
+		if !ok || !r.methodExpr(sel) || routedMethods[sel.Sel.Name] {
+			return true
+		}
+		recv := c.Args[0]
+		// From the call's start to the first argument's start: "(*T).M(" becomes "(";
+		// the receiver is followed by ").M(" and its comma is dropped.
+		r.add(r.off(c.Pos()), r.off(recv.Pos()), "("+newlines(r.src[r.off(c.Pos()):r.off(recv.Pos())]))
+		rest := ""
+		if len(c.Args) > 1 {
+			rest = newlines(r.src[r.off(recv.End()):r.off(c.Args[1].Pos())])
+			r.add(r.off(recv.End()), r.off(c.Args[1].Pos()), ")."+sel.Sel.Name+"("+rest)
+		} else {
+			r.add(r.off(recv.End()), r.off(recv.End()), ")."+sel.Sel.Name+"(")
+		}
+		return true
+	})
+}
+
+// routedMethods are methods whose calls other rewrites route through helpers (guestZone,
+// guardStderr): their method expressions are theirs.
+var routedMethods = map[string]bool{"Local": true, "UnmarshalJSON": true, "UnmarshalText": true,
+	"UnmarshalBinary": true, "GobDecode": true, "Init": true}
+
+// methodExpr reports whether sel is a method expression T.M or (*T).M: T a type of the file or a
+// package's type (a nil pointer in its symbol table: a package's variable, base64.StdEncoding,
+// is addressable).
+func (r *rewriter) methodExpr(sel *ast.SelectorExpr) bool {
+	if r.info != nil && r.info.Selections != nil {
+		if s, ok := r.info.Selections[sel]; ok {
+			return s.Kind() == types.MethodExpr
+		}
+	}
+	x := ast.Unparen(sel.X)
+	if st, ok := x.(*ast.StarExpr); ok {
+		x = ast.Unparen(st.X)
+	}
+	switch x := x.(type) {
+	case *ast.SelectorExpr:
+		if !r.packageSelector(x) {
+			return false
+		}
+		table := symbols.Symbols[tableKeys[r.imports[x.X.(*ast.Ident).Name]]]
+		v, ok := table[x.Sel.Name]
+		return ok && v.Kind() == reflect.Pointer && v.IsNil() && !v.CanAddr()
+	case *ast.Ident:
+		if r.info == nil {
+			return false
+		}
+		tv, ok := r.info.Types[x]
+		return ok && tv.IsType()
+	}
+	return false
+}
+
+// gapRefusal returns the first construct of the file the interpreter would compile to a
+// different answer than Go, or fail on without saying why, and no rewrite covers.
+func gapRefusal(fset *token.FileSet, f *ast.File, info *types.Info) *sandbox.Error {
+	r := newRewriter(fset, f, "", info)
+	var first *sandbox.Error
+	refuse := func(n ast.Node, msg, hint string) {
+		if first == nil {
+			pos := fset.Position(n.Pos())
+			first = &sandbox.Error{Kind: sandbox.KindCompile, Line: pos.Line, Message: fmt.Sprintf("%d:%d: %s", pos.Line, pos.Column, msg), Hint: hint}
+		}
+	}
+	deferredLiterals(f, func(d *ast.DeferStmt, lit *ast.FuncLit, loop ast.Node) {
+		vars, idents, written := r.loopCaptures(lit, loop)
+		if len(vars) == 0 {
+			return
+		}
+		if written != nil {
+			refuse(written, fmt.Sprintf("a deferred function literal in a loop assigns the loop's variable %s: the interpreter runs it with the last iteration's %s, not its own", written.Name, written.Name),
+				"assign a variable declared before the loop, or defer a call that takes the value as an argument")
+			return
+		}
+		for i, v := range vars {
+			if _, ok := r.spell(v.Type()); !ok || unnamedParams(lit) {
+				refuse(idents[i], fmt.Sprintf("a deferred function literal in a loop uses the loop's variable %s: the interpreter runs it with the last iteration's %s, not its own", v.Name(), v.Name()),
+					fmt.Sprintf("pass it as an argument: defer func(%s T) { ... }(%s)", v.Name(), v.Name()))
+				return
+			}
+		}
+	})
+	ast.Inspect(f, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok {
+			if arg, verb := r.fieldNameVerb(c); arg != nil {
+				refuse(arg, fmt.Sprintf("%%%s of %s, a struct type of the file: the interpreter prints its own field and type names (Xname, struct { ... })", verb, types.ExprString(arg)),
+					"format the fields yourself (fmt.Sprintf(\"{x:%v y:%v}\", p.x, p.y)) or use %v")
+			}
+		}
+		return true
+	})
+	ast.Inspect(f, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok {
+			if arg, inner := r.nestedMethodArg(c); arg != nil {
+				refuse(arg, fmt.Sprintf("fmt prints %s, which holds values of %s: the interpreter prints them without their String or Error method", types.ExprString(arg), inner),
+					fmt.Sprintf("format them yourself: call String() on each %s (a loop and strings.Join)", inner))
+			}
+		}
+		return true
+	})
+	ast.Inspect(f, func(n ast.Node) bool {
+		if msg, hint, at := r.nativeInterfaceGap(n); msg != "" {
+			refuse(at, msg, hint)
+		}
+		return true
+	})
+	rewritten := map[*ast.SelectorExpr]bool{} // method expressions methodExprCalls rewrites
+	ast.Inspect(f, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok && len(c.Args) > 0 && !c.Ellipsis.IsValid() {
+			if sel, ok := ast.Unparen(c.Fun).(*ast.SelectorExpr); ok {
+				rewritten[sel] = true
+			}
+		}
+		return true
+	})
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.ForStmt:
+			as, ok := n.Init.(*ast.AssignStmt)
+			if !ok || as.Tok != token.DEFINE {
+				return true
+			}
+			captured, assigned := r.loopUses(n.Body)
+			for _, e := range as.Lhs {
+				if id, ok := e.(*ast.Ident); ok && id.Name != "_" && captured[id.Name] && assigned[id.Name] && r.capturesObject(n.Body, id) {
+					refuse(n, fmt.Sprintf("a closure (or &%s) in this loop captures the loop variable %s, which the loop body also assigns: the interpreter shares one %s across iterations", id.Name, id.Name, id.Name),
+						fmt.Sprintf("copy it first (%s := %s) and let the closure use the copy, or loop with a variable declared before the loop", "v", id.Name))
+				}
+			}
+		case *ast.RangeStmt:
+			if t := r.typeOf(n.X); t != nil {
+				if _, ok := t.Underlying().(*types.Signature); ok {
+					refuse(n, fmt.Sprintf("range over the function %s: the interpreter has no range-over-func iterators", types.ExprString(n.X)),
+						"return a slice (or call the function with a yield callback of your own) and range over that")
+				}
+			}
+		case *ast.SelectorExpr:
+			if !rewritten[n] && r.methodExpr(n) && !routedMethods[n.Sel.Name] {
+				refuse(n, fmt.Sprintf("method expression %s used as a value: the interpreter cannot call method expressions", types.ExprString(n)),
+					fmt.Sprintf("call the method on the value (x.%s(...)) or write a function literal: func(x %s, ...) ... { return x.%s(...) }", n.Sel.Name, types.ExprString(ast.Unparen(n.X)), n.Sel.Name))
+			}
+		}
+		return true
+	})
+	return first
+}
+
+// methodValues binds the receiver of a method value of the file's own types when the value is
+// taken, as Go does: the interpreter reads the receiver variable when the value is called
+// (b := box{1}; f := b.get; b.v = 2; f() gives 2, not 1; in a loop every value sees the last
+// iteration's receiver). The value becomes a closure over a parameter, which the interpreter
+// binds correctly:
+//
+//	b.get   ->   func(forge__recv box) func() int { return func() int { return forge__recv.get() } }(b)
+//
+// A pointer method of an addressable value binds its address (&b), a value method through a
+// pointer copies what it points to (*p), as Go does. A method value of
+// a package's type (unresolved here) is left alone: the interpreter binds those through reflect.
+func (r *rewriter) methodValues() {
+	if r.info == nil || r.info.Selections == nil {
+		return
+	}
+	called := map[ast.Expr]bool{}
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok {
+			called[ast.Unparen(c.Fun)] = true
+		}
+		return true
+	})
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok || called[sel] {
+			return true
+		}
+		s, ok := r.info.Selections[sel]
+		if !ok || s.Kind() != types.MethodVal || routedMethods[sel.Sel.Name] {
+			return true
+		}
+		sig, ok := s.Type().(*types.Signature)
+		recvT := r.typeOf(sel.X)
+		if !ok || recvT == nil || strings.Contains(r.text(sel), "\n") {
+			return true
+		}
+		recv := r.text(sel.X)
+		_, recvPtr := s.Obj().Type().(*types.Signature).Recv().Type().Underlying().(*types.Pointer)
+		ptrT, isPtr := recvT.Underlying().(*types.Pointer)
+		switch {
+		case recvPtr && !isPtr && !types.IsInterface(recvT):
+			recvT, recv = types.NewPointer(recvT), "&("+recv+")"
+		case !recvPtr && isPtr:
+			recvT, recv = ptrT.Elem(), "*("+recv+")" // a value method through a pointer copies *p now
+		}
+		rt, ok := r.spell(recvT)
+		if !ok {
+			return true
+		}
+		ft, ok := r.spell(sig)
+		if !ok {
+			return true
+		}
+		var params, args []string
+		for i := 0; i < sig.Params().Len(); i++ {
+			t := sig.Params().At(i).Type()
+			name := fmt.Sprintf("forge__a%d", i)
+			ts := r.typeString(t) // spelled: ft is
+			if sig.Variadic() && i == sig.Params().Len()-1 {
+				ts = "..." + r.typeString(t.(*types.Slice).Elem())
+				name += "..."
+				params = append(params, strings.TrimSuffix(name, "...")+" "+ts)
+			} else {
+				params = append(params, name+" "+ts)
+			}
+			args = append(args, name)
+		}
+		res := ft[len(sigParamsPrefix(ft)):] // " int", " (int, error)" or ""
+		call := "forge__recv." + sel.Sel.Name + "(" + strings.Join(args, ", ") + ")"
+		if sig.Results().Len() > 0 {
+			call = "return " + call
+		}
+		r.add(r.off(sel.Pos()), r.off(sel.End()), fmt.Sprintf("func(forge__recv %s) %s { return func(%s)%s { %s } }(%s)", rt, ft, strings.Join(params, ", "), res, call, recv))
+		return true
+	})
+}
+
+// sigParamsPrefix returns the "func(...)" part of a function type's text (up to the parameter
+// list's closing parenthesis).
+func sigParamsPrefix(ft string) string {
+	depth := 0
+	for i, c := range ft {
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return ft[:i+1]
+			}
+		}
+	}
+	return ft
+}
+
+// constIota fixes constant groups with a spec of several names, where the interpreter counts iota
+// per name instead of per spec (a, b = iota+1, iota+2; c, d gives 3, 4, not 2, 3) and reports an
+// implicit repetition as "constant definition loop". In such a group every spec's values are
+// written out, with iota replaced by the spec's index, as the Go specification defines them:
+//
+//	const (                               const (
+//		a, b = iota + 1, iota + 2    ->      a, b = 0 + 1, 0 + 2
+//		c, d                                 c, d = 1 + 1, 1 + 2
+//	)                                     )
+func (r *rewriter) constIota() {
+	if r.declared["iota"] {
+		return
+	}
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		g, ok := n.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			return true
+		}
+		multi := false
+		for _, s := range g.Specs {
+			multi = multi || len(s.(*ast.ValueSpec).Names) > 1
+		}
+		if !multi {
+			return true
+		}
+		var last *ast.ValueSpec
+		for i, s := range g.Specs {
+			vs := s.(*ast.ValueSpec)
+			if len(vs.Values) > 0 {
+				last = vs
+			}
+			if last == nil {
+				continue
+			}
+			values := r.withIota(last.Values, i)
+			if vs == last {
+				r.add(r.off(vs.Values[0].Pos()), r.off(vs.Values[len(vs.Values)-1].End()), values)
+				continue
+			}
+			text := ""
+			if last.Type != nil {
+				text = " " + r.text(last.Type)
+			}
+			text += " = " + values
+			if vs.Type != nil || strings.Contains(text, "\n") {
+				continue
+			}
+			end := r.off(vs.Names[len(vs.Names)-1].End())
+			r.add(end, end, text)
+		}
+		return false
+	})
+}
+
+// withIota returns the text of values with every iota replaced by i (newlines kept).
+func (r *rewriter) withIota(values []ast.Expr, i int) string {
+	start, end := r.off(values[0].Pos()), r.off(values[len(values)-1].End())
+	var b strings.Builder
+	last := start
+	for _, v := range values {
+		ast.Inspect(v, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && id.Name == "iota" {
+				b.WriteString(r.src[last:r.off(id.Pos())])
+				b.WriteString(strconv.Itoa(i))
+				last = r.off(id.End())
+			}
+			return true
+		})
+	}
+	b.WriteString(r.src[last:end])
+	return b.String()
+}
+
+// fmtMethods calls the Error or String method of a print argument whose static type is one of
+// the file's types: the interpreter hands fmt the bare value, whose methods native code cannot
+// see (fmt.Sprint(tag(3)) gave "3", not what tag's String returns; a value held in an error or
+// fmt.Stringer variable is seen). The argument becomes the method's result, for the verbs Go
+// formats through the method (%v %s %q %x %X, and the Print and Sprint functions); %#v and the
+// other verbs are left alone:
+//
+//	fmt.Sprintf("%v=%d", t, t)   ->   fmt.Sprintf("%v=%d", (t).String(), t)
+//
+// A pointer is checked for nil first ("<nil>", as fmt prints a nil pointer whose method would
+// panic). A format that is not a literal, or uses * or [n], is left alone.
+func (r *rewriter) fmtMethods() {
+	if r.info == nil {
+		return
+	}
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		c, ok := n.(*ast.CallExpr)
+		if !ok || c.Ellipsis.IsValid() {
+			return true
+		}
+		sel, ok := c.Fun.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		x, ok := sel.X.(*ast.Ident)
+		if !ok || r.imports[x.Name] != "fmt" || r.declared[x.Name] {
+			return true
+		}
+		name := sel.Sel.Name
+		first := 0
+		if strings.HasPrefix(name, "F") || strings.HasPrefix(name, "Append") {
+			first = 1 // the writer or buffer
+		}
+		var verbs []byte // per argument from first; 'v' for the Print functions
+		switch name {
+		case "Print", "Println", "Sprint", "Sprintln", "Fprint", "Fprintln", "Append", "Appendln":
+			for range c.Args[min(first, len(c.Args)):] {
+				verbs = append(verbs, 'v')
+			}
+		case "Printf", "Sprintf", "Fprintf", "Errorf", "Appendf":
+			if len(c.Args) <= first {
+				return true
+			}
+			lit, ok := c.Args[first].(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			format, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				return true
+			}
+			if verbs, ok = formatVerbs(format); !ok {
+				return true
+			}
+			first++
+		default:
+			return true
+		}
+		prevRewritten := false
+		for i, v := range verbs {
+			k := first + i
+			if k >= len(c.Args) {
+				break
+			}
+			arg := c.Args[k]
+			// Sprint puts a space between operands when neither is a string: an operand turned
+			// into a string next to a non-string gets that space written out.
+			space := spaced[name] && k > first && !r.stringArg(c.Args, k-1) && !r.stringArg(c.Args, k)
+			repl := r.fmtMethodArg(arg, v)
+			if spaced[name] && repl != "" && (r.typeOf(c.Args[max(k-1, first)]) == nil || k+1 < len(c.Args) && r.typeOf(c.Args[k+1]) == nil) {
+				repl = "" // a neighbour of unknown type: whether Sprint spaces them is not known here
+			}
+			switch {
+			case repl != "" && space:
+				r.add(r.off(arg.Pos()), r.off(arg.End()), `" ", `+repl)
+			case repl != "":
+				r.add(r.off(arg.Pos()), r.off(arg.End()), repl)
+			case prevRewritten && space:
+				r.add(r.off(arg.Pos()), r.off(arg.Pos()), `" ", `)
+			}
+			prevRewritten = repl != ""
+		}
+		return true
+	})
+}
+
+// fmtMethodArg returns the replacement of a print argument formatted with verb: its Error or
+// String method's result when its type is one of the file's types, else "".
+func (r *rewriter) fmtMethodArg(arg ast.Expr, verb byte) string {
+	t := r.typeOf(arg)
+	if !strings.ContainsRune("vsqxX", rune(verb)) || t == nil || strings.Contains(r.text(arg), "\n") {
+		return ""
+	}
+	method := fileMethod(t, "Error")
+	if method == "" {
+		method = fileMethod(t, "String")
+	}
+	if method == "" {
+		return ""
+	}
+	if _, ptr := t.Underlying().(*types.Pointer); ptr {
+		ts, ok := r.spell(t)
+		if !ok {
+			return ""
+		}
+		return fmt.Sprintf("func(forge__v %s) string { if forge__v == nil { return \"<nil>\" }; return forge__v.%s() }(%s)", ts, method, r.text(arg))
+	}
+	return "(" + r.text(arg) + ")." + method + "()"
+}
+
+// spaced are the print functions that put a space between operands when neither is a string.
+var spaced = map[string]bool{"Print": true, "Sprint": true, "Fprint": true, "Append": true}
+
+// stringArg reports whether args[i] is a string.
+func (r *rewriter) stringArg(args []ast.Expr, i int) bool {
+	t := r.typeOf(args[i])
+	if t == nil {
+		return false
+	}
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Info()&types.IsString != 0
+}
+
+// fileMethod returns name when t (not an interface) is, or points to, a type the file declares
+// and its method set has name() string.
+func fileMethod(t types.Type, name string) string {
+	if types.IsInterface(t) {
+		return ""
+	}
+	nt := t
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		nt = p.Elem()
+	}
+	named, ok := types.Unalias(nt).(*types.Named)
+	if !ok || named.Obj().Pkg() == nil || named.Obj().Pkg().Path() != "artifact" {
+		return ""
+	}
+	obj, _, _ := types.LookupFieldOrMethod(t, false, nil, name)
+	f, ok := obj.(*types.Func)
+	if !ok {
+		return ""
+	}
+	sig := f.Type().(*types.Signature)
+	if sig.Params().Len() != 0 || sig.Results().Len() != 1 || !types.Identical(sig.Results().At(0).Type(), types.Typ[types.String]) {
+		return ""
+	}
+	return name
+}
+
+// formatVerbs returns the verb of each argument of a Printf format, false when the format uses
+// argument indexes or * (the verbs then do not follow the arguments one by one).
+func formatVerbs(format string) ([]byte, bool) {
+	var verbs []byte
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		i++
+		sharp := false
+		for i < len(format) && strings.IndexByte("+-# 0123456789.", format[i]) >= 0 {
+			sharp = sharp || format[i] == '#'
+			i++
+		}
+		if i >= len(format) {
+			break
+		}
+		switch format[i] {
+		case '%':
+			continue
+		case '*', '[':
+			return nil, false
+		}
+		if sharp {
+			verbs = append(verbs, '#') // %#v is GoString's, %#x formats the value: not a method verb
+			continue
+		}
+		verbs = append(verbs, format[i])
+	}
+	return verbs, true
+}
+
+// hideUnexported tags every unexported named field of the file's struct types json:"-". The
+// interpreter builds its structs with every field exported (count becomes Xcount), so
+// encoding/json wrote and read them (json.Marshal(item{Name: "a", count: 2}) gave
+// {"Name":"a","Xcount":2}, and a result or argument of that type carried them too); Go never
+// encodes an unexported field, so the tag changes nothing Go does. The tag goes first: the json
+// key Go reads is the first. Embedded fields are left alone (Go promotes an embedded unexported
+// struct's exported fields).
+func (r *rewriter) hideUnexported() {
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		st, ok := n.(*ast.StructType)
+		if !ok {
+			return true
+		}
+		for _, f := range st.Fields.List {
+			if len(f.Names) == 0 || f.Names[0].IsExported() || f.Names[0].Name == "_" {
+				continue
+			}
+			switch {
+			case f.Tag == nil:
+				r.add(r.off(f.Type.End()), r.off(f.Type.End()), " `json:\"-\"`")
+			case strings.HasPrefix(f.Tag.Value, "`"):
+				r.add(r.off(f.Tag.Pos())+1, r.off(f.Tag.Pos())+1, `json:"-" `)
+			default:
+				r.add(r.off(f.Tag.Pos())+1, r.off(f.Tag.Pos())+1, `json:\"-\" `)
+			}
+		}
+		return true
+	})
+}
+
+// fieldNameVerb returns the first argument of a Printf-style call of fmt printed with %+v, %#v
+// or %T whose type is (or points to) a struct type of the file without an Error or String
+// method: those verbs print field or type names, which the interpreter renames.
+func (r *rewriter) fieldNameVerb(c *ast.CallExpr) (ast.Expr, string) {
+	sel, ok := c.Fun.(*ast.SelectorExpr)
+	if !ok || r.info == nil {
+		return nil, ""
+	}
+	x, ok := sel.X.(*ast.Ident)
+	if !ok || r.imports[x.Name] != "fmt" || r.declared[x.Name] {
+		return nil, ""
+	}
+	first := 0
+	switch sel.Sel.Name {
+	case "Printf", "Sprintf", "Errorf":
+	case "Fprintf", "Appendf":
+		first = 1
+	default:
+		return nil, ""
+	}
+	if len(c.Args) <= first {
+		return nil, ""
+	}
+	lit, ok := c.Args[first].(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return nil, ""
+	}
+	format, err := strconv.Unquote(lit.Value)
+	if err != nil {
+		return nil, ""
+	}
+	k := first + 1
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		flags := ""
+		for i++; i < len(format) && strings.IndexByte("+-# 0123456789.", format[i]) >= 0; i++ {
+			if format[i] == '+' || format[i] == '#' {
+				flags += string(format[i])
+			}
+		}
+		if i >= len(format) || format[i] == '*' || format[i] == '[' {
+			return nil, ""
+		}
+		if format[i] == '%' {
+			continue
+		}
+		verb := format[i]
+		if k < len(c.Args) && (verb == 'T' || verb == 'v' && flags != "") {
+			t := r.typeOf(c.Args[k])
+			if t != nil && fileMethod(t, "Error") == "" && fileMethod(t, "String") == "" && fileStruct(t) {
+				return c.Args[k], strings.Trim(flags, "-") + string(verb)
+			}
+		}
+		k++
+	}
+	return nil, ""
+}
+
+// fileStruct reports whether t is, or points to, a struct type the file declares.
+func fileStruct(t types.Type) bool {
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	named, ok := types.Unalias(t).(*types.Named)
+	if !ok || named.Obj().Pkg() == nil || named.Obj().Pkg().Path() != "artifact" {
+		return false
+	}
+	_, ok = named.Underlying().(*types.Struct)
+	return ok
+}
+
+// capturesObject reports whether a function literal in body uses the variable def declares, or
+// body takes its address: loopUses goes by name, and a closure's own i (sort.Slice(x, func(i, j
+// int) bool {...})) is not the loop's. Without the type check's objects it answers true.
+func (r *rewriter) capturesObject(body *ast.BlockStmt, def *ast.Ident) bool {
+	if r.info == nil || r.info.Defs == nil || r.info.Defs[def] == nil {
+		return true
+	}
+	obj := r.info.Defs[def]
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			ast.Inspect(n.Body, func(m ast.Node) bool {
+				if id, ok := m.(*ast.Ident); ok && r.info.Uses[id] == obj {
+					found = true
+				}
+				return !found
+			})
+			return false
+		case *ast.UnaryExpr:
+			if id, ok := n.X.(*ast.Ident); ok && n.Op == token.AND && r.info.Uses[id] == obj {
+				found = true
+			}
+		case *ast.SelectorExpr:
+			if id, ok := n.X.(*ast.Ident); ok && r.info.Uses[id] == obj && r.info.Selections != nil {
+				if s, ok := r.info.Selections[n]; ok && s.Kind() == types.MethodVal && !s.Indirect() {
+					_, ptr := s.Obj().Type().(*types.Signature).Recv().Type().(*types.Pointer)
+					found = ptr // a pointer method value binds &id
+				}
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// nativeInterface reports whether e's static type is an interface the interpreter implements
+// natively (error, a package's interface: unresolved here), through which a value of the file's
+// types travels wrapped: a type switch does not see the file's type behind the wrapper, and ==
+// compares the wrapper.
+func (r *rewriter) nativeInterface(e ast.Expr) bool {
+	t := r.typeOf(e)
+	if t == nil {
+		return true
+	}
+	if types.Identical(t, types.Universe.Lookup("error").Type()) {
+		return true
+	}
+	return false
+}
+
+// fileValueType reports whether t is a non-pointer, non-interface type the file declares that
+// has methods (the interpreter wraps such a value in an error or a package's interface, and no
+// assertion finds it again).
+func fileValueType(t types.Type) bool {
+	named, ok := types.Unalias(t).(*types.Named)
+	return ok && fileType(t) && named.NumMethods() > 0
+}
+
+// fileType reports whether t is, or points to, a non-interface type the file declares.
+func fileType(t types.Type) bool {
+	if t == nil || types.IsInterface(t) {
+		return false
+	}
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	named, ok := types.Unalias(t).(*types.Named)
+	return ok && named.Obj().Pkg() != nil && named.Obj().Pkg().Path() == "artifact" && !types.IsInterface(named)
+}
+
+const sentinelHint = "declare sentinel errors with errors.New (var errNotFound = errors.New(\"not found\")), or compare after a type assertion: if e, ok := err.(*myErr); ok && e == errMine"
+
+// nativeInterfaceGap returns the refusal for n when it is one of the ways an error (or a
+// package's interface) holding a value of the file's types answers differently on the
+// interpreter: a type switch with a case of the file's type (never taken: [-1] for [1]), ==
+// or != against a value of the file's type (false), errors.Is with such a target (false),
+// errors.As into such a variable (a run-time panic). A type assertion works and is the hint.
+func (r *rewriter) nativeInterfaceGap(n ast.Node) (msg, hint string, at ast.Node) {
+	switch n := n.(type) {
+	case *ast.TypeSwitchStmt:
+		var x ast.Expr
+		switch a := n.Assign.(type) {
+		case *ast.AssignStmt:
+			x = a.Rhs[0].(*ast.TypeAssertExpr).X
+		case *ast.ExprStmt:
+			x = a.X.(*ast.TypeAssertExpr).X
+		}
+		if x == nil || !r.nativeInterface(x) {
+			return "", "", nil
+		}
+		for _, cc := range n.Body.List {
+			for _, e := range cc.(*ast.CaseClause).List {
+				if tv, ok := r.info.Types[e]; ok && tv.IsType() && fileValueType(tv.Type) {
+					return fmt.Sprintf("type switch on %s (an error or a package's interface) with case %s, a non-pointer type of the file with methods: the interpreter never takes that case", types.ExprString(x), types.ExprString(e)),
+						fmt.Sprintf("give %s's methods a pointer receiver and switch on *%s (return &%s{...})", types.ExprString(e), types.ExprString(e), types.ExprString(e)), e
+				}
+			}
+		}
+	case *ast.TypeAssertExpr:
+		if n.Type == nil || !r.nativeInterface(n.X) {
+			return "", "", nil
+		}
+		if tv, ok := r.info.Types[n.Type]; ok && tv.IsType() && fileValueType(tv.Type) {
+			return fmt.Sprintf("type assertion %s on an error or a package's interface to a non-pointer type of the file with methods: the interpreter's assertion fails", types.ExprString(n)),
+				fmt.Sprintf("give %s's methods a pointer receiver and assert *%s (return &%s{...})", types.ExprString(n.Type), types.ExprString(n.Type), types.ExprString(n.Type)), n
+		}
+	case *ast.BinaryExpr:
+		if n.Op != token.EQL && n.Op != token.NEQ {
+			return "", "", nil
+		}
+		for _, p := range [][2]ast.Expr{{n.X, n.Y}, {n.Y, n.X}} {
+			if r.typeOf(p[0]) != nil && r.nativeInterface(p[0]) && fileType(r.typeOf(p[1])) {
+				return fmt.Sprintf("%s compares an error with %s, a value of the file's type: the interpreter compares its wrapper and answers false", types.ExprString(n), types.ExprString(p[1])),
+					sentinelHint, n
+			}
+		}
+	case *ast.CallExpr:
+		sel, ok := n.Fun.(*ast.SelectorExpr)
+		if !ok || len(n.Args) != 2 {
+			return "", "", nil
+		}
+		if x, ok := sel.X.(*ast.Ident); !ok || r.imports[x.Name] != "errors" || r.declared[x.Name] {
+			return "", "", nil
+		}
+		target := r.typeOf(n.Args[1])
+		switch sel.Sel.Name {
+		case "Is":
+			if fileType(target) {
+				return fmt.Sprintf("errors.Is with %s, a value of the file's type: the interpreter compares its wrapper and answers false", types.ExprString(n.Args[1])), sentinelHint, n
+			}
+		case "As":
+			if p, ok := target.(*types.Pointer); ok && target != nil && fileType(p.Elem()) {
+				return fmt.Sprintf("errors.As into %s, a variable of the file's type: the interpreter panics (*target must be interface or implement error)", types.ExprString(n.Args[1])),
+					"use a type assertion on the error (if e, ok := err.(*myErr); ok), unwrapping with errors.Unwrap in a loop if it is wrapped", n
+			}
+		}
+	}
+	return "", "", nil
+}
+
+func isNil(e ast.Expr) bool {
+	id, ok := ast.Unparen(e).(*ast.Ident)
+	return ok && id.Name == "nil"
+}
+
+// typeSwitches turns a type switch with a case of the file's types into an expression switch on
+// type assertions. The interpreter does not take such cases reliably: without a bound variable a
+// case of a value type with methods is skipped (any holding valStr{3}: case valStr never runs), with
+// one a case of a pointer type with methods is (switch v := a.(type) { case *T: }), and on an
+// error no case of the file's types is taken; the comma-ok assertion gives Go's answer in each:
+//
+//	switch v := x.(type) {      ->   { forge__v1 := x; switch {
+//	case *T:                         case func() bool { _, ok := forge__v1.(*T); return ok }(): v := forge__v1.(*T); _ = v;
+//	case nil:                        case forge__v1 == nil: v := forge__v1; _ = v;
+//	default:                         default: v := forge__v1; _ = v;
+//	}                                }}
+//
+// The cases keep their order (a tagless switch tries them in order, default last, as a type switch
+// does) and break still leaves the switch. A clause with several types, nil or default binds x's
+// value with x's type, as Go does. A case of a file's value type on an error is refused
+// (gapRefusal): the assertion is not taken there either.
+func (r *rewriter) typeSwitches() {
+	if r.info == nil {
+		return
+	}
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		ts, ok := n.(*ast.TypeSwitchStmt)
+		if !ok || ts.Init != nil {
+			return true
+		}
+		var id *ast.Ident
+		var ta *ast.TypeAssertExpr
+		switch a := ts.Assign.(type) {
+		case *ast.AssignStmt:
+			id, _ = a.Lhs[0].(*ast.Ident)
+			ta, _ = a.Rhs[0].(*ast.TypeAssertExpr)
+		case *ast.ExprStmt:
+			ta, _ = a.X.(*ast.TypeAssertExpr)
+		}
+		if ta == nil || strings.Contains(r.text(ta.X), "\n") {
+			return true
+		}
+		fileCase := false
+		for _, st := range ts.Body.List {
+			for _, e := range st.(*ast.CaseClause).List {
+				if tv, ok := r.info.Types[e]; ok && tv.IsType() && fileType(tv.Type) {
+					fileCase = true
+				}
+			}
+		}
+		if !fileCase {
+			return true
+		}
+		tmp := r.tmp()
+		r.add(r.off(ts.Switch), r.off(ts.Body.Lbrace), fmt.Sprintf("{ %s := %s; switch ", tmp, r.text(ta.X))+newlines(r.src[r.off(ts.Switch):r.off(ts.Body.Lbrace)]))
+		r.add(r.off(ts.End()), r.off(ts.End()), "}")
+		for _, st := range ts.Body.List {
+			cc := st.(*ast.CaseClause)
+			if len(cc.List) > 0 {
+				var conds []string
+				for _, e := range cc.List {
+					if isNil(e) {
+						conds = append(conds, tmp+" == nil")
+					} else {
+						conds = append(conds, fmt.Sprintf("func() bool { _, ok := %s.(%s); return ok }()", tmp, r.text(e)))
+					}
+				}
+				r.add(r.off(cc.List[0].Pos()), r.off(cc.List[len(cc.List)-1].End()), strings.Join(conds, " || ")+newlines(r.src[r.off(cc.List[0].Pos()):r.off(cc.List[len(cc.List)-1].End())]))
+			}
+			if id == nil || id.Name == "_" {
+				continue
+			}
+			bind := tmp
+			if len(cc.List) == 1 && !isNil(cc.List[0]) {
+				bind = tmp + ".(" + r.text(cc.List[0]) + ")"
+			}
+			at := r.off(cc.Colon) + 1
+			r.add(at, at, fmt.Sprintf(" %s := %s; _ = %s;", id.Name, bind, id.Name))
+		}
+		return true
+	})
+}
+
+// nestedMethodArg returns the first print argument (formatted through methods: %v %s %q %x %X
+// or a Print function) whose elements, keys, values or exported fields are of a type of the
+// file with an Error or String method, and that type's name: fmt calls those methods on Go,
+// and on the interpreter it does not (fmt.Sprint([]tag{1}) gives "[1]"). A value of such a
+// type itself is rewritten (fmtMethods).
+func (r *rewriter) nestedMethodArg(c *ast.CallExpr) (ast.Expr, string) {
+	sel, ok := c.Fun.(*ast.SelectorExpr)
+	if !ok || r.info == nil {
+		return nil, ""
+	}
+	x, ok := sel.X.(*ast.Ident)
+	if !ok || r.imports[x.Name] != "fmt" || r.declared[x.Name] {
+		return nil, ""
+	}
+	name := sel.Sel.Name
+	first := 0
+	if strings.HasPrefix(name, "F") || strings.HasPrefix(name, "Append") {
+		first = 1
+	}
+	var verbs []byte
+	switch name {
+	case "Print", "Println", "Sprint", "Sprintln", "Fprint", "Fprintln", "Append", "Appendln":
+		for range c.Args[min(first, len(c.Args)):] {
+			verbs = append(verbs, 'v')
+		}
+	case "Printf", "Sprintf", "Fprintf", "Errorf", "Appendf":
+		if len(c.Args) <= first {
+			return nil, ""
+		}
+		lit, ok := c.Args[first].(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			return nil, ""
+		}
+		format, err := strconv.Unquote(lit.Value)
+		if err != nil {
+			return nil, ""
+		}
+		if verbs, ok = formatVerbs(format); !ok {
+			return nil, ""
+		}
+		first++
+	default:
+		return nil, ""
+	}
+	for i, v := range verbs {
+		if first+i >= len(c.Args) || !strings.ContainsRune("vsqxX", rune(v)) {
+			continue
+		}
+		arg := c.Args[first+i]
+		if t := r.typeOf(arg); t != nil {
+			if inner := nestedMethodType(t, map[types.Type]bool{}, true); inner != "" {
+				return arg, inner
+			}
+		}
+	}
+	return nil, ""
+}
+
+// nestedMethodType returns the name of a type of the file with an Error or String method found
+// inside t (not t itself when top): elements, keys, values, exported fields, pointers.
+func nestedMethodType(t types.Type, seen map[types.Type]bool, top bool) string {
+	if seen[t] {
+		return ""
+	}
+	seen[t] = true
+	if !top && (fileMethod(t, "Error") != "" || fileMethod(t, "String") != "") {
+		return types.TypeString(t, func(*types.Package) string { return "" })
+	}
+	if top && (fileMethod(t, "Error") != "" || fileMethod(t, "String") != "") {
+		return "" // formatted through its own method (fmtMethods)
+	}
+	switch u := t.Underlying().(type) {
+	case *types.Slice:
+		return nestedMethodType(u.Elem(), seen, false)
+	case *types.Array:
+		return nestedMethodType(u.Elem(), seen, false)
+	case *types.Map:
+		if k := nestedMethodType(u.Key(), seen, false); k != "" {
+			return k
+		}
+		return nestedMethodType(u.Elem(), seen, false)
+	case *types.Pointer:
+		if top {
+			return nestedMethodType(u.Elem(), seen, true)
+		}
+	case *types.Struct:
+		for i := 0; i < u.NumFields(); i++ {
+			if u.Field(i).Exported() {
+				if n := nestedMethodType(u.Field(i).Type(), seen, false); n != "" {
+					return n
+				}
+			}
+		}
+	}
+	return ""
+}

@@ -650,7 +650,7 @@ var gapHints = []struct{ match, hint string }{
 	{"undefined selector: slices.", "this slices function is not available: use sort or a loop"},
 	{"undefined selector: maps.Keys", "collect keys with a for range loop"},
 	{"undefined selector: maps.Values", "collect values with a for range loop"},
-	{"cannot range over", "range over an integer is not available here: use for i := 0; i < n; i++"},
+	{"cannot range over", "range over this value is not available here: count with for i := 0; i < n; i++, or range over a slice (an iterator function's values collected first)"},
 	{"undefined selector", "the symbol is not on the sandbox allowlist or does not exist"},
 }
 
