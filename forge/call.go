@@ -558,9 +558,10 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 	if c.meta.RepairAttempted {
 		c.meta.RepairSucceeded = res.saved
 	}
-	if res.fail == nil && res.unchanged && res.art.Lifecycle == registry.Quarantined {
+	if res.fail == nil && res.unchanged && res.art.Lifecycle == registry.Quarantined && !c.operator {
 		// The regeneration wrote the quarantined code again, byte for byte: the quarantine stands,
-		// and this call must not be answered by the code an operator took out of service.
+		// and this call must not be answered by the code an operator took out of service. (An
+		// operator's own regeneration answers nobody; the CLI says the quarantine stands.)
 		return c.fail(&failure{typ: "refused", result: classifier.Result{Class: classifier.Extrinsic, Rule: classifier.Rule(selector.ReasonQuarantined)},
 			msg: fmt.Sprintf("%s.%s is quarantined and its regeneration wrote the same code again, so the quarantine stands: "+
 				"run `forge edit %s %s` to write the code yourself, `forge rollback %s %s` to restore an earlier generation, "+
