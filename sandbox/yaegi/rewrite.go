@@ -1671,42 +1671,8 @@ func (r *rewriter) fmtMethods() {
 		if !ok || c.Ellipsis.IsValid() {
 			return true
 		}
-		sel, ok := c.Fun.(*ast.SelectorExpr)
+		name, first, verbs, ok := r.fmtArgVerbs(c)
 		if !ok {
-			return true
-		}
-		x, ok := sel.X.(*ast.Ident)
-		if !ok || r.imports[x.Name] != "fmt" || r.declared[x.Name] {
-			return true
-		}
-		name := sel.Sel.Name
-		first := 0
-		if strings.HasPrefix(name, "F") || strings.HasPrefix(name, "Append") {
-			first = 1 // the writer or buffer
-		}
-		var verbs []byte // per argument from first; 'v' for the Print functions
-		switch name {
-		case "Print", "Println", "Sprint", "Sprintln", "Fprint", "Fprintln", "Append", "Appendln":
-			for range c.Args[min(first, len(c.Args)):] {
-				verbs = append(verbs, 'v')
-			}
-		case "Printf", "Sprintf", "Fprintf", "Errorf", "Appendf":
-			if len(c.Args) <= first {
-				return true
-			}
-			lit, ok := c.Args[first].(*ast.BasicLit)
-			if !ok || lit.Kind != token.STRING {
-				return true
-			}
-			format, err := strconv.Unquote(lit.Value)
-			if err != nil {
-				return true
-			}
-			if verbs, ok = formatVerbs(format); !ok {
-				return true
-			}
-			first++
-		default:
 			return true
 		}
 		prevRewritten := false
@@ -1866,31 +1832,12 @@ func (r *rewriter) hideUnexported() {
 // or %T whose type is (or points to) a struct type of the file without an Error or String
 // method: those verbs print field or type names, which the interpreter renames.
 func (r *rewriter) fieldNameVerb(c *ast.CallExpr) (ast.Expr, string) {
-	sel, ok := c.Fun.(*ast.SelectorExpr)
-	if !ok || r.info == nil {
+	if r.info == nil {
 		return nil, ""
 	}
-	x, ok := sel.X.(*ast.Ident)
-	if !ok || r.imports[x.Name] != "fmt" || r.declared[x.Name] {
-		return nil, ""
-	}
-	first := 0
-	switch sel.Sel.Name {
-	case "Printf", "Sprintf", "Errorf":
-	case "Fprintf", "Appendf":
-		first = 1
-	default:
-		return nil, ""
-	}
-	if len(c.Args) <= first {
-		return nil, ""
-	}
-	lit, ok := c.Args[first].(*ast.BasicLit)
-	if !ok || lit.Kind != token.STRING {
-		return nil, ""
-	}
-	format, err := strconv.Unquote(lit.Value)
-	if err != nil {
+	name, first, ok := r.fmtCall(c)
+	format, isFormat := r.fmtFormat(c, first)
+	if !ok || !printfNames[name] || !isFormat {
 		return nil, ""
 	}
 	k := first + 1
@@ -2159,48 +2106,80 @@ func (r *rewriter) typeSwitches() {
 	})
 }
 
+// printfNames are fmt's functions that take a format.
+var printfNames = map[string]bool{"Printf": true, "Sprintf": true, "Fprintf": true, "Errorf": true, "Appendf": true}
+
+// fmtCall recognises a call of one of package fmt's print functions (fmt imported under its
+// name, not shadowed) and returns the function's name and the index of its first argument after
+// the writer or buffer of Fprint* and Append* (for the *f functions, the format's).
+func (r *rewriter) fmtCall(c *ast.CallExpr) (name string, first int, ok bool) {
+	sel, ok := c.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return "", 0, false
+	}
+	x, ok := sel.X.(*ast.Ident)
+	if !ok || r.imports[x.Name] != "fmt" || r.declared[x.Name] {
+		return "", 0, false
+	}
+	name = sel.Sel.Name
+	if strings.HasPrefix(name, "F") || strings.HasPrefix(name, "Append") {
+		first = 1 // the writer or buffer
+	}
+	return name, first, true
+}
+
+// fmtFormat returns the constant format at c.Args[at], false when it is not a string literal.
+func (r *rewriter) fmtFormat(c *ast.CallExpr, at int) (string, bool) {
+	if len(c.Args) <= at {
+		return "", false
+	}
+	lit, ok := c.Args[at].(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return "", false
+	}
+	format, err := strconv.Unquote(lit.Value)
+	return format, err == nil
+}
+
+// fmtArgVerbs returns, for a call of fmt's Print* or *f functions, its name, the index of its
+// first printed argument and the verb each printed argument gets ('v' for the Print functions);
+// false for any other call, or a format that is not a literal formatVerbs can read.
+func (r *rewriter) fmtArgVerbs(c *ast.CallExpr) (name string, first int, verbs []byte, ok bool) {
+	name, first, ok = r.fmtCall(c)
+	if !ok {
+		return "", 0, nil, false
+	}
+	switch {
+	case printfNames[name]:
+		format, isFormat := r.fmtFormat(c, first)
+		if !isFormat {
+			return "", 0, nil, false
+		}
+		if verbs, ok = formatVerbs(format); !ok {
+			return "", 0, nil, false
+		}
+		return name, first + 1, verbs, true
+	case name == "Print" || name == "Println" || name == "Sprint" || name == "Sprintln" ||
+		name == "Fprint" || name == "Fprintln" || name == "Append" || name == "Appendln":
+		for range c.Args[min(first, len(c.Args)):] {
+			verbs = append(verbs, 'v')
+		}
+		return name, first, verbs, true
+	}
+	return "", 0, nil, false
+}
+
 // nestedMethodArg returns the first print argument (formatted through methods: %v %s %q %x %X
 // or a Print function) whose elements, keys, values or exported fields are of a type of the
 // file with an Error or String method, and that type's name: fmt calls those methods on Go,
 // and on the interpreter it does not (fmt.Sprint([]tag{1}) gives "[1]"). A value of such a
 // type itself is rewritten (fmtMethods).
 func (r *rewriter) nestedMethodArg(c *ast.CallExpr) (ast.Expr, string) {
-	sel, ok := c.Fun.(*ast.SelectorExpr)
-	if !ok || r.info == nil {
+	if r.info == nil {
 		return nil, ""
 	}
-	x, ok := sel.X.(*ast.Ident)
-	if !ok || r.imports[x.Name] != "fmt" || r.declared[x.Name] {
-		return nil, ""
-	}
-	name := sel.Sel.Name
-	first := 0
-	if strings.HasPrefix(name, "F") || strings.HasPrefix(name, "Append") {
-		first = 1
-	}
-	var verbs []byte
-	switch name {
-	case "Print", "Println", "Sprint", "Sprintln", "Fprint", "Fprintln", "Append", "Appendln":
-		for range c.Args[min(first, len(c.Args)):] {
-			verbs = append(verbs, 'v')
-		}
-	case "Printf", "Sprintf", "Fprintf", "Errorf", "Appendf":
-		if len(c.Args) <= first {
-			return nil, ""
-		}
-		lit, ok := c.Args[first].(*ast.BasicLit)
-		if !ok || lit.Kind != token.STRING {
-			return nil, ""
-		}
-		format, err := strconv.Unquote(lit.Value)
-		if err != nil {
-			return nil, ""
-		}
-		if verbs, ok = formatVerbs(format); !ok {
-			return nil, ""
-		}
-		first++
-	default:
+	_, first, verbs, ok := r.fmtArgVerbs(c)
+	if !ok {
 		return nil, ""
 	}
 	for i, v := range verbs {
