@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -178,7 +177,7 @@ func TestBinInterruptedColdCall(t *testing.T) {
 
 	cmd := exec.Command(path, "--store", store, "--provider", "command:"+script, "call", "str", "reverse", "s=abc")
 	cmd.Env = append(os.Environ(), "FORGE_PROVIDER=")
-	var out, errb bytes.Buffer
+	var out, errb syncBuffer // read while the process writes them
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	require.NoError(t, cmd.Start())
 	deadline := time.Now().Add(2 * time.Minute) // a hang, not a speed bound
