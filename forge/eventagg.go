@@ -80,8 +80,8 @@ type aggregator struct {
 	closed bool
 }
 
-// add folds e into its bucket; false once the aggregator is closed.
-func (a *aggregator) add(e *Event) bool {
+// add folds e into its bucket and returns the bucket; nil once the aggregator is closed.
+func (a *aggregator) add(e *Event) *aggBucket {
 	k := aggKey{role: e.Role, method: e.Method, reason: e.Reason, gen: e.ArtifactGen}
 	for {
 		var b *aggBucket
@@ -90,7 +90,7 @@ func (a *aggregator) add(e *Event) bool {
 		}
 		if b == nil {
 			if b = a.bucket(k); b == nil {
-				return false
+				return nil
 			}
 		}
 		b.mu.Lock()
@@ -100,7 +100,7 @@ func (a *aggregator) add(e *Event) bool {
 		}
 		b.record(e)
 		b.mu.Unlock()
-		return true
+		return b
 	}
 }
 
@@ -117,27 +117,12 @@ func (a *aggregator) addVia(e *Event, slot *atomic.Pointer[aggBucket]) bool {
 		}
 		b.mu.Unlock()
 	}
-	k := aggKey{role: e.Role, method: e.Method, reason: e.Reason, gen: e.ArtifactGen}
-	for {
-		var b *aggBucket
-		if m := a.read.Load(); m != nil {
-			b = (*m)[k]
-		}
-		if b == nil {
-			if b = a.bucket(k); b == nil {
-				return false
-			}
-		}
-		b.mu.Lock()
-		if b.dead {
-			b.mu.Unlock()
-			continue
-		}
-		b.record(e)
-		b.mu.Unlock()
-		slot.Store(b)
-		return true
+	b := a.add(e)
+	if b == nil {
+		return false
 	}
+	slot.Store(b)
+	return true
 }
 
 // emitVia is eventLog.emit with the warm path's bucket cache (addVia) for the lines it aggregates.

@@ -222,7 +222,7 @@ func TestAggregatorCountsEveryAddAcrossReleases(t *testing.T) {
 			for i := range 20000 {
 				window := i / 2000 // keys go idle as the window moves on, and are released
 				e := Event{Role: "r", Method: fmt.Sprint("m", window*3+(i+w)%3), Reason: "healthy", ArtifactGen: 1, DurationNS: int64(i)}
-				require.True(t, a.add(&e))
+				require.NotNil(t, a.add(&e))
 				added.Add(1)
 			}
 		}()
@@ -237,7 +237,7 @@ func TestAggregatorCountsEveryAddAcrossReleases(t *testing.T) {
 	}
 	a.collect(true, func(s *aggSnapshot) { collected.Add(s.n) })
 	assert.Equal(t, added.Load(), collected.Load())
-	assert.False(t, a.add(&Event{Role: "r", Method: "late"}), "closed")
+	assert.Nil(t, a.add(&Event{Role: "r", Method: "late"}), "closed")
 	m := a.read.Load()
 	require.NotNil(t, m)
 	assert.Less(t, len(*m), 30, "idle buckets were released")
@@ -458,7 +458,7 @@ func TestAggregatesAreWrittenWhenDue(t *testing.T) {
 	var a aggregator
 	add := func(method string, n int) {
 		for range n {
-			require.True(t, a.add(&Event{Role: "r", Method: method, Reason: "healthy", ArtifactGen: 1, DurationNS: 100}))
+			require.NotNil(t, a.add(&Event{Role: "r", Method: method, Reason: "healthy", ArtifactGen: 1, DurationNS: 100}))
 		}
 	}
 	collect := func(all bool) map[string]int64 {

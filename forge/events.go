@@ -277,7 +277,7 @@ func (l *eventLog) drop(kind int) {
 // allocation once the artifact has a bucket), anything else into the queue.
 func (l *eventLog) emit(e *Event) {
 	if !l.perCall && e.warmSuccess() {
-		if !l.agg.add(e) {
+		if l.agg.add(e) == nil {
 			l.drop(kindCall) // after close
 		}
 		return
