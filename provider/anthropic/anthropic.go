@@ -5,15 +5,12 @@ package anthropic
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
-
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/artifactforge/forge/provider/internal/gen"
 )
@@ -24,8 +21,12 @@ const Name = "anthropic"
 // DefaultBaseURL is Anthropic's endpoint, used when ANTHROPIC_BASE_URL is unset.
 const DefaultBaseURL = "https://api.anthropic.com/"
 
+// APIVersion is the anthropic-version header every request carries: the Messages API version
+// whose request and response format this package speaks.
+const APIVersion = "2023-06-01"
+
 // DefaultModel is used when FORGE_MODEL is unset.
-const DefaultModel = string(sdk.ModelClaudeSonnet5_5)
+const DefaultModel = "claude-sonnet-5-5"
 
 // Setup says how to configure this provider; it ends every configuration error.
 const Setup = "configure it with --provider anthropic (or FORGE_PROVIDER=anthropic) and ANTHROPIC_API_KEY; " +
@@ -33,13 +34,13 @@ const Setup = "configure it with --provider anthropic (or FORGE_PROVIDER=anthrop
 
 // Config is everything the provider needs; FromEnv fills it from the environment.
 type Config struct {
-	APIKey    string
+	APIKey    string        // sent as x-api-key (ANTHROPIC_API_KEY); wins over AuthToken
 	AuthToken string        // a bearer token instead of an API key (ANTHROPIC_AUTH_TOKEN)
 	BaseURL   string        // DefaultBaseURL when empty
 	Model     string        // DefaultModel when empty
 	MaxTokens int           // answer size limit; gen.DefaultMaxTokens when 0
 	Timeout   time.Duration // per HTTP attempt; gen.DefaultTimeout when 0
-	Retry     gen.Retry     // the SDK's own retries are off; this policy replaces them
+	Retry     gen.Retry     // the one retry policy of the HTTP providers
 	CodeTool  bool          // offer a submit_code tool and require the model to call it
 	// HTTPClient replaces the default client (tests, proxies).
 	HTTPClient *http.Client
@@ -67,8 +68,10 @@ func FromEnv(env func(string) string) (Config, error) {
 
 // Provider asks the Messages API for code. It is safe for concurrent use.
 type Provider struct {
-	cfg    Config
-	client sdk.Client
+	cfg      Config
+	hc       *http.Client
+	endpoint *url.URL // BaseURL + v1/messages
+	header   http.Header
 }
 
 // New checks cfg and builds the client; it reads nothing from the process environment.
@@ -76,8 +79,8 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
 	}
-	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, ok := gen.ParseBaseURL(cfg.BaseURL)
+	if !ok {
 		return nil, gen.Errorf(gen.Misconfigured, Name, "ANTHROPIC_BASE_URL=%q is not an http(s) URL; %s", cfg.BaseURL, Setup)
 	}
 	if cfg.APIKey == "" && cfg.AuthToken == "" {
@@ -92,23 +95,15 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = gen.DefaultTimeout
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
-	opts := []option.RequestOption{
-		option.WithoutEnvironmentDefaults(),
-		option.WithBaseURL(cfg.BaseURL),
-		option.WithHTTPClient(hc),
-		option.WithMaxRetries(0),
-		option.WithRequestTimeout(cfg.Timeout),
-	}
+	h := http.Header{}
 	if cfg.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+		h.Set("X-Api-Key", cfg.APIKey) // as the API documents API keys
 	} else {
-		opts = append(opts, option.WithAuthToken(cfg.AuthToken))
+		h.Set("Authorization", "Bearer "+cfg.AuthToken)
 	}
-	return &Provider{cfg: cfg, client: sdk.NewClient(opts...)}, nil
+	h.Set("Anthropic-Version", APIVersion)
+	h.Set("User-Agent", "forge")
+	return &Provider{cfg: cfg, hc: gen.Client(cfg.HTTPClient), endpoint: gen.Endpoint(u, "v1/messages"), header: h}, nil
 }
 
 // Name reports "anthropic".
@@ -124,38 +119,49 @@ func (p *Provider) Generate(ctx context.Context, req gen.Request) (gen.Answer, e
 	return p.cfg.Retry.Do(ctx, func(ctx context.Context) (gen.Answer, error) { return p.once(ctx, req) })
 }
 
-func (p *Provider) once(ctx context.Context, req gen.Request) (gen.Answer, error) {
+// request builds the Messages API body forge sends.
+func (p *Provider) request(req gen.Request) messagesRequest {
 	model, maxTokens := req.Resolve(p.cfg.Model, p.cfg.MaxTokens)
-	params := sdk.MessageNewParams{
-		Model:     sdk.Model(model),
-		MaxTokens: int64(maxTokens),
-		Messages:  []sdk.MessageParam{sdk.NewUserMessage(sdk.NewTextBlock(req.Prompt))},
+	body := messagesRequest{
+		Model:     model,
+		MaxTokens: maxTokens,
+		Messages:  []message{{Role: "user", Content: []textBlock{{Type: "text", Text: req.Prompt}}}},
 	}
 	if strings.TrimSpace(req.System) != "" {
-		params.System = []sdk.TextBlockParam{{Text: req.System, CacheControl: sdk.NewCacheControlEphemeralParam()}}
+		body.System = []textBlock{{Type: "text", Text: req.System, CacheControl: &cacheControl{Type: "ephemeral"}}}
 	}
 	if p.cfg.CodeTool {
-		params.Tools = []sdk.ToolUnionParam{{OfTool: &sdk.ToolParam{
+		body.Tools = []tool{{
 			Name:        gen.CodeToolName,
-			Description: sdk.String(gen.CodeToolDescription),
-			InputSchema: sdk.ToolInputSchemaParam{Properties: gen.CodeToolProperties(), Required: []string{"code"}},
-		}}}
-		params.ToolChoice = sdk.ToolChoiceParamOfTool(gen.CodeToolName)
+			Description: gen.CodeToolDescription,
+			InputSchema: map[string]any{"type": "object", "properties": gen.CodeToolProperties(), "required": []string{"code"}},
+		}}
+		body.ToolChoice = &toolChoice{Type: "tool", Name: gen.CodeToolName}
 	}
+	return body
+}
 
-	var httpRes *http.Response
-	res, err := p.client.Messages.New(ctx, params, option.WithResponseInto(&httpRes))
+func (p *Provider) once(ctx context.Context, req gen.Request) (gen.Answer, error) {
+	body := p.request(req)
+	hres, err := gen.PostJSON(ctx, Name, p.hc, p.endpoint, p.header, body, p.cfg.Timeout)
 	if err != nil {
-		return gen.Answer{}, p.failure(ctx, err, httpRes)
+		return gen.Answer{}, err
+	}
+	if hres.Status >= 400 {
+		return gen.Answer{}, p.failure(hres)
+	}
+	var res messagesResponse
+	if err := json.Unmarshal(hres.Body, &res); err != nil {
+		return gen.Answer{}, gen.DecodeError(Name, hres.Status, err)
 	}
 	u := res.Usage
-	ans := gen.Answer{Model: string(res.Model), Usage: gen.Usage{
-		InputTokens:  int(u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens),
-		OutputTokens: int(u.OutputTokens),
-		CachedTokens: int(u.CacheReadInputTokens),
+	ans := gen.Answer{Model: res.Model, Usage: gen.Usage{
+		InputTokens:  u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens,
+		OutputTokens: u.OutputTokens,
+		CachedTokens: u.CacheReadInputTokens,
 	}}
 	if ans.Model == "" {
-		ans.Model = model
+		ans.Model = body.Model
 	}
 	var texts, inputs []string
 	for _, b := range res.Content {
@@ -185,34 +191,23 @@ func (p *Provider) once(ctx context.Context, req gen.Request) (gen.Answer, error
 	}
 	e := &gen.Error{Kind: gen.BadAnswer, Provider: Name, Err: herr}
 	if res.StopReason == "max_tokens" {
-		e.Message = fmt.Sprintf("the answer was cut off at %d tokens; raise FORGE_MAX_TOKENS", maxTokens)
+		e.Message = fmt.Sprintf("the answer was cut off at %d tokens; raise FORGE_MAX_TOKENS", body.MaxTokens)
 	}
 	return ans, e
 }
 
-// failure maps an SDK error to the provider error kinds.
-func (p *Provider) failure(ctx context.Context, err error, httpRes *http.Response) error {
-	var apiErr *sdk.Error
-	if errors.As(err, &apiErr) {
-		msg := apiErr.Message
-		if t := string(apiErr.Type()); t != "" {
-			msg = strings.TrimSpace(t + " " + msg)
-		}
-		if msg == "" {
-			msg = http.StatusText(apiErr.StatusCode)
-		}
-		var h http.Header
-		if apiErr.Response != nil {
-			h = apiErr.Response.Header
-		}
-		hint := Setup
-		if apiErr.StatusCode == http.StatusNotFound {
-			hint = fmt.Sprintf("check FORGE_MODEL=%q and ANTHROPIC_BASE_URL=%q", p.cfg.Model, p.cfg.BaseURL)
-		}
-		return gen.StatusError(Name, apiErr.StatusCode, h, msg, nil, hint)
+// failure maps an HTTP error response to the provider error kinds (gen.KindForStatus), with the
+// type and message of the API's error envelope ("overloaded_error Overloaded").
+func (p *Provider) failure(res *gen.Response) error {
+	var env errorEnvelope
+	_ = json.Unmarshal(res.Body, &env) // a proxy's HTML page leaves it empty
+	msg := strings.TrimSpace(env.Error.Type + " " + env.Error.Message)
+	if msg == "" {
+		msg = http.StatusText(res.Status)
 	}
-	if ctx.Err() == nil && httpRes != nil && httpRes.StatusCode < 400 {
-		return &gen.Error{Kind: gen.BadAnswer, Provider: Name, Status: httpRes.StatusCode, Message: "could not decode the response body", Err: err}
+	hint := Setup
+	if res.Status == http.StatusNotFound {
+		hint = fmt.Sprintf("check FORGE_MODEL=%q and ANTHROPIC_BASE_URL=%q", p.cfg.Model, p.cfg.BaseURL)
 	}
-	return gen.TransportError(Name, err)
+	return gen.StatusError(Name, res.Status, res.Header, msg, nil, hint)
 }

@@ -89,9 +89,11 @@ func TestGenerateSendsMessagesRequest(t *testing.T) {
 	r := reqs[0]
 	assert.Equal(t, http.MethodPost, r.Method)
 	assert.Equal(t, "/v1/messages", r.Path)
-	// This SDK version sends the API key as a bearer token.
-	assert.Equal(t, "Bearer sk-ant-test", r.Header.Get("Authorization"))
-	assert.NotEmpty(t, r.Header.Get("Anthropic-Version"))
+	// An API key goes in x-api-key, as the API documents it; a bearer token is for
+	// ANTHROPIC_AUTH_TOKEN only (TestAuthToken).
+	assert.Equal(t, "sk-ant-test", r.Header.Get("X-Api-Key"))
+	assert.Empty(t, r.Header.Get("Authorization"))
+	assert.Equal(t, "2023-06-01", r.Header.Get("Anthropic-Version"))
 	body := r.JSON(t)
 	assert.Equal(t, "claude-test", body["model"])
 	assert.EqualValues(t, gen.DefaultMaxTokens, body["max_tokens"])

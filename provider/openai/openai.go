@@ -4,16 +4,12 @@ package openai
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
-
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/artifactforge/forge/provider/internal/gen"
 )
@@ -26,7 +22,7 @@ const DefaultBaseURL = "https://api.openai.com/v1/"
 
 // DefaultModel is used against OpenAI's own endpoint when FORGE_MODEL is unset; other servers
 // name their models differently, so for them FORGE_MODEL is required.
-const DefaultModel = string(shared.ChatModelGPT5_4Mini)
+const DefaultModel = "gpt-5.4-mini"
 
 // Setup says how to configure this provider; it ends every configuration error.
 const Setup = "configure it with --provider openai (or FORGE_PROVIDER=openai) and OPENAI_API_KEY; " +
@@ -40,13 +36,18 @@ type Config struct {
 	Model     string        // DefaultModel when empty against OpenAI; required elsewhere
 	MaxTokens int           // answer size limit; gen.DefaultMaxTokens when 0
 	Timeout   time.Duration // per HTTP attempt; gen.DefaultTimeout when 0
-	Retry     gen.Retry     // the SDK's own retries are off; this policy replaces them
-	CodeTool  bool          // offer a submit_code tool and require the model to call it
+	Retry     gen.Retry     // the one retry policy of the HTTP providers
+	// Organization and Project, when set, are sent as OpenAI-Organization and OpenAI-Project
+	// (OPENAI_ORG_ID, OPENAI_PROJECT_ID): which organization and project a request counts against.
+	Organization string
+	Project      string
+	CodeTool     bool // offer a submit_code tool and require the model to call it
 	// HTTPClient replaces the default client (tests, proxies).
 	HTTPClient *http.Client
 }
 
-// FromEnv reads OPENAI_API_KEY, OPENAI_BASE_URL and the shared FORGE_* settings.
+// FromEnv reads OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORG_ID, OPENAI_PROJECT_ID and the shared
+// FORGE_* settings.
 func FromEnv(env func(string) string) (Config, error) {
 	e := gen.Env(env)
 	c, err := gen.CommonFromEnv(Name, e)
@@ -54,20 +55,24 @@ func FromEnv(env func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	return Config{
-		APIKey:    e.Get("OPENAI_API_KEY"),
-		BaseURL:   e.Get("OPENAI_BASE_URL"),
-		Model:     c.Model,
-		MaxTokens: c.MaxTokens,
-		Timeout:   c.Timeout,
-		Retry:     c.Retry,
-		CodeTool:  c.CodeTool,
+		APIKey:       e.Get("OPENAI_API_KEY"),
+		BaseURL:      e.Get("OPENAI_BASE_URL"),
+		Organization: e.Get("OPENAI_ORG_ID"),
+		Project:      e.Get("OPENAI_PROJECT_ID"),
+		Model:        c.Model,
+		MaxTokens:    c.MaxTokens,
+		Timeout:      c.Timeout,
+		Retry:        c.Retry,
+		CodeTool:     c.CodeTool,
 	}, nil
 }
 
 // Provider asks a chat completions endpoint for code. It is safe for concurrent use.
 type Provider struct {
 	cfg      Config
-	client   sdk.Client
+	hc       *http.Client
+	endpoint *url.URL // BaseURL + chat/completions
+	header   http.Header
 	official bool // OpenAI's own endpoint: use max_completion_tokens instead of max_tokens
 }
 
@@ -77,8 +82,8 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
 	}
-	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, ok := gen.ParseBaseURL(cfg.BaseURL)
+	if !ok {
 		return nil, gen.Errorf(gen.Misconfigured, Name, "OPENAI_BASE_URL=%q is not an http(s) URL; %s", cfg.BaseURL, Setup)
 	}
 	official := strings.EqualFold(u.Hostname(), "api.openai.com")
@@ -99,20 +104,18 @@ func New(cfg Config) (*Provider, error) {
 	}
 	key := cfg.APIKey
 	if key == "" {
-		key = "unused" // local servers ignore it, but the SDK sends Authorization either way
+		key = "unused" // local servers ignore it; some proxies insist on the header being there
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
+	h := http.Header{}
+	h.Set("Authorization", "Bearer "+key)
+	if cfg.Organization != "" {
+		h.Set("OpenAI-Organization", cfg.Organization)
 	}
-	client := sdk.NewClient(
-		option.WithBaseURL(cfg.BaseURL),
-		option.WithAPIKey(key),
-		option.WithHTTPClient(hc),
-		option.WithMaxRetries(0),
-		option.WithRequestTimeout(cfg.Timeout),
-	)
-	return &Provider{cfg: cfg, client: client, official: official}, nil
+	if cfg.Project != "" {
+		h.Set("OpenAI-Project", cfg.Project)
+	}
+	h.Set("User-Agent", "forge")
+	return &Provider{cfg: cfg, hc: gen.Client(cfg.HTTPClient), endpoint: gen.Endpoint(u, "chat/completions"), header: h, official: official}, nil
 }
 
 // Name reports "openai".
@@ -128,52 +131,62 @@ func (p *Provider) Generate(ctx context.Context, req gen.Request) (gen.Answer, e
 	return p.cfg.Retry.Do(ctx, func(ctx context.Context) (gen.Answer, error) { return p.once(ctx, req) })
 }
 
-func (p *Provider) once(ctx context.Context, req gen.Request) (gen.Answer, error) {
+// request builds the chat completions body forge sends.
+func (p *Provider) request(req gen.Request) (chatRequest, int) {
 	model, maxTokens := req.Resolve(p.cfg.Model, p.cfg.MaxTokens)
-	params := sdk.ChatCompletionNewParams{
-		Model: shared.ChatModel(model),
-		Messages: []sdk.ChatCompletionMessageParamUnion{
-			sdk.SystemMessage(req.System),
-			sdk.UserMessage(req.Prompt),
-		},
+	body := chatRequest{
+		Model:    model,
+		Messages: []chatMessage{{Role: "system", Content: req.System}, {Role: "user", Content: req.Prompt}},
 	}
+	n := maxTokens
 	if p.official {
-		params.MaxCompletionTokens = sdk.Int(int64(maxTokens))
+		body.MaxCompletionTokens = &n
 	} else {
-		params.MaxTokens = sdk.Int(int64(maxTokens))
+		body.MaxTokens = &n
 	}
 	if p.cfg.CodeTool {
-		params.Tools = []sdk.ChatCompletionToolUnionParam{sdk.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+		body.Tools = []chatTool{{Type: "function", Function: chatFunction{
 			Name:        gen.CodeToolName,
-			Description: sdk.String(gen.CodeToolDescription),
-			Parameters: shared.FunctionParameters{
+			Description: gen.CodeToolDescription,
+			Parameters: map[string]any{
 				"type":       "object",
 				"properties": gen.CodeToolProperties(),
 				"required":   []string{"code"},
 			},
-		})}
-		params.ToolChoice = sdk.ToolChoiceOptionFunctionToolChoice(sdk.ChatCompletionNamedToolChoiceFunctionParam{Name: gen.CodeToolName})
+		}}}
+		body.ToolChoice = &chatToolChoice{Type: "function", Function: chatToolChoiceFunction{Name: gen.CodeToolName}}
 	}
+	return body, maxTokens
+}
 
-	var httpRes *http.Response
-	res, err := p.client.Chat.Completions.New(ctx, params, option.WithResponseInto(&httpRes))
+func (p *Provider) once(ctx context.Context, req gen.Request) (gen.Answer, error) {
+	body, maxTokens := p.request(req)
+	hres, err := gen.PostJSON(ctx, Name, p.hc, p.endpoint, p.header, body, p.cfg.Timeout)
 	if err != nil {
-		return gen.Answer{}, p.failure(ctx, err, httpRes)
+		return gen.Answer{}, err
+	}
+	if hres.Status >= 400 {
+		return gen.Answer{}, p.failure(hres)
+	}
+	var res chatResponse
+	if err := json.Unmarshal(hres.Body, &res); err != nil {
+		return gen.Answer{}, gen.DecodeError(Name, hres.Status, err)
 	}
 	ans := gen.Answer{Model: res.Model, Usage: gen.Usage{
-		InputTokens:  int(res.Usage.PromptTokens),
-		OutputTokens: int(res.Usage.CompletionTokens),
-		CachedTokens: int(res.Usage.PromptTokensDetails.CachedTokens),
+		InputTokens:  res.Usage.PromptTokens,
+		OutputTokens: res.Usage.CompletionTokens,
+		CachedTokens: res.Usage.PromptTokensDetails.CachedTokens,
 	}}
 	if ans.Model == "" {
-		ans.Model = model
+		ans.Model = body.Model
 	}
 	if len(res.Choices) == 0 {
 		return ans, gen.Errorf(gen.BadAnswer, Name, "the response has no choices")
 	}
 	choice := res.Choices[0]
 	msg := choice.Message
-	if msg.Refusal != "" && msg.Content == "" {
+	content := msg.Content.text()
+	if msg.Refusal != "" && content == "" {
 		ans.Raw = msg.Refusal
 		return ans, gen.Errorf(gen.BadAnswer, Name, "the model refused: %s", msg.Refusal)
 	}
@@ -183,10 +196,10 @@ func (p *Provider) once(ctx context.Context, req gen.Request) (gen.Answer, error
 			toolArgs = append(toolArgs, tc.Function.Arguments)
 		}
 	}
-	if msg.FunctionCall.Arguments != "" {
+	if msg.FunctionCall != nil && msg.FunctionCall.Arguments != "" {
 		toolArgs = append(toolArgs, msg.FunctionCall.Arguments)
 	}
-	ans.Raw = strings.Join(append([]string{msg.Content}, toolArgs...), "\n")
+	ans.Raw = strings.Join(append([]string{content}, toolArgs...), "\n")
 	ans.Raw = strings.TrimPrefix(ans.Raw, "\n")
 	var herr error
 	for _, args := range toolArgs {
@@ -194,7 +207,7 @@ func (p *Provider) once(ctx context.Context, req gen.Request) (gen.Answer, error
 			return ans, nil
 		}
 	}
-	if ans.Code, herr = gen.Heal(msg.Content); herr == nil {
+	if ans.Code, herr = gen.Heal(content); herr == nil {
 		return ans, nil
 	}
 	e := &gen.Error{Kind: gen.BadAnswer, Provider: Name, Err: herr}
@@ -204,26 +217,16 @@ func (p *Provider) once(ctx context.Context, req gen.Request) (gen.Answer, error
 	return ans, e
 }
 
-// failure maps an SDK error to the provider error kinds.
-func (p *Provider) failure(ctx context.Context, err error, httpRes *http.Response) error {
-	var apiErr *sdk.Error
-	if errors.As(err, &apiErr) {
-		msg := apiErr.Message
-		if msg == "" {
-			msg = http.StatusText(apiErr.StatusCode)
-		}
-		var h http.Header
-		if apiErr.Response != nil {
-			h = apiErr.Response.Header
-		}
-		hint := Setup
-		if apiErr.StatusCode == http.StatusNotFound {
-			hint = fmt.Sprintf("check FORGE_MODEL=%q and OPENAI_BASE_URL=%q", p.cfg.Model, p.cfg.BaseURL)
-		}
-		return gen.StatusError(Name, apiErr.StatusCode, h, msg, nil, hint)
+// failure maps an HTTP error response to the provider error kinds (gen.KindForStatus), with the
+// message of the API's error envelope.
+func (p *Provider) failure(res *gen.Response) error {
+	msg := errorMessage(res.Body)
+	if msg == "" {
+		msg = http.StatusText(res.Status)
 	}
-	if ctx.Err() == nil && httpRes != nil && httpRes.StatusCode < 400 {
-		return &gen.Error{Kind: gen.BadAnswer, Provider: Name, Status: httpRes.StatusCode, Message: "could not decode the response body", Err: err}
+	hint := Setup
+	if res.Status == http.StatusNotFound {
+		hint = fmt.Sprintf("check FORGE_MODEL=%q and OPENAI_BASE_URL=%q", p.cfg.Model, p.cfg.BaseURL)
 	}
-	return gen.TransportError(Name, err)
+	return gen.StatusError(Name, res.Status, res.Header, msg, nil, hint)
 }
