@@ -4,11 +4,13 @@
 package providertest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -138,4 +140,49 @@ func ExpectError(t testing.TB, err error, providerName string, want WantError) {
 	if want.Is != nil {
 		assert.ErrorIs(t, err, want.Is)
 	}
+}
+
+// Fixture is a recorded HTTP exchange half kept in a testdata file: a request as a client sent
+// it (Method, Path, Header, Body) or a response as an API returned it (Status, Header, Body).
+// Source says where the recording comes from. A JSON string Body is sent as is (an HTML page);
+// any other JSON value is sent as its JSON.
+type Fixture struct {
+	Source string            `json:"source"`
+	Method string            `json:"method,omitempty"`
+	Path   string            `json:"path,omitempty"`
+	Status int               `json:"status,omitempty"`
+	Header map[string]string `json:"header"`
+	Body   json.RawMessage   `json:"body"`
+}
+
+// LoadFixture reads a Fixture from a JSON file.
+func LoadFixture(t testing.TB, path string) Fixture {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var f Fixture
+	require.NoError(t, json.Unmarshal(data, &f), path)
+	require.NotEmpty(t, f.Source, "%s: say where the recording comes from", path)
+	return f
+}
+
+// Reply turns a recorded response into a canned one, its JSON body compact as APIs send it.
+func (f Fixture) Reply() Reply {
+	body := string(f.Body)
+	var s string
+	var compact bytes.Buffer
+	if json.Unmarshal(f.Body, &s) == nil {
+		body = s
+	} else if json.Compact(&compact, f.Body) == nil {
+		body = compact.String()
+	}
+	return Reply{Status: f.Status, Header: f.Header, Body: body}
+}
+
+// JSON decodes the recorded body into a generic value, for comparing with Request.JSON.
+func (f Fixture) JSON(t testing.TB) map[string]any {
+	t.Helper()
+	var v map[string]any
+	require.NoError(t, json.Unmarshal(f.Body, &v))
+	return v
 }
