@@ -41,13 +41,16 @@ type Config struct {
 	// (OPENAI_ORG_ID, OPENAI_PROJECT_ID): which organization and project a request counts against.
 	Organization string
 	Project      string
-	CodeTool     bool // offer a submit_code tool and require the model to call it
+	// Headers are sent with every request (OPENAI_CUSTOM_HEADERS, one "Name: value" a line), e.g.
+	// what a gateway in front of the API wants; they cannot replace the credential headers.
+	Headers  map[string]string
+	CodeTool bool // offer a submit_code tool and require the model to call it
 	// HTTPClient replaces the default client (tests, proxies).
 	HTTPClient *http.Client
 }
 
-// FromEnv reads OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORG_ID, OPENAI_PROJECT_ID and the shared
-// FORGE_* settings.
+// FromEnv reads OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORG_ID, OPENAI_PROJECT_ID,
+// OPENAI_CUSTOM_HEADERS and the shared FORGE_* settings.
 func FromEnv(env func(string) string) (Config, error) {
 	e := gen.Env(env)
 	c, err := gen.CommonFromEnv(Name, e)
@@ -59,12 +62,30 @@ func FromEnv(env func(string) string) (Config, error) {
 		BaseURL:      e.Get("OPENAI_BASE_URL"),
 		Organization: e.Get("OPENAI_ORG_ID"),
 		Project:      e.Get("OPENAI_PROJECT_ID"),
+		Headers:      customHeaders(e.Get("OPENAI_CUSTOM_HEADERS")),
 		Model:        c.Model,
 		MaxTokens:    c.MaxTokens,
 		Timeout:      c.Timeout,
 		Retry:        c.Retry,
 		CodeTool:     c.CodeTool,
 	}, nil
+}
+
+// customHeaders parses OPENAI_CUSTOM_HEADERS as openai-go did: one "Name: value" a line, lines
+// without a colon ignored.
+func customHeaders(v string) map[string]string {
+	var h map[string]string
+	for _, line := range strings.Split(v, "\n") {
+		name, value, ok := strings.Cut(line, ":")
+		if name = strings.TrimSpace(name); !ok || name == "" {
+			continue
+		}
+		if h == nil {
+			h = map[string]string{}
+		}
+		h[name] = strings.TrimSpace(value)
+	}
+	return h
 }
 
 // Provider asks a chat completions endpoint for code. It is safe for concurrent use.
@@ -107,6 +128,10 @@ func New(cfg Config) (*Provider, error) {
 		key = "unused" // local servers ignore it; some proxies insist on the header being there
 	}
 	h := http.Header{}
+	h.Set("User-Agent", "forge")
+	for k, v := range cfg.Headers {
+		h.Set(k, v)
+	}
 	h.Set("Authorization", "Bearer "+key)
 	if cfg.Organization != "" {
 		h.Set("OpenAI-Organization", cfg.Organization)
@@ -114,7 +139,6 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.Project != "" {
 		h.Set("OpenAI-Project", cfg.Project)
 	}
-	h.Set("User-Agent", "forge")
 	return &Provider{cfg: cfg, hc: gen.Client(cfg.HTTPClient), endpoint: gen.Endpoint(u, "chat/completions"), header: h, official: official}, nil
 }
 

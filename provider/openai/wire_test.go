@@ -171,3 +171,21 @@ func TestRedirectToAnotherHostIsNotFollowed(t *testing.T) {
 		Contains: []string{"redirected to " + other.URL}})
 	assert.Empty(t, other.Requests())
 }
+
+// TestCustomHeaders: OPENAI_CUSTOM_HEADERS (which openai-go read from the process) comes through
+// the env func; it adds headers but cannot replace the credentials.
+func TestCustomHeaders(t *testing.T) {
+	srv := providertest.New(t, providertest.LoadFixture(t, "testdata/response_text.json").Reply())
+	env := map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": srv.URL + "/v1", "FORGE_MODEL": "gpt-test",
+		"OPENAI_CUSTOM_HEADERS": "Helicone-Auth: Bearer sk-helicone\nno colon here\nX-Team :  forge \nAuthorization: Bearer other"}
+	cfg, err := openai.FromEnv(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	p, err := openai.New(cfg)
+	require.NoError(t, err)
+	_, err = p.Generate(context.Background(), req)
+	require.NoError(t, err)
+	h := srv.Requests()[0].Header
+	assert.Equal(t, "Bearer sk-helicone", h.Get("Helicone-Auth"))
+	assert.Equal(t, "forge", h.Get("X-Team"))
+	assert.Equal(t, []string{"Bearer sk-test"}, h.Values("Authorization"))
+}

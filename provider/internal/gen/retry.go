@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Retry is the one retry policy of the HTTP providers (their SDKs' own retries are off): a
+// Retry is the one retry policy of the HTTP providers (each attempt is one HTTP request): a
 // few attempts, honouring the provider's Retry-After, and never waiting longer than MaxDelay
 // at once, so one provider call stays bounded.
 type Retry struct {
