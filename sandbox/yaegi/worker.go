@@ -368,7 +368,7 @@ func (s *Sandbox) compileIsolated(ctx context.Context, src sandbox.Source) (*Pro
 		return nil, err
 	}
 	p := &Program{src: src, sum: src.Checksum(), sig: sig, isolated: true, workers: s.workers}
-	p.release = s.workers.hold(p.sum, sig.Func)
+	p.release = s.workers.hold(p.sum, sig.Func, src.Client)
 	lim := src.Limits.WithDefaults()
 	w, err := s.workers.get(ctx, p, lim, 0)
 	if err != nil {
@@ -394,11 +394,12 @@ type worker struct {
 	argv0  string
 }
 
-// workerKey is what a worker is dedicated to: one program (code and function) under one memory
-// cap. Workers are never shared across programs, so one role's state never meets another's.
+// workerKey is what a worker is dedicated to: one program (code and function) of one client
+// (sandbox.Source.Client) under one memory cap. Workers are never shared across programs or
+// clients, so one role's state never meets another's, nor one client's another's.
 type workerKey struct {
-	sum, fn string
-	mem     int64
+	sum, fn, client string
+	mem             int64
 }
 
 // tailBuffer keeps the first and last few KiB a worker wrote to stderr (a fatal error's reason
@@ -636,7 +637,7 @@ func (p *workerPool) drained(w *worker, during string, elapsed time.Duration) *s
 // get returns an idle worker for prog under lim, or starts one (which compiles prog). The
 // compile bound, not the call's deadline, applies to starting it.
 func (p *workerPool) get(ctx context.Context, prog *Program, lim sandbox.Limits, wait time.Duration) (*worker, error) {
-	key := workerKey{sum: prog.sum, fn: prog.sig.Func, mem: lim.MemoryBytes}
+	key := workerKey{sum: prog.sum, fn: prog.sig.Func, client: prog.src.Client, mem: lim.MemoryBytes}
 	return p.acquire(ctx, key, wait, func() (*worker, error) { return p.start(ctx, key, prog, lim) })
 }
 
@@ -718,14 +719,14 @@ func (p *workerPool) evictIdle() bool {
 	return true
 }
 
-// progKey is a program as its workers know it: code and function, any memory cap.
-type progKey struct{ sum, fn string }
+// progKey is a program as its workers know it: code, function and client, any memory cap.
+type progKey struct{ sum, fn, client string }
 
 // hold records a live program of code sum and function fn, and returns its release, which
 // stops the program's workers (idle ones now, busy ones when their call returns) once no
 // other live program of the same code holds them. Calling release again does nothing.
-func (p *workerPool) hold(sum, fn string) (release func()) {
-	k := progKey{sum, fn}
+func (p *workerPool) hold(sum, fn, client string) (release func()) {
+	k := progKey{sum, fn, client}
 	p.mu.Lock()
 	p.refs[k]++
 	p.mu.Unlock()
@@ -740,18 +741,18 @@ func (p *workerPool) hold(sum, fn string) (release func()) {
 			}
 			p.mu.Unlock()
 			if last {
-				p.drop(sum, fn)
+				p.drop(k)
 			}
 		})
 	}
 }
 
 // drop stops the idle workers of a program (any memory cap).
-func (p *workerPool) drop(sum, fn string) {
+func (p *workerPool) drop(k progKey) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for key, ws := range p.idle {
-		if key.sum == sum && key.fn == fn {
+		if key.sum == k.sum && key.fn == k.fn && key.client == k.client {
 			for _, w := range ws {
 				p.stop(w)
 			}
@@ -780,7 +781,7 @@ func (p *workerPool) stop(w *worker) {
 func (p *workerPool) put(w *worker, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	held := p.refs[progKey{w.key.sum, w.key.fn}] > 0 // else its program was closed or collected
+	held := p.refs[progKey{w.key.sum, w.key.fn, w.key.client}] > 0 // else its program was closed or collected
 	if ok && held && !p.closed && p.live[w.key] <= p.cfg.Max && p.total <= p.cfg.MaxTotal {
 		w.idle = time.Now()
 		p.idle[w.key] = append(p.idle[w.key], w)
