@@ -84,7 +84,9 @@ type liveKey struct {
 }
 
 // keyOf is the live set's key of role.method for client.
-func keyOf(role, method, client string) liveKey { return liveKey{Role: role, Method: method, Client: client} }
+func keyOf(role, method, client string) liveKey {
+	return liveKey{Role: role, Method: method, Client: client}
+}
 
 func (s *liveSet) shard(k liveKey) *liveShard {
 	h := maphash.String(s.seed, k.Role) ^ (maphash.String(s.seed, k.Method) * 0x9e3779b97f4a7c15)
