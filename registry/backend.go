@@ -171,24 +171,13 @@ func OpenBackend(spec string, o OpenOptions) (Backend, error) {
 		if open == nil {
 			known := BackendSchemes()
 			if len(known) == 0 {
-				return nil, fmt.Errorf("registry: store %q: no backend for %s:// is built in; pass a directory", redactURL(spec), scheme)
+				return nil, fmt.Errorf("registry: store %q: no backend for %s:// is built in; pass a directory", RedactURL(spec), scheme)
 			}
-			return nil, fmt.Errorf("registry: store %q: no backend for %s:// (known: %s://); pass a directory or one of those", redactURL(spec), scheme, strings.Join(known, "://, "))
+			return nil, fmt.Errorf("registry: store %q: no backend for %s:// (known: %s://); pass a directory or one of those", RedactURL(spec), scheme, strings.Join(known, "://, "))
 		}
 		return open(spec, o)
 	}
 	return OpenWith(spec, o)
-}
-
-// redactURL hides a URL's user information (user:password@, token@).
-func redactURL(spec string) string {
-	scheme, rest, _ := strings.Cut(spec, "://")
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		if slash := strings.Index(rest, "/"); slash < 0 || at < slash {
-			rest = "REDACTED@" + rest[at+1:]
-		}
-	}
-	return scheme + "://" + rest
 }
 
 // The directory store is a Backend and a Maintainer.

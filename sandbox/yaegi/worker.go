@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -511,7 +512,7 @@ func (p *workerPool) spawn(key workerKey) (*worker, error) {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: err.Error(), Err: err}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), WorkerEnv+"=1", workerMemoryEnv+"="+strconv.FormatInt(key.mem, 10), workerCPUEnv+"="+strconv.Itoa(p.cfg.CPUSeconds))
+	cmd.Env = append(workerEnviron(os.Environ()), WorkerEnv+"=1", workerMemoryEnv+"="+strconv.FormatInt(key.mem, 10), workerCPUEnv+"="+strconv.Itoa(p.cfg.CPUSeconds))
 	cmd.Env = append(cmd.Env, p.cfg.Env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -562,6 +563,26 @@ func (p *workerPool) spawn(key workerKey) (*worker, error) {
 			"isolation worker %s did not greet within %v: it is not a forge worker of this version (protocol %d); point $%s at a forge binary built from the same version",
 			argv[0], p.cfg.CompileTimeout, workerProtocol, WorkerPathEnv)}
 	}
+}
+
+// workerEnvKeep are the only variables of this process's environment a worker gets: what the Go
+// runtime reads, the zone (the worker gives its guests UTC whatever it is; kept so that a leak of
+// the host's zone would show in tests), the temporary directory, and the coverage directory of
+// instrumented builds. Provider API keys, FORGE_* settings and tokens, store credentials and
+// whatever else this process holds stay with it: a worker runs generated code. WorkerConfig.Env
+// adds what a deployment's workers need beyond this.
+var workerEnvKeep = []string{"GODEBUG", "GOGC", "GOMAXPROCS", "GOTRACEBACK", "GOCOVERDIR", "TZ", "TMPDIR", "SYSTEMROOT"}
+
+// workerEnviron is the part of parent (KEY=VALUE lines) a worker inherits: workerEnvKeep.
+func workerEnviron(parent []string) []string {
+	var env []string
+	for _, kv := range parent {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(workerEnvKeep, k) {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // kill stops a worker that never joined the pool.
