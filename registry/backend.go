@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/artifactforge/forge/internal/redact"
 )
 
 // Backend is what the forge, the CLI, the server and watch mode need from a store. Two backends
@@ -171,9 +173,9 @@ func OpenBackend(spec string, o OpenOptions) (Backend, error) {
 		if open == nil {
 			known := BackendSchemes()
 			if len(known) == 0 {
-				return nil, fmt.Errorf("registry: store %q: no backend for %s:// is built in; pass a directory", RedactURL(spec), scheme)
+				return nil, fmt.Errorf("registry: store %q: no backend for %s:// is built in; pass a directory", redact.URL(spec), scheme)
 			}
-			return nil, fmt.Errorf("registry: store %q: no backend for %s:// (known: %s://); pass a directory or one of those", RedactURL(spec), scheme, strings.Join(known, "://, "))
+			return nil, fmt.Errorf("registry: store %q: no backend for %s:// (known: %s://); pass a directory or one of those", redact.URL(spec), scheme, strings.Join(known, "://, "))
 		}
 		return open(spec, o)
 	}

@@ -15,6 +15,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
+	"github.com/artifactforge/forge/internal/redact"
 	"github.com/artifactforge/forge/provider/internal/gen"
 )
 
@@ -78,7 +79,7 @@ func New(cfg Config) (*Provider, error) {
 	}
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, gen.Errorf(gen.Misconfigured, Name, "ANTHROPIC_BASE_URL=%q is not an http(s) URL; %s", cfg.BaseURL, Setup)
+		return nil, gen.Errorf(gen.Misconfigured, Name, "ANTHROPIC_BASE_URL=%q is not an http(s) URL; %s", redact.URL(cfg.BaseURL), Setup)
 	}
 	if cfg.APIKey == "" && cfg.AuthToken == "" {
 		return nil, gen.Errorf(gen.Misconfigured, Name, "ANTHROPIC_API_KEY is not set; %s", Setup)
@@ -207,7 +208,7 @@ func (p *Provider) failure(ctx context.Context, err error, httpRes *http.Respons
 		}
 		hint := Setup
 		if apiErr.StatusCode == http.StatusNotFound {
-			hint = fmt.Sprintf("check FORGE_MODEL=%q and ANTHROPIC_BASE_URL=%q", p.cfg.Model, p.cfg.BaseURL)
+			hint = fmt.Sprintf("check FORGE_MODEL=%q and ANTHROPIC_BASE_URL=%q", p.cfg.Model, redact.URL(p.cfg.BaseURL))
 		}
 		return gen.StatusError(Name, apiErr.StatusCode, h, msg, nil, hint)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/artifactforge/forge/internal/redact"
 	"github.com/artifactforge/forge/provider/internal/gen"
 )
 
@@ -79,7 +80,7 @@ func New(cfg Config) (*Provider, error) {
 	}
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, gen.Errorf(gen.Misconfigured, Name, "OPENAI_BASE_URL=%q is not an http(s) URL; %s", cfg.BaseURL, Setup)
+		return nil, gen.Errorf(gen.Misconfigured, Name, "OPENAI_BASE_URL=%q is not an http(s) URL; %s", redact.URL(cfg.BaseURL), Setup)
 	}
 	official := strings.EqualFold(u.Hostname(), "api.openai.com")
 	if official && cfg.APIKey == "" {
@@ -87,7 +88,7 @@ func New(cfg Config) (*Provider, error) {
 	}
 	if cfg.Model == "" {
 		if !official {
-			return nil, gen.Errorf(gen.Misconfigured, Name, "FORGE_MODEL is not set for %s (e.g. FORGE_MODEL=qwen2.5-coder:7b); %s", cfg.BaseURL, Setup)
+			return nil, gen.Errorf(gen.Misconfigured, Name, "FORGE_MODEL is not set for %s (e.g. FORGE_MODEL=qwen2.5-coder:7b); %s", redact.URL(cfg.BaseURL), Setup)
 		}
 		cfg.Model = DefaultModel
 	}
@@ -218,7 +219,7 @@ func (p *Provider) failure(ctx context.Context, err error, httpRes *http.Respons
 		}
 		hint := Setup
 		if apiErr.StatusCode == http.StatusNotFound {
-			hint = fmt.Sprintf("check FORGE_MODEL=%q and OPENAI_BASE_URL=%q", p.cfg.Model, p.cfg.BaseURL)
+			hint = fmt.Sprintf("check FORGE_MODEL=%q and OPENAI_BASE_URL=%q", p.cfg.Model, redact.URL(p.cfg.BaseURL))
 		}
 		return gen.StatusError(Name, apiErr.StatusCode, h, msg, nil, hint)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/artifactforge/forge/registry"
+	"github.com/artifactforge/forge/internal/redact"
 )
 
 // Secret is a credential (a password or a token). Every way of printing it — fmt's verbs, JSON,
@@ -22,7 +22,7 @@ import (
 type Secret string
 
 // Redacted is what a non-empty Secret prints as.
-const Redacted = registry.Redacted
+const Redacted = redact.Redacted
 
 func (s Secret) String() string {
 	if s == "" {
@@ -346,5 +346,5 @@ func unescape(s string) string {
 	return b.String()
 }
 
-// redactURL is registry.RedactURL: one redaction for every message that names a store URL.
-func redactURL(raw string) string { return registry.RedactURL(raw) }
+// redactURL is redact.URL: one redaction for every message that names a store URL.
+func redactURL(raw string) string { return redact.URL(raw) }
