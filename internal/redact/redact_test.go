@@ -26,4 +26,3 @@ func TestURL(t *testing.T) {
 		}
 	}
 }
-
