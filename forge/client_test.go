@@ -91,3 +91,16 @@ func TestOperatorDropReachesEveryClient(t *testing.T) {
 	f.programs.drop(registry.Key{Role: "vault", Method: "keep"}, "other code")
 	assert.Equal(t, 0, f.Live().Programs)
 }
+
+// TestClientProgramsShareCompiledCode: a wasm module's compiled code is shared by every client's
+// program, so it counts once against the live set's memory budget: another client's program
+// adds its instances, not the code again (50 clients of one method then fit the default budget).
+func TestClientProgramsShareCompiledCode(t *testing.T) {
+	f := vaultForge(t, "wasm", "", "")
+	keep(t, f, "", "x")
+	one := f.Live().Bytes
+	keep(t, f, "alice", "a")
+	two := f.Live().Bytes
+	require.Equal(t, 2, f.Live().Programs)
+	assert.Less(t, two-one, one/2, "the second client's program counted the module's compiled code again (first %d bytes, second %d)", one, two-one)
+}

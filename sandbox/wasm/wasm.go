@@ -651,12 +651,22 @@ func (p *Program) pool(ctx context.Context, pages uint32) (*pool, error) {
 		h := sha256.Sum256(p.bin)
 		p.hash = hex.EncodeToString(h[:])
 	}
+	// The compiled code is shared by every program of the module (other clients' programs, see
+	// Source.Client): only the pool that compiles it counts it in its LiveBytes, so that N
+	// clients of one method do not count its code N times against the live set's budget.
+	eng.mu.Lock()
+	shared := eng.mods[p.hash] != nil
+	eng.mu.Unlock()
 	cm, err := eng.compile(ctx, p.bin, p.hash, p.sb.compileSlots)
 	if err != nil {
 		return nil, err
 	}
+	codeBytes := compiledCodeFactor * int64(len(p.bin))
+	if shared {
+		codeBytes = 0
+	}
 	n := p.sb.opts.PoolSize
-	pl := &pool{eng: eng, cm: cm, hash: p.hash, acct: &p.bytes, codeBytes: compiledCodeFactor * int64(len(p.bin)),
+	pl := &pool{eng: eng, cm: cm, hash: p.hash, acct: &p.bytes, codeBytes: codeBytes,
 		idle: make(chan *instance, n), spare: make(chan *instance, sandbox.DefaultMaxCallDepth), sem: make(chan struct{}, n), test: p.kind.test()}
 	pl.acct.Add(pl.codeBytes)
 	p.pools[pages] = pl
