@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"regexp"
 	"slices"
@@ -224,16 +225,21 @@ func bearer(r *http.Request) string {
 }
 
 // roleOf is the role a role-scoped endpoint names ("" for the others), and whether the endpoint
-// is a listing over every role.
-func roleOf(path string) (role string, listing bool) {
-	parts := strings.Split(strings.Trim(path, "/"), "/")
+// is a listing over every role. It reads the escaped path segment by segment, as the mux matches
+// it, so that an escaped slash cannot make the role it checks differ from the one served.
+func roleOf(escapedPath string) (role string, listing bool) {
+	parts := strings.Split(strings.Trim(escapedPath, "/"), "/")
 	if len(parts) < 2 || parts[0] != "v1" {
 		return "", false
 	}
 	switch parts[1] {
 	case "call", "roles", "artifacts", "history":
 		if len(parts) >= 3 {
-			return parts[2], false
+			r, err := url.PathUnescape(parts[2])
+			if err != nil || r == "" {
+				return "", true // not a role name: only a client of every role gets to the mux's refusal
+			}
+			return r, false
 		}
 		return "", true
 	case "stale", "stats":
@@ -272,7 +278,7 @@ func (cs *Clients) gate(w http.ResponseWriter, r *http.Request, adminToken strin
 			return r, false
 		}
 	}
-	role, listing := roleOf(r.URL.Path)
+	role, listing := roleOf(r.URL.EscapedPath())
 	if r.URL.Path == "/v1/events" {
 		role = r.URL.Query().Get("role")
 		listing = role == ""

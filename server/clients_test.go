@@ -288,3 +288,24 @@ func TestClientsDoNotShareStateOverHTTPAndMCP(t *testing.T) {
 	resp, _ := post(t, ts.URL+"/mcp", "", `{}`)
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 }
+
+// TestClientRoleOfEscapedPath: the role the gate checks is the one the mux serves, escaped
+// slashes included.
+func TestClientRoleOfEscapedPath(t *testing.T) {
+	for path, want := range map[string]string{
+		"/v1/call/text/upper":         "text",
+		"/v1/call/te%78t/upper":       "text",
+		"/v1/call/text%2Fother/upper": "text/other",
+		"/v1/history/vault/keep":      "vault",
+		"/v1/artifacts/vault/keep":    "vault",
+		"/v1/roles/vault":             "vault",
+	} {
+		got, listing := roleOf(path)
+		assert.Equal(t, want, got, path)
+		assert.False(t, listing, path)
+	}
+	for _, path := range []string{"/v1/roles", "/v1/artifacts", "/v1/stale", "/v1/stats", "/v1/call/"} {
+		_, listing := roleOf(path)
+		assert.True(t, listing, path)
+	}
+}

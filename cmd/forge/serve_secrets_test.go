@@ -63,3 +63,17 @@ func TestEmbeddedServeStartupRedactsStorePassword(t *testing.T) {
 		})
 	}
 }
+
+// TestServeClientsFileRefusedWithReason: a clients file serve cannot use stops it at start with
+// what to fix (and never starts it open to everyone).
+func TestServeClientsFileRefusedWithReason(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "clients.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("- name: a\n  token: short\n  roles: \"*\"\n"), 0o600))
+	env := []string{"FORGE_STORE=" + t.TempDir(), "FORGE_PROVIDER="}
+	r := bin(t, nil, env, "serve", "--addr", "127.0.0.1:0", "--clients", bad)
+	assert.NotEqual(t, 0, r.code)
+	assert.Contains(t, r.stderr, "at least 16 characters")
+	r = bin(t, nil, append(env, "FORGE_CLIENTS="+filepath.Join(t.TempDir(), "missing.yaml")), "serve", "--addr", "127.0.0.1:0")
+	assert.NotEqual(t, 0, r.code, "$FORGE_CLIENTS names a file that is not there")
+	assert.Contains(t, r.stderr, "clients file")
+}
