@@ -98,7 +98,7 @@ func (f *Forge) Call(ctx context.Context, role, method string, args json.RawMess
 	}
 	defer f.leave()
 	c := &call{f: f, role: role, method: method, client: ClientFrom(ctx), args: args, start: time.Now()}
-	c.ev.Role, c.ev.Method, c.ev.CallID = role, method, newID()
+	c.ev.Role, c.ev.Method, c.ev.CallID, c.ev.Client = role, method, newID(), c.client
 	if sandbox.CallDepth(ctx) > 0 {
 		if parent := callerInfo(ctx); parent != nil {
 			c.parent = parent

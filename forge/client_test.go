@@ -104,3 +104,30 @@ func TestClientProgramsShareCompiledCode(t *testing.T) {
 	require.Equal(t, 2, f.Live().Programs)
 	assert.Less(t, two-one, one/2, "the second client's program counted the module's compiled code again (first %d bytes, second %d)", one, two-one)
 }
+
+// TestEventsRecordTheClient: a call's event names the client it was made for, in the live
+// stream and on the event log's line (aggregates keep clients apart).
+func TestEventsRecordTheClient(t *testing.T) {
+	f := vaultForge(t, "yaegi", "", "")
+	seen := make(chan string, 16)
+	f.Observe(func(e *LiveEvent) {
+		if e.Call != nil {
+			seen <- e.Call.Client
+		}
+	})
+	keep(t, f, "alice", "a")
+	keep(t, f, "", "b")
+	assert.Equal(t, "alice", <-seen)
+	assert.Equal(t, "", <-seen)
+
+	e := Event{Role: "vault", Method: "keep", Client: "alice", OK: true}
+	got := appendEvent(nil, &e)
+	want, err := json.Marshal(e)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(want), string(got))
+	assert.Contains(t, string(got), `"client":"alice"`)
+
+	var a aggregator
+	ba, bb := a.add(&Event{Role: "vault", Method: "keep", Client: "alice"}), a.add(&Event{Role: "vault", Method: "keep", Client: "bob"})
+	assert.NotSame(t, ba, bb, "one aggregate for two clients")
+}
