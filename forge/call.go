@@ -64,6 +64,7 @@ type call struct {
 	rt     *roleRuntime
 	role   string
 	method string
+	client string // who the call is for (ClientFrom): the live program it runs is this client's
 	args   json.RawMessage
 	info   *callInfo // this call in its delegation chain (roles that may delegate)
 	parent *callInfo // the call this one was delegated from
@@ -96,8 +97,8 @@ func (f *Forge) Call(ctx context.Context, role, method string, args json.RawMess
 		return Outcome{Err: closedFailure(role, method).toError()}
 	}
 	defer f.leave()
-	c := &call{f: f, role: role, method: method, args: args, start: time.Now()}
-	c.ev.Role, c.ev.Method, c.ev.CallID = role, method, newID()
+	c := &call{f: f, role: role, method: method, client: ClientFrom(ctx), args: args, start: time.Now()}
+	c.ev.Role, c.ev.Method, c.ev.CallID, c.ev.Client = role, method, newID(), c.client
 	if sandbox.CallDepth(ctx) > 0 {
 		if parent := callerInfo(ctx); parent != nil {
 			c.parent = parent
@@ -167,7 +168,7 @@ func (c *call) run(ctx context.Context) Outcome {
 		return c.fail(&failure{typ: typ, result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()})
 	}
 	c.rt = rt
-	key := registry.Key{Role: c.role, Method: c.method}
+	key := liveKey{Role: c.role, Method: c.method, Client: c.client}
 	// The warm path: the live program remembers the decision made for one store snapshot under
 	// this role runtime (warmState; the method was checked against the same contract then), so
 	// when the store still answers with that snapshot nothing else is checked, read or decided.
@@ -342,7 +343,7 @@ func (c *call) blameCallDepth(se *sandbox.Error) {
 // executePersisted runs the stored code; an intrinsic or adaptive failure leads to repair or
 // regeneration within the budget, others are returned as they are.
 func (c *call) executePersisted(ctx context.Context, art *registry.Artifact) Outcome {
-	p, err := c.f.program(ctx, c.rt, art)
+	p, err := c.f.program(ctx, c.rt, art, c.client)
 	if err == nil && c.hasDecided {
 		// Decided by the selector for the store's snapshot: the next warm call reuses it.
 		w := c.f.newWarmState(art, c.rt, c.decided, c.meta.Decision)
@@ -777,12 +778,13 @@ func (c *call) verify(ctx context.Context, code string) (ret *compiled, _ sandbo
 	if err != nil {
 		return nil, sandbox.Output{}, classifyErr(err, false)
 	}
-	src := sandbox.Source{Code: code, Func: c.method, Limits: c.rt.limits}
+	src := sandbox.Source{Code: code, Func: c.method, Limits: c.rt.limits, Client: c.client}
 	prog, err := sb.Compile(ctx, src)
 	if err != nil {
 		return nil, sandbox.Output{}, classifyErr(err, false)
 	}
 	p := newCompiled(nil, prog, sb, c.f.programs)
+	p.client = c.client // it ran this client's args: it serves this client only
 	defer func() {
 		if ret == nil {
 			p.release() // code that did not pass is closed (when no delegated run holds it)

@@ -53,6 +53,9 @@ func newRoleRuntime(rec *registry.RoleRecord, defaultBudget repair.Budget, def P
 	}
 	if l := c.Limits; l != nil {
 		rt.limits.MaxDepth, rt.limits.MaxCallDepth, rt.limits.Isolation = l.MaxDepth, l.MaxCallDepth, l.Isolation
+		if l.Instance == sandbox.InstancePerCall {
+			rt.limits.Instance = sandbox.InstancePerCall
+		}
 		var err error
 		if l.Timeout != "" {
 			if rt.limits.Timeout, err = time.ParseDuration(l.Timeout); err != nil {

@@ -52,8 +52,8 @@ func histValue(i int, minV, maxV int64) int64 {
 }
 
 type aggKey struct {
-	role, method, reason string
-	gen                  int
+	role, method, reason, client string
+	gen                          int
 }
 
 type aggBucket struct {
@@ -82,7 +82,7 @@ type aggregator struct {
 
 // add folds e into its bucket and returns the bucket; nil once the aggregator is closed.
 func (a *aggregator) add(e *Event) *aggBucket {
-	k := aggKey{role: e.Role, method: e.Method, reason: e.Reason, gen: e.ArtifactGen}
+	k := aggKey{role: e.Role, method: e.Method, reason: e.Reason, client: e.Client, gen: e.ArtifactGen}
 	for {
 		var b *aggBucket
 		if m := a.read.Load(); m != nil {
@@ -108,7 +108,7 @@ func (a *aggregator) add(e *Event) *aggBucket {
 // warmState), so that a call whose bucket is cached and alive touches that bucket only, not the
 // map. A released bucket, or one of another key (a new generation or reason), is looked up again.
 func (a *aggregator) addVia(e *Event, slot *atomic.Pointer[aggBucket]) bool {
-	if b := slot.Load(); b != nil && b.key.gen == e.ArtifactGen && b.key.reason == e.Reason && b.key.method == e.Method && b.key.role == e.Role {
+	if b := slot.Load(); b != nil && b.key.gen == e.ArtifactGen && b.key.reason == e.Reason && b.key.method == e.Method && b.key.role == e.Role && b.key.client == e.Client {
 		b.mu.Lock()
 		if !b.dead {
 			b.record(e)
@@ -219,7 +219,7 @@ func (b *aggBucket) take(s *aggSnapshot) {
 // event fills e with the snapshot's aggregate line; pairs is reused for its histogram.
 func (s *aggSnapshot) event(e *Event, pairs *[]int64) {
 	*e = Event{Time: s.last, TraceID: s.slow.TraceID, CallID: s.slow.CallID, ParentCallID: s.slow.ParentCallID, Depth: s.slow.Depth,
-		Role: s.slow.Role, Method: s.slow.Method, OK: true, Action: s.slow.Action, Reason: s.slow.Reason,
+		Role: s.slow.Role, Method: s.slow.Method, Client: s.slow.Client, OK: true, Action: s.slow.Action, Reason: s.slow.Reason,
 		ProgramSource: s.slow.ProgramSource, ArtifactHit: s.slow.ArtifactHit, ArtifactGen: s.slow.ArtifactGen,
 		GenerationTrigger: s.slow.GenerationTrigger, PromptVersion: s.slow.PromptVersion, ContractFingerprint: s.slow.ContractFingerprint,
 		DurationNS: s.sum, SandboxNS: s.sandbox,

@@ -56,6 +56,9 @@ func appendEvent(b []byte, e *Event) []byte {
 	b = str(b, "role", e.Role)
 	b = str(b, "method", e.Method)
 	b = boolean(b, "ok", e.OK)
+	if e.Client != "" {
+		b = appendStr(b, "client", e.Client)
+	}
 	b = str(b, "action", e.Action)
 	b = str(b, "reason", e.Reason)
 	b = appendStrOmit(b, "program_source", e.ProgramSource)

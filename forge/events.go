@@ -75,6 +75,9 @@ type Event struct {
 	Role         string    `json:"role"`
 	Method       string    `json:"method"`
 	OK           bool      `json:"ok"`
+	// Client is who the call was made for (WithClient; forge serve's client identities); empty
+	// for a caller that names none.
+	Client string `json:"client,omitempty"`
 
 	Action              string `json:"action"`
 	Reason              string `json:"reason"`

@@ -68,6 +68,8 @@ type compiled struct {
 	prog sandbox.Program
 	sb   sandbox.Sandbox
 	set  *liveSet // counts the close; nil for none
+	// client is the client (WithClient) whose calls the program serves: the live set's key.
+	client string
 
 	refs atomic.Int64
 	used atomic.Int64              // the live set's clock at the last hit

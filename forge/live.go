@@ -64,26 +64,41 @@ type liveSet struct {
 
 type liveShard struct {
 	mu sync.RWMutex
-	m  map[registry.Key]*compiled
+	m  map[liveKey]*compiled
 	_  [40]byte // keep shards on separate cache lines
 }
 
 func newLiveSet(maxCount int, maxBytes int64) *liveSet {
 	s := &liveSet{seed: maphash.MakeSeed(), maxCount: maxCount, maxBytes: maxBytes}
 	for i := range s.shards {
-		s.shards[i].m = map[registry.Key]*compiled{}
+		s.shards[i].m = map[liveKey]*compiled{}
 	}
 	return s
 }
 
-func (s *liveSet) shard(k registry.Key) *liveShard {
+// liveKey is what a live program serves: one role.method for one client (WithClient). Two
+// clients never share a program, so never an interpreter, an instance or a worker either (the
+// sandbox keys its pools by Source.Client as well).
+type liveKey struct {
+	Role, Method, Client string
+}
+
+// keyOf is the live set's key of role.method for client.
+func keyOf(role, method, client string) liveKey {
+	return liveKey{Role: role, Method: method, Client: client}
+}
+
+func (s *liveSet) shard(k liveKey) *liveShard {
 	h := maphash.String(s.seed, k.Role) ^ (maphash.String(s.seed, k.Method) * 0x9e3779b97f4a7c15)
+	if k.Client != "" {
+		h ^= maphash.String(s.seed, k.Client) * 0xbf58476d1ce4e5b9
+	}
 	return &s.shards[h%liveShards]
 }
 
 // get returns the live program of k compiled from the code with checksum sum, with a reference
 // the caller releases, or nil.
-func (s *liveSet) get(k registry.Key, sum string) *compiled {
+func (s *liveSet) get(k liveKey, sum string) *compiled {
 	sh := s.shard(k)
 	sh.mu.RLock()
 	p := sh.m[k]
@@ -101,7 +116,7 @@ func (s *liveSet) get(k registry.Key, sum string) *compiled {
 // rt, without a reference (take one with take); nil otherwise. The state is valid for the
 // snapshot it was made for (w.art): then the program's code is that snapshot's by construction,
 // and the checksum is not compared.
-func (s *liveSet) warmOf(k registry.Key, rt *roleRuntime) (*compiled, *warmState) {
+func (s *liveSet) warmOf(k liveKey, rt *roleRuntime) (*compiled, *warmState) {
 	sh := s.shard(k)
 	sh.mu.RLock()
 	p := sh.m[k]
@@ -130,7 +145,7 @@ func (s *liveSet) take(p *compiled) bool {
 // program it replaces and the ones evicted for the budget lose the set's reference: each closes
 // when its last run ends. On a closed set p's reference is released at once.
 func (s *liveSet) put(p *compiled) {
-	k := packedKey(p.art.Role, p.art.Method)
+	k := packedKey(p.art.Role, p.art.Method, p.client)
 	var drop []*compiled
 	s.mu.Lock()
 	if s.closed {
@@ -158,12 +173,12 @@ func (s *liveSet) put(p *compiled) {
 	}
 }
 
-// packedKey is role.method's key with both strings in one allocation: a map lookup that finds
-// the entry compares the caller's strings with these (unless they are the same strings), so
-// adjacent bytes are one cache line to miss at most, not two.
-func packedKey(role, method string) registry.Key {
-	b := role + method
-	return registry.Key{Role: b[:len(role)], Method: b[len(role):]}
+// packedKey is the key of role.method for client with the strings in one allocation: a map
+// lookup that finds the entry compares the caller's strings with these (unless they are the same
+// strings), so adjacent bytes are one cache line to miss at most, not three.
+func packedKey(role, method, client string) liveKey {
+	b := role + method + client
+	return liveKey{Role: b[:len(role)], Method: b[len(role) : len(role)+len(method)], Client: b[len(role)+len(method):]}
 }
 
 // evict removes entries (never keep) until the set fits its budget, and appends them to drop.
@@ -196,10 +211,11 @@ func (s *liveSet) evict(keep *compiled, drop []*compiled) []*compiled {
 
 // remove takes p out of its shard's map and the list. s.mu is held.
 func (s *liveSet) remove(p *compiled) {
-	sh := s.shard(registry.Key{Role: p.art.Role, Method: p.art.Method})
+	k := keyOf(p.art.Role, p.art.Method, p.client)
+	sh := s.shard(k)
 	sh.mu.Lock()
-	if sh.m[registry.Key{Role: p.art.Role, Method: p.art.Method}] == p {
-		delete(sh.m, registry.Key{Role: p.art.Role, Method: p.art.Method})
+	if sh.m[k] == p {
+		delete(sh.m, k)
 	}
 	sh.mu.Unlock()
 	s.unlist(p)
@@ -218,22 +234,24 @@ func (s *liveSet) unlist(p *compiled) {
 	p.idx = -1
 }
 
-// drop removes k's live program unless it was compiled from the code with checksum keep: an
-// operator's change (rollback, bless) made other code current.
+// drop removes k's live programs (every client's) unless they were compiled from the code with
+// checksum keep: an operator's change (rollback, bless) made other code current.
 func (s *liveSet) drop(k registry.Key, keep string) {
+	var gone []*compiled
 	s.mu.Lock()
-	sh := s.shard(k)
-	sh.mu.RLock()
-	p := sh.m[k]
-	sh.mu.RUnlock()
-	if p == nil || p.art.CodeChecksum == keep {
-		s.mu.Unlock()
-		return
+	for _, p := range s.all {
+		if p.art.Role == k.Role && p.art.Method == k.Method && p.art.CodeChecksum != keep {
+			gone = append(gone, p)
+		}
 	}
-	s.remove(p)
-	s.replaced.Add(1)
+	for _, p := range gone {
+		s.remove(p)
+		s.replaced.Add(1)
+	}
 	s.mu.Unlock()
-	p.release()
+	for _, p := range gone {
+		p.release()
+	}
 }
 
 // close empties the set: every program closes now, or when the run that holds it ends. Later
@@ -246,7 +264,7 @@ func (s *liveSet) close() {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		sh.m = map[registry.Key]*compiled{}
+		sh.m = map[liveKey]*compiled{}
 		sh.mu.Unlock()
 	}
 	s.mu.Unlock()
@@ -334,21 +352,22 @@ func (p *compiled) size() int64 {
 	return 0
 }
 
-// program returns the live program of an artifact snapshot with a reference for one run (release
-// it when the run ends), compiling it on a miss. Concurrent misses of one code compile once.
-func (f *Forge) program(ctx context.Context, rt *roleRuntime, art *registry.Artifact) (*compiled, error) {
-	key := registry.Key{Role: art.Role, Method: art.Method}
+// program returns client's live program of an artifact snapshot with a reference for one run
+// (release it when the run ends), compiling it on a miss. Concurrent misses of one code for one
+// client compile once.
+func (f *Forge) program(ctx context.Context, rt *roleRuntime, art *registry.Artifact, client string) (*compiled, error) {
+	key := keyOf(art.Role, art.Method, client)
 	for range 3 {
 		if p := f.programs.get(key, art.CodeChecksum); p != nil {
 			// Same code: a metrics flush or a reload replaced the snapshot, not the program.
 			return p, nil
 		}
-		ch := f.compiles.DoChan(art.Role+"."+art.Method+"\x00"+art.CodeChecksum, func() (any, error) {
+		ch := f.compiles.DoChan(art.Role+"."+art.Method+"\x00"+art.CodeChecksum+"\x00"+client, func() (any, error) {
 			if p := f.programs.get(key, art.CodeChecksum); p != nil {
 				p.release() // compiled by a flight that just ended
 				return nil, nil
 			}
-			p, err := f.compileArtifact(ctx, rt, art)
+			p, err := f.compileArtifact(ctx, rt, art, client)
 			if err != nil {
 				return nil, err
 			}
@@ -367,13 +386,13 @@ func (f *Forge) program(ctx context.Context, rt *roleRuntime, art *registry.Arti
 	}
 	// The program compiled for this call was evicted before the call could take it (a budget
 	// far smaller than the methods called at once): compile one for this call alone.
-	return f.compileArtifact(ctx, rt, art)
+	return f.compileArtifact(ctx, rt, art, client)
 }
 
 // compileArtifact compiles an artifact's code, detached from the caller's cancellation (a
 // compile shared by concurrent callers must not fail because one of them gave up) but not from
 // Close.
-func (f *Forge) compileArtifact(ctx context.Context, rt *roleRuntime, art *registry.Artifact) (*compiled, error) {
+func (f *Forge) compileArtifact(ctx context.Context, rt *roleRuntime, art *registry.Artifact, client string) (*compiled, error) {
 	sb, err := f.sandbox(rt.backend)
 	if err != nil {
 		return nil, err
@@ -381,11 +400,13 @@ func (f *Forge) compileArtifact(ctx context.Context, rt *roleRuntime, art *regis
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.generationTimeout())
 	defer cancel()
 	defer context.AfterFunc(f.bg, cancel)()
-	prog, err := sb.Compile(cctx, sandbox.Source{Code: art.Code, Func: art.Method, Limits: rt.limits})
+	prog, err := sb.Compile(cctx, sandbox.Source{Code: art.Code, Func: art.Method, Limits: rt.limits, Client: client})
 	if err != nil {
 		return nil, err
 	}
-	return newCompiled(art, prog, sb, f.programs), nil
+	p := newCompiled(art, prog, sb, f.programs)
+	p.client = client
+	return p, nil
 }
 
 // warmState is what the warm calls of one live program derive from one artifact snapshot under

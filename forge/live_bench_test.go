@@ -254,10 +254,10 @@ func BenchmarkLiveSetHit(b *testing.B) {
 	for _, n := range []int{1, 1000} {
 		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
 			s := newLiveSet(0, 0)
-			keys := make([]registry.Key, n)
+			keys := make([]liveKey, n)
 			sums := make([]string, n)
 			for i := range keys {
-				keys[i] = registry.Key{Role: fmt.Sprintf("r%d", i%10), Method: fmt.Sprintf("m%d", i)}
+				keys[i] = liveKey{Role: fmt.Sprintf("r%d", i%10), Method: fmt.Sprintf("m%d", i)}
 				sums[i] = fmt.Sprintf("%064d", i)
 				s.put(newCompiled(&registry.Artifact{Role: keys[i].Role, Method: keys[i].Method, CodeChecksum: sums[i]}, nopProgram{}, nil, s))
 			}

@@ -18,7 +18,7 @@ func warmOf(t *testing.T, f *Forge, role, method string) (*warmState, *registry.
 	t.Helper()
 	art, ok := f.store.Lookup(role, method)
 	require.True(t, ok, "the artifact is cached")
-	p := f.programs.get(registry.Key{Role: role, Method: method}, art.CodeChecksum)
+	p := f.programs.get(keyOf(role, method, ""), art.CodeChecksum)
 	require.NotNil(t, p, "the program is live")
 	defer p.release()
 	return p.warm.Load(), art

@@ -157,6 +157,10 @@ func (s *Server) Sync() error {
 		k := ts.key
 		s.srv.AddTool(&sdk.Tool{Name: name, Description: ts.description, InputSchema: json.RawMessage(ts.schema)},
 			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				ctx, refused := asClient(ctx, req, k.Role)
+				if refused != nil {
+					return refused, nil
+				}
 				args := req.Params.Arguments
 				if len(args) == 0 || string(args) == "null" {
 					args = json.RawMessage(`{}`)
@@ -293,13 +297,20 @@ func (s *Server) addFixedTools() {
 			if err != nil {
 				return errResult(err), nil
 			}
+			ctx, refused := asClient(ctx, req, a.Role)
+			if refused != nil {
+				return refused, nil
+			}
 			if len(a.Args) == 0 || string(a.Args) == "null" {
 				a.Args = json.RawMessage(`{}`)
 			}
 			return outcomeResult(s.f.Call(ctx, a.Role, a.Method, a.Args)), nil
 		})
 	s.srv.AddTool(&sdk.Tool{Name: "forge_roles", InputSchema: emptySchema, Description: "List the role contracts: purpose, methods and their signatures."},
-		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			if _, refused := asClient(ctx, req, "*"); refused != nil {
+				return refused, nil
+			}
 			roles, err := s.f.Store().Roles()
 			if err != nil {
 				return errResult(err), nil
@@ -316,7 +327,10 @@ func (s *Server) addFixedTools() {
 			return jsonResult(map[string]any{"roles": out}), nil
 		})
 	s.srv.AddTool(&sdk.Tool{Name: "forge_artifacts", InputSchema: emptySchema, Description: "List the persisted methods with their lifecycle and generation."},
-		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			if _, refused := asClient(ctx, req, "*"); refused != nil {
+				return refused, nil
+			}
 			type row struct {
 				Role       string `json:"role"`
 				Method     string `json:"method"`
@@ -339,7 +353,10 @@ func (s *Server) addFixedTools() {
 			return jsonResult(map[string]any{"artifacts": rows}), nil
 		})
 	s.srv.AddTool(&sdk.Tool{Name: "forge_stats", InputSchema: statsSchema, Description: "What reuse bought: calls, reuse hit rate, provider calls and tokens, repairs, failures, latency."},
-		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			if _, refused := asClient(ctx, req, "*"); refused != nil {
+				return refused, nil
+			}
 			a, err := decodeArgs(req)
 			if err != nil {
 				return errResult(err), nil

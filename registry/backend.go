@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/artifactforge/forge/internal/redact"
 )
 
 // Backend is what the forge, the CLI, the server and watch mode need from a store. Two backends
@@ -171,24 +173,13 @@ func OpenBackend(spec string, o OpenOptions) (Backend, error) {
 		if open == nil {
 			known := BackendSchemes()
 			if len(known) == 0 {
-				return nil, fmt.Errorf("registry: store %q: no backend for %s:// is built in; pass a directory", redactURL(spec), scheme)
+				return nil, fmt.Errorf("registry: store %q: no backend for %s:// is built in; pass a directory", redact.URL(spec), scheme)
 			}
-			return nil, fmt.Errorf("registry: store %q: no backend for %s:// (known: %s://); pass a directory or one of those", redactURL(spec), scheme, strings.Join(known, "://, "))
+			return nil, fmt.Errorf("registry: store %q: no backend for %s:// (known: %s://); pass a directory or one of those", redact.URL(spec), scheme, strings.Join(known, "://, "))
 		}
 		return open(spec, o)
 	}
 	return OpenWith(spec, o)
-}
-
-// redactURL hides a URL's user information (user:password@, token@).
-func redactURL(spec string) string {
-	scheme, rest, _ := strings.Cut(spec, "://")
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		if slash := strings.Index(rest, "/"); slash < 0 || at < slash {
-			rest = "REDACTED@" + rest[at+1:]
-		}
-	}
-	return scheme + "://" + rest
 }
 
 // The directory store is a Backend and a Maintainer.

@@ -85,6 +85,9 @@ type Limits struct {
 	// sandbox.MaxCallDepthCeiling (64).
 	MaxCallDepth int    `json:"max_call_depth,omitempty"`
 	Isolation    string `json:"isolation,omitempty"` // "" | "process"
+	// Instance is "per_call" for a fresh interpreter or instance per call (no call sees package
+	// state another left; costs its creation on every call), or "" (pooled) to reuse them.
+	Instance string `json:"instance,omitempty"`
 }
 
 // FailurePolicy tunes repair for a role.
@@ -221,6 +224,11 @@ func (c *Contract) Validate() error {
 		case "", "process":
 		default:
 			return bad("limits.isolation %q is unknown: use \"process\" or leave it out", l.Isolation)
+		}
+		switch l.Instance {
+		case "", "pooled", "per_call":
+		default:
+			return bad("limits.instance %q is unknown: use \"per_call\" (a fresh instance for every call) or \"pooled\" (the default)", l.Instance)
 		}
 	}
 	if fp := c.FailurePolicy; fp != nil && fp.MaxRepairsBeforeRegen < 0 {

@@ -58,6 +58,11 @@ type Source struct {
 	// time: with Isolation "process", yaegi compiles the program in a worker process under them
 	// (memory cap; Timeout bounds its initializers) instead of in the caller's process.
 	Limits Limits `json:"-"`
+	// Client names the caller the program serves (see forge.WithClient). Programs compiled for
+	// different clients never share an interpreter, an instance or a worker process, so that
+	// package state one client's calls leave behind never reaches another's. Empty is a client
+	// of its own (the one of callers that name none).
+	Client string `json:"-"`
 }
 
 // Checksum is the sha256 (hex) of the code, the key artifacts and compiled-module caches use.
@@ -204,7 +209,22 @@ type Limits struct {
 	// delegation chain holds (see RATIONALE, delegation).
 	MaxCallDepth int    `json:"max_call_depth,omitempty"`
 	Isolation    string `json:"isolation,omitempty"`
+	// Instance says whether calls share pooled interpreters or instances (InstancePooled, the
+	// default) or each runs in a fresh one that is discarded afterwards (InstancePerCall).
+	Instance string `json:"instance,omitempty"`
 }
+
+// Instance modes (Limits.Instance).
+const (
+	// InstancePooled reuses a program's interpreters or instances across calls: package-level
+	// variables keep what earlier calls stored in them (see RATIONALE, "Callers share package
+	// state").
+	InstancePooled = ""
+	// InstancePerCall runs every call in a fresh interpreter or instance, discarded when the call
+	// returns: no call sees what another stored in package state. It costs the creation of one
+	// (the package initializers included) per call.
+	InstancePerCall = "per_call"
+)
 
 // Default limits: safe for a persisted artifact called thousands of times a second.
 const (

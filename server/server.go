@@ -58,6 +58,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Extra handlers by path (forge serve mounts the MCP streamable HTTP handler at /mcp).
 	Extra map[string]http.Handler
+	// Clients are the client identities (clients.go); nil: none, every caller is one client.
+	Clients *Clients
 	// OnShutdown runs when a graceful shutdown starts, before in-flight requests are waited for:
 	// it ends long-lived streams the server does not own (MCP sessions).
 	OnShutdown func()
@@ -120,7 +122,13 @@ func (s *Server) Registry() *prometheus.Registry { return s.reg }
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w, status: 200}
-	s.mux.ServeHTTP(sw, r)
+	ok := true
+	if cs := s.o.Clients; cs != nil {
+		r, ok = cs.gate(sw, r, s.o.AdminToken) // client identities: 401, 403 or 429 here
+	}
+	if ok {
+		s.mux.ServeHTTP(sw, r)
+	}
 	if r.URL.Path == "/metrics" || r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
 		return
 	}

@@ -25,6 +25,7 @@ func newServeCmd(a *app) *cobra.Command {
 	var callTimeout time.Duration
 	var noMCP bool
 	var natsDir, natsListen string
+	var clientsFile string
 	cmd := &cobra.Command{
 		Use:   "serve [--addr 127.0.0.1:7077]",
 		Short: "Serve calls, operator verbs, events, metrics and MCP over HTTP",
@@ -39,13 +40,28 @@ once. It binds 127.0.0.1 unless told otherwise; SIGTERM or SIGINT finishes in-fl
 With --nats-embedded DIR it also runs a single-node NATS JetStream server (data in DIR, listening
 on 127.0.0.1:4222 unless --nats-listen says otherwise) and keeps the store there: the quickstart of
 the fleet store. Other forge processes on this machine use it with --store nats://127.0.0.1:4222/forge
-(the URL is printed at start); the server stops when serve does.`,
+(the URL is printed at start); the server stops when serve does.
+
+With --clients FILE (or $FORGE_CLIENTS) every request but /healthz, /readyz, /metrics and the
+operator verbs needs a client's bearer token; each client may call only the roles the file gives
+it, at most at its rate, and never shares a live instance with another client (README, "Client
+identities").`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if token == "" {
 				token = os.Getenv("FORGE_ADMIN_TOKEN")
 			}
 			log := slog.New(slog.NewJSONHandler(a.stderr, nil))
+			if clientsFile == "" {
+				clientsFile = os.Getenv("FORGE_CLIENTS")
+			}
+			var clients *server.Clients
+			if clientsFile != "" {
+				var err error
+				if clients, err = server.LoadClients(clientsFile); err != nil {
+					return usagef("serve: --clients: %v", err)
+				}
+			}
 			if natsDir != "" {
 				_, stopNATS, err := a.startEmbeddedNATS(natsDir, natsListen, log)
 				if err != nil {
@@ -71,9 +87,12 @@ the fleet store. Other forge processes on this machine use it with --store nats:
 				}
 				defer ms.Close()
 				extra["/mcp"] = ms.HTTPHandler()
+				if clients != nil {
+					extra["/mcp"] = clients.MCP(extra["/mcp"]) // tool calls run as the token's client, on its roles
+				}
 				onShutdown = ms.CloseSessions
 			}
-			srv := server.New(f, server.Options{AdminToken: token, MaxBody: maxBody, CallTimeout: callTimeout, Logger: log, Extra: extra, OnShutdown: onShutdown})
+			srv := server.New(f, server.Options{AdminToken: token, MaxBody: maxBody, CallTimeout: callTimeout, Logger: log, Extra: extra, OnShutdown: onShutdown, Clients: clients})
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("serve: listen on %s: %w (pick another --addr)", addr, err)
@@ -96,6 +115,7 @@ the fleet store. Other forge processes on this machine use it with --store nats:
 	cmd.Flags().Int64Var(&maxBody, "max-body", server.DefaultMaxBody, "largest request body in bytes")
 	cmd.Flags().DurationVar(&callTimeout, "call-timeout", server.DefaultCallTimeout, "longest a call or verb may take")
 	cmd.Flags().BoolVar(&noMCP, "no-mcp", false, "do not serve MCP at /mcp")
+	cmd.Flags().StringVar(&clientsFile, "clients", "", "client identities (YAML or JSON: [{name, token or token_sha256, roles, rate}]; default $FORGE_CLIENTS): calls need a client's bearer token")
 	cmd.Flags().StringVar(&natsDir, "nats-embedded", "", "run an embedded single-node NATS JetStream server with its data in this directory and keep the store on it (nats://127.0.0.1:4222/forge unless --store names another); other forge processes share it with --store")
 	cmd.Flags().StringVar(&natsListen, "nats-listen", defaultNATSListen, "where the embedded NATS server listens (HOST:PORT; port 0: a free one); beyond loopback it needs $NATS_TOKEN")
 	return cmd

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/artifactforge/forge/internal/redact"
 	natsstore "github.com/artifactforge/forge/registry/nats"
 )
 
@@ -25,7 +26,7 @@ const defaultNATSListen = "127.0.0.1:4222"
 // process reads it from there too, as the nats CLI does); listening beyond loopback requires it.
 func (a *app) startEmbeddedNATS(dir, listen string, log *slog.Logger) (storeURL string, stop func(), err error) {
 	if a.storeFlag != "" && !strings.HasPrefix(a.storeFlag, "nats://") {
-		return "", nil, usagef("serve: --nats-embedded keeps the store on the embedded server, but --store names %s; leave --store out (or name a bucket there: --store nats://127.0.0.1:4222/NAME)", a.storeFlag)
+		return "", nil, usagef("serve: --nats-embedded keeps the store on the embedded server, but --store names %s; leave --store out (or name a bucket there: --store nats://127.0.0.1:4222/NAME)", redact.URL(a.storeFlag))
 	}
 	host, portStr, err := net.SplitHostPort(listen)
 	if err != nil {
@@ -54,11 +55,13 @@ func (a *app) startEmbeddedNATS(dir, listen string, log *slog.Logger) (storeURL 
 	} else {
 		storeURL = a.storeFlag
 	}
+	// The URL goes out redacted: --store may carry user:password@ or token@ (redact.URL).
+	shown := redact.URL(storeURL)
 	attrs := []any{slog.String("dir", dir), slog.String("listen", net.JoinHostPort(host, strconv.Itoa(portOf(clientURL, port)))),
-		slog.String("store", storeURL), slog.Bool("token_required", token != "")}
+		slog.String("store", shown), slog.Bool("token_required", token != "")}
 	log.Info("embedded NATS JetStream server started; other forge processes use --store with this store URL", attrs...)
 	if !a.jsonOut {
-		fmt.Fprintf(a.stdout, "forge store %s (embedded NATS server in %s", storeURL, dir)
+		fmt.Fprintf(a.stdout, "forge store %s (embedded NATS server in %s", shown, dir)
 		if token != "" {
 			fmt.Fprint(a.stdout, "; clients need the token of $NATS_TOKEN")
 		}

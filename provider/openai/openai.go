@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/artifactforge/forge/internal/redact"
 	"github.com/artifactforge/forge/provider/internal/gen"
 )
 
@@ -105,7 +106,7 @@ func New(cfg Config) (*Provider, error) {
 	}
 	u, ok := gen.ParseBaseURL(cfg.BaseURL)
 	if !ok {
-		return nil, gen.Errorf(gen.Misconfigured, Name, "OPENAI_BASE_URL=%q is not an http(s) URL; %s", cfg.BaseURL, Setup)
+		return nil, gen.Errorf(gen.Misconfigured, Name, "OPENAI_BASE_URL=%q is not an http(s) URL; %s", redact.URL(cfg.BaseURL), Setup)
 	}
 	official := strings.EqualFold(u.Hostname(), "api.openai.com")
 	if official && cfg.APIKey == "" {
@@ -250,7 +251,7 @@ func (p *Provider) failure(res *gen.Response) error {
 	}
 	hint := Setup
 	if res.Status == http.StatusNotFound {
-		hint = fmt.Sprintf("check FORGE_MODEL=%q and OPENAI_BASE_URL=%q", p.cfg.Model, p.cfg.BaseURL)
+		hint = fmt.Sprintf("check FORGE_MODEL=%q and OPENAI_BASE_URL=%q", p.cfg.Model, redact.URL(p.cfg.BaseURL))
 	}
 	return gen.StatusError(Name, res.Status, res.Header, msg, nil, hint)
 }

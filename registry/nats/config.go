@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/artifactforge/forge/internal/redact"
 )
 
 // Secret is a credential (a password or a token). Every way of printing it — fmt's verbs, JSON,
@@ -20,7 +22,7 @@ import (
 type Secret string
 
 // Redacted is what a non-empty Secret prints as.
-const Redacted = "REDACTED"
+const Redacted = redact.Redacted
 
 func (s Secret) String() string {
 	if s == "" {
@@ -344,15 +346,5 @@ func unescape(s string) string {
 	return b.String()
 }
 
-// redactURL removes the credentials of a store URL, for error messages: everything before the
-// last @ (a password may hold unescaped / or ?, so no URL structure is trusted).
-func redactURL(raw string) string {
-	at := strings.LastIndex(raw, "@")
-	if at < 0 {
-		return raw
-	}
-	if scheme, _, ok := strings.Cut(raw[:at], "://"); ok && !strings.ContainsAny(scheme, "/@?") {
-		return scheme + "://" + Redacted + raw[at:]
-	}
-	return Redacted + raw[at:]
-}
+// redactURL is redact.URL: one redaction for every message that names a store URL.
+func redactURL(raw string) string { return redact.URL(raw) }

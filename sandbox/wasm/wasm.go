@@ -587,7 +587,9 @@ func (s *Sandbox) compile(ctx context.Context, src sandbox.Source) (*Program, er
 	if s.closed.Load() {
 		return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: sandbox closed")
 	}
-	key := src.Checksum() + "\x00" + src.Func
+	// Programs are shared by code, but never across clients: each client's program has pools of
+	// its own (the compiled module is still shared, by hash, see engine.compile).
+	key := src.Checksum() + "\x00" + src.Func + "\x00" + src.Client
 	s.mu.Lock()
 	p := s.programs[key]
 	if p != nil {
@@ -649,12 +651,22 @@ func (p *Program) pool(ctx context.Context, pages uint32) (*pool, error) {
 		h := sha256.Sum256(p.bin)
 		p.hash = hex.EncodeToString(h[:])
 	}
+	// The compiled code is shared by every program of the module (other clients' programs, see
+	// Source.Client): only the pool that compiles it counts it in its LiveBytes, so that N
+	// clients of one method do not count its code N times against the live set's budget.
+	eng.mu.Lock()
+	shared := eng.mods[p.hash] != nil
+	eng.mu.Unlock()
 	cm, err := eng.compile(ctx, p.bin, p.hash, p.sb.compileSlots)
 	if err != nil {
 		return nil, err
 	}
+	codeBytes := compiledCodeFactor * int64(len(p.bin))
+	if shared {
+		codeBytes = 0
+	}
 	n := p.sb.opts.PoolSize
-	pl := &pool{eng: eng, cm: cm, hash: p.hash, acct: &p.bytes, codeBytes: compiledCodeFactor * int64(len(p.bin)),
+	pl := &pool{eng: eng, cm: cm, hash: p.hash, acct: &p.bytes, codeBytes: codeBytes,
 		idle: make(chan *instance, n), spare: make(chan *instance, sandbox.DefaultMaxCallDepth), sem: make(chan struct{}, n), test: p.kind.test()}
 	pl.acct.Add(pl.codeBytes)
 	p.pools[pages] = pl
@@ -682,7 +694,14 @@ func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Inpu
 	}
 	ctx, cancel := context.WithTimeout(ctx, in.Limits.Timeout)
 	defer cancel()
-	inst, waited, err := pl.get(ctx)
+	fresh := in.Limits.Instance == sandbox.InstancePerCall
+	var inst *instance
+	var waited time.Duration
+	if fresh {
+		inst, waited, err = pl.getFresh(ctx)
+	} else {
+		inst, waited, err = pl.get(ctx)
+	}
 	if err != nil {
 		return sandbox.Output{}, sandbox.CapError(err) // a new instance's initializer may have failed at length
 	}
@@ -695,7 +714,7 @@ func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Inpu
 		rerr = waitedTooLong(rerr, waited, in.Limits.Timeout)
 	}
 	out.Duration = time.Since(start)
-	pl.put(inst, inst.healthy())
+	pl.put(inst, inst.healthy() && !fresh)
 	if rerr != nil {
 		return sandbox.Output{Logs: out.Logs, Duration: out.Duration, HostCalls: out.HostCalls, UpstreamRead: out.UpstreamRead}, rerr
 	}
@@ -771,6 +790,23 @@ func (pl *pool) get(ctx context.Context) (inst *instance, waited time.Duration, 
 		return nil, waited, err
 	}
 	return pl.adopt(inst), waited, nil
+}
+
+// getFresh is get for a per-call program (sandbox.InstancePerCall): an instance no call has run
+// in. An idle one that served a call gives its slot to a new one and is closed.
+func (pl *pool) getFresh(ctx context.Context) (*instance, time.Duration, error) {
+	inst, waited, err := pl.get(ctx)
+	if err != nil || inst.uses == 0 {
+		return inst, waited, err
+	}
+	fresh, err := newInstance(ctx, pl.eng, pl.cm, pl.test)
+	if err != nil {
+		pl.put(inst, false) // frees its slot
+		return nil, waited, err
+	}
+	fresh.extra = inst.extra // the slot (or none) passes to the new instance
+	go inst.close()
+	return pl.adopt(fresh), waited, nil
 }
 
 // waitedTooLong turns a deadline into KindCapacity when the call spent more than a tenth of its

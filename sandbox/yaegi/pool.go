@@ -79,6 +79,22 @@ func (p *Program) get(ctx context.Context, timeout time.Duration) (*instance, er
 	}
 }
 
+// getFresh is get for a per-call program (sandbox.InstancePerCall): an interpreter no call has
+// run in. An idle one that served a call gives its slot to a new one and is dropped.
+func (p *Program) getFresh(ctx context.Context, timeout time.Duration) (*instance, error) {
+	inst, err := p.get(ctx, timeout)
+	if err != nil || !inst.ran {
+		return inst, err
+	}
+	fresh, err := p.newInstance(ctx)
+	if err != nil {
+		p.put(inst, false) // frees its slot
+		return nil, err
+	}
+	fresh.extra = inst.extra // the slot (or none) passes to the new interpreter
+	return p.ready(fresh)
+}
+
 // take pops the most recently used idle interpreter; the caller holds its avail token.
 func (p *Program) take() (*instance, error) {
 	p.mu.Lock()

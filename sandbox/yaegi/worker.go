@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -368,7 +369,7 @@ func (s *Sandbox) compileIsolated(ctx context.Context, src sandbox.Source) (*Pro
 		return nil, err
 	}
 	p := &Program{src: src, sum: src.Checksum(), sig: sig, isolated: true, workers: s.workers}
-	p.release = s.workers.hold(p.sum, sig.Func)
+	p.release = s.workers.hold(p.sum, sig.Func, src.Client)
 	lim := src.Limits.WithDefaults()
 	w, err := s.workers.get(ctx, p, lim, 0)
 	if err != nil {
@@ -394,11 +395,12 @@ type worker struct {
 	argv0  string
 }
 
-// workerKey is what a worker is dedicated to: one program (code and function) under one memory
-// cap. Workers are never shared across programs, so one role's state never meets another's.
+// workerKey is what a worker is dedicated to: one program (code and function) of one client
+// (sandbox.Source.Client) under one memory cap. Workers are never shared across programs or
+// clients, so one role's state never meets another's, nor one client's another's.
 type workerKey struct {
-	sum, fn string
-	mem     int64
+	sum, fn, client string
+	mem             int64
 }
 
 // tailBuffer keeps the first and last few KiB a worker wrote to stderr (a fatal error's reason
@@ -510,7 +512,7 @@ func (p *workerPool) spawn(key workerKey) (*worker, error) {
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: err.Error(), Err: err}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), WorkerEnv+"=1", workerMemoryEnv+"="+strconv.FormatInt(key.mem, 10), workerCPUEnv+"="+strconv.Itoa(p.cfg.CPUSeconds))
+	cmd.Env = append(workerEnviron(os.Environ()), WorkerEnv+"=1", workerMemoryEnv+"="+strconv.FormatInt(key.mem, 10), workerCPUEnv+"="+strconv.Itoa(p.cfg.CPUSeconds))
 	cmd.Env = append(cmd.Env, p.cfg.Env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -561,6 +563,26 @@ func (p *workerPool) spawn(key workerKey) (*worker, error) {
 			"isolation worker %s did not greet within %v: it is not a forge worker of this version (protocol %d); point $%s at a forge binary built from the same version",
 			argv[0], p.cfg.CompileTimeout, workerProtocol, WorkerPathEnv)}
 	}
+}
+
+// workerEnvKeep are the only variables of this process's environment a worker gets: what the Go
+// runtime reads, the zone (the worker gives its guests UTC whatever it is; kept so that a leak of
+// the host's zone would show in tests), the temporary directory, and the coverage directory of
+// instrumented builds. Provider API keys, FORGE_* settings and tokens, store credentials and
+// whatever else this process holds stay with it: a worker runs generated code. WorkerConfig.Env
+// adds what a deployment's workers need beyond this.
+var workerEnvKeep = []string{"GODEBUG", "GOGC", "GOMAXPROCS", "GOTRACEBACK", "GOCOVERDIR", "TZ", "TMPDIR", "SYSTEMROOT"}
+
+// workerEnviron is the part of parent (KEY=VALUE lines) a worker inherits: workerEnvKeep.
+func workerEnviron(parent []string) []string {
+	var env []string
+	for _, kv := range parent {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(workerEnvKeep, k) {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // kill stops a worker that never joined the pool.
@@ -636,7 +658,7 @@ func (p *workerPool) drained(w *worker, during string, elapsed time.Duration) *s
 // get returns an idle worker for prog under lim, or starts one (which compiles prog). The
 // compile bound, not the call's deadline, applies to starting it.
 func (p *workerPool) get(ctx context.Context, prog *Program, lim sandbox.Limits, wait time.Duration) (*worker, error) {
-	key := workerKey{sum: prog.sum, fn: prog.sig.Func, mem: lim.MemoryBytes}
+	key := workerKey{sum: prog.sum, fn: prog.sig.Func, client: prog.src.Client, mem: lim.MemoryBytes}
 	return p.acquire(ctx, key, wait, func() (*worker, error) { return p.start(ctx, key, prog, lim) })
 }
 
@@ -718,14 +740,14 @@ func (p *workerPool) evictIdle() bool {
 	return true
 }
 
-// progKey is a program as its workers know it: code and function, any memory cap.
-type progKey struct{ sum, fn string }
+// progKey is a program as its workers know it: code, function and client, any memory cap.
+type progKey struct{ sum, fn, client string }
 
 // hold records a live program of code sum and function fn, and returns its release, which
 // stops the program's workers (idle ones now, busy ones when their call returns) once no
 // other live program of the same code holds them. Calling release again does nothing.
-func (p *workerPool) hold(sum, fn string) (release func()) {
-	k := progKey{sum, fn}
+func (p *workerPool) hold(sum, fn, client string) (release func()) {
+	k := progKey{sum, fn, client}
 	p.mu.Lock()
 	p.refs[k]++
 	p.mu.Unlock()
@@ -740,18 +762,18 @@ func (p *workerPool) hold(sum, fn string) (release func()) {
 			}
 			p.mu.Unlock()
 			if last {
-				p.drop(sum, fn)
+				p.drop(k)
 			}
 		})
 	}
 }
 
 // drop stops the idle workers of a program (any memory cap).
-func (p *workerPool) drop(sum, fn string) {
+func (p *workerPool) drop(k progKey) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for key, ws := range p.idle {
-		if key.sum == sum && key.fn == fn {
+		if key.sum == k.sum && key.fn == k.fn && key.client == k.client {
 			for _, w := range ws {
 				p.stop(w)
 			}
@@ -780,7 +802,7 @@ func (p *workerPool) stop(w *worker) {
 func (p *workerPool) put(w *worker, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	held := p.refs[progKey{w.key.sum, w.key.fn}] > 0 // else its program was closed or collected
+	held := p.refs[progKey{w.key.sum, w.key.fn, w.key.client}] > 0 // else its program was closed or collected
 	if ok && held && !p.closed && p.live[w.key] <= p.cfg.Max && p.total <= p.cfg.MaxTotal {
 		w.idle = time.Now()
 		p.idle[w.key] = append(p.idle[w.key], w)

@@ -292,6 +292,8 @@ type instance struct {
 	extra bool
 	// used is when its last call started.
 	used time.Time
+	// ran: a call has run in it (a per-call program takes only interpreters where none has).
+	ran bool
 }
 
 // detachedImports are the allowlisted packages whose native functions can run far longer than
@@ -564,7 +566,7 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 		avail: make(chan struct{}, s.opts.PoolSize), spare: make(chan *instance, sandbox.DefaultMaxCallDepth), sem: make(chan struct{}, s.opts.PoolSize), sb: s, workers: s.workers, life: life, end: end}
 	// Once the program is unreachable, its context leaves the sandbox's and its workers are
 	// released (its interpreters are collected with it).
-	p.release = s.workers.hold(p.sum, sig.Func)
+	p.release = s.workers.hold(p.sum, sig.Func, src.Client)
 	runtime.AddCleanup(p, func(c programCleanup) { c.end(); c.release() }, programCleanup{end, p.release})
 	inst, err := p.newInstance(ctx)
 	if err != nil {
@@ -721,14 +723,23 @@ func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Inpu
 // run calls the function with raw args (JSON object or array), or with args already ordered.
 func (p *Program) run(ctx context.Context, raw json.RawMessage, args []json.RawMessage, in sandbox.Input) (sandbox.Output, error) {
 	start := time.Now()
-	inst, err := p.get(ctx, in.Limits.Timeout)
+	// A per-call program (sandbox.InstancePerCall) runs each call in an interpreter no call has
+	// run in, and drops it afterwards.
+	fresh := in.Limits.Instance == sandbox.InstancePerCall
+	var inst *instance
+	var err error
+	if fresh {
+		inst, err = p.getFresh(ctx, in.Limits.Timeout)
+	} else {
+		inst, err = p.get(ctx, in.Limits.Timeout)
+	}
 	if err != nil {
 		return sandbox.Output{}, err
 	}
-	inst.used = start
+	inst.used, inst.ran = start, true
 	if args == nil {
 		if args, err = sandbox.AppendArgs(inst.argBuf, p.sig, raw); err != nil {
-			p.put(inst, true)
+			p.put(inst, !fresh)
 			return sandbox.Output{}, err
 		}
 		inst.argBuf = args[:0]
@@ -741,7 +752,7 @@ func (p *Program) run(ctx context.Context, raw json.RawMessage, args []json.RawM
 				raw = args[i]
 			}
 			if err := decodeArg(raw, v, inst.tv.ptrs[i]); err != nil {
-				p.put(inst, true)
+				p.put(inst, !fresh)
 				prm := p.sig.Params[i]
 				return sandbox.Output{}, &sandbox.Error{Kind: sandbox.KindArgs, Param: prm.Name, Message: fmt.Sprintf("want %s: %v", prm.Type, err), Err: err}
 			}
@@ -804,6 +815,10 @@ func (p *Program) run(ctx context.Context, raw json.RawMessage, args []json.RawM
 	}
 	rerr = sl.finish(&out, rerr)
 	out.Duration = time.Since(start)
+	if fresh && keep {
+		keep = false
+		cc.timer.Stop() // the interpreter is discarded; its timer must not fire later
+	}
 	p.put(inst, keep)
 	if rerr != nil {
 		return sandbox.Output{Logs: out.Logs, Duration: out.Duration, HostCalls: out.HostCalls, UpstreamRead: out.UpstreamRead}, rerr
