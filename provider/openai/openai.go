@@ -114,7 +114,7 @@ func New(cfg Config) (*Provider, error) {
 	}
 	if cfg.Model == "" {
 		if !official {
-			return nil, gen.Errorf(gen.Misconfigured, Name, "FORGE_MODEL is not set for %s (e.g. FORGE_MODEL=qwen2.5-coder:7b); %s", cfg.BaseURL, Setup)
+			return nil, gen.Errorf(gen.Misconfigured, Name, "FORGE_MODEL is not set for %s (e.g. FORGE_MODEL=qwen2.5-coder:7b); %s", redact.URL(cfg.BaseURL), Setup)
 		}
 		cfg.Model = DefaultModel
 	}

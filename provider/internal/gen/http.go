@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/artifactforge/forge/internal/redact"
 )
 
 // MaxResponseBytes bounds the response body an HTTP provider reads: an answer is at most a few
@@ -112,7 +114,7 @@ func PostJSON(ctx context.Context, name string, hc *http.Client, u *url.URL, hea
 	if res.StatusCode >= 300 && res.StatusCode < 400 {
 		if loc := res.Header.Get("Location"); loc != "" {
 			return nil, &Error{Kind: Misconfigured, Provider: name, Status: res.StatusCode,
-				Message: fmt.Sprintf("%s redirected to %s; point the base URL at the final address (credentials are not sent to another host)", u.Redacted(), loc)}
+				Message: fmt.Sprintf("%s redirected to %s; point the base URL at the final address (credentials are not sent to another host)", u.Redacted(), redact.URL(loc))}
 		}
 	}
 	data, err := io.ReadAll(io.LimitReader(res.Body, MaxResponseBytes+1))
