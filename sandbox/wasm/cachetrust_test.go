@@ -220,3 +220,37 @@ func TestSymlinkedModuleCacheIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestPruneRefusesSymlinkedCache: a linked cache/wasm (or wasm/modules) does not make prune
+// delete files outside the store: it reports the link and removes nothing through it.
+func TestPruneRefusesSymlinkedCache(t *testing.T) {
+	for _, link := range []string{"wasm", "wasm/modules", "wasm/compiled"} {
+		t.Run(link, func(t *testing.T) {
+			cache := filepath.Join(t.TempDir(), "cache")
+			outside := t.TempDir()
+			victim := filepath.Join(outside, "modules", "precious"+moduleExt)
+			if link != "wasm" {
+				victim = filepath.Join(outside, "precious"+moduleExt)
+			}
+			require.NoError(t, os.MkdirAll(filepath.Dir(victim), 0o755))
+			require.NoError(t, os.WriteFile(victim, []byte("not forge's"), 0o644))
+			old := time.Now().Add(-90 * 24 * time.Hour)
+			require.NoError(t, os.Chtimes(victim, old, old))
+			l := filepath.Join(cache, filepath.FromSlash(link))
+			require.NoError(t, os.MkdirAll(filepath.Dir(l), 0o755))
+			require.NoError(t, os.Symlink(filepath.Dir(victim), l))
+			if link == "wasm" {
+				require.NoError(t, os.Remove(l))
+				require.NoError(t, os.Symlink(outside, l))
+			}
+			rep, err := PruneCache(cache, time.Now(), false)
+			assert.FileExists(t, victim, "prune deleted a file outside the store")
+			assert.Empty(t, rep.Removed)
+			if link == "wasm" || link == "wasm/modules" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), l)
+				assert.Contains(t, err.Error(), "symbolic link")
+			}
+		})
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/artifactforge/forge/internal/storepath"
 )
 
 // CacheFile is one file of the wasm cache.
@@ -49,6 +51,12 @@ func PruneCache(cacheDir string, cutoff time.Time, dryRun bool) (CacheReport, er
 	var errs []error
 	for _, sub := range []string{"modules", "compiled"} {
 		dir := filepath.Join(root, sub)
+		// A linked cache/, wasm/ or modules/ would lead the removals outside the store (WalkDir
+		// itself follows no link below dir).
+		if err := storepath.Check(filepath.Dir(filepath.Clean(cacheDir)), dir, "prune"); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) && path == dir {

@@ -37,7 +37,7 @@ type Options struct {
 	// RecordDir holds the SHA-256 of every file this package keeps in CacheDir, so that a module or
 	// compiled code swapped, planted or damaged in the cache is never used (records.go). It belongs
 	// outside CacheDir, where the cache's writers cannot change it: the forge passes its store's
-	// sums/. Empty: CacheDir/wasm/sums (then the records are only as safe as the cache).
+	// sums/. Empty: CacheDir/sums (then the records are only as safe as the cache).
 	RecordDir string
 	// GoBin is the go command that builds modules (default $FORGE_GO, then go on PATH, then GOROOT).
 	GoBin string
@@ -123,10 +123,10 @@ func New(opts Options) (*Sandbox, error) {
 	// No link below the directory that holds the cache (the store, for the forge's cache/) is
 	// followed: a linked cache/ or cache/wasm would lead the writes and prunes elsewhere.
 	root := filepath.Dir(filepath.Clean(opts.CacheDir))
-	opts.CacheDir = filepath.Join(opts.CacheDir, "wasm")
 	if opts.RecordDir == "" {
 		opts.RecordDir = filepath.Join(opts.CacheDir, "sums")
 	}
+	opts.CacheDir = filepath.Join(opts.CacheDir, "wasm")
 	rec := records{root: recordRoot(opts.RecordDir), dir: filepath.Join(opts.RecordDir, "wasm")}
 	b := newBuilder(opts.CacheDir, root, rec, opts.GoBin)
 	cache, err := newCodeCache(opts.CacheDir, root, rec, func() { b.rejected.Add(1) })
