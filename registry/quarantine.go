@@ -234,6 +234,10 @@ func (s *Store) Restore(id string, now time.Time) (RestoreReport, error) {
 		return RestoreReport{}, err
 	}
 	rr := RestoreReport{Entry: ent}
+	// An entry planted as a link would restore a file from outside the store.
+	if err := storepath.Check(s.root, ent.MovedTo, "restore"); err != nil {
+		return rr, fmt.Errorf("registry: %w", err)
+	}
 	data, err := os.ReadFile(ent.MovedTo)
 	if err != nil {
 		return rr, fmt.Errorf("registry: read %s: %w", ent.MovedTo, err)

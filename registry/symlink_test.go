@@ -157,3 +157,28 @@ func TestQuarantineThroughSymlinkIsRefused(t *testing.T) {
 	assert.Contains(t, err.Error(), rlink)
 	assert.Empty(t, outsideFiles(t, rOut))
 }
+
+// TestRestoreOfSymlinkedEntryIsRefused: a quarantine entry replaced by a link to a file outside
+// the store is not restored from it.
+func TestRestoreOfSymlinkedEntryIsRefused(t *testing.T) {
+	s, err := Open(t.TempDir())
+	require.NoError(t, err)
+	good := newArtifact(t, s, "calc", "add", "package artifact\nfunc Add(a, b int) int { return a + b }")
+	_ = good
+	path := s.ArtifactPath("calc", "add")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, []byte("{not json"), 0o644))
+	var reps []QuarantineReport
+	s.OnQuarantine = func(r QuarantineReport) { reps = append(reps, r) }
+	_, _ = s.Load("calc", "add")
+	require.NotEmpty(t, reps)
+	outside := filepath.Join(t.TempDir(), "planted.json")
+	require.NoError(t, os.WriteFile(outside, data, 0o644))
+	require.NoError(t, os.Remove(reps[0].MovedTo))
+	require.NoError(t, os.Symlink(outside, reps[0].MovedTo))
+	_, err = s.Restore(reps[0].ID, t0)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), reps[0].MovedTo)
+	assert.NoFileExists(t, path, "restored from outside the store")
+}
