@@ -2,6 +2,8 @@ package wasm
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -20,17 +22,21 @@ import (
 // load a file it did not verify. wazero's own file cache loads whatever file it finds under its
 // directory, checked by a CRC only, and runs it: anyone who can write that directory runs machine
 // code inside the forge. So wazero's cache directory here is a private staging directory of this
-// process (os.MkdirTemp, mode 0700), and the kept code lives under CacheDir/wasm/compiled:
+// process (os.MkdirTemp in CacheDir/wasm/compiled, mode 0700: ".stage-*"), and the kept code lives
+// in CacheDir/wasm/compiled/<wazero version dir>/, a directory of mode 0700 that must belong to
+// forge's user:
 //
 //   - before wazero compiles a module, the kept code of that module (found by the module's
-//     SHA-256 in a record under RecordDir) is read through a descriptor that follows no link, must
-//     belong to this process's user with no group or other write permission, is hashed, and is
-//     copied into the staging directory only if its SHA-256 is the recorded one;
+//     SHA-256 in a record under RecordDir) is opened with a descriptor that follows no link, must
+//     be a file of forge's user with no group or other write permission, and is hashed; only if
+//     its SHA-256 is the recorded one is it hard-linked into the staging directory (and the link
+//     checked to be the very file hashed), where wazero finds it;
 //   - after a compile that found nothing to load, the file wazero wrote to the staging directory
-//     is hashed, kept (mode 0600, in a directory of mode 0700 owned by the user) and recorded.
+//     is hashed, moved to the kept directory (mode 0600) and recorded.
 //
-// Staged files are removed once wazero has read them (it holds the code in memory after that), and
-// the staging directory with the sandbox.
+// Staged links are removed once wazero has read them (it holds the code in memory after that),
+// and the staging directory with the sandbox. The hard link saves copying the code (7-13 MB per
+// module) at each process start.
 type codeCache struct {
 	wz    wazero.CompilationCache
 	stage string // MkdirTemp: wazero's cache directory
@@ -44,6 +50,9 @@ type codeCache struct {
 	claimed map[string]bool // file names in stage/vdir that are accounted for
 }
 
+// stagePrefix names the staging directories in CacheDir/wasm/compiled (PruneCache skips them).
+const stagePrefix = ".stage-"
+
 // maxCodeBytes bounds a kept file of compiled code (wazero emits about compiledCodeFactor bytes of
 // code per byte of module; the slack covers its tables).
 const maxCodeBytes = 2 * compiledCodeFactor * MaxModuleBytes
@@ -56,7 +65,7 @@ func newCodeCache(cacheDir, root string, rec records, rej func()) (*codeCache, e
 	if err := privateDir(dir); err != nil {
 		return nil, err
 	}
-	stage, err := os.MkdirTemp("", "forge-wazero-")
+	stage, err := os.MkdirTemp(dir, stagePrefix)
 	if err != nil {
 		return nil, fmt.Errorf("wasm: compiled-code staging directory: %w", err)
 	}
@@ -109,17 +118,21 @@ func (c *codeCache) stageFor(modHash string) string {
 		return ""
 	}
 	path := filepath.Join(c.dir, c.vdir, name)
-	data, err := c.readKept(path)
+	got, fi, err := c.hashKept(path)
 	if err != nil {
 		return ""
 	}
-	if sha256Hex(data) != sum {
+	if got != sum {
 		c.rej()
 		_ = os.Remove(path) // patched or damaged: compiled again and kept anew
 		return ""
 	}
 	dst := filepath.Join(c.stage, c.vdir, name)
-	if err := os.WriteFile(dst, data, 0o600); err != nil {
+	if err := os.Link(path, dst); err != nil {
+		return ""
+	}
+	// The link must be the file hashed, not one put at path since.
+	if lfi, err := os.Lstat(dst); err != nil || !os.SameFile(fi, lfi) {
 		os.Remove(dst)
 		return ""
 	}
@@ -129,28 +142,32 @@ func (c *codeCache) stageFor(modHash string) string {
 	return name
 }
 
-// readKept reads a kept file through a descriptor that follows no link, and only if it is the
+// hashKept hashes a kept file through a descriptor that follows no link, and only if it is the
 // user's and not writable by group or others.
-func (c *codeCache) readKept(path string) ([]byte, error) {
+func (c *codeCache) hashKept(path string) (string, fs.FileInfo, error) {
 	if err := storepath.Check(c.root, path, "load compiled code"); err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	f, err := storepath.OpenFile(path, os.O_RDONLY, 0, "load compiled code")
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	if !fi.Mode().IsRegular() || fi.Size() > maxCodeBytes {
-		return nil, errors.New("not a regular file of compiled code")
+		return "", nil, errors.New("not a regular file of compiled code")
 	}
 	if err := ownedPrivate(fi); err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	return io.ReadAll(io.LimitReader(f, maxCodeBytes))
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", nil, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), fi, nil
 }
 
 // after runs once wazero compiled the module: a staged file is dropped (wazero holds the code
@@ -183,7 +200,11 @@ func (c *codeCache) after(modHash, staged string, before map[string]bool) {
 	c.claimed[name] = true
 	c.mu.Unlock()
 	defer c.drop(name)
-	data, err := os.ReadFile(filepath.Join(sdir, name))
+	src := filepath.Join(sdir, name)
+	if err := os.Chmod(src, 0o600); err != nil {
+		return
+	}
+	sum, _, err := c.hashKept(src)
 	if err != nil {
 		return
 	}
@@ -191,11 +212,12 @@ func (c *codeCache) after(modHash, staged string, before map[string]bool) {
 	if storepath.MkdirAll(c.root, kdir, 0o700) != nil || privateDir(kdir) != nil {
 		return
 	}
-	if err := storepath.Replace(c.root, filepath.Join(kdir, name), data); err != nil {
+	// Moved, not copied: the staging directory is in the same directory tree. The record goes
+	// last: kept code without a record is compiled again.
+	if err := os.Rename(src, filepath.Join(kdir, name)); err != nil {
 		return
 	}
-	_ = os.Chmod(filepath.Join(kdir, name), 0o600)
-	_ = c.rec.write(c.codeRecord(modHash), name+" "+sha256Hex(data))
+	_ = c.rec.write(c.codeRecord(modHash), name+" "+sum)
 }
 
 // snapshot is the set of file names in the staging directory now.

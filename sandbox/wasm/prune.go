@@ -65,6 +65,9 @@ func PruneCache(cacheDir string, cutoff time.Time, dryRun bool) (CacheReport, er
 				errs = append(errs, err)
 				return nil
 			}
+			if d.IsDir() && strings.HasPrefix(d.Name(), stagePrefix) {
+				return fs.SkipDir // a running sandbox's staging directory (codecache.go)
+			}
 			if !d.Type().IsRegular() {
 				return nil
 			}
