@@ -254,3 +254,22 @@ func TestPruneRefusesSymlinkedCache(t *testing.T) {
 		})
 	}
 }
+
+// TestPruneRemovesOnlyStaleStagingDirs: a crashed process's staging directory goes; a live
+// sandbox's stays (it holds the directory's lock).
+func TestPruneRemovesOnlyStaleStagingDirs(t *testing.T) {
+	dir := t.TempDir()
+	sb, err := New(Options{CacheDir: dir})
+	require.NoError(t, err)
+	defer sb.Close()
+	stale := filepath.Join(dir, "wasm", "compiled", stagePrefix+"crashed")
+	require.NoError(t, os.MkdirAll(filepath.Join(stale, "wazero-x"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(stale, "wazero-x", "f"), []byte("left over"), 0o600))
+	_, err = PruneCache(dir, time.Now(), true)
+	require.NoError(t, err)
+	assert.DirExists(t, stale, "a dry run removes nothing")
+	_, err = PruneCache(dir, time.Now(), false)
+	require.NoError(t, err)
+	assert.NoDirExists(t, stale)
+	assert.DirExists(t, sb.code.stage, "the live sandbox's staging directory stays")
+}

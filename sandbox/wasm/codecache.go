@@ -38,13 +38,14 @@ import (
 // and the staging directory with the sandbox. The hard link saves copying the code (7-13 MB per
 // module) at each process start.
 type codeCache struct {
-	wz    wazero.CompilationCache
-	stage string // MkdirTemp: wazero's cache directory
-	vdir  string // wazero's version directory name in stage ("wazero-<version>-<arch>-<os>")
-	dir   string // CacheDir/wasm/compiled
-	root  string // no link is followed below it
-	rec   records
-	rej   func() // counts a rejected file
+	wz     wazero.CompilationCache
+	stage  string // MkdirTemp: wazero's cache directory
+	unlock func() // releases the stage's flock (a live stage is not pruned)
+	vdir   string // wazero's version directory name in stage ("wazero-<version>-<arch>-<os>")
+	dir    string // CacheDir/wasm/compiled
+	root   string // no link is followed below it
+	rec    records
+	rej    func() // counts a rejected file
 
 	mu      sync.Mutex
 	claimed map[string]bool // file names in stage/vdir that are accounted for
@@ -80,7 +81,7 @@ func newCodeCache(cacheDir, root string, rec records, rej func()) (*codeCache, e
 		os.RemoveAll(stage)
 		return nil, fmt.Errorf("wasm: compilation cache: unexpected layout of %s (a wazero upgrade?): %v", stage, err)
 	}
-	return &codeCache{wz: wz, stage: stage, vdir: ents[0].Name(), dir: dir, root: root, rec: rec, rej: rej,
+	return &codeCache{wz: wz, stage: stage, unlock: lockStage(stage), vdir: ents[0].Name(), dir: dir, root: root, rec: rec, rej: rej,
 		claimed: map[string]bool{}}, nil
 }
 
@@ -241,6 +242,7 @@ func (c *codeCache) drop(name string) {
 func (c *codeCache) close() error {
 	err := c.wz.Close(context.Background())
 	os.RemoveAll(c.stage)
+	c.unlock()
 	return err
 }
 

@@ -66,7 +66,14 @@ func PruneCache(cacheDir string, cutoff time.Time, dryRun bool) (CacheReport, er
 				return nil
 			}
 			if d.IsDir() && strings.HasPrefix(d.Name(), stagePrefix) {
-				return fs.SkipDir // a running sandbox's staging directory (codecache.go)
+				// A staging directory (codecache.go): a live sandbox holds its flock; one no
+				// process holds was left by a crash and goes, unless this is a dry run.
+				if !dryRun && staleStage(path) {
+					if err := os.RemoveAll(path); err != nil {
+						errs = append(errs, err)
+					}
+				}
+				return fs.SkipDir
 			}
 			if !d.Type().IsRegular() {
 				return nil
