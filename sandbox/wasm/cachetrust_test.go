@@ -273,3 +273,20 @@ func TestPruneRemovesOnlyStaleStagingDirs(t *testing.T) {
 	assert.NoDirExists(t, stale)
 	assert.DirExists(t, sb.code.stage, "the live sandbox's staging directory stays")
 }
+
+// TestSymlinkedRecordDirIsRefused: a linked sums/ (the records' directory in the store) is not
+// written through: the compile fails naming it.
+func TestSymlinkedRecordDirIsRefused(t *testing.T) {
+	store := t.TempDir()
+	outside := t.TempDir()
+	sums := filepath.Join(store, "sums")
+	require.NoError(t, os.Symlink(outside, sums))
+	sb, err := New(Options{CacheDir: filepath.Join(store, "cache"), RecordDir: sums})
+	require.NoError(t, err)
+	defer sb.Close()
+	_, err = sb.Compile(context.Background(), sandbox.Source{Code: trustAdd})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), sums)
+	ents, _ := os.ReadDir(outside)
+	assert.Empty(t, ents)
+}
