@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/gofrs/flock"
+
+	"github.com/artifactforge/forge/internal/storepath"
 )
 
 // calibrationWeight is how much one observation moves a model's averages: recent calls count
@@ -103,8 +105,15 @@ func (c *Calibrator) Save() error {
 	if len(pending) == 0 {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(c.path), 0o755); err != nil {
+	// cache/tokens.json and its lock are the store's: no link below the store is followed.
+	root := filepath.Dir(filepath.Dir(c.path))
+	if err := storepath.MkdirAll(root, filepath.Dir(c.path), 0o755); err != nil {
 		return fmt.Errorf("assembler: %w", err)
+	}
+	for _, p := range []string{c.path, c.path + ".lock"} {
+		if err := storepath.Check(root, p, "write token calibration"); err != nil {
+			return fmt.Errorf("assembler: %w", err)
+		}
 	}
 	l := flock.New(c.path + ".lock")
 	if err := l.Lock(); err != nil {

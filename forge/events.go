@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/artifactforge/forge/provider"
+
+	"github.com/artifactforge/forge/internal/storepath"
 )
 
 // ID is a trace or call id, written as 16 hex digits. Kept as a number so that the warm path
@@ -259,12 +261,12 @@ const eventsAdvice = "make the store's events directory writable, or turn the ev
 
 // newEventLog opens the log file; the writer starts with go l.run(f).
 func newEventLog(dir string, maxBytes int64, queue int) (*eventLog, *os.File, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := storepath.MkdirAll(filepath.Dir(dir), dir, 0o755); err != nil { // no link: events/ is the store's
 		return nil, nil, fmt.Errorf("forge: events: %w (%s)", err, eventsAdvice)
 	}
 	l := &eventLog{path: filepath.Join(dir, "forge.jsonl"), maxBytes: maxBytes, interval: EventAggregateInterval,
 		queue: make(chan Event, queue), done: make(chan struct{}), syncReq: make(chan chan struct{})}
-	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := storepath.OpenFile(l.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644, "append events")
 	if err != nil {
 		return nil, nil, fmt.Errorf("forge: events: %w (%s)", err, eventsAdvice)
 	}
@@ -356,7 +358,7 @@ func (lf *logFile) write(line []byte, kind int) {
 		lf.flush()
 		lf.f.Close()
 		lf.l.rotate()
-		nf, err := os.OpenFile(lf.l.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY|os.O_TRUNC, 0o644)
+		nf, err := storepath.OpenFile(lf.l.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY|os.O_TRUNC, 0o644, "append events")
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "forge: the event log %s could not be reopened after rotation (%v); later lines are counted as lost\n", lf.l.path, err)
 			nf, _ = os.OpenFile(os.DevNull, os.O_WRONLY, 0)
@@ -492,7 +494,7 @@ func (l *eventLog) recordDropped(n int64) {
 		return
 	}
 	path := filepath.Join(filepath.Dir(l.path), droppedFile)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := storepath.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644, "count dropped events")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "forge: %d event(s) were dropped (event queue full) and the count could not be kept in %s: %v\n", n, path, err)
 		return

@@ -15,6 +15,8 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/artifactforge/forge/internal/atomicfile"
+
+	"github.com/artifactforge/forge/internal/storepath"
 )
 
 // Docs is where a Store keeps its domain documents: a small set of named documents ("go.yaml")
@@ -168,7 +170,14 @@ func (d *dirDocs) modifyVersion(name string, fn func(old []byte) ([]byte, error)
 	if err != nil {
 		return "", err
 	}
-	l := flock.New(strings.TrimSuffix(path, ".yaml") + ".lock")
+	// No link below the store (knowledge/ itself, the file, its lock) is written or locked through.
+	lockPath := strings.TrimSuffix(path, ".yaml") + ".lock"
+	for _, p := range []string{path, lockPath} {
+		if err := storepath.Check(filepath.Dir(d.dir), p, "write lessons"); err != nil {
+			return "", fmt.Errorf("learner: %w", err)
+		}
+	}
+	l := flock.New(lockPath)
 	if err := l.Lock(); err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("learner: lock %s: %w (check the store's permissions and free space)", l.Path(), err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/artifactforge/forge/internal/storepath"
 )
 
 // Dir is the directory of the knowledge files inside a store root.
@@ -72,7 +73,7 @@ func Open(root string, o Options) (*Store, error) {
 		return nil, errors.New("learner: empty store path: pass --store DIR or set $FORGE_STORE")
 	}
 	dir := filepath.Join(root, Dir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := storepath.MkdirAll(root, dir, 0o755); err != nil {
 		return nil, fmt.Errorf("learner: create %s: %w (check the path and its permissions)", dir, err)
 	}
 	return OpenDocs(DirDocs(dir, o.Quarantine), o)

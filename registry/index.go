@@ -381,7 +381,7 @@ func (s *Store) writeIndex(role string, dir indexStamp, entries map[string]*Summ
 		b = encodeEntry(b, entries[m])
 	}
 	dirPath := filepath.Join(s.root, indexDir)
-	if err := os.MkdirAll(dirPath, 0o755); err != nil {
+	if err := s.mkdirAll(dirPath, 0o755); err != nil {
 		return err
 	}
 	return atomicfile.Replace(s.indexPath(role), b) // derived: rebuilt from the files when lost
@@ -411,10 +411,10 @@ func (s *Store) indexPut(a *Artifact, st fileStamp) {
 // directory stamp, so the next listing checks the role's entries against their files once and
 // records a settled stamp again.
 func (s *Store) indexPutMany(role string, sms []*Summary) {
-	if err := os.MkdirAll(filepath.Join(s.root, indexDir), 0o755); err != nil {
+	if err := s.mkdirAll(filepath.Join(s.root, indexDir), 0o755); err != nil {
 		return
 	}
-	_ = withLock(s.indexLock(role), func() error {
+	_ = s.withLock(s.indexLock(role), func() error {
 		_, entries, _ := s.readIndexMap(role)
 		if entries == nil {
 			entries = map[string]*Summary{}
@@ -573,8 +573,8 @@ func (s *Store) roleSummaries(role string, out []Summary) ([]Summary, error) {
 	}
 	out = out[:start]
 	var sms []Summary
-	_ = os.MkdirAll(filepath.Join(s.root, indexDir), 0o755) // removed by hand: rebuilt (read-only: below)
-	err := withLock(s.indexLock(role), func() error {
+	_ = s.mkdirAll(filepath.Join(s.root, indexDir), 0o755) // removed by hand: rebuilt (read-only: below)
+	err := s.withLock(s.indexLock(role), func() error {
 		var err error
 		sms, err = s.checkIndexLocked(role, entries, !ok || h.Dir == (indexStamp{}), true)
 		return err
@@ -594,7 +594,7 @@ func (s *Store) RebuildIndex() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("registry: list %s: %w", toolsDir, err)
 	}
-	if err := os.MkdirAll(filepath.Join(s.root, indexDir), 0o755); err != nil {
+	if err := s.mkdirAll(filepath.Join(s.root, indexDir), 0o755); err != nil {
 		return 0, fmt.Errorf("registry: rebuild index: %w", writeErr(s.root, err))
 	}
 	have := map[string]bool{}
@@ -605,7 +605,7 @@ func (s *Store) RebuildIndex() (int, error) {
 		}
 		role := r.Name()
 		have[role] = true
-		err := withLock(s.indexLock(role), func() error {
+		err := s.withLock(s.indexLock(role), func() error {
 			out, err := s.checkIndexLocked(role, map[string]*Summary{}, true, false)
 			for _, sm := range out {
 				if sm.Err == nil {

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+
+	"github.com/artifactforge/forge/internal/storepath"
 )
 
 // The metrics journal. Call outcomes do not rewrite artifact files: a Recorder's flush appends one
@@ -404,7 +406,7 @@ func newJournalID() string {
 // openJournal creates, locks and publishes a new journal owned by this process.
 func (s *Store) openJournal() (*journal, error) {
 	dir := s.metricsPath()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := s.mkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("registry: create %s: %w", dir, writeErr(s.root, err))
 	}
 	id := newJournalID()
@@ -421,7 +423,7 @@ func (s *Store) openJournal() (*journal, error) {
 		s.om.Unlock()
 	}
 	tmp := filepath.Join(dir, tempPrefix+id+journalSuffix)
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := storepath.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644, "create a journal")
 	if err != nil {
 		unown()
 		return nil, fmt.Errorf("registry: create journal %s: %w", tmp, writeErr(s.root, err))
@@ -543,6 +545,9 @@ type CompactReport struct {
 // and to re-run after a crash: a record is applied once.
 func (s *Store) Compact() (CompactReport, error) {
 	var rep CompactReport
+	if err := storepath.Check(s.root, s.metricsPath(), "compact journals"); err != nil {
+		return rep, fmt.Errorf("registry: %w", err)
+	}
 	ents, err := os.ReadDir(s.metricsPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return rep, nil

@@ -62,7 +62,7 @@ func (s *Store) openLayout() error {
 		}
 		return nil
 	}
-	return withLock(filepath.Join(s.root, "registry.lock"), func() error {
+	return s.withLock(filepath.Join(s.root, "registry.lock"), func() error {
 		if l, err := s.readLayout(); err != nil || l == Layout {
 			return err // another process migrated it meanwhile
 		}
@@ -77,7 +77,7 @@ func (s *Store) migrateLocked() error {
 		return err
 	}
 	for _, d := range []string{metricsDir, indexDir} {
-		if err := os.MkdirAll(filepath.Join(s.root, d), 0o755); err != nil {
+		if err := s.mkdirAll(filepath.Join(s.root, d), 0o755); err != nil {
 			if isReadOnly(err) {
 				return nil
 			}
@@ -91,7 +91,7 @@ func (s *Store) migrateLocked() error {
 		return fmt.Errorf("registry: migrate %s to layout %d: %w", s.root, Layout, err)
 	}
 	data, _ := json.Marshal(storeMeta{Layout: Layout})
-	if err := writeFileAtomic(filepath.Join(s.root, storeFile), append(data, '\n')); err != nil {
+	if err := s.writeFile(filepath.Join(s.root, storeFile), append(data, '\n')); err != nil {
 		if isReadOnly(err) {
 			return nil
 		}

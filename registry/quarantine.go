@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/artifactforge/forge/internal/storepath"
 )
 
 // A damaged file is moved to quarantine/<relative path with / as __>.<UTC timestamp>, next to a
@@ -85,7 +87,7 @@ func (s *Store) quarantine(path string, why error, restored string, fix func(*Qu
 	}
 	if dst != "" && err == nil {
 		if b, err := json.MarshalIndent(rep, "", "  "); err == nil {
-			_ = writeFileAtomic(dst+whySuffix, append(b, '\n'))
+			_ = s.writeFile(dst+whySuffix, append(b, '\n'))
 		}
 	}
 	if s.OnQuarantine != nil {
@@ -99,7 +101,11 @@ func (s *Store) quarantine(path string, why error, restored string, fix func(*Qu
 func (s *Store) quarantineFile(rel, path string, now time.Time) (string, error) {
 	name := strings.ReplaceAll(filepath.ToSlash(rel), "/", "__")
 	dst := filepath.Join(s.root, quarantineDir, name+"."+now.Format(stampLayout))
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	if err := s.mkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", err
+	}
+	// The damaged file itself may be a link (it is moved as one); the directories on the way may not.
+	if err := storepath.Check(s.root, filepath.Dir(path), "quarantine"); err != nil {
 		return "", err
 	}
 	if err := os.Rename(path, dst); err != nil {
@@ -176,10 +182,13 @@ func (s *Store) pendingEntry(id string) (QuarantineReport, error) {
 // resolve moves a quarantine entry and its record to quarantine/resolved/.
 func (s *Store) resolve(id string) error {
 	dir := filepath.Join(s.root, quarantineDir, resolvedDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := s.mkdirAll(dir, 0o755); err != nil {
 		return writeErr(s.root, err)
 	}
 	src := filepath.Join(s.root, quarantineDir, id)
+	if err := storepath.Check(s.root, src, "resolve a quarantine entry"); err != nil {
+		return err
+	}
 	if err := os.Rename(src, filepath.Join(dir, id)); err != nil {
 		return writeErr(s.root, err)
 	}
@@ -225,6 +234,10 @@ func (s *Store) Restore(id string, now time.Time) (RestoreReport, error) {
 		return RestoreReport{}, err
 	}
 	rr := RestoreReport{Entry: ent}
+	// An entry planted as a link would restore a file from outside the store.
+	if err := storepath.Check(s.root, ent.MovedTo, "restore"); err != nil {
+		return rr, fmt.Errorf("registry: %w", err)
+	}
 	data, err := os.ReadFile(ent.MovedTo)
 	if err != nil {
 		return rr, fmt.Errorf("registry: read %s: %w", ent.MovedTo, err)

@@ -118,7 +118,7 @@ func (s *Store) repairRoleLocked(name string, damage error) (*RoleRecord, Quaran
 	}
 	rep := s.quarantine(s.rolePath(name), damage, restored, func(rep *QuarantineReport) {
 		if restored != "" {
-			if err := writeFileAtomic(s.rolePath(name), good); err != nil {
+			if err := s.writeFile(s.rolePath(name), good); err != nil {
 				rep.Restored = ""
 				rep.Reason += fmt.Sprintf(" (restoring the last-good copy failed: %v)", err)
 				rec = nil
@@ -152,7 +152,7 @@ func (s *Store) loadRole(name string) (*RoleRecord, error) {
 		}
 	}
 	if errors.Is(err, ErrCorrupt) {
-		err = withLock(s.roleLock(name), func() error {
+		err = s.withLock(s.roleLock(name), func() error {
 			var lerr error
 			rec, lerr = s.readRole(name) // under the lock: a writer may have just replaced it
 			if errors.Is(lerr, ErrCorrupt) {
@@ -193,11 +193,11 @@ func (s *Store) updateRole(name string, fn func(cur *RoleRecord) (*RoleRecord, e
 	if err := ValidateName("role", name); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(s.rolesPath(), 0o755); err != nil {
+	if err := s.mkdirAll(s.rolesPath(), 0o755); err != nil {
 		return nil, writeErr(s.root, err)
 	}
 	var out *RoleRecord
-	err := withLock(s.roleLock(name), func() error {
+	err := s.withLock(s.roleLock(name), func() error {
 		cur, err := s.readRole(name)
 		switch {
 		case errors.Is(err, ErrNotFound):
@@ -217,10 +217,10 @@ func (s *Store) updateRole(name string, fn func(cur *RoleRecord) (*RoleRecord, e
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(s.rolePath(name), data); err != nil {
+		if err := s.writeFile(s.rolePath(name), data); err != nil {
 			return fmt.Errorf("registry: write %s: %w", s.rolePath(name), writeErr(s.root, err))
 		}
-		if err := writeFileAtomic(s.roleGoodPath(name), data); err != nil {
+		if err := s.writeFile(s.roleGoodPath(name), data); err != nil {
 			return fmt.Errorf("registry: write %s: %w", s.roleGoodPath(name), writeErr(s.root, err))
 		}
 		st, _ := stampOf(s.rolePath(name))
@@ -369,7 +369,7 @@ func (s *Store) Roles() ([]*RoleRecord, error) {
 // restoreMissingRole puts a role whose file is gone back from its last-good copy.
 func (s *Store) restoreMissingRole(name string) (*RoleRecord, error) {
 	var rec *RoleRecord
-	err := withLock(s.roleLock(name), func() error {
+	err := s.withLock(s.roleLock(name), func() error {
 		if _, err := os.Stat(s.rolePath(name)); err == nil {
 			return nil
 		}
@@ -380,7 +380,7 @@ func (s *Store) restoreMissingRole(name string) (*RoleRecord, error) {
 		if rec, err = decodeRole(good, name); err != nil {
 			return fmt.Errorf("registry: role %s: its file is missing and its last-good copy %s is damaged: %w; re-add it with `forge role add`", name, s.roleGoodPath(name), err)
 		}
-		if err := writeFileAtomic(s.rolePath(name), good); err != nil {
+		if err := s.writeFile(s.rolePath(name), good); err != nil {
 			return writeErr(s.root, err)
 		}
 		if s.OnQuarantine != nil {
@@ -403,7 +403,7 @@ func (s *Store) migrateLegacy() error {
 	if _, err := os.Stat(legacy); err != nil {
 		return nil
 	}
-	return withLock(filepath.Join(s.root, "registry.lock"), s.migrateLegacyLocked)
+	return s.withLock(filepath.Join(s.root, "registry.lock"), s.migrateLegacyLocked)
 }
 
 // migrateLegacyLocked is migrateLegacy; the caller holds registry.lock.

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/artifactforge/forge/internal/storepath"
 )
 
 // ErrNotFound is returned for a role or artifact the store does not have.
@@ -95,7 +97,7 @@ func OpenWith(root string, o OpenOptions) (*Store, error) {
 		}
 	}
 	for _, d := range []string{root, filepath.Join(root, "tools"), filepath.Join(root, rolesDir), filepath.Join(root, quarantineDir)} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := storepath.MkdirAll(root, d, 0o755); err != nil {
 			return nil, fmt.Errorf("registry: create store %s: %w (check the path and its permissions)", root, writeErr(root, err))
 		}
 	}
@@ -214,7 +216,7 @@ func (s *Store) load(role, method string) (*Artifact, error) {
 	a, err := s.readArtifact(role, method)
 	if errors.Is(err, ErrCorrupt) {
 		// Confirm under the lock, then quarantine: a writer may have replaced the file meanwhile.
-		err = withLock(s.artifactLock(role, method), func() error {
+		err = s.withLock(s.artifactLock(role, method), func() error {
 			var lerr error
 			a, lerr = s.readArtifact(role, method)
 			if errors.Is(lerr, ErrCorrupt) {
@@ -312,13 +314,13 @@ func (s *Store) update(role, method string, extra []ovRec, present map[string]bo
 	if err := validateKey(role, method); err != nil {
 		return nil, nil, fileStamp{}, err
 	}
-	if err := os.MkdirAll(filepath.Join(s.root, "tools", role), 0o755); err != nil {
+	if err := s.mkdirAll(filepath.Join(s.root, "tools", role), 0o755); err != nil {
 		return nil, nil, fileStamp{}, fmt.Errorf("registry: %w", writeErr(s.root, err))
 	}
 	k := Key{role, method}
 	var out *Artifact
 	var outStamp fileStamp
-	err = withLock(s.artifactLock(role, method), func() error {
+	err = s.withLock(s.artifactLock(role, method), func() error {
 		if present == nil {
 			var err error
 			if present, err = s.refreshOverlay(); err != nil {
@@ -365,7 +367,7 @@ func (s *Store) update(role, method string, extra []ovRec, present map[string]bo
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(s.ArtifactPath(role, method), data); err != nil {
+		if err := s.writeFile(s.ArtifactPath(role, method), data); err != nil {
 			return fmt.Errorf("registry: write %s: %w", s.ArtifactPath(role, method), writeErr(s.root, err))
 		}
 		out = a
@@ -453,10 +455,10 @@ func (s *Store) WithGenerationLock(role, method string, fn func() error) error {
 	if err := validateKey(role, method); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(s.root, "tools", role), 0o755); err != nil {
+	if err := s.mkdirAll(filepath.Join(s.root, "tools", role), 0o755); err != nil {
 		return fmt.Errorf("registry: %w", err)
 	}
-	return withLock(filepath.Join(s.root, "tools", role, method+".gen.lock"), fn)
+	return s.withLock(filepath.Join(s.root, "tools", role, method+".gen.lock"), fn)
 }
 
 // Each loads every stored artifact in key order and calls fn with it, or with the error that kept

@@ -32,6 +32,10 @@ type Config struct {
 	// CacheDir is the store's cache directory (built modules, compiled code); empty means the
 	// backend's own default.
 	CacheDir string
+	// RecordDir is where a backend records the checksums of what it keeps in CacheDir, outside
+	// it, so that a file swapped or planted in the cache is not used (the store's sums/; empty:
+	// the backend's default inside CacheDir).
+	RecordDir string
 	// PoolSize bounds the interpreters or instances kept per program (0: the backend's default,
 	// 2 x GOMAXPROCS).
 	PoolSize int

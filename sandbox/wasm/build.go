@@ -19,7 +19,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
-	"github.com/artifactforge/forge/internal/atomicfile"
+	"github.com/artifactforge/forge/internal/storepath"
 	"github.com/artifactforge/forge/sandbox"
 )
 
@@ -137,21 +137,26 @@ func testifyVersion() string {
 // builder turns generated guest modules into instrumented wasm binaries, cached on disk by content
 // key; concurrent builds of one key share a single go build.
 type builder struct {
-	dir    string // <cache>/wasm: <key>.wasm files
+	dir    string // <cache>/wasm/modules: <key>.wasm.gz files
+	root   string // below it no link is followed (the store, for the forge's cache/)
+	rec    records
 	once   sync.Once
 	tc     toolchain
 	tcErr  error
 	opt    string
 	group  singleflight.Group
 	builds atomic.Int64 // go builds run (tests check that concurrent requests share one)
+	// rejected counts cached files (modules, compiled code) not used because they did not match
+	// their record.
+	rejected atomic.Int64
 	// warm records the warm-up build of each kind of module (call, test): once it passed, the
 	// toolchain's cache holds the standard library for wasip1 and an artifact's own build is
 	// held to buildTimeout.
 	warmCall, warmTest atomic.Bool
 }
 
-func newBuilder(cacheDir, gobin string) *builder {
-	return &builder{dir: filepath.Join(cacheDir, "modules"), opt: gobin}
+func newBuilder(cacheDir, root string, rec records, gobin string) *builder {
+	return &builder{dir: filepath.Join(cacheDir, "modules"), root: root, rec: rec, opt: gobin}
 }
 
 func (b *builder) toolchain() (toolchain, error) {
@@ -169,9 +174,7 @@ func (b *builder) build(ctx context.Context, g guestModule, persist bool) ([]byt
 	}
 	key := g.key(tc.version)
 	path := b.modulePath(key)
-	if bin, err := readModule(path); err == nil {
-		// Record the use for PruneCache; a read-only cache simply keeps its old time.
-		_ = os.Chtimes(path, time.Time{}, time.Now())
+	if bin, ok := b.cached(path, key); ok {
 		return bin, nil
 	}
 	if err := b.warmUp(ctx, tc, g.isTest()); err != nil {
@@ -183,15 +186,19 @@ func (b *builder) build(ctx context.Context, g guestModule, persist bool) ([]byt
 	ch := b.group.DoChan(key, func() (any, error) {
 		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), buildTimeout)
 		defer cancel()
-		if bin, err := readModule(path); err == nil {
+		if bin, ok := b.cached(path, key); ok {
 			return bin, nil
 		}
 		bin, err := b.goBuild(bctx, tc, g)
 		if err != nil || !persist {
 			return bin, err
 		}
-		if err := writeModule(path, bin); err != nil {
+		if err := writeModule(b.root, path, bin); err != nil {
 			return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "cache module: " + err.Error(), Err: err}
+		}
+		// The record goes last: a crash between leaves a module without one, which is rebuilt.
+		if err := b.rec.write(moduleRecord(key), sha256Hex(bin)); err != nil {
+			return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "record cached module: " + err.Error(), Err: err}
 		}
 		return bin, nil
 	})
@@ -437,9 +444,10 @@ func firstLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+// writeFileAtomic writes a cache file below root (never through a symbolic link).
+func writeFileAtomic(root, path string, data []byte) error {
+	if err := storepath.MkdirAll(root, filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return atomicfile.Replace(path, data) // a cache: a lost or damaged file is rebuilt
+	return storepath.Replace(root, path, data) // a cache: a lost or damaged file is rebuilt
 }

@@ -36,5 +36,8 @@
 // one-off test module far sooner) and again compiled for any test that hit its deadline there.
 //
 // Built modules and compiled code live under Options.CacheDir/wasm; PruneCache removes what was
-// not used for a while (forge prune).
+// not used for a while (forge prune). The cache is not trusted: a module or a file of compiled
+// code is used only if its SHA-256 matches the record this package wrote under Options.RecordDir
+// (records.go), and wazero loads compiled code only from a private staging directory into which
+// each verified file is linked (codecache.go). No link inside the cache is followed.
 package wasm

@@ -7,6 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
+
+	"github.com/artifactforge/forge/internal/storepath"
 )
 
 // moduleExt names a built module in the cache: the instrumented module, gzip-compressed. A Go
@@ -22,7 +25,7 @@ func (b *builder) modulePath(key string) string {
 // readModule reads and decompresses the cached module at path. A damaged file (cut short, not
 // gzip, over MaxModuleBytes) is an error, and the caller builds the module again.
 func readModule(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := storepath.OpenFile(path, os.O_RDONLY, 0, "read a cached module")
 	if err != nil {
 		return nil, err
 	}
@@ -51,8 +54,28 @@ func readModule(path string) ([]byte, error) {
 // artifact whose signature keeps the encoding/json dispatcher.
 const moduleGzipLevel = 2
 
-// writeModule compresses bin and writes it to path atomically.
-func writeModule(path string, bin []byte) error {
+// cached returns the module cached at path if its SHA-256 is the one recorded when this package
+// wrote it (records.go): a module swapped, planted or damaged in the cache is not used, and the
+// caller builds the module again, which replaces the file.
+func (b *builder) cached(path, key string) ([]byte, bool) {
+	if storepath.Check(b.root, path, "read a cached module") != nil {
+		return nil, false
+	}
+	bin, err := readModule(path)
+	if err != nil {
+		return nil, false
+	}
+	if want := b.rec.read(moduleRecord(key)); want == "" || want != sha256Hex(bin) {
+		b.rejected.Add(1)
+		return nil, false
+	}
+	// Record the use for PruneCache; a read-only cache simply keeps its old time.
+	_ = os.Chtimes(path, time.Time{}, time.Now())
+	return bin, true
+}
+
+// writeModule compresses bin and writes it to path atomically (following no link below root).
+func writeModule(root, path string, bin []byte) error {
 	var buf bytes.Buffer
 	buf.Grow(len(bin) / 2)
 	zw, err := gzip.NewWriterLevel(&buf, moduleGzipLevel)
@@ -65,5 +88,5 @@ func writeModule(path string, bin []byte) error {
 	if err := zw.Close(); err != nil {
 		return err
 	}
-	return writeFileAtomic(path, buf.Bytes())
+	return writeFileAtomic(root, path, buf.Bytes())
 }

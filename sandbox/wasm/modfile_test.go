@@ -19,7 +19,7 @@ func TestModuleFileRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	bin := bytes.Repeat([]byte("\x00asm\x01\x00\x00\x00 some module bytes "), 50000)
 	path := filepath.Join(dir, "m"+moduleExt)
-	require.NoError(t, writeModule(path, bin))
+	require.NoError(t, writeModule(dir, path, bin))
 	got, err := readModule(path)
 	require.NoError(t, err)
 	assert.Equal(t, bin, got)

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/artifactforge/forge/internal/storepath"
 )
 
 // CacheFile is one file of the wasm cache.
@@ -49,6 +51,12 @@ func PruneCache(cacheDir string, cutoff time.Time, dryRun bool) (CacheReport, er
 	var errs []error
 	for _, sub := range []string{"modules", "compiled"} {
 		dir := filepath.Join(root, sub)
+		// A linked cache/, wasm/ or modules/ would lead the removals outside the store (WalkDir
+		// itself follows no link below dir).
+		if err := storepath.Check(filepath.Dir(filepath.Clean(cacheDir)), dir, "prune"); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) && path == dir {
@@ -56,6 +64,16 @@ func PruneCache(cacheDir string, cutoff time.Time, dryRun bool) (CacheReport, er
 				}
 				errs = append(errs, err)
 				return nil
+			}
+			if d.IsDir() && strings.HasPrefix(d.Name(), stagePrefix) {
+				// A staging directory (codecache.go): a live sandbox holds its flock; one no
+				// process holds was left by a crash and goes, unless this is a dry run.
+				if !dryRun && staleStage(path) {
+					if err := os.RemoveAll(path); err != nil {
+						errs = append(errs, err)
+					}
+				}
+				return fs.SkipDir
 			}
 			if !d.Type().IsRegular() {
 				return nil

@@ -12,7 +12,7 @@ func init() {
 			return err
 		},
 		New: func(c sandbox.Config) (sandbox.Sandbox, error) {
-			return New(Options{CacheDir: c.CacheDir, PoolSize: c.PoolSize, IdleTimeout: c.IdleTimeout})
+			return New(Options{CacheDir: c.CacheDir, RecordDir: c.RecordDir, PoolSize: c.PoolSize, IdleTimeout: c.IdleTimeout})
 		},
 	})
 }

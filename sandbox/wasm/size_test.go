@@ -206,7 +206,8 @@ func TestColdCompileLeanVsJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		if err := writeModule(filepath.Join(t.TempDir(), "m"+moduleExt), bin); err != nil {
+		tmp := t.TempDir()
+		if err := writeModule(tmp, filepath.Join(tmp, "m"+moduleExt), bin); err != nil {
 			t.Fatal(err)
 		}
 		gz = append(gz, time.Since(start))

@@ -34,6 +34,11 @@ type Options struct {
 	// CacheDir holds built modules (modules/) and wazero's compilation cache (compiled/). The forge
 	// passes its store's cache/ directory; default os.UserCacheDir()/forge.
 	CacheDir string
+	// RecordDir holds the SHA-256 of every file this package keeps in CacheDir, so that a module or
+	// compiled code swapped, planted or damaged in the cache is never used (records.go). It belongs
+	// outside CacheDir, where the cache's writers cannot change it: the forge passes its store's
+	// sums/. Empty: CacheDir/sums (then the records are only as safe as the cache).
+	RecordDir string
 	// GoBin is the go command that builds modules (default $FORGE_GO, then go on PATH, then GOROOT).
 	GoBin string
 	// PoolSize bounds the live instances per program and memory cap (default 2 x GOMAXPROCS);
@@ -58,7 +63,7 @@ const compiledCodeFactor = 4
 type Sandbox struct {
 	opts    Options
 	builder *builder
-	cache   wazero.CompilationCache
+	code    *codeCache // compiled code kept across processes, verified (codecache.go)
 
 	mu       sync.Mutex
 	engines  map[engineKey]*engine
@@ -115,18 +120,26 @@ func New(opts Options) (*Sandbox, error) {
 		}
 		opts.CacheDir = filepath.Join(d, "forge")
 	}
+	// No link below the directory that holds the cache (the store, for the forge's cache/) is
+	// followed: a linked cache/ or cache/wasm would lead the writes and prunes elsewhere.
+	root := filepath.Dir(filepath.Clean(opts.CacheDir))
+	if opts.RecordDir == "" {
+		opts.RecordDir = filepath.Join(opts.CacheDir, "sums")
+	}
 	opts.CacheDir = filepath.Join(opts.CacheDir, "wasm")
-	cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(opts.CacheDir, "compiled"))
+	rec := records{root: recordRoot(opts.RecordDir), dir: filepath.Join(opts.RecordDir, "wasm")}
+	b := newBuilder(opts.CacheDir, root, rec, opts.GoBin)
+	cache, err := newCodeCache(opts.CacheDir, root, rec, func() { b.rejected.Add(1) })
 	if err != nil {
-		return nil, fmt.Errorf("wasm: compilation cache: %w", err)
+		return nil, err
 	}
 	if opts.IdleTimeout == 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
 	}
 	s := &Sandbox{
 		opts:         opts,
-		builder:      newBuilder(opts.CacheDir, opts.GoBin),
-		cache:        cache,
+		builder:      b,
+		code:         cache,
 		engines:      map[engineKey]*engine{},
 		programs:     map[string]*Program{},
 		compileSlots: make(chan struct{}, max(2, runtime.GOMAXPROCS(0))),
@@ -186,7 +199,7 @@ func (s *Sandbox) Close() error {
 	}
 	s.engines = map[engineKey]*engine{}
 	s.programs = map[string]*Program{}
-	errs = append(errs, s.cache.Close(context.Background()))
+	errs = append(errs, s.code.close())
 	return errors.Join(errs...)
 }
 
@@ -202,6 +215,7 @@ type engine struct {
 	compiles singleflight.Group
 
 	live *liveCounts // nil for engines made outside a Sandbox (tests)
+	code *codeCache  // the verified compiled-code cache behind the runtime's, or nil
 	mu   sync.Mutex
 	mods map[string]*modRef // compiled modules by hash, shared by the pools that use them
 }
@@ -273,6 +287,11 @@ func (e *engine) compileShared(ctx context.Context, bin []byte, hash string, slo
 		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CompileTimeout)
 		defer cancel()
+		if c := e.code; c != nil {
+			before := c.snapshot()
+			staged := c.stageFor(hash)
+			defer c.after(hash, staged, before)
+		}
 		cm, err := e.rt.CompileModule(cctx, bin)
 		switch {
 		case err != nil && cctx.Err() != nil:
@@ -373,11 +392,14 @@ func (s *Sandbox) engine(ctx context.Context, pages uint32, kind engineKind) (*e
 	}
 	var cache wazero.CompilationCache
 	if kind == engCall {
-		cache = s.cache
+		cache = s.code.wz
 	}
 	e, err := newEngine(ctx, cache, pages, false, kind == engTestInterp)
 	if err != nil {
 		return nil, err
+	}
+	if kind == engCall {
+		e.code = s.code
 	}
 	e.live = &s.counts
 	s.engines[key] = e

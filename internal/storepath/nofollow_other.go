@@ -1,0 +1,8 @@
+//go:build !unix
+
+package storepath
+
+// Systems without O_NOFOLLOW rely on Check (Lstat) alone.
+const oNoFollow = 0
+
+func isLoop(error) bool { return false }
