@@ -856,7 +856,9 @@ func (c *call) verify(ctx context.Context, code string) (ret *compiled, _ sandbo
 			}
 		}
 	}
-	if c.args == nil {
+	if c.operator {
+		// An operator's regeneration has no args to run. A call's own run is never skipped: a
+		// call with no args (nil, a zero-argument method) is answered by it like any other.
 		return p, sandbox.Output{}, nil
 	}
 	start := time.Now()
