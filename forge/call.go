@@ -133,7 +133,7 @@ func (c *call) candidate() *compiled {
 func (c *call) executeCandidate(ctx context.Context, p *compiled) Outcome {
 	rt, err := c.f.roleRuntime(c.role)
 	if err != nil {
-		return c.fail(&failure{typ: "unknown_role", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()})
+		return c.fail(roleFailure(c.role, err))
 	}
 	c.rt = rt
 	c.ev.Action, c.ev.Reason = "execute", "candidate"
@@ -160,11 +160,7 @@ func (c *call) run(ctx context.Context) Outcome {
 	f := c.f
 	rt, err := f.roleRuntime(c.role)
 	if err != nil {
-		typ := "unknown_role"
-		if !errors.Is(err, registry.ErrNotFound) && !errors.Is(err, registry.ErrInvalidName) {
-			typ = "store"
-		}
-		return c.fail(&failure{typ: typ, result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()})
+		return c.fail(roleFailure(c.role, err))
 	}
 	c.rt = rt
 	key := registry.Key{Role: c.role, Method: c.method}

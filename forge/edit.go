@@ -24,7 +24,7 @@ func (f *Forge) Edit(ctx context.Context, role, method, code string) Outcome {
 	c.meta.Decision = "edit:operator"
 	rt, err := f.roleRuntime(role)
 	if err != nil {
-		return c.finish(c.fail(&failure{typ: "unknown_role", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()}))
+		return c.finish(c.fail(roleFailure(role, err)))
 	}
 	c.rt = rt
 	if err := registry.ValidateName("method", method); err != nil {

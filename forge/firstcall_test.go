@@ -2,6 +2,8 @@ package forge
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -97,4 +99,39 @@ func TestNoArgsForAParameterIsACallerErrorOnTheGeneratingCall(t *testing.T) {
 	assert.Equal(t, "caller", o.Err.Class)
 	assert.Equal(t, "args", o.Err.Type)
 	assert.Contains(t, o.Err.Message, "s")
+}
+
+// Issue 23 item 7: a store that cannot read the role is the forge's failure, as the
+// same store failure is when the artifact is loaded (extrinsic/internal), never the caller's args; a role that does
+// not exist stays the caller's. Calls, delegated calls and operator verbs agree.
+func TestRoleStoreErrorIsInternalNotCaller(t *testing.T) {
+	store := t.TempDir()
+	f0 := openForge(t, store, nil)
+	require.NoError(t, f0.AddRole(verContract("func Get() string")))
+	require.NoError(t, f0.Close())
+	// The role's record becomes unreadable: a directory where its file was.
+	path := filepath.Join(store, "roles", "ver.json")
+	_, err := os.Stat(path)
+	require.NoError(t, err, "the directory store keeps a role in roles/ROLE.json")
+	require.NoError(t, os.Remove(path))
+	require.NoError(t, os.Remove(path+".good"))
+	require.NoError(t, os.MkdirAll(filepath.Join(path, "x"), 0o755))
+
+	f := openForge(t, store, nil)
+	for name, o := range map[string]Outcome{
+		"call":  f.Call(context.Background(), "ver", "get", nil),
+		"regen": f.Regenerate(context.Background(), "ver", "get"),
+		"edit":  f.Edit(context.Background(), "ver", "get", "package artifact\n\nfunc Get() string { return \"x\" }\n"),
+	} {
+		require.False(t, o.OK, name)
+		assert.Equal(t, "store", o.Err.Type, "%s: %+v", name, o.Err)
+		// The class of the same failure while loading the artifact: extrinsic, rule internal.
+		assert.Equal(t, "extrinsic", o.Err.Class, "%s: %+v", name, o.Err)
+		assert.Equal(t, "internal", o.Err.Rule, "%s: %+v", name, o.Err)
+		assert.Contains(t, o.Err.Message, "forge doctor", name)
+	}
+	o := f.Call(context.Background(), "nosuch", "get", nil)
+	require.False(t, o.OK)
+	assert.Equal(t, "unknown_role", o.Err.Type)
+	assert.Equal(t, "caller", o.Err.Class)
 }
