@@ -225,6 +225,9 @@ func (c *call) run(ctx context.Context) Outcome {
 		return c.fail(&failure{typ: "refused", result: classifier.Result{Class: classifier.Extrinsic, Rule: classifier.Rule(d.Reason)},
 			msg: d.Hint(c.role, c.method)})
 	}
+	if fl := c.checkArgsFirst(); fl != nil {
+		return c.fail(fl) // before any provider call
+	}
 	last := classifier.Class("")
 	if art != nil {
 		last = classifier.Class(art.LastFailureClass)

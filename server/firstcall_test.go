@@ -1,0 +1,42 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/forge"
+)
+
+// outcomeOf posts args to the call endpoint and decodes the Outcome, whatever the status code.
+func outcomeOf(t *testing.T, base, role, method, args string) forge.Outcome {
+	t.Helper()
+	_, body := post(t, base+"/v1/call/"+role+"/"+method, "", args)
+	var o forge.Outcome
+	require.NoError(t, json.Unmarshal(body, &o), "%s", body)
+	return o
+}
+
+// Issue 23 item 3 over HTTP: {"s":null} is a caller error naming s, on the generating call
+// (before any code is written) and on a persisted method's call; it used to answer "".
+func TestHTTPNullArgIsACallerError(t *testing.T) {
+	f := openForge(t, t.TempDir())
+	_, ts := newTestServer(t, f, Options{})
+	for i := range 2 {
+		o := outcomeOf(t, ts.URL, "text", "upper", `{"s":null}`)
+		require.False(t, o.OK, "call %d answered %s", i+1, o.Value)
+		assert.Equal(t, "caller", o.Err.Class)
+		assert.Equal(t, "args", o.Err.Type)
+		assert.Contains(t, o.Err.Message, "param s")
+		assert.Zero(t, o.Meta.ProviderCalls)
+		if i == 0 {
+			require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
+		}
+	}
+	o := outcomeOf(t, ts.URL, "text", "upper", `{"s":"go"}`)
+	require.True(t, o.OK, "%+v", o.Err)
+	assert.JSONEq(t, `"GO"`, string(o.Value))
+}
