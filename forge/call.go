@@ -645,6 +645,8 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 	}
 	var last *failure
 	kn := c.lessons(prov) // knowledge and assembler hook (knowledge.go, assemble.go)
+	st := c.stepper(ctx)  // generation steps for the caller and the event streams (progress.go)
+	defer func() { st.finished(res) }()
 	for c.meta.ProviderCalls < f.opts.MaxProviderCalls {
 		if ctx.Err() != nil {
 			break
@@ -654,6 +656,7 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 			res.fail = pfl
 			return res
 		}
+		st.asking(prov, kind, c.meta.ProviderCalls+1, last)
 		external := sandbox.ExternalWork(ctx)
 		// Attempts are numbered 1..n within the call (FORGE_ATTEMPT for a command provider);
 		// replay cassettes key answers by question or by order, never by this number alone.
@@ -675,6 +678,7 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 			res.fail = fl
 			return res
 		}
+		st.answered(c.meta.ProviderCalls)
 		prog, out, fl := c.verify(ctx, ans.Code)
 		if c.info != nil {
 			c.info.cand.Store(nil) // verified or not, this code is no longer the candidate
