@@ -3,7 +3,10 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -71,4 +74,65 @@ func TestMCPNullArgIsACallerError(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, res.IsError)
 	assert.JSONEq(t, `212`, string(outcomeOf(t, res).Value))
+}
+
+// Issue 23 item 10 over MCP: a tool call that sent a progress token gets a progress notification
+// for each step of the generation it leads (what forge waits for, how it ended); one without a
+// token gets none.
+func TestMCPProgressNotificationsWhileGenerating(t *testing.T) {
+	f := openForge(t, t.TempDir())
+	s, err := New(f, Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	var mu sync.Mutex
+	var got []*sdk.ProgressNotificationParams
+	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, req.Params)
+		}})
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := s.SDK().Connect(context.Background(), st, nil)
+	require.NoError(t, err)
+	defer ss.Close()
+	cs, err := client.Connect(context.Background(), ct, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+
+	params := &sdk.CallToolParams{Name: "forge_call", Arguments: map[string]any{"role": "text", "method": "upper", "args": map[string]any{"s": "hi"}}}
+	params.SetProgressToken("tok-1")
+	res, err := cs.CallTool(context.Background(), params)
+	require.NoError(t, err)
+	require.False(t, res.IsError, "%v", res.Content)
+	// Notifications may arrive after the result: wait for the last step (a hang bound).
+	deadline := time.Now().Add(hang)
+	for time.Now().Before(deadline) {
+		mu.Lock()
+		n := len(got)
+		last := ""
+		if n > 0 {
+			last = got[n-1].Message
+		}
+		mu.Unlock()
+		if strings.Contains(last, "is verified and current") {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.GreaterOrEqual(t, len(got), 3, "asking, answered, persisted")
+	assert.Contains(t, got[0].Message, "waiting for the model")
+	assert.Contains(t, got[len(got)-1].Message, "text.upper generation 1 is verified and current")
+	for i, p := range got {
+		assert.Equal(t, "tok-1", p.ProgressToken)
+		assert.Equal(t, float64(i+1), p.Progress, "progress increases with every step")
+	}
+
+	got = nil
+	res, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "forge_call", Arguments: map[string]any{"role": "text", "method": "lower", "args": map[string]any{"s": "HI"}}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, "%v", res.Content)
+	assert.Empty(t, got, "no token, no notifications")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -39,4 +40,40 @@ func TestHTTPNullArgIsACallerError(t *testing.T) {
 	o := outcomeOf(t, ts.URL, "text", "upper", `{"s":"go"}`)
 	require.True(t, o.OK, "%+v", o.Err)
 	assert.JSONEq(t, `"GO"`, string(o.Value))
+}
+
+// Issue 23 item 10 over SSE: /v1/events streams the steps of a generation the server runs
+// (event: generation) before the call's own event; a persisted call has none.
+func TestEventsStreamGenerationSteps(t *testing.T) {
+	f := openForge(t, t.TempDir())
+	_, ts := newTestServer(t, f, Options{})
+	ev, stop := openEvents(t, ts.URL+"/v1/events?role=text")
+	defer stop()
+	done := make(chan []string, 1)
+	go func() {
+		var kinds []string
+		for {
+			kind, e, err := ev.next()
+			if err != nil {
+				done <- append(kinds, "error: "+err.Error())
+				return
+			}
+			switch kind {
+			case forge.LiveGeneration:
+				kinds = append(kinds, kind+":"+e.Generation.Step)
+			case forge.LiveCall:
+				done <- append(kinds, kind)
+				return
+			}
+		}
+	}()
+	o := outcomeOf(t, ts.URL, "text", "upper", `{"s":"a"}`)
+	require.True(t, o.OK, "%+v", o.Err)
+	var kinds []string
+	select {
+	case kinds = <-done:
+	case <-time.After(hang):
+		t.Fatal("no call event on the stream (a hang)")
+	}
+	assert.Equal(t, []string{"generation:asking", "generation:answered", "generation:persisted", "call"}, kinds)
 }

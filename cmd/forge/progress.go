@@ -111,6 +111,8 @@ func (p *slowSteps) step(what string) (done func()) {
 			progressbar.OptionSetWriter(p.w),
 			progressbar.OptionSetDescription(p.spinnerText(what, p.clock().Sub(start))),
 			progressbar.OptionSpinnerType(14),
+			progressbar.OptionSetElapsedTime(false), // ours is in the description
+			progressbar.OptionSetPredictTime(false),
 			progressbar.OptionSetRenderBlankState(true),
 			progressbar.OptionClearOnFinish(),
 		)
