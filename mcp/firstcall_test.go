@@ -136,3 +136,34 @@ func TestMCPProgressNotificationsWhileGenerating(t *testing.T) {
 	require.False(t, res.IsError, "%v", res.Content)
 	assert.Empty(t, got, "no token, no notifications")
 }
+
+// Issue 23 item 1 over MCP: forge_call of a zero-argument method with no args answers on the call
+// that generates it.
+func TestMCPZeroArgFirstCallAnswers(t *testing.T) {
+	line, _ := json.Marshal(map[string]any{"role": "ver", "method": "get", "kind": "generate", "attempt": 1,
+		"code": "package artifact\n\nfunc Get() string { return \"v1\" }\n"})
+	p, err := replay.New("test", append(line, '\n'))
+	require.NoError(t, err)
+	f, err := forge.Open(forge.Options{Store: t.TempDir(), Provider: p, DefaultSandbox: "yaegi"})
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	require.NoError(t, f.AddRole(registry.Contract{Role: "ver", Purpose: "the version", Methods: map[string]string{"get": "func Get() string"}}))
+	s, err := New(f, Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := s.SDK().Connect(context.Background(), st, nil)
+	require.NoError(t, err)
+	defer ss.Close()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	for _, src := range []string{forge.SourceGenerated, forge.SourcePersisted} {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "forge_call", Arguments: map[string]any{"role": "ver", "method": "get"}})
+		require.NoError(t, err)
+		require.False(t, res.IsError, "%v", res.Content)
+		o := outcomeOf(t, res)
+		assert.Equal(t, src, o.Meta.ProgramSource)
+		assert.JSONEq(t, `"v1"`, string(o.Value))
+	}
+}

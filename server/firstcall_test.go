@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/artifactforge/forge/forge"
+	"github.com/artifactforge/forge/provider/replay"
+	"github.com/artifactforge/forge/registry"
 )
 
 // outcomeOf posts args to the call endpoint and decodes the Outcome, whatever the status code.
@@ -76,4 +78,24 @@ func TestEventsStreamGenerationSteps(t *testing.T) {
 		t.Fatal("no call event on the stream (a hang)")
 	}
 	assert.Equal(t, []string{"generation:asking", "generation:answered", "generation:persisted", "call"}, kinds)
+}
+
+// Issue 23 item 1 over HTTP: a zero-argument method called with an empty body answers on the
+// call that generates it.
+func TestHTTPZeroArgFirstCallAnswers(t *testing.T) {
+	line, _ := json.Marshal(map[string]any{"role": "ver", "method": "get", "kind": "generate", "attempt": 1,
+		"code": "package artifact\n\nfunc Get() string { return \"v1\" }\n"})
+	p, err := replay.New("test", line)
+	require.NoError(t, err)
+	f, err := forge.Open(forge.Options{Store: t.TempDir(), Provider: p, DefaultSandbox: "yaegi"})
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	require.NoError(t, f.AddRole(registry.Contract{Role: "ver", Purpose: "the version", Methods: map[string]string{"get": "func Get() string"}}))
+	_, ts := newTestServer(t, f, Options{})
+	for _, src := range []string{forge.SourceGenerated, forge.SourcePersisted} {
+		o := outcomeOf(t, ts.URL, "ver", "get", "")
+		require.True(t, o.OK, "%+v", o.Err)
+		assert.Equal(t, src, o.Meta.ProgramSource)
+		assert.JSONEq(t, `"v1"`, string(o.Value))
+	}
 }
