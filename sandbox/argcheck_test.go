@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -65,7 +66,7 @@ func TestAppendArgsChecksNullsAgainstTheSchema(t *testing.T) {
 	for _, b := range bad {
 		_, err := OrderArgs(sig, argCheckArgs(b.over))
 		se, _ := err.(*Error)
-		if se == nil || se.Kind != KindArgs || se.Param != b.param || !contains(se.Message, b.text) {
+		if se == nil || se.Kind != KindArgs || se.Param != b.param || !strings.Contains(se.Message, b.text) {
 			t.Errorf("%v: got %v, want a KindArgs error for %s saying %q", b.over, err, b.param, b.text)
 		}
 	}
@@ -90,19 +91,6 @@ func TestAppendArgsChecksNullsAgainstTheSchema(t *testing.T) {
 	if _, err := OrderArgs(v, json.RawMessage(`["-"]`)); err != nil {
 		t.Errorf("omitted variadic: %v", err)
 	}
-}
-
-func contains(s, sub string) bool {
-	return len(sub) == 0 || (len(s) >= len(sub) && indexOf(s, sub) >= 0)
-}
-
-func indexOf(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return i
-		}
-	}
-	return -1
 }
 
 // The check stays off the allocator on the warm path: args without a null, in a signature with
