@@ -111,3 +111,29 @@ func TestAppendArgsCheckDoesNotAllocate(t *testing.T) {
 		t.Fatalf("AppendArgs with its check allocated %v times per call", allocs)
 	}
 }
+
+// The schema says what the decoders enforce: an integer type's range, and null for []byte.
+func TestParamsSchemaPublishesIntegerRanges(t *testing.T) {
+	sig, err := ParseSignature(Source{Code: "package artifact\n\nfunc F(a int8, b uint, c uint16, d rune, e byte, f []byte, g float32) int { return 0 }\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Properties map[string]map[string]any `json:"properties"`
+	}
+	if err := json.Unmarshal(sig.ParamsSchema, &schema); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][2]float64{"a": {-128, 127}, "b": {0, 18446744073709551615}, "c": {0, 65535}, "d": {-2147483648, 2147483647}, "e": {0, 255}} {
+		p := schema.Properties[name]
+		if p["type"] != "integer" || p["minimum"] != want[0] || p["maximum"] != want[1] {
+			t.Errorf("%s: %v, want integer %v..%v", name, p, want[0], want[1])
+		}
+	}
+	if ty, _ := json.Marshal(schema.Properties["f"]["type"]); string(ty) != `["string","null"]` {
+		t.Errorf("[]byte: %v", schema.Properties["f"])
+	}
+	if schema.Properties["g"]["maximum"] == nil {
+		t.Errorf("float32: %v", schema.Properties["g"])
+	}
+}
