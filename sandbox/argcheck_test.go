@@ -137,3 +137,26 @@ func TestParamsSchemaPublishesIntegerRanges(t *testing.T) {
 		t.Errorf("float32: %v", schema.Properties["g"])
 	}
 }
+
+// BenchmarkAppendArgsCheck is the warm path's ordering of BenchmarkAppendArgs's args with and
+// without the schema check, in one run (the difference is the check's cost).
+func BenchmarkAppendArgsCheck(b *testing.B) {
+	checked, err := ParseSignature(Source{Code: "package artifact\n\nfunc F(numbers []float64, threshold float64) bool { return false }\n"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	unchecked := Signature{Func: checked.Func, Params: checked.Params, Shape: checked.Shape, Result: checked.Result}
+	byName := json.RawMessage(`{"numbers": [1.0, 2.0, 3.9, 4.0, 5.0, 2.2], "threshold": 0.3}`)
+	for _, c := range []struct {
+		name string
+		sig  Signature
+	}{{"unchecked", unchecked}, {"checked", checked}} {
+		b.Run(c.name, func(b *testing.B) {
+			var buf []json.RawMessage
+			b.ReportAllocs()
+			for b.Loop() {
+				buf, _ = AppendArgs(buf, c.sig, byName)
+			}
+		})
+	}
+}
