@@ -74,7 +74,8 @@ type call struct {
 	// end is the clock read that ended the call (zero until endNow): the recorder's duration, the
 	// Meta's and the event's, and the event's time (real clock) share it.
 	end time.Time
-	// operator: an operator's regeneration (Regenerate): no args to run, and a generation that
+	// operator: an operator's regeneration (Regenerate) or edit (Edit): no args to run (the gate
+	// runs the call's own args for every other call, none included), and a generation that
 	// produces nothing usable leaves the current one exactly as it was.
 	operator bool
 	// cause is the failure of the persisted code that sent this call to repair or regenerate,
