@@ -74,9 +74,8 @@ type call struct {
 	// end is the clock read that ended the call (zero until endNow): the recorder's duration, the
 	// Meta's and the event's, and the event's time (real clock) share it.
 	end time.Time
-	// operator: an operator's regeneration (Regenerate) or edit (Edit): no args to run (the gate
-	// runs the call's own args for every other call, none included), and a generation that
-	// produces nothing usable leaves the current one exactly as it was.
+	// operator: an operator's regeneration (Regenerate) or edit (Edit): no args to run, and a
+	// generation that produces nothing usable leaves the current one exactly as it was.
 	operator bool
 	// cause is the failure of the persisted code that sent this call to repair or regenerate,
 	// if any: reported first when no code generator is there to fix it.
@@ -860,9 +859,11 @@ func (c *call) verify(ctx context.Context, code string) (ret *compiled, _ sandbo
 			}
 		}
 	}
-	if c.operator {
-		// An operator's regeneration has no args to run. A call's own run is never skipped: a
-		// call with no args (nil, a zero-argument method) is answered by it like any other.
+	if c.operator || (c.args == nil && needsArgs(prog.Signature())) {
+		// An operator's regeneration or edit has no args to run, and a call with no args (nil)
+		// to a method that takes some forges the code without running it (the gate is what it
+		// proves). A method that takes none is called by nil args: its call is run and answered
+		// like any other (it used to be skipped, so the first call had no value).
 		return p, sandbox.Output{}, nil
 	}
 	start := time.Now()

@@ -89,16 +89,22 @@ func TestZeroArgMethodAnswersItsRepairingAndRegeneratingCalls(t *testing.T) {
 	assert.JSONEq(t, `"v3"`, string(o.Value))
 }
 
-// A call with no args to a method that has parameters is the caller's error on the generating
-// call too (it used to generate, persist and answer ok with no value).
-func TestNoArgsForAParameterIsACallerErrorOnTheGeneratingCall(t *testing.T) {
+// A call with no args (nil) to a method that has parameters forges its code without running it
+// (the HumanEval scenario's first calls): it is the zero-argument method whose nil args are a
+// whole call. A variadic-only method is such a method too.
+func TestNoArgsForgeWithoutRunningOnlyWhenTheMethodTakesArgs(t *testing.T) {
 	f := openForge(t, t.TempDir(), codeAnswers(upperOK))
 	require.NoError(t, f.AddRole(textContract()))
 	o := f.Call(context.Background(), "text", "upper", nil)
-	require.False(t, o.OK)
-	assert.Equal(t, "caller", o.Err.Class)
-	assert.Equal(t, "args", o.Err.Type)
-	assert.Contains(t, o.Err.Message, "s")
+	require.True(t, o.OK, "%+v", o.Err)
+	assert.Empty(t, o.Value)
+	assert.Equal(t, 1, o.Meta.ArtifactGen)
+
+	f = openForge(t, t.TempDir(), codeAnswers("package artifact\n\nfunc Sum(xs ...int) int { n := 0; for _, x := range xs { n += x }; return n + 1 }\n"))
+	require.NoError(t, f.AddRole(registry.Contract{Role: "num", Purpose: "sums", Methods: map[string]string{"sum": "func Sum(xs ...int) int"}}))
+	o = f.Call(context.Background(), "num", "sum", nil)
+	require.True(t, o.OK, "%+v", o.Err)
+	assert.JSONEq(t, `1`, string(o.Value), "the generating call of a variadic-only method answers")
 }
 
 // Issue 23 item 7: a store that cannot read the role is the forge's failure, as the
