@@ -75,8 +75,8 @@ type call struct {
 	// end is the clock read that ended the call (zero until endNow): the recorder's duration, the
 	// Meta's and the event's, and the event's time (real clock) share it.
 	end time.Time
-	// operator: an operator's regeneration (Regenerate): no args to run, and a generation that
-	// produces nothing usable leaves the current one exactly as it was.
+	// operator: an operator's regeneration (Regenerate) or edit (Edit): no args to run, and a
+	// generation that produces nothing usable leaves the current one exactly as it was.
 	operator bool
 	// cause is the failure of the persisted code that sent this call to repair or regenerate,
 	// if any: reported first when no code generator is there to fix it.
@@ -134,7 +134,7 @@ func (c *call) candidate() *compiled {
 func (c *call) executeCandidate(ctx context.Context, p *compiled) Outcome {
 	rt, err := c.f.roleRuntime(c.role)
 	if err != nil {
-		return c.fail(&failure{typ: "unknown_role", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()})
+		return c.fail(roleFailure(c.role, err))
 	}
 	c.rt = rt
 	c.ev.Action, c.ev.Reason = "execute", "candidate"
@@ -161,11 +161,7 @@ func (c *call) run(ctx context.Context) Outcome {
 	f := c.f
 	rt, err := f.roleRuntime(c.role)
 	if err != nil {
-		typ := "unknown_role"
-		if !errors.Is(err, registry.ErrNotFound) && !errors.Is(err, registry.ErrInvalidName) {
-			typ = "store"
-		}
-		return c.fail(&failure{typ: typ, result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()})
+		return c.fail(roleFailure(c.role, err))
 	}
 	c.rt = rt
 	key := liveKey{Role: c.role, Method: c.method, Client: c.client}
@@ -229,6 +225,9 @@ func (c *call) run(ctx context.Context) Outcome {
 	case selector.Refuse:
 		return c.fail(&failure{typ: "refused", result: classifier.Result{Class: classifier.Extrinsic, Rule: classifier.Rule(d.Reason)},
 			msg: d.Hint(c.role, c.method)})
+	}
+	if fl := c.checkArgsFirst(); fl != nil {
+		return c.fail(fl) // before any provider call
 	}
 	last := classifier.Class("")
 	if art != nil {
@@ -647,6 +646,8 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 	}
 	var last *failure
 	kn := c.lessons(prov) // knowledge and assembler hook (knowledge.go, assemble.go)
+	st := c.stepper(ctx)  // generation steps for the caller and the event streams (progress.go)
+	defer func() { st.finished(res) }()
 	for c.meta.ProviderCalls < f.opts.MaxProviderCalls {
 		if ctx.Err() != nil {
 			break
@@ -656,6 +657,7 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 			res.fail = pfl
 			return res
 		}
+		st.asking(prov, kind, c.meta.ProviderCalls+1, last)
 		external := sandbox.ExternalWork(ctx)
 		// Attempts are numbered 1..n within the call (FORGE_ATTEMPT for a command provider);
 		// replay cassettes key answers by question or by order, never by this number alone.
@@ -677,6 +679,7 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 			res.fail = fl
 			return res
 		}
+		st.answered(c.meta.ProviderCalls)
 		prog, out, fl := c.verify(ctx, ans.Code)
 		if c.info != nil {
 			c.info.cand.Store(nil) // verified or not, this code is no longer the candidate
@@ -858,7 +861,11 @@ func (c *call) verify(ctx context.Context, code string) (ret *compiled, _ sandbo
 			}
 		}
 	}
-	if c.args == nil {
+	if c.operator || (c.args == nil && needsArgs(prog.Signature())) {
+		// An operator's regeneration or edit has no args to run, and a call with no args (nil)
+		// to a method that takes some forges the code without running it (the gate is what it
+		// proves). A method that takes none is called by nil args: its call is run and answered
+		// like any other (it used to be skipped, so the first call had no value).
 		return p, sandbox.Output{}, nil
 	}
 	start := time.Now()

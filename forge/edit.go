@@ -17,14 +17,14 @@ import (
 // not stored: the Outcome's error carries the gate's feedback. The generation starts as a
 // candidate, like any new code; running processes pick it up through watch mode.
 func (f *Forge) Edit(ctx context.Context, role, method, code string) Outcome {
-	c := &call{f: f, role: role, method: method, start: time.Now()}
+	c := &call{f: f, role: role, method: method, start: time.Now(), operator: true} // no call args for the gate to run
 	c.ev.Role, c.ev.Method, c.ev.CallID = role, method, newID()
 	c.ev.TraceID = c.ev.CallID
 	c.ev.Action, c.ev.Reason = "edit", "operator"
 	c.meta.Decision = "edit:operator"
 	rt, err := f.roleRuntime(role)
 	if err != nil {
-		return c.finish(c.fail(&failure{typ: "unknown_role", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()}))
+		return c.finish(c.fail(roleFailure(role, err)))
 	}
 	c.rt = rt
 	if err := registry.ValidateName("method", method); err != nil {

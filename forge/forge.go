@@ -459,7 +459,7 @@ func (f *Forge) Regenerate(ctx context.Context, role, method string) Outcome {
 	defer f.leave()
 	rt, err := f.roleRuntime(role)
 	if err != nil {
-		return c.finish(c.fail(&failure{typ: "unknown_role", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()}))
+		return c.finish(c.fail(roleFailure(role, err)))
 	}
 	c.rt = rt
 	base, err := f.store.Load(role, method)

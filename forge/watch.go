@@ -29,6 +29,9 @@ const (
 	LiveCall     = "call"
 	LiveArtifact = "artifact"
 	LiveRole     = "role"
+	// LiveGeneration is a step of a generation this process runs (GenerationStep), for the
+	// subscribers of this forge only (it is not in the event log).
+	LiveGeneration = "generation"
 )
 
 // LiveEvent is one thing that happened, pushed to subscribers as it happens.
@@ -38,6 +41,8 @@ type LiveEvent struct {
 	Call     *Event          `json:"call,omitempty"`
 	Artifact *ArtifactChange `json:"artifact,omitempty"`
 	Role     string          `json:"role,omitempty"` // for LiveRole
+	// Generation is a LiveGeneration event's step.
+	Generation *GenerationStep `json:"generation,omitempty"`
 }
 
 // ArtifactChange is an artifact's state before and after a change made by any process.
@@ -54,7 +59,8 @@ type ArtifactChange struct {
 }
 
 // Filter selects live events. Role and Method apply to every kind; Class, Source and Trace select
-// calls only, so an artifact or role change passes only a filter that sets none of them.
+// calls only, so an artifact or role change passes only a filter that sets none of them (a
+// generation step passes Trace when it is its call's, and never Class, Source or ChangesOnly).
 type Filter struct {
 	Role   string `json:"role,omitempty"`
 	Method string `json:"method,omitempty"`
@@ -73,6 +79,8 @@ func (fl Filter) Match(e *LiveEvent) bool {
 		role, method = e.Call.Role, e.Call.Method
 	case e.Artifact != nil:
 		role, method = e.Artifact.Role, e.Artifact.Method
+	case e.Generation != nil:
+		role, method = e.Generation.Role, e.Generation.Method
 	default:
 		role = e.Role
 	}
@@ -81,6 +89,10 @@ func (fl Filter) Match(e *LiveEvent) bool {
 	}
 	if fl.Method != "" && fl.Method != method {
 		return false
+	}
+	if g := e.Generation; g != nil {
+		// A step of a call's generation: no change, and no call's class or source yet.
+		return !fl.ChangesOnly && fl.Class == "" && fl.Source == "" && (fl.Trace == 0 || fl.Trace == g.TraceID)
 	}
 	if e.Call == nil {
 		return fl.Class == "" && fl.Source == "" && fl.Trace == 0

@@ -165,7 +165,7 @@ func (s *Server) Sync() error {
 				if len(args) == 0 || string(args) == "null" {
 					args = json.RawMessage(`{}`)
 				}
-				return outcomeResult(s.f.Call(ctx, k.Role, k.Method, args)), nil
+				return s.callWithProgress(ctx, req, k.Role, k.Method, args), nil
 			})
 	}
 	return nil
@@ -304,7 +304,7 @@ func (s *Server) addFixedTools() {
 			if len(a.Args) == 0 || string(a.Args) == "null" {
 				a.Args = json.RawMessage(`{}`)
 			}
-			return outcomeResult(s.f.Call(ctx, a.Role, a.Method, a.Args)), nil
+			return s.callWithProgress(ctx, req, a.Role, a.Method, a.Args), nil
 		})
 	s.srv.AddTool(&sdk.Tool{Name: "forge_roles", InputSchema: emptySchema, Description: "List the role contracts: purpose, methods and their signatures."},
 		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -385,7 +385,9 @@ func (s *Server) addFixedTools() {
 				if err != nil {
 					return errResult(err), nil
 				}
-				v, err := fn(ctx, a)
+				pctx, end := withProgress(ctx, req) // forge_regen's generation steps
+				v, err := fn(pctx, a)
+				end()
 				if err != nil {
 					return errResult(err), nil
 				}

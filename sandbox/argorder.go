@@ -51,7 +51,7 @@ func AppendArgs(buf []json.RawMessage, sig Signature, raw json.RawMessage) ([]js
 		if len(list) < n && !(sig.Variadic && len(list) == n-1) {
 			return nil, &Error{Kind: KindArgs, Param: sig.Params[len(list)].Name, Message: fmt.Sprintf("missing argument (got %d of %d)", len(list), n)}
 		}
-		return list, nil
+		return sig.checked(list)
 	case '{':
 		list := buf[:0]
 		for range n {
@@ -89,12 +89,22 @@ func AppendArgs(buf []json.RawMessage, sig Signature, raw json.RawMessage) ([]js
 				return nil, &Error{Kind: KindArgs, Param: p.Name, Message: fmt.Sprintf("missing argument %s (%s)", p.Name, p.Type)}
 			}
 		}
-		return list, nil
+		return sig.checked(list)
 	}
 	if n == 1 {
-		return append(buf[:0], raw), nil // a bare value for a one-parameter function
+		return sig.checked(append(buf[:0], raw)) // a bare value for a one-parameter function
 	}
 	return nil, &Error{Kind: KindArgs, Message: "args must be a JSON object by parameter name or an array by position"}
+}
+
+// checked applies the signature's args check (argcheck.go) to the ordered args.
+func (sig *Signature) checked(list []json.RawMessage) ([]json.RawMessage, error) {
+	if sig.check != nil {
+		if err := sig.check.check(sig.Params, list); err != nil {
+			return nil, err
+		}
+	}
+	return list, nil
 }
 
 func skipSpace(b []byte, i int) int {

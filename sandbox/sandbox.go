@@ -112,6 +112,9 @@ type Signature struct {
 	Shape    ResultShape `json:"shape"`
 	// ParamsSchema is a JSON Schema (draft 2020-12) of the args object, by parameter name.
 	ParamsSchema json.RawMessage `json:"params_schema"`
+	// check is what ParamsSchema asks of args beyond decoding them (argcheck.go); AppendArgs
+	// applies it. A Signature not made by ParseSignature has none.
+	check *argCheck
 }
 
 // CallFunc is the forge's delegation callback behind host Call: it runs role.method with args and

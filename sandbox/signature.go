@@ -7,6 +7,7 @@ import (
 	"go/ast"
 	"go/printer"
 	"go/token"
+	"math"
 	"strconv"
 	"strings"
 	"unicode"
@@ -141,6 +142,7 @@ func signatureOf(fset *token.FileSet, f *ast.File, fd *ast.FuncDecl) (Signature,
 	}
 	types := typeDecls(f)
 	props := map[string]any{}
+	var frags []map[string]any // the parameters' schemas, in order, for the args check
 	var required []string
 	for _, field := range fd.Type.Params.List {
 		typ := field.Type
@@ -159,7 +161,9 @@ func signatureOf(fset *token.FileSet, f *ast.File, fd *ast.FuncDecl) (Signature,
 				name = "arg" + strconv.Itoa(len(sig.Params))
 			}
 			sig.Params = append(sig.Params, Param{Name: name, Type: ts})
-			props[name] = schemaOf(fset, typ, types, map[string]bool{})
+			ps := schemaOf(fset, typ, types, map[string]bool{})
+			props[name] = ps
+			frags = append(frags, ps)
 			required = append(required, name)
 		}
 	}
@@ -206,6 +210,7 @@ func signatureOf(fset *token.FileSet, f *ast.File, fd *ast.FuncDecl) (Signature,
 		return sig, &Error{Kind: KindInternal, Message: "encode params schema", Err: err}
 	}
 	sig.ParamsSchema = raw
+	sig.check = newArgCheck(frags)
 	return sig, nil
 }
 
@@ -236,17 +241,20 @@ func schemaOf(fset *token.FileSet, e ast.Expr, types map[string]ast.Expr, seen m
 	case *ast.Ident:
 		switch t.Name {
 		case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "uintptr":
-			return map[string]any{"type": "integer"}
-		case "float32", "float64":
+			return intSchema(t.Name)
+		case "float32":
+			// The decoder refuses a number past float32's range; the schema says so.
+			return map[string]any{"type": "number", "minimum": -math.MaxFloat32, "maximum": math.MaxFloat32}
+		case "float64":
 			return map[string]any{"type": "number"}
 		case "string":
 			return map[string]any{"type": "string"}
 		case "bool":
 			return map[string]any{"type": "boolean"}
 		case "rune":
-			return map[string]any{"type": "integer"}
+			return intSchema("int32")
 		case "byte":
-			return map[string]any{"type": "integer", "minimum": 0, "maximum": 255}
+			return intSchema("uint8")
 		case "any", "error":
 			return map[string]any{}
 		}
@@ -261,7 +269,8 @@ func schemaOf(fset *token.FileSet, e ast.Expr, types map[string]ast.Expr, seen m
 		return map[string]any{"anyOf": []any{inner, map[string]any{"type": "null"}}}
 	case *ast.ArrayType:
 		if id, ok := t.Elt.(*ast.Ident); ok && id.Name == "byte" && t.Len == nil {
-			return map[string]any{"type": "string", "contentEncoding": "base64"}
+			// Like every slice, a []byte decodes null as nil.
+			return map[string]any{"type": []string{"string", "null"}, "contentEncoding": "base64"}
 		}
 		s := map[string]any{"type": "array", "items": schemaOf(fset, t.Elt, types, seen)}
 		if t.Len != nil {
@@ -282,7 +291,7 @@ func schemaOf(fset *token.FileSet, e ast.Expr, types map[string]ast.Expr, seen m
 			return map[string]any{"type": "string", "format": "date-time"}
 		}
 		if x, ok := t.X.(*ast.Ident); ok && x.Name == "time" && t.Sel.Name == "Duration" {
-			return map[string]any{"type": "integer"}
+			return intSchema("int64")
 		}
 		return map[string]any{}
 	case *ast.StructType:
@@ -311,6 +320,32 @@ func schemaOf(fset *token.FileSet, e ast.Expr, types map[string]ast.Expr, seen m
 		return map[string]any{"type": "object", "properties": props}
 	}
 	return map[string]any{}
+}
+
+// intSchema is the schema of a Go integer type: "integer" with the type's range, which the
+// decoders enforce (a number out of range is the caller's error naming the parameter), so the
+// schema MCP publishes says so. int, uint and uintptr have 64 bits in every backend.
+func intSchema(name string) map[string]any {
+	s := map[string]any{"type": "integer"}
+	switch name {
+	case "int8":
+		s["minimum"], s["maximum"] = math.MinInt8, math.MaxInt8
+	case "int16":
+		s["minimum"], s["maximum"] = math.MinInt16, math.MaxInt16
+	case "int32":
+		s["minimum"], s["maximum"] = math.MinInt32, math.MaxInt32
+	case "int", "int64":
+		s["minimum"], s["maximum"] = int64(math.MinInt64), int64(math.MaxInt64)
+	case "uint8":
+		s["minimum"], s["maximum"] = 0, math.MaxUint8
+	case "uint16":
+		s["minimum"], s["maximum"] = 0, math.MaxUint16
+	case "uint32":
+		s["minimum"], s["maximum"] = 0, uint32(math.MaxUint32)
+	case "uint", "uint64", "uintptr":
+		s["minimum"], s["maximum"] = 0, uint64(math.MaxUint64)
+	}
+	return s
 }
 
 func structTag(tag, key string) string {

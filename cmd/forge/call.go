@@ -246,7 +246,9 @@ func newCallCmd(a *app) *cobra.Command {
 			defer a.closeForge(f)
 			ctx, cancel := signalContext()
 			defer cancel()
-			o := f.Call(ctx, args[0], args[1], in)
+			pctx, endSteps := a.generationProgress(ctx)
+			o := f.Call(pctx, args[0], args[1], in)
+			endSteps()
 			if a.jsonOut {
 				if err := a.printJSON(o); err != nil {
 					return err
@@ -304,7 +306,9 @@ func newRegenCmd(a *app) *cobra.Command {
 			}
 			ctx, cancel := signalContext()
 			defer cancel()
-			o := f.Regenerate(ctx, args[0], args[1])
+			pctx, endSteps := a.generationProgress(ctx)
+			o := f.Regenerate(pctx, args[0], args[1])
+			endSteps()
 			if a.jsonOut {
 				if err := a.printJSON(o); err != nil {
 					return err

@@ -11,6 +11,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/artifactforge/forge/forge"
 	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/sandbox"
 )
@@ -28,6 +29,14 @@ type slowSteps struct {
 	terminal bool
 	after    time.Duration
 	mu       sync.Mutex // one spinner at a time; parallel steps wait for the line
+	// width is the terminal's width in columns (0: unknown): a spinner line longer than the
+	// terminal wraps, and every redraw then starts a new line under a first one that keeps its
+	// first reading ("[0s]"), so the description is cut to fit.
+	width int
+	// tick is how often the spinner's elapsed time is redrawn (0: every second); now reads the
+	// clock (nil: time.Now). Tests set both.
+	tick time.Duration
+	now  func() time.Time
 }
 
 // steps returns the slow-step reporter for this command line, or nil.
@@ -35,14 +44,40 @@ func (a *app) steps() *slowSteps {
 	if a.jsonOut {
 		return nil
 	}
-	terminal := false
+	terminal, width := false, 0
 	if f, ok := a.stderr.(*os.File); ok {
 		terminal = term.IsTerminal(int(f.Fd()))
+		if terminal {
+			width, _, _ = term.GetSize(int(f.Fd()))
+		}
 	}
 	if !terminal && !a.verbose {
 		return nil
 	}
-	return &slowSteps{w: a.stderr, terminal: terminal, after: slowAfter}
+	return &slowSteps{w: a.stderr, terminal: terminal, after: slowAfter, width: width}
+}
+
+func (p *slowSteps) clock() time.Time {
+	if p.now != nil {
+		return p.now()
+	}
+	return time.Now()
+}
+
+// spinnerText is a spinner's description: what, with the time since the step started, cut to the
+// terminal's width.
+func (p *slowSteps) spinnerText(what string, elapsed time.Duration) string {
+	suffix := " [" + elapsed.Truncate(time.Second).String() + "]"
+	if p.width > 0 {
+		room := p.width - len(suffix) - 4 // the spinner, its spaces and the cursor
+		if room < 10 {
+			room = 10
+		}
+		if r := []rune(what); len(r) > room {
+			what = string(r[:room-1]) + "…"
+		}
+	}
+	return what + suffix
 }
 
 // step marks the start of a step described by what; the returned func marks its end. Nothing is
@@ -51,7 +86,7 @@ func (p *slowSteps) step(what string) (done func()) {
 	if p == nil {
 		return func() {}
 	}
-	start := time.Now()
+	start := p.clock()
 	stop, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
@@ -67,20 +102,37 @@ func (p *slowSteps) step(what string) (done func()) {
 		if !p.terminal {
 			fmt.Fprintf(p.w, "forge: %s ...\n", what)
 			<-stop
-			fmt.Fprintf(p.w, "forge: %s: done in %s\n", what, time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(p.w, "forge: %s: done in %s\n", what, p.clock().Sub(start).Round(time.Millisecond))
 			return
 		}
+		// The elapsed time is the step's (since it started, not since the spinner showed), drawn
+		// into the description on a ticker of ours: the bar's own timer counts from the bar.
 		bar := progressbar.NewOptions(-1,
 			progressbar.OptionSetWriter(p.w),
-			progressbar.OptionSetDescription(what),
+			progressbar.OptionSetDescription(p.spinnerText(what, p.clock().Sub(start))),
 			progressbar.OptionSpinnerType(14),
-			progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionSetElapsedTime(false), // ours is in the description
+			progressbar.OptionSetPredictTime(false),
 			progressbar.OptionSetRenderBlankState(true),
 			progressbar.OptionClearOnFinish(),
 		)
-		<-stop
+		every := p.tick
+		if every <= 0 {
+			every = time.Second
+		}
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				bar.Describe(p.spinnerText(what, p.clock().Sub(start)))
+				continue
+			case <-stop:
+			}
+			break
+		}
 		_ = bar.Finish()
-		fmt.Fprintf(p.w, "forge: %s: done in %s\n", what, time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(p.w, "forge: %s: done in %s\n", what, p.clock().Sub(start).Round(time.Millisecond))
 	}()
 	return func() {
 		close(stop)
@@ -148,4 +200,56 @@ func backendLabel(name string) string {
 		return "default"
 	}
 	return name
+}
+
+// line prints one line about a step (a re-ask after a failed verification, how a generation
+// ended) between spinners.
+func (p *slowSteps) line(msg string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "forge: %s\n", msg)
+}
+
+// generationProgress carries a progress func (forge.WithProgress) in ctx that shows the steps of
+// a generation the call leads: while the model writes, a step (a spinner with the time waited on
+// a terminal, a line with -v) that says what forge waits for; a re-ask after an answer failed
+// verification, and how the generation ended, as a line of their own. With no reporter (--json,
+// or neither a terminal nor -v) ctx is returned as it is. The returned func ends a step still
+// shown.
+func (a *app) generationProgress(ctx context.Context) (context.Context, func()) {
+	steps := a.steps()
+	if steps == nil {
+		return ctx, func() {}
+	}
+	var mu sync.Mutex
+	var done func()
+	end := func() {
+		if done != nil {
+			done()
+			done = nil
+		}
+	}
+	ctx = forge.WithProgress(ctx, func(g forge.GenerationStep) {
+		mu.Lock()
+		defer mu.Unlock()
+		end()
+		switch g.Step {
+		case forge.StepAsking:
+			done = steps.step(g.Message)
+		case forge.StepRejected:
+			steps.line(g.Message)
+		case forge.StepPersisted, forge.StepFailed:
+			if a.verbose {
+				steps.line(g.Message)
+			}
+		}
+	})
+	return ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		end()
+	}
 }
