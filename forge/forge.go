@@ -362,59 +362,33 @@ func newSandbox(name string, cfg sandbox.Config) (sandbox.Sandbox, error) {
 }
 
 // MarkRegenerate makes the next call of role.method regenerate its code (`forge regen --next-call`).
+// Its event line names Options.ClientName (MarkRegenerateContext names the context's client).
 func (f *Forge) MarkRegenerate(role, method string) error {
-	_, err := f.update(role, method, func(a *registry.Artifact) error {
-		a.ForceRegenerate = true
-		return nil
-	})
-	return err
+	return f.MarkRegenerateContext(context.Background(), role, method)
 }
 
 // Bless pins role.method's current generation: it is always executed and never replaced
-// automatically. resetMetrics starts its counters afresh.
+// automatically. resetMetrics starts its counters afresh. (BlessContext names the client.)
 func (f *Forge) Bless(role, method string, resetMetrics bool) error {
-	if resetMetrics {
-		// This process's outcomes recorded before the reset are merged now, so that the reset
-		// clears them instead of their flush adding them after it (another process's buffered
-		// outcomes still land after it: see RATIONALE, "Per-generation accounting").
-		f.rec.Flush()
-	}
-	_, err := f.update(role, method, func(a *registry.Artifact) error {
-		if a.Lifecycle == registry.Quarantined {
-			return fmt.Errorf("forge: %s.%s is quarantined: roll it back or regenerate it before blessing", role, method)
-		}
-		a.Lifecycle = registry.Blessed
-		if resetMetrics {
-			a.Counters = registry.Counters{}
-			a.LastFailureClass, a.LastFailureReason = "", ""
-		}
-		return nil
-	})
-	return err
+	return f.BlessContext(context.Background(), role, method, resetMetrics)
 }
 
-// Quarantine refuses role.method's artifact until an operator rolls it back or regenerates it.
+// Quarantine refuses role.method's artifact until an operator lifts the quarantine
+// (LiftQuarantine), rolls it back or regenerates it. (QuarantineContext names the client.)
 func (f *Forge) Quarantine(role, method string) error {
-	_, err := f.update(role, method, func(a *registry.Artifact) error {
-		a.Lifecycle = registry.Quarantined
-		return nil
-	})
-	return err
+	return f.QuarantineContext(context.Background(), role, method)
 }
 
 // Rollback makes generation gen (0: the one before the current) current again, from the kept
-// history, without the code generator.
+// history, without the code generator. (RollbackContext names the client.)
 func (f *Forge) Rollback(role, method string, gen int) (*registry.Artifact, error) {
-	return f.update(role, method, func(a *registry.Artifact) error { return a.Rollback(gen, f.now()) })
+	return f.RollbackContext(context.Background(), role, method, gen)
 }
 
 // Archive marks role.method archived (reversible: a call or Rollback revives it).
+// (ArchiveContext names the client.)
 func (f *Forge) Archive(role, method string) error {
-	_, err := f.update(role, method, func(a *registry.Artifact) error {
-		a.Lifecycle = registry.Archived
-		return nil
-	})
-	return err
+	return f.ArchiveContext(context.Background(), role, method)
 }
 
 // update is a locked read-modify-write of an existing artifact.
@@ -449,7 +423,8 @@ func (f *Forge) Regenerate(ctx context.Context, role, method string) Outcome {
 	c := &call{f: f, role: role, method: method, start: time.Now(), operator: true}
 	c.ev.Role, c.ev.Method, c.ev.CallID = role, method, newID()
 	c.ev.TraceID = c.ev.CallID
-	c.ev.Action, c.ev.Reason = "regenerate", "operator"
+	c.ev.Action, c.ev.Reason = OpRegenerate, reasonOperator
+	c.ev.Who = f.who(ctx)
 	c.meta.Decision = "regenerate:operator"
 	if !f.enter() {
 		return Outcome{Err: closedFailure(role, method).toError(), Meta: c.meta}
@@ -467,6 +442,11 @@ func (f *Forge) Regenerate(ctx context.Context, role, method string) Outcome {
 	var replaced *repair.Attempt
 	if base != nil {
 		replaced = &repair.Attempt{Code: base.Code, Error: "an operator asked for new code"}
+		c.ev.ArtifactGenBefore, c.ev.LifecycleBefore = base.Generation, string(base.Lifecycle)
 	}
-	return c.finish(c.produce(ctx, base, repair.ByOperator(repair.VerbRegen, ""), replaced))
+	o := c.produce(ctx, base, repair.ByOperator(repair.VerbRegen, ""), replaced)
+	if c.art != nil {
+		c.ev.Lifecycle = string(c.art.Lifecycle)
+	}
+	return c.finish(o)
 }
