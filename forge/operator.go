@@ -17,9 +17,9 @@ import (
 const (
 	OpBless         = "bless"
 	OpQuarantine    = "quarantine"
-	OpLift          = "lift"       // a quarantine lifted after the gate passed the code again
+	OpLift          = "lift" // a quarantine lifted after the gate passed the code again
 	OpRollback      = "rollback"
-	OpArchive       = "archive"    // forge prune
+	OpArchive       = "archive" // forge prune
 	OpRegenNextCall = "regen_next_call"
 	OpRegenerate    = "regenerate" // forge regen (Forge.Regenerate)
 	OpEdit          = "edit"       // forge edit (Forge.Edit)
