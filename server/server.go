@@ -267,6 +267,9 @@ func (s *Server) handleVerb(w http.ResponseWriter, r *http.Request) {
 	role, method, verb := r.PathValue("role"), r.PathValue("method"), r.PathValue("verb")
 	ctx, cancel := context.WithTimeout(r.Context(), s.o.CallTimeout)
 	defer cancel()
+	if forge.ClientFrom(ctx) == "" {
+		ctx = forge.WithClient(ctx, "http") // the event line of the operator action says who
+	}
 	var err error
 	switch verb {
 	case "regen":
@@ -280,9 +283,12 @@ func (s *Server) handleVerb(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.f.Edit(ctx, role, method, string(body)))
 		return
 	case "bless":
-		err = s.f.Bless(role, method, r.URL.Query().Get("reset") == "1")
+		err = s.f.BlessContext(ctx, role, method, r.URL.Query().Get("reset") == "1")
 	case "quarantine":
-		err = s.f.Quarantine(role, method)
+		err = s.f.QuarantineContext(ctx, role, method)
+	case "lift":
+		writeJSON(w, http.StatusOK, s.f.LiftQuarantine(ctx, role, method))
+		return
 	case "rollback":
 		gen := 0
 		if g := r.URL.Query().Get("gen"); g != "" {
@@ -291,9 +297,9 @@ func (s *Server) handleVerb(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		_, err = s.f.Rollback(role, method, gen)
+		_, err = s.f.RollbackContext(ctx, role, method, gen)
 	default:
-		writeErr(w, http.StatusNotFound, "args", fmt.Sprintf("unknown verb %q: use regen, bless, quarantine, rollback or edit", verb))
+		writeErr(w, http.StatusNotFound, "args", fmt.Sprintf("unknown verb %q: use regen, bless, quarantine, lift, rollback or edit", verb))
 		return
 	}
 	if err != nil {

@@ -432,6 +432,9 @@ func newShowCmd(a *app) *cobra.Command {
 			}
 			w := a.stdout
 			fmt.Fprintf(w, "%s.%s  gen %d  %s\n", art.Role, art.Method, art.Generation, art.Lifecycle)
+			if art.ForceRegenerate {
+				fmt.Fprintf(w, "pending:     regenerate on its next call (`forge regen %s %s --next-call`); `forge regen %s %s` does it now\n", art.Role, art.Method, art.Role, art.Method)
+			}
 			fmt.Fprintf(w, "signature:   %s\n", art.Signature.Decl)
 			fmt.Fprintf(w, "checksum:    %s\n", art.CodeChecksum)
 			fmt.Fprintf(w, "contract:    %s\n", art.ContractFingerprint)

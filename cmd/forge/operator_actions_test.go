@@ -1,0 +1,205 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/forge"
+	"github.com/artifactforge/forge/registry"
+)
+
+// operatorEvents reads the store's operator action lines.
+func operatorEvents(t *testing.T, store string) []forge.Event {
+	t.Helper()
+	evs, err := forge.ReadEvents(store)
+	require.NoError(t, err)
+	var out []forge.Event
+	for i := range evs {
+		if forge.IsOperatorAction(&evs[i]) {
+			out = append(out, evs[i])
+		}
+	}
+	return out
+}
+
+// TestCLIEveryOperatorActionIsLogged (issue 22, item 9): bless, quarantine, lift, rollback,
+// regen, regen --next-call, edit, prune, quarantine dismiss and restore each write one event line
+// with who ("cli:USER"), what, and the generation before and after; forge stats counts them.
+func TestCLIEveryOperatorActionIsLogged(t *testing.T) {
+	store := t.TempDir()
+	yaegiRole(t, store)
+	s := func(args ...string) []string { return append([]string{"--store", store}, args...) }
+	v2 := answerScript(t, reverseCode+"\n// v2\n")
+	code, _, errs := runCLI(t, s(answerScript(t, reverseCode), "call", "str", "reverse", "s=ab")...)
+	require.Equal(t, 0, code, errs)
+	t.Setenv("EDITOR", fakeEditor(t, reverseCode+"\n// edited\n"))
+
+	steps := [][]string{
+		{"bless", "str", "reverse"},                        // gen 1
+		{"quarantine", "str", "reverse"},                   // gen 1
+		{"quarantine", "lift", "str", "reverse"},           // gen 1
+		{v2, "regen", "str", "reverse"},                    // 1 -> 2
+		{"rollback", "str", "reverse"},                     // 2 -> 3
+		{"regen", "str", "reverse", "--next-call"},         // 3
+		{"edit", "str", "reverse"},                         // 3 -> 4
+		{"prune", "--older-than", "0s", "--dry-run=false"}, // 4, archived
+	}
+	for _, st := range steps {
+		code, _, errs := runCLI(t, s(st...)...)
+		require.Equal(t, 0, code, "%v: %s", st, errs)
+	}
+	// A damaged artifact file, quarantined by the read that finds it, then dismissed.
+	require.NoError(t, os.WriteFile(filepath.Join(store, "tools", "str", "reverse.json"), []byte("{damaged"), 0o644))
+	code, _, _ = runCLI(t, s("show", "str", "reverse")...)
+	require.Equal(t, 1, code)
+	code, out, errs := runCLI(t, s("--json", "quarantine", "ls")...)
+	require.Equal(t, 0, code, errs)
+	var q []registry.QuarantineReport
+	require.NoError(t, json.Unmarshal([]byte(out), &q), out)
+	require.Len(t, q, 1)
+	code, _, errs = runCLI(t, s("quarantine", "dismiss", q[0].ID)...)
+	require.Equal(t, 0, code, errs)
+	code, _, _ = runCLI(t, s("quarantine", "restore", "no-such-entry")...)
+	require.Equal(t, 1, code)
+
+	want := []struct {
+		action        string
+		ok            bool
+		before, after int
+	}{
+		{forge.OpBless, true, 1, 1}, {forge.OpQuarantine, true, 1, 1}, {forge.OpLift, true, 1, 1},
+		{forge.OpRegenerate, true, 1, 2}, {forge.OpRollback, true, 2, 3}, {forge.OpRegenNextCall, true, 3, 3},
+		{forge.OpEdit, true, 3, 4}, {forge.OpArchive, true, 4, 4}, {forge.OpDismiss, true, 0, 0}, {forge.OpRestore, false, 0, 0},
+	}
+	got := operatorEvents(t, store)
+	require.Len(t, got, len(want))
+	who := forge.CLIClient()
+	require.True(t, strings.HasPrefix(who, "cli"), who)
+	for i, w := range want {
+		e := got[i]
+		assert.Equal(t, w.action, e.Action, "line %d", i)
+		assert.Equal(t, w.ok, e.OK, "line %d %s", i, e.Action)
+		assert.Equal(t, who, e.Who, "line %d %s", i, e.Action)
+		assert.Equal(t, w.before, e.ArtifactGenBefore, "line %d %s: generation before", i, e.Action)
+		assert.Equal(t, w.after, e.ArtifactGen, "line %d %s: generation after", i, e.Action)
+	}
+	assert.Equal(t, "archived", got[7].Lifecycle)
+	assert.Equal(t, "reverse", got[8].Method)
+
+	code, out, errs = runCLI(t, s("--json", "stats")...)
+	require.Equal(t, 0, code, errs)
+	var st forge.Stats
+	require.NoError(t, json.Unmarshal([]byte(out), &st), out)
+	assert.Equal(t, int64(len(want)), st.Overall.OperatorActions)
+	assert.Equal(t, int64(1), st.Overall.OperatorActionsByAction[forge.OpLift])
+	code, out, _ = runCLI(t, s("stats")...)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "operator actions 10")
+	assert.Contains(t, out, "bless 1")
+}
+
+// TestCLIMistakenQuarantineOfFirstGenerationHasAWayBack (issue 23, item 5): rollback, regen with
+// the same answer and bless all refuse, each exiting 1 with the way out; `forge quarantine lift`
+// puts the code back after the gate passes it again.
+func TestCLIMistakenQuarantineOfFirstGenerationHasAWayBack(t *testing.T) {
+	store := t.TempDir()
+	yaegiRole(t, store)
+	s := func(args ...string) []string { return append([]string{"--store", store}, args...) }
+	prov := answerScript(t, reverseCode)
+	code, _, errs := runCLI(t, s(prov, "call", "str", "reverse", "s=ab")...)
+	require.Equal(t, 0, code, errs)
+	code, _, errs = runCLI(t, s("quarantine", "str", "reverse")...)
+	require.Equal(t, 0, code, errs)
+
+	code, _, errs = runCLI(t, s("call", "str", "reverse", "s=x")...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "forge quarantine lift str reverse", "the refusal names the way back")
+	code, _, errs = runCLI(t, s("rollback", "str", "reverse")...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "no generation before gen-1")
+	code, _, errs = runCLI(t, s(prov, "regen", "str", "reverse")...)
+	assert.Equal(t, 1, code, "still quarantined is a refusal")
+	assert.Contains(t, errs, "still quarantined")
+	code, out, _ := runCLI(t, s(prov, "--json", "regen", "str", "reverse")...)
+	assert.Equal(t, 1, code)
+	var o forge.Outcome
+	require.NoError(t, json.Unmarshal([]byte(out), &o), out)
+	assert.False(t, o.OK, "--json says the refusal too")
+	assert.Equal(t, "refused", o.Err.Type)
+	code, _, errs = runCLI(t, s("bless", "str", "reverse")...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "forge quarantine lift str reverse")
+
+	code, out, errs = runCLI(t, s("quarantine", "lift", "str", "reverse")...)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "quarantine lifted")
+	code, out, errs = runCLI(t, s("call", "str", "reverse", "s=ab")...)
+	require.Equal(t, 0, code, errs)
+	assert.Equal(t, "\"ba\"\n", out)
+
+	code, _, errs = runCLI(t, s("quarantine", "lift", "str", "reverse")...)
+	assert.Equal(t, 1, code, "nothing to lift")
+	assert.Contains(t, errs, "nothing to lift")
+	code, _, _ = runCLI(t, s("quarantine", "lift", "str")...)
+	assert.Equal(t, 2, code)
+}
+
+// TestCLIEditSaysWhatHappensToTheLifecycle (issue 23, item 6): editing a blessed artifact says,
+// before anything is stored, that the edited code is a candidate; --keep-lifecycle keeps it
+// blessed; forge watch shows an edit as an edit, not a call.
+func TestCLIEditSaysWhatHappensToTheLifecycle(t *testing.T) {
+	store := t.TempDir()
+	yaegiRole(t, store)
+	s := func(args ...string) []string { return append([]string{"--store", store}, args...) }
+	code, _, errs := runCLI(t, s(answerScript(t, reverseCode), "call", "str", "reverse", "s=ab")...)
+	require.Equal(t, 0, code, errs)
+	code, _, errs = runCLI(t, s("bless", "str", "reverse")...)
+	require.Equal(t, 0, code, errs)
+
+	t.Setenv("EDITOR", fakeEditor(t, reverseCode+"\n// kept\n"))
+	code, out, errs := runCLI(t, s("edit", "str", "reverse", "--keep-lifecycle")...)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, errs, "gen 1 is blessed: the edited code will be generation 2, blessed")
+	assert.Contains(t, out, "generation 2 stored (operator:edit): blessed -> blessed")
+
+	t.Setenv("EDITOR", fakeEditor(t, reverseCode+"\n// demoted\n"))
+	code, out, errs = runCLI(t, s("edit", "str", "reverse")...)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, errs, "gen 2 is blessed: the edited code will be generation 3, a candidate (no longer blessed)")
+	assert.Contains(t, errs, "--keep-lifecycle")
+	assert.Contains(t, out, "generation 3 stored (operator:edit): blessed -> candidate")
+
+	evs := operatorEvents(t, store)
+	require.NotEmpty(t, evs)
+	edit := evs[len(evs)-1]
+	require.Equal(t, forge.OpEdit, edit.Action)
+	line := formatLive(&forge.LiveEvent{Kind: forge.LiveCall, Time: time.Now(), Call: &edit})
+	assert.Contains(t, line, " op    edit str.reverse done by cli")
+	assert.Contains(t, line, "gen 2 -> 3 (blessed -> candidate)")
+	assert.NotContains(t, line, "call ")
+}
+
+// TestCLIShowSaysARegenerationIsPending (issue 23, item 11): `forge show` mentions a pending
+// `regen --next-call`.
+func TestCLIShowSaysARegenerationIsPending(t *testing.T) {
+	store := t.TempDir()
+	yaegiRole(t, store)
+	s := func(args ...string) []string { return append([]string{"--store", store}, args...) }
+	code, _, errs := runCLI(t, s(answerScript(t, reverseCode), "call", "str", "reverse", "s=ab")...)
+	require.Equal(t, 0, code, errs)
+	code, out, _ := runCLI(t, s("show", "str", "reverse")...)
+	require.Equal(t, 0, code)
+	assert.NotContains(t, out, "pending")
+	code, _, errs = runCLI(t, s("regen", "str", "reverse", "--next-call")...)
+	require.Equal(t, 0, code, errs)
+	code, out, _ = runCLI(t, s("show", "str", "reverse")...)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "pending:     regenerate on its next call")
+}
