@@ -20,6 +20,7 @@ import (
 	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/selector"
 )
 
 // Forge serves calls of role methods from one store. It is safe for concurrent use. Close it to
@@ -447,6 +448,16 @@ func (f *Forge) Regenerate(ctx context.Context, role, method string) Outcome {
 	o := c.produce(ctx, base, repair.ByOperator(repair.VerbRegen, ""), replaced)
 	if c.art != nil {
 		c.ev.Lifecycle = string(c.art.Lifecycle)
+		if o.OK && c.meta.Unchanged && !c.meta.Joined && c.art.Lifecycle == registry.Quarantined {
+			// The model wrote the quarantined code again: the quarantine stands, so the operator's
+			// regeneration did not do what it was asked. A refusal (the CLI exits 1; HTTP and MCP
+			// answer ok false), with the ways out.
+			o = c.fail(&failure{typ: "refused", result: classifier.Result{Class: classifier.Extrinsic, Rule: classifier.Rule(selector.ReasonQuarantined)},
+				msg: fmt.Sprintf("%s.%s is still quarantined: the model wrote the quarantined code again (generation %d kept, %d provider call(s)); "+
+					"run `forge edit %s %s` to fix the code by hand, `forge rollback %s %s` if it has an earlier generation, "+
+					"`forge quarantine lift %s %s` if the quarantine was a mistake (the gate checks the code again), or change the role's contract and regenerate",
+					role, method, c.art.Generation, c.meta.ProviderCalls, role, method, role, method, role, method)})
+		}
 	}
 	return c.finish(o)
 }

@@ -258,3 +258,28 @@ func TestUnchangedRegenerationRecordsRuntimeVersion(t *testing.T) {
 	assert.Equal(t, registry.RuntimeVersion, art.RuntimeVersion)
 	assert.Equal(t, 1, art.Generation, "the same code adds no generation")
 }
+
+// An operator's regeneration of a quarantined artifact that writes the same code again did not
+// do what it was asked: a refusal (the CLI exits 1, HTTP and MCP answer ok false), with the ways
+// out, the lift among them; its event line says so.
+func TestRegenerateOfQuarantinedSameCodeIsARefusal(t *testing.T) {
+	p := cassette(t,
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK},
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 2, Code: upperOK})
+	f := openForge(t, t.TempDir(), p)
+	require.NoError(t, f.AddRole(textContract()))
+	ctx := context.Background()
+	require.True(t, f.Call(ctx, "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
+	require.NoError(t, f.Quarantine("text", "upper"))
+	o := f.Regenerate(ctx, "text", "upper")
+	require.False(t, o.OK)
+	assert.Equal(t, "refused", o.Err.Type)
+	assert.True(t, o.Meta.Unchanged)
+	assert.Contains(t, o.Err.Message, "still quarantined")
+	assert.Contains(t, o.Err.Message, "forge quarantine lift text upper")
+	got := operatorLines(t, f)
+	require.Len(t, got, 2)
+	assert.Equal(t, OpRegenerate, got[1].Action)
+	assert.False(t, got[1].OK)
+	assert.Equal(t, "quarantined", got[1].Lifecycle)
+}

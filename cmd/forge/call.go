@@ -311,25 +311,14 @@ func newRegenCmd(a *app) *cobra.Command {
 			ctx, cancel := signalContext()
 			defer cancel()
 			o := f.Regenerate(operatorCtx(ctx), args[0], args[1])
-			stillQuarantined := false
-			if o.OK && o.Meta.Unchanged && !o.Meta.Joined {
-				if art, err := f.Store().Load(args[0], args[1]); err == nil && art.Lifecycle == registry.Quarantined {
-					// The model wrote the quarantined code again: the quarantine stands, and the
-					// operator who followed the call's advice ("forge regen") needs the way out.
-					// It is a refusal: the command did not do what it was asked (exit 1).
-					stillQuarantined = true
-					o.OK = false
-					o.Err = &forge.Error{Type: "refused", Class: "extrinsic", Rule: "quarantined", Message: fmt.Sprintf(
-						"%s.%s is still quarantined: the model wrote the quarantined code again (generation %d kept, %d provider call(s)); run `forge edit %s %s` to fix the code by hand, `forge rollback %s %s` if it has an earlier generation, `forge quarantine lift %s %s` if the quarantine was a mistake (the gate checks the code again), or change the role's contract and regenerate",
-						args[0], args[1], o.Meta.ArtifactGen, o.Meta.ProviderCalls, args[0], args[1], args[0], args[1], args[0], args[1])}
-				}
-			}
 			if a.jsonOut {
 				if err := a.printJSON(o); err != nil {
 					return err
 				}
 			}
-			if stillQuarantined {
+			if !o.OK && o.Err.Type == "refused" {
+				// Still quarantined (the model wrote the quarantined code again): the message
+				// says the ways out.
 				return codedError{exitFailed, errors.New(o.Err.Message)}
 			}
 			if !o.OK {

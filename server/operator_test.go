@@ -1,0 +1,55 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/forge"
+	"github.com/artifactforge/forge/registry"
+)
+
+// Operator verbs over HTTP write their event lines with the client ("http" when the request names
+// none), and `lift` is the way back from a mistaken quarantine (issue 22 item 9, issue 23 item 5).
+func TestAdminVerbsAreLoggedAndLiftIsOne(t *testing.T) {
+	store := t.TempDir()
+	f := openForge(t, store)
+	_, ts := newTestServer(t, f, Options{AdminToken: "s3cret"})
+	require.True(t, callOutcome(t, ts.URL, "text", "upper", `{"s":"a"}`).OK)
+
+	resp, body := post(t, ts.URL+"/v1/admin/quarantine/text/upper", "s3cret", "")
+	require.Equal(t, 200, resp.StatusCode, "%s", body)
+	resp, body = post(t, ts.URL+"/v1/admin/lift/text/upper", "s3cret", "")
+	require.Equal(t, 200, resp.StatusCode, "%s", body)
+	var o forge.Outcome
+	require.NoError(t, json.Unmarshal(body, &o))
+	require.True(t, o.OK, "%s", body)
+	a, err := f.Store().Load("text", "upper")
+	require.NoError(t, err)
+	assert.Equal(t, registry.Candidate, a.Lifecycle)
+	require.True(t, callOutcome(t, ts.URL, "text", "upper", `{"s":"a"}`).OK)
+
+	st, err := f.Stats(time.Time{})
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), st.Overall.OperatorActions)
+	evs, err := forge.ReadEvents(store)
+	require.NoError(t, err)
+	var who []string
+	for i := range evs {
+		if forge.IsOperatorAction(&evs[i]) {
+			who = append(who, evs[i].Action+" by "+evs[i].Who)
+		}
+	}
+	assert.Equal(t, []string{"quarantine by http", "lift by http"}, who)
+
+	// A client the context names (a per-client identity) is the one recorded.
+	require.NoError(t, f.BlessContext(forge.WithClient(context.Background(), "client:ops"), "text", "upper", false))
+	f.Flush()
+	evs, err = forge.ReadEvents(store)
+	require.NoError(t, err)
+	assert.Equal(t, "client:ops", evs[len(evs)-1].Who)
+}
