@@ -407,7 +407,9 @@ func (s *Server) addFixedTools() {
 			return loaded(a)
 		})
 	verb("forge_lift", "Lift an operator's quarantine of role.method once the gate has passed its current code again (the way back from a mistaken quarantine).", roleMethodSchema,
-		func(ctx context.Context, a callArgs) (any, error) { return s.f.LiftQuarantine(ctx, a.Role, a.Method), nil })
+		func(ctx context.Context, a callArgs) (any, error) {
+			return s.f.LiftQuarantine(ctx, a.Role, a.Method), nil
+		})
 	verb("forge_regen", "Write role.method's code again from its contract now (provider calls).", roleMethodSchema,
 		func(ctx context.Context, a callArgs) (any, error) { return s.f.Regenerate(ctx, a.Role, a.Method), nil })
 }
