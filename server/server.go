@@ -7,6 +7,7 @@
 //	POST /v1/admin/regen/{role}/{method}      operator verbs, with "Authorization: Bearer TOKEN"
 //	POST /v1/admin/bless/{role}/{method}      ?reset=1 starts its counters afresh
 //	POST /v1/admin/quarantine/{role}/{method}
+//	POST /v1/admin/lift/{role}/{method}       lift a quarantine once the gate passes the code again; the Outcome
 //	POST /v1/admin/rollback/{role}/{method}   ?gen=N (default: the generation before the current)
 //	POST /v1/admin/edit/{role}/{method}       body: the new Go code; through the gate
 //	GET  /v1/roles, /v1/roles/{role}          contracts
