@@ -404,9 +404,16 @@ func (a *app) operator(args []string, fn func(context.Context, *forge.Forge) err
 		if err != nil {
 			return err
 		}
-		return a.printJSON(art)
+		return a.printJSON(actionDoc{OK: true, Artifact: art}) // an action's document: "ok" and the artifact's fields
 	}
 	return nil
+}
+
+// actionDoc is the --json document of an operator verb on an artifact (bless, quarantine,
+// rollback): "ok": true with the artifact as it is now, its fields at the top level as before.
+type actionDoc struct {
+	OK bool `json:"ok"`
+	*registry.Artifact
 }
 
 // staleRow is one artifact that no longer fits its role.
@@ -531,7 +538,7 @@ sandbox's built modules and compiled code under the store's cache/ that were not
 				return err
 			}
 			if a.jsonOut {
-				return a.printJSON(map[string]any{"dry_run": dryRun, "archived": pruned, "cache": cache})
+				return a.printJSON(map[string]any{"ok": true, "dry_run": dryRun, "archived": pruned, "cache": cache})
 			}
 			verb := "archived"
 			if dryRun {

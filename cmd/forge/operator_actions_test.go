@@ -203,3 +203,69 @@ func TestCLIShowSaysARegenerationIsPending(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "pending:     regenerate on its next call")
 }
+
+// TestJSONShapesPerKindOfCommand (issue 23, item 11): one --json shape per kind of command, as
+// the README documents: a listing is an array; an action (it changes the store or runs code) is
+// an object with "ok" (call, regen, edit and quarantine lift print their Outcome); a read of one
+// thing is that thing; a failure is {"ok": false, "error": ...}.
+func TestJSONShapesPerKindOfCommand(t *testing.T) {
+	store := t.TempDir()
+	yaegiRole(t, store)
+	s := func(args ...string) []string { return append([]string{"--store", store, "--json"}, args...) }
+	t.Setenv("EDITOR", fakeEditor(t, reverseCode+"\n// edited\n"))
+	prov := answerScript(t, reverseCode)
+	contract := filepath.Join(t.TempDir(), "c.json")
+	require.NoError(t, os.WriteFile(contract, []byte(`{"role":"other","purpose":"p","methods":{"f":"func F() int"}}`), 0o644))
+
+	doc := func(args ...string) any {
+		t.Helper()
+		code, out, errs := runCLI(t, s(args...)...)
+		require.Equal(t, 0, code, "%v: %s", args, errs)
+		var v any
+		require.NoError(t, json.Unmarshal([]byte(out), &v), "%v: one JSON document: %s", args, out)
+		return v
+	}
+	action := func(args ...string) {
+		t.Helper()
+		m, ok := doc(args...).(map[string]any)
+		require.True(t, ok, "%v: an action prints an object", args)
+		assert.Equal(t, true, m["ok"], "%v: an action's object says ok", args)
+	}
+	listing := func(args ...string) {
+		t.Helper()
+		_, ok := doc(args...).([]any)
+		assert.True(t, ok, "%v: a listing prints an array", args)
+	}
+	read := func(args ...string) {
+		t.Helper()
+		_, ok := doc(args...).(map[string]any)
+		assert.True(t, ok, "%v: a read prints an object", args)
+	}
+
+	action("role", "add", "-f", contract)
+	action(prov, "call", "str", "reverse", "s=ab")
+	action("bless", "str", "reverse")
+	action("quarantine", "str", "reverse")
+	action("quarantine", "lift", "str", "reverse")
+	action("regen", "str", "reverse", "--next-call")
+	action(prov, "regen", "str", "reverse")
+	action("edit", "str", "reverse")
+	action("rollback", "str", "reverse")
+	action("prune")
+	action("doctor")
+	listing("ls")
+	listing("role", "ls")
+	listing("history", "str", "reverse")
+	listing("stale")
+	listing("quarantine", "ls")
+	read("show", "str", "reverse")
+	read("role", "show", "str")
+	read("stats")
+
+	code, out, _ := runCLI(t, s("bless", "str", "nope")...)
+	assert.Equal(t, 1, code)
+	var fail map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &fail), out)
+	assert.Equal(t, false, fail["ok"])
+	assert.NotNil(t, fail["error"])
+}

@@ -188,9 +188,10 @@ func newRoleCmd(a *app) *cobra.Command {
 			}
 			if a.jsonOut {
 				return a.printJSON(struct {
+					OK bool `json:"ok"`
 					registry.RoleRecord
 					Stale []staleRow `json:"stale_artifacts"`
-				}{rec, nonNil(stale)})
+				}{true, rec, nonNil(stale)})
 			}
 			fmt.Fprintf(a.stdout, "role %s saved (%s)\n", rec.Role, rec.Fingerprint)
 			printStale(a, stale)
