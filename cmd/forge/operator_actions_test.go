@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -268,4 +270,57 @@ func TestJSONShapesPerKindOfCommand(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &fail), out)
 	assert.Equal(t, false, fail["ok"])
 	assert.NotNil(t, fail["error"])
+}
+
+// TestBinREADMEOperatorSession (issue 22 item 9, issue 23 items 5 and 6): the README's operator
+// session, each line as written, from the repository root; a quoted text in a line's comment is
+// what its output says. Each action is one line of the event log.
+func TestBinREADMEOperatorSession(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	_, block, ok := strings.Cut(string(readme), "An operator's session, from the repository root")
+	require.True(t, ok, "the README's operator session")
+	var lines []string
+	started := false
+	for _, ln := range strings.Split(block, "\n") {
+		if strings.HasPrefix(ln, "    forge ") {
+			started = true
+			lines = append(lines, strings.TrimPrefix(ln, "    "))
+		} else if started {
+			break
+		}
+	}
+	require.GreaterOrEqual(t, len(lines), 8, "%q", lines)
+	path, err := forgeBinary()
+	require.NoError(t, err)
+	store := t.TempDir()
+	editor := filepath.Join(t.TempDir(), "editor.sh")
+	require.NoError(t, os.WriteFile(editor, []byte("#!/bin/sh\necho '// reviewed' >> \"$1\"\n"), 0o755))
+	comment := regexp.MustCompile(`\s+#\s*(.*)$`)
+	quoted := regexp.MustCompile(`"([^"]+)"`)
+	for _, ln := range lines {
+		cmdline, want := ln, ""
+		if m := comment.FindStringSubmatchIndex(ln); m != nil {
+			cmdline = ln[:m[0]]
+			if q := quoted.FindStringSubmatch(ln[m[2]:m[3]]); q != nil {
+				want = q[1]
+			}
+		}
+		args := strings.Fields(cmdline)[1:]
+		cmd := exec.Command(path, append([]string{"--store", store}, args...)...)
+		cmd.Dir = "../.."
+		cmd.Env = append(os.Environ(), "FORGE_PROVIDER=", "FORGE_SANDBOX=yaegi", "EDITOR="+editor)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s: %s", ln, out)
+		if want != "" {
+			assert.Contains(t, string(out), want, ln)
+		}
+	}
+	var actions []string
+	for _, e := range operatorEvents(t, store) {
+		assert.True(t, e.OK, e.Action)
+		assert.Equal(t, forge.CLIClient(), e.Who)
+		actions = append(actions, e.Action)
+	}
+	assert.Equal(t, []string{forge.OpBless, forge.OpQuarantine, forge.OpLift, forge.OpRegenNextCall, forge.OpEdit}, actions)
 }
