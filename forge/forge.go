@@ -157,7 +157,7 @@ func MaintainerOf(s registry.Backend) (registry.Maintainer, error) {
 	if m, ok := s.(registry.Maintainer); ok {
 		return m, nil
 	}
-	return nil, unsupportedError{fmt.Sprintf("doctor and quarantine are not supported by %s: they check a directory store's files; run them on a directory store (--store DIR)", s.Location())}
+	return nil, unsupportedError{fmt.Sprintf("doctor and quarantine are not supported by %s: its backend offers no maintenance; run them on a store whose backend does (a directory store, --store DIR, or the nats:// fleet store)", s.Location())}
 }
 
 // unsupportedError is an operation a store backend does not offer; it wraps registry.ErrUnsupported.
