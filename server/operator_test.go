@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -52,4 +53,18 @@ func TestAdminVerbsAreLoggedAndLiftIsOne(t *testing.T) {
 	evs, err = forge.ReadEvents(store)
 	require.NoError(t, err)
 	assert.Equal(t, "client:ops", evs[len(evs)-1].Who)
+}
+
+// An operator action that ran no code (bless, quarantine, lift, ...) is not counted as a call in
+// the Prometheus metrics, although its line reaches the live subscribers.
+func TestOperatorActionsAreNotCountedAsCalls(t *testing.T) {
+	f := openForge(t, t.TempDir())
+	s, _ := newTestServer(t, f, Options{})
+	require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
+	require.NoError(t, f.Bless("text", "upper", false))
+	require.NoError(t, f.Quarantine("text", "upper"))
+	require.True(t, f.LiftQuarantine(context.Background(), "text", "upper").OK)
+	f.Flush()
+	assert.Equal(t, 1.0, testutil.ToFloat64(s.metrics.calls.WithLabelValues("text", "upper", forge.SourceGenerated, "")))
+	assert.Equal(t, 0.0, testutil.ToFloat64(s.metrics.calls.WithLabelValues("text", "upper", "", "")), "operator actions are not calls")
 }
