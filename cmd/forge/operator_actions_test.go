@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -323,4 +325,41 @@ func TestBinREADMEOperatorSession(t *testing.T) {
 		actions = append(actions, e.Action)
 	}
 	assert.Equal(t, []string{forge.OpBless, forge.OpQuarantine, forge.OpLift, forge.OpRegenNextCall, forge.OpEdit}, actions)
+}
+
+// TestWatchShowsAnEditAsAnEdit (issue 23, item 6): `forge watch` printed an edit made by another
+// command as a call ("call text.upper ok regenerated gen 2 ... provider_calls 0"); it is an
+// operator action now, in text ("op") and in --json ("kind":"operator").
+func TestWatchShowsAnEditAsAnEdit(t *testing.T) {
+	store, s := liveStore(t)
+	for _, jsonOut := range []bool{false, true} {
+		var out, errb syncBuffer
+		a := &app{stdout: &out, stderr: &errb, jsonOut: jsonOut}
+		f, err := forge.Open(forge.Options{Store: store, NoEvents: true})
+		require.NoError(t, err)
+		require.NoError(t, f.Watch())
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- watchLoop(ctx, a, f, forge.Filter{Role: "text"}) }()
+		time.Sleep(100 * time.Millisecond) // the tail starts at the end of the log
+
+		t.Setenv("EDITOR", fakeEditor(t, fmt.Sprintf("package artifact\n\nfunc Upper(s string) string { return s } // %v\n", jsonOut)))
+		code, _, errOut := runCLI(t, s("edit", "text", "upper")...)
+		require.Equal(t, 0, code, errOut)
+		want := " op    edit text.upper done by " + forge.CLIClient()
+		if jsonOut {
+			want = `"kind":"operator"`
+		}
+		deadline := time.Now().Add(10 * time.Second) // a hang bound
+		for !strings.Contains(out.String(), want) {
+			require.True(t, time.Now().Before(deadline), "watch printed %q", out.String())
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+		require.NoError(t, <-done)
+		require.NoError(t, f.Close())
+		if !jsonOut {
+			assert.NotContains(t, out.String(), "call  text.upper ok regenerated", "an edit is not a call")
+		}
+	}
 }

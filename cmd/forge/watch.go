@@ -75,6 +75,9 @@ func watchLoop(ctx context.Context, a *app, f *forge.Forge, fl forge.Filter) err
 	print := func(e forge.LiveEvent) {
 		mu.Lock()
 		defer mu.Unlock()
+		if e.Call != nil && forge.IsOperatorAction(e.Call) {
+			e.Kind = liveOperator // an edit, bless, lift, ... is shown as what it is, not as a call
+		}
 		if a.jsonOut {
 			b, _ := json.Marshal(e)
 			a.stdout.Write(append(b, '\n'))
@@ -105,6 +108,9 @@ func watchLoop(ctx context.Context, a *app, f *forge.Forge, fl forge.Filter) err
 		}
 	}
 }
+
+// liveOperator is the kind `forge watch --json` gives an operator action's line.
+const liveOperator = "operator"
 
 // formatLive is one line of `forge watch`.
 func formatLive(e *forge.LiveEvent) string {
