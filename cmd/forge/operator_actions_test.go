@@ -119,8 +119,9 @@ func TestCLIMistakenQuarantineOfFirstGenerationHasAWayBack(t *testing.T) {
 	prov := answerScript(t, reverseCode)
 	code, _, errs := runCLI(t, s(prov, "call", "str", "reverse", "s=ab")...)
 	require.Equal(t, 0, code, errs)
-	code, _, errs = runCLI(t, s("quarantine", "str", "reverse")...)
+	code, out, errs := runCLI(t, s("quarantine", "str", "reverse")...)
 	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "forge quarantine lift str reverse", "the quarantine names its way back")
 
 	code, _, errs = runCLI(t, s("call", "str", "reverse", "s=x")...)
 	assert.Equal(t, 1, code)
@@ -131,7 +132,7 @@ func TestCLIMistakenQuarantineOfFirstGenerationHasAWayBack(t *testing.T) {
 	code, _, errs = runCLI(t, s(prov, "regen", "str", "reverse")...)
 	assert.Equal(t, 1, code, "still quarantined is a refusal")
 	assert.Contains(t, errs, "still quarantined")
-	code, out, _ := runCLI(t, s(prov, "--json", "regen", "str", "reverse")...)
+	code, out, _ = runCLI(t, s(prov, "--json", "regen", "str", "reverse")...)
 	assert.Equal(t, 1, code)
 	var o forge.Outcome
 	require.NoError(t, json.Unmarshal([]byte(out), &o), out)

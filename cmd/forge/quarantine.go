@@ -42,7 +42,8 @@ The subcommands take precedence over role names: quarantine a role named lift, l
 dismiss with ` + "`forge quarantine -- ls METHOD`.",
 		Args: nameArgs(2, 2, "role", "method"),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return a.operator(args, func(ctx context.Context, f *forge.Forge) error { return f.QuarantineContext(ctx, args[0], args[1]) }, "quarantined")
+			return a.operator(args, func(ctx context.Context, f *forge.Forge) error { return f.QuarantineContext(ctx, args[0], args[1]) },
+				fmt.Sprintf("quarantined: its calls are refused; if this was a mistake, `forge quarantine lift %s %s` puts it back once the gate passes its code again", args[0], args[1]))
 		},
 	}
 	ls := &cobra.Command{
