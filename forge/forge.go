@@ -143,12 +143,12 @@ func open(s registry.Backend, opts Options) (*Forge, error) {
 	return f, nil
 }
 
-// Store is the underlying store, for read-only inspection. What only a directory store can do
-// (doctor, quarantine) is reached through registry.Maintainer (see Forge.Maintainer).
+// Store is the underlying store, for read-only inspection. Maintenance (doctor, quarantine), which
+// the directory and fleet stores offer, is reached through registry.Maintainer (Forge.Maintainer).
 func (f *Forge) Store() registry.Backend { return f.store }
 
 // Maintainer is the store's maintenance interface, or an error naming the store when its backend
-// offers none (a fleet store is checked by its own servers, not file by file).
+// offers none.
 func (f *Forge) Maintainer() (registry.Maintainer, error) { return MaintainerOf(f.store) }
 
 // MaintainerOf returns s's maintenance interface, or an error wrapping registry.ErrUnsupported

@@ -87,8 +87,9 @@ func (a *app) localStoreDir() (string, error) {
 // localDir is $FORGE_LOCAL_DIR: a networked store's directory on this machine (forge.Options.LocalDir).
 func localDir() string { return strings.TrimSpace(os.Getenv("FORGE_LOCAL_DIR")) }
 
-// openMaintainer opens the store for a command that checks or repairs a directory store's files
-// (doctor, quarantine); any other backend is an error naming the store and what to do.
+// openMaintainer opens the store for a command that checks or repairs its records (doctor,
+// quarantine): a directory store and the fleet store offer it; a backend that does not is an
+// error naming the store and what to do.
 func (a *app) openMaintainer(mustExist bool) (registry.Backend, registry.Maintainer, error) {
 	s, err := a.openStoreWith(mustExist)
 	if err != nil {
