@@ -90,6 +90,8 @@ func (f *Forge) emitOp(e *Event, start time.Time, err error) {
 func (e *Event) setAfter(a *registry.Artifact) {
 	e.ArtifactGen, e.Lifecycle = a.Generation, string(a.Lifecycle)
 	e.ContractFingerprint, e.PromptVersion = a.ContractFingerprint, a.PromptVersion
+	e.SuccessCount, e.FailureCount = a.SuccessCount, a.FailureCount
+	e.IntrinsicFailureCount, e.AdaptiveFailureCount, e.ExtrinsicFailureCount = a.IntrinsicFailureCount, a.AdaptiveFailureCount, a.ExtrinsicFailureCount
 	if len(a.History) > 0 {
 		e.GenerationTrigger = a.History[0].Trigger
 	}
