@@ -368,7 +368,7 @@ func (s *Server) addFixedTools() {
 				if err != nil {
 					return errResult(err), nil
 				}
-				v, err := fn(forge.WithClient(ctx, mcpClient(ctx, req)), a)
+				v, err := fn(ctx, a)
 				if err != nil {
 					return errResult(err), nil
 				}
@@ -412,19 +412,4 @@ func (s *Server) addFixedTools() {
 		})
 	verb("forge_regen", "Write role.method's code again from its contract now (provider calls).", roleMethodSchema,
 		func(ctx context.Context, a callArgs) (any, error) { return s.f.Regenerate(ctx, a.Role, a.Method), nil })
-}
-
-// mcpClient names an MCP client for the event lines of its operator actions: the name the
-// server was given for it (forge.WithClient), else "mcp:" and the name the client gave in its
-// initialize request (self-declared), else "mcp".
-func mcpClient(ctx context.Context, req *sdk.CallToolRequest) string {
-	if c := forge.ClientFrom(ctx); c != "" {
-		return c
-	}
-	if req != nil && req.Session != nil {
-		if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil && p.ClientInfo.Name != "" {
-			return "mcp:" + p.ClientInfo.Name
-		}
-	}
-	return "mcp"
 }

@@ -13,8 +13,9 @@ import (
 	"github.com/artifactforge/forge/registry"
 )
 
-// Operator tools write their event lines with the MCP client's name (issue 22, item 9), and
-// forge_lift is the way back from a mistaken quarantine (issue 23, item 5).
+// Operator tools write their event lines (issue 22, item 9) with the client the context names,
+// else the forge's client name ("library" here), and forge_lift is the way back from a mistaken
+// quarantine (issue 23, item 5).
 func TestOperatorToolsAreLoggedAndLiftIsOne(t *testing.T) {
 	store := t.TempDir()
 	f := openForge(t, store)
@@ -46,5 +47,5 @@ func TestOperatorToolsAreLoggedAndLiftIsOne(t *testing.T) {
 			who = append(who, evs[i].Action+" by "+evs[i].Who)
 		}
 	}
-	assert.Equal(t, []string{"quarantine by mcp:agent-7", "lift by mcp:agent-7"}, who)
+	assert.Equal(t, []string{"quarantine by library", "lift by library"}, who)
 }

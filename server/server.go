@@ -268,9 +268,6 @@ func (s *Server) handleVerb(w http.ResponseWriter, r *http.Request) {
 	role, method, verb := r.PathValue("role"), r.PathValue("method"), r.PathValue("verb")
 	ctx, cancel := context.WithTimeout(r.Context(), s.o.CallTimeout)
 	defer cancel()
-	if forge.ClientFrom(ctx) == "" {
-		ctx = forge.WithClient(ctx, "http") // the event line of the operator action says who
-	}
 	var err error
 	switch verb {
 	case "regen":
