@@ -78,6 +78,9 @@ type call struct {
 	// operator: an operator's regeneration (Regenerate) or edit (Edit): no args to run, and a
 	// generation that produces nothing usable leaves the current one exactly as it was.
 	operator bool
+	// keep is the lifecycle an operator's edit keeps (EditOptions.KeepLifecycle); "" makes new
+	// code a candidate.
+	keep registry.Lifecycle
 	// cause is the failure of the persisted code that sent this call to repair or regenerate,
 	// if any: reported first when no code generator is there to fix it.
 	cause *failure
@@ -565,7 +568,8 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 		return c.fail(&failure{typ: "refused", result: classifier.Result{Class: classifier.Extrinsic, Rule: classifier.Rule(selector.ReasonQuarantined)},
 			msg: fmt.Sprintf("%s.%s is quarantined and its regeneration wrote the same code again, so the quarantine stands: "+
 				"run `forge edit %s %s` to write the code yourself, `forge rollback %s %s` to restore an earlier generation, "+
-				"or change the role's contract so that a regeneration writes other code", c.role, c.method, c.role, c.method, c.role, c.method)})
+				"`forge quarantine lift %s %s` if the quarantine was a mistake (the gate checks the code again), "+
+				"or change the role's contract so that a regeneration writes other code", c.role, c.method, c.role, c.method, c.role, c.method, c.role, c.method)})
 	}
 	if res.fail != nil {
 		// The stored code's failure that led here is counted already (executePersisted); the
@@ -1054,6 +1058,9 @@ func (c *call) persist(ans provider.Answer, p *compiled, trig repair.Trigger) (*
 			// artifact becomes a candidate; a forced regeneration is done.
 			unchanged = true
 			a.ForceRegenerate = false
+			// It passed this forge's gate: it records what it was verified against now, or a
+			// runtime-incompatible artifact would regenerate on every call (same answer, again).
+			a.RuntimeVersion, a.SchemaVersion = registry.RuntimeVersion, registry.SchemaVersion
 			if a.Lifecycle == registry.Degraded {
 				a.Lifecycle = registry.Candidate
 			}
@@ -1061,6 +1068,9 @@ func (c *call) persist(ans provider.Answer, p *compiled, trig repair.Trigger) (*
 		}
 		a.Promote(ans.Code, trig.String(), ans.Model, PromptVersion, now)
 		a.Lifecycle = registry.Candidate
+		if c.keep != "" {
+			a.Lifecycle = c.keep
+		}
 		a.ContractFingerprint = c.rt.rec.Fingerprint
 		a.Signature = registry.Signature{Func: sig.Func, Decl: declOf(sig), ParamsSchema: sig.ParamsSchema}
 		a.RepairCountSinceRegen = repair.NextRepairCount(trig, a.RepairCountSinceRegen)

@@ -69,6 +69,13 @@ func appendEvent(b []byte, e *Event) []byte {
 	b = appendStrOmit(b, "artifact_generation_trigger", e.GenerationTrigger)
 	b = appendStrOmit(b, "prompt_version", e.PromptVersion)
 	b = appendStrOmit(b, "contract_fingerprint", e.ContractFingerprint)
+	b = appendStrOmit(b, "who", e.Who)
+	if e.ArtifactGenBefore != 0 {
+		b = appendInt(b, "artifact_gen_before", int64(e.ArtifactGenBefore))
+	}
+	b = appendStrOmit(b, "lifecycle_before", e.LifecycleBefore)
+	b = appendStrOmit(b, "lifecycle", e.Lifecycle)
+	b = appendStrOmit(b, "detail", e.Detail)
 	b = i64(b, "artifact_success_count", e.SuccessCount)
 	b = i64(b, "artifact_failure_count", e.FailureCount)
 	b = i64(b, "artifact_intrinsic_failure_count", e.IntrinsicFailureCount)

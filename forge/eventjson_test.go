@@ -21,12 +21,14 @@ func TestAppendEventMatchesEncodingJSON(t *testing.T) {
 		SuccessCount: 10, FailureCount: 2, IntrinsicFailureCount: 1, AdaptiveFailureCount: 1, ExtrinsicFailureCount: -1,
 		FailureType: "panic", FailureClass: "intrinsic", FailureRule: `odd "rule" <&> é \n`, RepairAttempted: true, RepairSucceeded: true,
 		ProviderCalls: 3, Tokens: provider.Usage{InputTokens: 100, CachedTokens: 50}, PromptTokensEstimate: 97, DurationNS: 12345, SandboxNS: 678, EventsDropped: 9}
+	op := Event{Time: full.Time, TraceID: 1, CallID: 1, Role: "text", Method: "upper", OK: true, Action: OpBless, Reason: "operator",
+		ArtifactGen: 2, Who: "cli:ann é", ArtifactGenBefore: 2, LifecycleBefore: "candidate", Lifecycle: "blessed", Detail: "--reset-metrics"}
 	agg := Event{Time: full.Time, TraceID: 5, CallID: 6, Role: "text", Method: "upper", OK: true, Action: "execute", Reason: "healthy",
 		ProgramSource: SourcePersisted, ArtifactHit: true, ArtifactGen: 2, DurationNS: 123456789, SandboxNS: 1234, Kind: EventAggregate, Count: 150000,
 		FirstTime: full.Time.Add(-time.Second), DurationP50NS: 6500, DurationP99NS: 21000, DurationMaxNS: 480000, DurationHist: []int64{98, 140000, 120, 10000}}
 	dropped := Event{Time: full.Time, Kind: EventDropped, EventsDropped: 12, Dropped: map[string]int64{"call": 10, "aggregate": 2}, Lost: map[string]int64{"failure": 1}}
 	for name, e := range map[string]Event{"zero": {}, "full": full, "no tokens": {Role: "r", Tokens: provider.Usage{OutputTokens: 1}},
-		"aggregate": agg, "dropped": dropped} {
+		"aggregate": agg, "dropped": dropped, "operator": op} {
 		t.Run(name, func(t *testing.T) {
 			got := appendEvent(nil, &e)
 			want, err := json.Marshal(e)

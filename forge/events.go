@@ -89,6 +89,15 @@ type Event struct {
 	GenerationTrigger   string `json:"artifact_generation_trigger,omitempty"`
 	PromptVersion       string `json:"prompt_version,omitempty"`
 	ContractFingerprint string `json:"contract_fingerprint,omitempty"`
+	// An operator action's line (Reason "operator", Action one of the Op names: operator.go):
+	// who did it (WithClient: "cli:USER" from the CLI), the generation before it (ArtifactGen is
+	// the one after), the lifecycle before and after, and what exactly it did or why it was
+	// refused (Detail).
+	Who               string `json:"who,omitempty"`
+	ArtifactGenBefore int    `json:"artifact_gen_before,omitempty"`
+	LifecycleBefore   string `json:"lifecycle_before,omitempty"`
+	Lifecycle         string `json:"lifecycle,omitempty"`
+	Detail            string `json:"detail,omitempty"`
 
 	SuccessCount          int64 `json:"artifact_success_count"`
 	FailureCount          int64 `json:"artifact_failure_count"`
@@ -164,7 +173,7 @@ const (
 	kindCall       = iota // a warm success's own line (per-call mode)
 	kindGeneration        // generated, repaired or regenerated code, or a candidate's run
 	kindFailure           // a failed call, any class
-	kindOperator          // an operator's regenerate or edit
+	kindOperator          // an operator action (IsOperatorAction)
 	kindAggregate         // an aggregate line
 	kindDropped           // a drop record
 	numKinds
@@ -182,7 +191,7 @@ func lineKind(e *Event) int {
 		return kindAggregate
 	case e.Kind == EventDropped:
 		return kindDropped
-	case e.Action == "edit" || (e.Action == "regenerate" && e.Reason == "operator"):
+	case IsOperatorAction(e):
 		return kindOperator
 	case !e.OK:
 		return kindFailure

@@ -20,6 +20,7 @@ import (
 	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/selector"
 )
 
 // Forge serves calls of role methods from one store. It is safe for concurrent use. Close it to
@@ -144,12 +145,12 @@ func open(s registry.Backend, opts Options) (*Forge, error) {
 	return f, nil
 }
 
-// Store is the underlying store, for read-only inspection. What only a directory store can do
-// (doctor, quarantine) is reached through registry.Maintainer (see Forge.Maintainer).
+// Store is the underlying store, for read-only inspection. Maintenance (doctor, quarantine), which
+// the directory and fleet stores offer, is reached through registry.Maintainer (Forge.Maintainer).
 func (f *Forge) Store() registry.Backend { return f.store }
 
 // Maintainer is the store's maintenance interface, or an error naming the store when its backend
-// offers none (a fleet store is checked by its own servers, not file by file).
+// offers none.
 func (f *Forge) Maintainer() (registry.Maintainer, error) { return MaintainerOf(f.store) }
 
 // MaintainerOf returns s's maintenance interface, or an error wrapping registry.ErrUnsupported
@@ -158,7 +159,7 @@ func MaintainerOf(s registry.Backend) (registry.Maintainer, error) {
 	if m, ok := s.(registry.Maintainer); ok {
 		return m, nil
 	}
-	return nil, unsupportedError{fmt.Sprintf("doctor and quarantine are not supported by %s: they check a directory store's files; run them on a directory store (--store DIR)", s.Location())}
+	return nil, unsupportedError{fmt.Sprintf("doctor and quarantine are not supported by %s: its backend offers no maintenance; run them on a store whose backend does (a directory store, --store DIR, or the nats:// fleet store)", s.Location())}
 }
 
 // unsupportedError is an operation a store backend does not offer; it wraps registry.ErrUnsupported.
@@ -364,59 +365,33 @@ func newSandbox(name string, cfg sandbox.Config) (sandbox.Sandbox, error) {
 }
 
 // MarkRegenerate makes the next call of role.method regenerate its code (`forge regen --next-call`).
+// Its event line names Options.ClientName (MarkRegenerateContext names the context's client).
 func (f *Forge) MarkRegenerate(role, method string) error {
-	_, err := f.update(role, method, func(a *registry.Artifact) error {
-		a.ForceRegenerate = true
-		return nil
-	})
-	return err
+	return f.MarkRegenerateContext(context.Background(), role, method)
 }
 
 // Bless pins role.method's current generation: it is always executed and never replaced
-// automatically. resetMetrics starts its counters afresh.
+// automatically. resetMetrics starts its counters afresh. (BlessContext names the client.)
 func (f *Forge) Bless(role, method string, resetMetrics bool) error {
-	if resetMetrics {
-		// This process's outcomes recorded before the reset are merged now, so that the reset
-		// clears them instead of their flush adding them after it (another process's buffered
-		// outcomes still land after it: see RATIONALE, "Per-generation accounting").
-		f.rec.Flush()
-	}
-	_, err := f.update(role, method, func(a *registry.Artifact) error {
-		if a.Lifecycle == registry.Quarantined {
-			return fmt.Errorf("forge: %s.%s is quarantined: roll it back or regenerate it before blessing", role, method)
-		}
-		a.Lifecycle = registry.Blessed
-		if resetMetrics {
-			a.Counters = registry.Counters{}
-			a.LastFailureClass, a.LastFailureReason = "", ""
-		}
-		return nil
-	})
-	return err
+	return f.BlessContext(context.Background(), role, method, resetMetrics)
 }
 
-// Quarantine refuses role.method's artifact until an operator rolls it back or regenerates it.
+// Quarantine refuses role.method's artifact until an operator lifts the quarantine
+// (LiftQuarantine), rolls it back or regenerates it. (QuarantineContext names the client.)
 func (f *Forge) Quarantine(role, method string) error {
-	_, err := f.update(role, method, func(a *registry.Artifact) error {
-		a.Lifecycle = registry.Quarantined
-		return nil
-	})
-	return err
+	return f.QuarantineContext(context.Background(), role, method)
 }
 
 // Rollback makes generation gen (0: the one before the current) current again, from the kept
-// history, without the code generator.
+// history, without the code generator. (RollbackContext names the client.)
 func (f *Forge) Rollback(role, method string, gen int) (*registry.Artifact, error) {
-	return f.update(role, method, func(a *registry.Artifact) error { return a.Rollback(gen, f.now()) })
+	return f.RollbackContext(context.Background(), role, method, gen)
 }
 
 // Archive marks role.method archived (reversible: a call or Rollback revives it).
+// (ArchiveContext names the client.)
 func (f *Forge) Archive(role, method string) error {
-	_, err := f.update(role, method, func(a *registry.Artifact) error {
-		a.Lifecycle = registry.Archived
-		return nil
-	})
-	return err
+	return f.ArchiveContext(context.Background(), role, method)
 }
 
 // update is a locked read-modify-write of an existing artifact.
@@ -451,7 +426,8 @@ func (f *Forge) Regenerate(ctx context.Context, role, method string) Outcome {
 	c := &call{f: f, role: role, method: method, start: time.Now(), operator: true}
 	c.ev.Role, c.ev.Method, c.ev.CallID = role, method, newID()
 	c.ev.TraceID = c.ev.CallID
-	c.ev.Action, c.ev.Reason = "regenerate", "operator"
+	c.ev.Action, c.ev.Reason = OpRegenerate, reasonOperator
+	c.ev.Who = f.who(ctx)
 	c.meta.Decision = "regenerate:operator"
 	if !f.enter() {
 		return Outcome{Err: closedFailure(role, method).toError(), Meta: c.meta}
@@ -469,6 +445,21 @@ func (f *Forge) Regenerate(ctx context.Context, role, method string) Outcome {
 	var replaced *repair.Attempt
 	if base != nil {
 		replaced = &repair.Attempt{Code: base.Code, Error: "an operator asked for new code"}
+		c.ev.ArtifactGenBefore, c.ev.LifecycleBefore = base.Generation, string(base.Lifecycle)
 	}
-	return c.finish(c.produce(ctx, base, repair.ByOperator(repair.VerbRegen, ""), replaced))
+	o := c.produce(ctx, base, repair.ByOperator(repair.VerbRegen, ""), replaced)
+	if c.art != nil {
+		c.ev.Lifecycle = string(c.art.Lifecycle)
+		if o.OK && c.meta.Unchanged && !c.meta.Joined && c.art.Lifecycle == registry.Quarantined {
+			// The model wrote the quarantined code again: the quarantine stands, so the operator's
+			// regeneration did not do what it was asked. A refusal (the CLI exits 1; HTTP and MCP
+			// answer ok false), with the ways out.
+			o = c.fail(&failure{typ: "refused", result: classifier.Result{Class: classifier.Extrinsic, Rule: classifier.Rule(selector.ReasonQuarantined)},
+				msg: fmt.Sprintf("%s.%s is still quarantined: the model wrote the quarantined code again (generation %d kept, %d provider call(s)); "+
+					"run `forge edit %s %s` to fix the code by hand, `forge rollback %s %s` if it has an earlier generation, "+
+					"`forge quarantine lift %s %s` if the quarantine was a mistake (the gate checks the code again), or change the role's contract and regenerate",
+					role, method, c.art.Generation, c.meta.ProviderCalls, role, method, role, method, role, method)})
+		}
+	}
+	return c.finish(o)
 }

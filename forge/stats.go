@@ -44,8 +44,11 @@ type Figures struct {
 	Generated   int64 `json:"generated"`
 	Repaired    int64 `json:"repaired"`
 	Regenerated int64 `json:"regenerated"`
-	// Operator actions (regen, edit) are in the log but are not calls.
-	OperatorActions int64 `json:"operator_actions"`
+	// Operator actions (bless, quarantine, lift, rollback, archive, restore, dismiss, regen,
+	// regen --next-call, edit: IsOperatorAction) are in the log but are not calls; refused ones
+	// are counted too. OperatorActionsByAction splits them by Event.Action.
+	OperatorActions         int64            `json:"operator_actions"`
+	OperatorActionsByAction map[string]int64 `json:"operator_actions_by_action,omitempty"`
 	// ReuseHitRate is the share of calls served by persisted code with no provider call.
 	ReuseHitRate float64 `json:"reuse_hit_rate"`
 	// ProviderCalls made by the calls, and per 1,000 calls.
@@ -85,8 +88,12 @@ func (fg *Figures) add(e *Event) {
 	if e.Kind == EventDropped {
 		return
 	}
-	if e.Action == "edit" || (e.Action == "regenerate" && e.Reason == "operator") {
+	if IsOperatorAction(e) {
 		fg.OperatorActions++
+		if fg.OperatorActionsByAction == nil {
+			fg.OperatorActionsByAction = map[string]int64{}
+		}
+		fg.OperatorActionsByAction[e.Action]++
 		return
 	}
 	n := e.Calls()

@@ -405,25 +405,29 @@ func (s *Server) addFixedTools() {
 		return map[string]any{"ok": true, "role": a.Role, "method": a.Method, "lifecycle": art.Lifecycle, "generation": art.Generation}, nil
 	}
 	verb("forge_bless", "Pin role.method's current generation: always executed, never replaced automatically.", roleMethodSchema,
-		func(_ context.Context, a callArgs) (any, error) {
-			if err := s.f.Bless(a.Role, a.Method, false); err != nil {
+		func(ctx context.Context, a callArgs) (any, error) {
+			if err := s.f.BlessContext(ctx, a.Role, a.Method, false); err != nil {
 				return nil, err
 			}
 			return loaded(a)
 		})
 	verb("forge_quarantine", "Refuse role.method's artifact until it is rolled back or regenerated.", roleMethodSchema,
-		func(_ context.Context, a callArgs) (any, error) {
-			if err := s.f.Quarantine(a.Role, a.Method); err != nil {
+		func(ctx context.Context, a callArgs) (any, error) {
+			if err := s.f.QuarantineContext(ctx, a.Role, a.Method); err != nil {
 				return nil, err
 			}
 			return loaded(a)
 		})
 	verb("forge_rollback", "Make an earlier kept generation of role.method current again.", rollbackSchema,
-		func(_ context.Context, a callArgs) (any, error) {
-			if _, err := s.f.Rollback(a.Role, a.Method, a.Gen); err != nil {
+		func(ctx context.Context, a callArgs) (any, error) {
+			if _, err := s.f.RollbackContext(ctx, a.Role, a.Method, a.Gen); err != nil {
 				return nil, err
 			}
 			return loaded(a)
+		})
+	verb("forge_lift", "Lift an operator's quarantine of role.method once the gate has passed its current code again (the way back from a mistaken quarantine).", roleMethodSchema,
+		func(ctx context.Context, a callArgs) (any, error) {
+			return s.f.LiftQuarantine(ctx, a.Role, a.Method), nil
 		})
 	verb("forge_regen", "Write role.method's code again from its contract now (provider calls).", roleMethodSchema,
 		func(ctx context.Context, a callArgs) (any, error) { return s.f.Regenerate(ctx, a.Role, a.Method), nil })

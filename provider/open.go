@@ -23,7 +23,7 @@ const EnvProvider = gen.EnvProvider
 // Setup lists every way to configure a provider; it ends the not-configured error.
 const Setup = "pass --provider or set FORGE_PROVIDER to one of: " +
 	"openai (OPENAI_API_KEY; FORGE_MODEL; OPENAI_BASE_URL for Ollama, vLLM or llama.cpp), " +
-	"anthropic (ANTHROPIC_API_KEY; FORGE_MODEL), " +
+	"anthropic (ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN; ANTHROPIC_BASE_URL; FORGE_MODEL), " +
 	"'command:PROG ARGS' (prompt on stdin, answer on stdout), " +
 	"replay:PATH (a JSON Lines cassette)"
 
@@ -31,7 +31,7 @@ const Setup = "pass --provider or set FORGE_PROVIDER to one of: " +
 //
 //	replay:PATH         a cassette file
 //	openai[:MODEL]      OpenAI-compatible chat completions (OPENAI_API_KEY, OPENAI_BASE_URL)
-//	anthropic[:MODEL]   the Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL)
+//	anthropic[:MODEL]   the Messages API (ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL)
 //	command:PROG ARGS   an external program
 //
 // An empty spec falls back to $FORGE_PROVIDER. Settings come from env (os.Getenv when nil):

@@ -120,7 +120,8 @@ type Docs interface {
 }
 
 // Maintainer is what a backend offers operators beyond Backend: checking every record,
-// setting damaged ones aside and restoring them. The directory store implements it.
+// setting damaged ones aside and restoring them. The directory store and the fleet store
+// (registry/nats) implement it.
 type Maintainer interface {
 	Doctor() (DoctorReport, error)
 	Quarantined() ([]QuarantineReport, error)

@@ -46,7 +46,7 @@ func ExampleDecide() {
 	// regenerate:budget_exhausted (stale_contract)
 	// execute:blessed (stale_contract)
 	// refuse:quarantined (stale_contract)
-	// text.upper is quarantined: run `forge rollback text upper` to restore an earlier generation, or `forge regen text upper` to generate a new one
+	// text.upper is quarantined: run `forge rollback text upper` to restore an earlier generation, or `forge regen text upper` to generate a new one; if the quarantine was a mistake, `forge quarantine lift text upper` puts the code back in service once the gate has passed it again
 }
 
 func ExampleHealth_Degraded() {

@@ -134,7 +134,8 @@ func (d Decision) Hint(role, method string) string {
 	switch d.Reason {
 	case ReasonQuarantined:
 		return fmt.Sprintf("%s.%s is quarantined: run `forge rollback %s %s` to restore an earlier generation, "+
-			"or `forge regen %s %s` to generate a new one", role, method, role, method, role, method)
+			"or `forge regen %s %s` to generate a new one; if the quarantine was a mistake, `forge quarantine lift %s %s` "+
+			"puts the code back in service once the gate has passed it again", role, method, role, method, role, method, role, method)
 	case ReasonIncompatibleSchema, ReasonIncompatibleRuntime:
 		return fmt.Sprintf("%s.%s is blessed but %s, so this forge cannot run it and will not replace it: "+
 			"run `forge regen %s %s` to replace it", role, method, describe(d.Reason), role, method)

@@ -406,7 +406,8 @@ func TestNotes(t *testing.T) {
 func TestHint(t *testing.T) {
 	q := Decide(with(lifecycle(Quarantined)))
 	assert.Equal(t, "text.upper is quarantined: run `forge rollback text upper` to restore an earlier generation, "+
-		"or `forge regen text upper` to generate a new one", q.Hint("text", "upper"))
+		"or `forge regen text upper` to generate a new one; if the quarantine was a mistake, `forge quarantine lift text upper` "+
+		"puts the code back in service once the gate has passed it again", q.Hint("text", "upper"))
 	b := Decide(with(lifecycle(Blessed), schema(7)))
 	assert.Contains(t, b.Hint("text", "upper"), "blessed but was stored under another schema version")
 	assert.Contains(t, b.Hint("text", "upper"), "forge regen text upper")

@@ -64,6 +64,9 @@ func (m *Metrics) Observe(e *forge.LiveEvent) {
 		return
 	}
 	c := e.Call
+	if forge.IsOperatorAction(c) && c.ProgramSource == "" {
+		return // a bless, quarantine, lift, ... is not a call (its artifact change is counted as one)
+	}
 	m.calls.WithLabelValues(c.Role, c.Method, c.ProgramSource, c.FailureClass).Inc()
 	m.duration.WithLabelValues(c.ProgramSource).Observe(float64(c.DurationNS) / 1e9)
 	if c.ProviderCalls > 0 {

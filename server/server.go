@@ -7,6 +7,7 @@
 //	POST /v1/admin/regen/{role}/{method}      operator verbs, with "Authorization: Bearer TOKEN"
 //	POST /v1/admin/bless/{role}/{method}      ?reset=1 starts its counters afresh
 //	POST /v1/admin/quarantine/{role}/{method}
+//	POST /v1/admin/lift/{role}/{method}       lift a quarantine once the gate passes the code again; the Outcome
 //	POST /v1/admin/rollback/{role}/{method}   ?gen=N (default: the generation before the current)
 //	POST /v1/admin/edit/{role}/{method}       body: the new Go code; through the gate
 //	GET  /v1/roles, /v1/roles/{role}          contracts
@@ -288,9 +289,12 @@ func (s *Server) handleVerb(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.f.Edit(ctx, role, method, string(body)))
 		return
 	case "bless":
-		err = s.f.Bless(role, method, r.URL.Query().Get("reset") == "1")
+		err = s.f.BlessContext(ctx, role, method, r.URL.Query().Get("reset") == "1")
 	case "quarantine":
-		err = s.f.Quarantine(role, method)
+		err = s.f.QuarantineContext(ctx, role, method)
+	case "lift":
+		writeJSON(w, http.StatusOK, s.f.LiftQuarantine(ctx, role, method))
+		return
 	case "rollback":
 		gen := 0
 		if g := r.URL.Query().Get("gen"); g != "" {
@@ -299,9 +303,9 @@ func (s *Server) handleVerb(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		_, err = s.f.Rollback(role, method, gen)
+		_, err = s.f.RollbackContext(ctx, role, method, gen)
 	default:
-		writeErr(w, http.StatusNotFound, "args", fmt.Sprintf("unknown verb %q: use regen, bless, quarantine, rollback or edit", verb))
+		writeErr(w, http.StatusNotFound, "args", fmt.Sprintf("unknown verb %q: use regen, bless, quarantine, lift, rollback or edit", verb))
 		return
 	}
 	if err != nil {

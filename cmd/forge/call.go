@@ -44,6 +44,12 @@ func (a *app) closeForge(f *forge.Forge) {
 	}
 }
 
+// operatorCtx names the CLI's user as the client of the operator actions made with ctx: their
+// event lines say who ("cli:USER").
+func operatorCtx(ctx context.Context) context.Context {
+	return forge.WithClient(ctx, forge.CLIClient())
+}
+
 func (a *app) openForge() (*forge.Forge, error) {
 	dir, err := a.storeDir()
 	if err != nil {
@@ -295,7 +301,7 @@ func newRegenCmd(a *app) *cobra.Command {
 			}
 			defer a.closeForge(f)
 			if nextCall {
-				if err := f.MarkRegenerate(args[0], args[1]); err != nil {
+				if err := f.MarkRegenerateContext(operatorCtx(context.Background()), args[0], args[1]); err != nil {
 					return err
 				}
 				if a.jsonOut {
@@ -306,13 +312,18 @@ func newRegenCmd(a *app) *cobra.Command {
 			}
 			ctx, cancel := signalContext()
 			defer cancel()
-			pctx, endSteps := a.generationProgress(ctx)
+			pctx, endSteps := a.generationProgress(operatorCtx(ctx))
 			o := f.Regenerate(pctx, args[0], args[1])
 			endSteps()
 			if a.jsonOut {
 				if err := a.printJSON(o); err != nil {
 					return err
 				}
+			}
+			if !o.OK && o.Err.Type == "refused" {
+				// Still quarantined (the model wrote the quarantined code again): the message
+				// says the ways out.
+				return codedError{exitFailed, errors.New(o.Err.Message)}
 			}
 			if !o.OK {
 				if err := interrupted(ctx, args[0], args[1], "regen"); err != nil {
@@ -326,11 +337,6 @@ func newRegenCmd(a *app) *cobra.Command {
 				fmt.Fprintf(a.stdout, "%s.%s: joined a regeneration already under way: generation %d\n", args[0], args[1], o.Meta.ArtifactGen)
 			case o.Meta.Unchanged:
 				fmt.Fprintf(a.stdout, "%s.%s: the new answer is the current code byte for byte: generation %d kept, nothing added to the history (%d provider call(s))\n", args[0], args[1], o.Meta.ArtifactGen, o.Meta.ProviderCalls)
-				if art, err := f.Store().Load(args[0], args[1]); err == nil && art.Lifecycle == registry.Quarantined {
-					// The model wrote the quarantined code again: the quarantine stands, and the
-					// operator who followed the call's advice ("forge regen") needs the way out.
-					fmt.Fprintf(a.stdout, "%s.%s is still quarantined: the model wrote the quarantined code again; run `forge edit %s %s` to fix the code by hand, `forge rollback %s %s` if it has an earlier generation, or change the role's contract and regenerate\n", args[0], args[1], args[0], args[1], args[0], args[1])
-				}
 			default:
 				fmt.Fprintf(a.stdout, "%s.%s regenerated: generation %d (%d provider call(s), %s)\n", args[0], args[1], o.Meta.ArtifactGen, o.Meta.ProviderCalls, o.Meta.Duration.Round(time.Millisecond))
 			}
@@ -348,7 +354,7 @@ func newBlessCmd(a *app) *cobra.Command {
 		Short: "Pin an artifact: always executed, never replaced automatically",
 		Args:  nameArgs(2, 2, "role", "method"),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return a.operator(args, func(f *forge.Forge) error { return f.Bless(args[0], args[1], reset) }, "blessed")
+			return a.operator(args, func(ctx context.Context, f *forge.Forge) error { return f.BlessContext(ctx, args[0], args[1], reset) }, "blessed")
 		},
 	}
 	cmd.Flags().BoolVar(&reset, "reset-metrics", false, "start its success and failure counters afresh")
@@ -370,9 +376,9 @@ func newRollbackCmd(a *app) *cobra.Command {
 				gen = n
 			}
 			var art *registry.Artifact
-			err := a.operator(args, func(f *forge.Forge) error {
+			err := a.operator(args, func(ctx context.Context, f *forge.Forge) error {
 				var err error
-				art, err = f.Rollback(args[0], args[1], gen)
+				art, err = f.RollbackContext(ctx, args[0], args[1], gen)
 				return err
 			}, "")
 			if err == nil && !a.jsonOut {
@@ -383,14 +389,15 @@ func newRollbackCmd(a *app) *cobra.Command {
 	}
 }
 
-// operator runs an operator verb on an existing artifact and prints what it did.
-func (a *app) operator(args []string, fn func(*forge.Forge) error, done string) error {
+// operator runs an operator verb on an existing artifact and prints what it did. The context
+// names the CLI's user (operatorCtx), for the action's event line.
+func (a *app) operator(args []string, fn func(context.Context, *forge.Forge) error, done string) error {
 	f, err := a.openForge()
 	if err != nil {
 		return err
 	}
 	defer a.closeForge(f)
-	if err := fn(f); err != nil {
+	if err := fn(operatorCtx(context.Background()), f); err != nil {
 		return err
 	}
 	if done != "" && !a.jsonOut {
@@ -401,9 +408,16 @@ func (a *app) operator(args []string, fn func(*forge.Forge) error, done string) 
 		if err != nil {
 			return err
 		}
-		return a.printJSON(art)
+		return a.printJSON(actionDoc{OK: true, Artifact: art}) // an action's document: "ok" and the artifact's fields
 	}
 	return nil
+}
+
+// actionDoc is the --json document of an operator verb on an artifact (bless, quarantine,
+// rollback): "ok": true with the artifact as it is now, its fields at the top level as before.
+type actionDoc struct {
+	OK bool `json:"ok"`
+	*registry.Artifact
 }
 
 // staleRow is one artifact that no longer fits its role.
@@ -449,17 +463,18 @@ func newStaleCmd(a *app) *cobra.Command {
 	}
 }
 
-// parseAge parses a retention age: a Go duration or a number of days ("30d").
+// parseAge parses a retention age: a Go duration or a number of days ("30d"). Zero ("0s",
+// "0d") is an age: everything not used as of now.
 func parseAge(s string) (time.Duration, error) {
 	if d, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.Atoi(d)
-		if err == nil && n > 0 {
+		if err == nil && n >= 0 {
 			return time.Duration(n) * 24 * time.Hour, nil
 		}
-	} else if d, err := time.ParseDuration(s); err == nil && d > 0 {
+	} else if d, err := time.ParseDuration(s); err == nil && d >= 0 {
 		return d, nil
 	}
-	return 0, usagef("--older-than %q is not an age (write e.g. 30d or 12h)", s)
+	return 0, usagef("--older-than %q is not an age (write e.g. 30d, 12h, or 0s for everything not used as of now)", s)
 }
 
 // humanBytes prints a byte count in binary units (12.3 MiB).
@@ -516,7 +531,7 @@ sandbox's built modules and compiled code under the store's cache/ that were not
 					continue
 				}
 				if !dryRun {
-					if err := f.Archive(sm.Role, sm.Method); err != nil {
+					if err := f.ArchiveContext(operatorCtx(context.Background()), sm.Role, sm.Method); err != nil {
 						return err
 					}
 				}
@@ -527,7 +542,7 @@ sandbox's built modules and compiled code under the store's cache/ that were not
 				return err
 			}
 			if a.jsonOut {
-				return a.printJSON(map[string]any{"dry_run": dryRun, "archived": pruned, "cache": cache})
+				return a.printJSON(map[string]any{"ok": true, "dry_run": dryRun, "archived": pruned, "cache": cache})
 			}
 			verb := "archived"
 			if dryRun {

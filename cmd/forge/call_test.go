@@ -63,9 +63,16 @@ func TestParseAge(t *testing.T) {
 	d, err = parseAge("90m")
 	require.NoError(t, err)
 	assert.Equal(t, 90*time.Minute, d)
-	for _, bad := range []string{"", "d", "-3d", "soon", "0s"} {
+	for _, bad := range []string{"", "d", "-3d", "soon", "-1s"} {
 		_, err := parseAge(bad)
 		assert.Error(t, err, bad)
+	}
+	// Zero is an age: `forge prune --older-than 0s` means everything not used as of now
+	// (issue 23, item 11: it said "0s" is not an age).
+	for _, zero := range []string{"0s", "0d", "0"} {
+		d, err := parseAge(zero)
+		assert.NoError(t, err, zero)
+		assert.Zero(t, d, zero)
 	}
 }
 

@@ -44,7 +44,7 @@ func TestDemo(t *testing.T) {
 		"7. a lesson is learned by one role and reused by another",
 		"learned (forge domain, confidence 0.1): intrinsic/policy:",
 		"reused: another role passed at the first attempt; the lesson is confirmed (confidence 0.2)",
-		"ok: every step behaved as expected (1020 calls, 13 provider calls,",
+		"ok: every step behaved as expected (1019 calls, 4 operator actions, 13 provider calls,",
 	} {
 		assert.Contains(t, out, line)
 	}

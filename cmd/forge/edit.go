@@ -11,19 +11,28 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/artifactforge/forge/forge"
+	"github.com/artifactforge/forge/registry"
 )
 
 func init() { register(newEditCmd) }
 
 func newEditCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var opts forge.EditOptions
+	cmd := &cobra.Command{
 		Use:   "edit ROLE METHOD",
 		Short: "Edit a method's code in $EDITOR; the saved code goes through the gate and becomes a new generation",
 		Long: `Edit opens the current code of ROLE.METHOD in $EDITOR (else $VISUAL, else vi). When the editor
 exits, the saved code goes through the same gate as generated code (policy, compile, signature,
 acceptance examples and tests) and becomes a new generation with trigger operator:edit, or is
 refused with the gate's feedback (the edited file is kept so that you can fix it and run
-` + "`forge edit`" + ` again). Running forge processes pick the new generation up through watch mode.`,
+` + "`forge edit`" + ` again). Running forge processes pick the new generation up through watch mode.
+
+The new generation is a candidate, like any new code: a blessed or durable artifact loses that
+status (forge edit says so before the editor opens). --keep-lifecycle keeps a blessed, durable or
+candidate artifact's lifecycle for the edited code; a quarantined, degraded or archived one's
+edited code is a candidate either way.`,
 		Args: nameArgs(2, 2, "role", "method"),
 		RunE: func(_ *cobra.Command, args []string) error {
 			role, method := args[0], args[1]
@@ -35,6 +44,16 @@ refused with the gate's feedback (the edited file is kept so that you can fix it
 			art, err := f.Store().Load(role, method)
 			if err != nil {
 				return err
+			}
+			next := forge.EditLifecycle(art.Lifecycle, opts)
+			// Said before anything is written (on stderr: stdout stays the result, --json's
+			// document included), so that an operator can stop before losing a blessing.
+			switch {
+			case next != art.Lifecycle && (art.Lifecycle == registry.Blessed || art.Lifecycle == registry.Durable):
+				fmt.Fprintf(a.stderr, "forge: %s.%s gen %d is %s: the edited code will be generation %d, a %s (no longer %s); quit the editor without saving to keep it, or use --keep-lifecycle\n",
+					role, method, art.Generation, art.Lifecycle, art.Generation+1, next, art.Lifecycle)
+			default:
+				fmt.Fprintf(a.stderr, "forge: %s.%s gen %d is %s: the edited code will be generation %d, %s\n", role, method, art.Generation, art.Lifecycle, art.Generation+1, next)
 			}
 			dir, err := os.MkdirTemp("", "forge-edit-")
 			if err != nil {
@@ -58,7 +77,7 @@ refused with the gate's feedback (the edited file is kept so that you can fix it
 				}
 				return nil
 			}
-			o := f.Edit(context.Background(), role, method, string(code))
+			o := f.EditWith(operatorCtx(context.Background()), role, method, string(code), opts)
 			if a.jsonOut {
 				if err := a.printJSON(o); err != nil {
 					return err
@@ -69,11 +88,17 @@ refused with the gate's feedback (the edited file is kept so that you can fix it
 			}
 			os.RemoveAll(dir)
 			if !a.jsonOut {
-				fmt.Fprintf(a.stdout, "%s.%s generation %d stored (operator:edit, candidate)\n", role, method, o.Meta.ArtifactGen)
+				now := next
+				if cur, err := f.Store().Load(role, method); err == nil {
+					now = cur.Lifecycle
+				}
+				fmt.Fprintf(a.stdout, "%s.%s generation %d stored (operator:edit): %s -> %s\n", role, method, o.Meta.ArtifactGen, art.Lifecycle, now)
 			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&opts.KeepLifecycle, "keep-lifecycle", false, "keep a blessed, durable or candidate artifact's lifecycle for the edited code (default: it becomes a candidate)")
+	return cmd
 }
 
 // runEditor runs $EDITOR (or $VISUAL, or vi) on path, attached to the terminal.

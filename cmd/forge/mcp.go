@@ -22,7 +22,7 @@ func newMCPCmd(a *app) *cobra.Command {
 blessed method is a tool (role__method) with its contract's description and an input schema from
 its Go signature; forge_call calls any method, generating it if needed; forge_roles,
 forge_artifacts and forge_stats read the store; --operator adds forge_bless, forge_quarantine,
-forge_rollback and forge_regen. The tool list follows the store (watch mode): clients are sent
+forge_lift, forge_rollback and forge_regen. The tool list follows the store (watch mode): clients are sent
 notifications/tools/list_changed. ` + "`forge serve`" + ` serves the same over streamable HTTP at /mcp.`,
 		Args: exactArgs(0),
 		RunE: func(*cobra.Command, []string) error {
@@ -48,6 +48,6 @@ notifications/tools/list_changed. ` + "`forge serve`" + ` serves the same over s
 			return err
 		},
 	}
-	cmd.Flags().BoolVar(&operator, "operator", false, "add the operator tools (bless, quarantine, rollback, regen)")
+	cmd.Flags().BoolVar(&operator, "operator", false, "add the operator tools (bless, quarantine, lift, rollback, regen)")
 	return cmd
 }

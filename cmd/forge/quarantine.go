@@ -1,9 +1,10 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,10 +20,14 @@ func init() { register(newQuarantineCmd) }
 // role named ls, restore or dismiss is quarantined with `forge quarantine -- ls METHOD`.
 func newQuarantineCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "quarantine (ROLE METHOD | ls | restore ID | dismiss ID)",
-		Short: "Refuse an artifact's calls (ROLE METHOD); list, restore or dismiss damaged files the store quarantined",
-		Long: `forge quarantine ROLE METHOD refuses calls of an artifact until it is rolled back or
-regenerated (an operator's decision).
+		Use:   "quarantine (ROLE METHOD | lift ROLE METHOD | ls | restore ID | dismiss ID)",
+		Short: "Refuse an artifact's calls (ROLE METHOD) or lift that (lift); list, restore or dismiss damaged files the store quarantined",
+		Long: `forge quarantine ROLE METHOD refuses calls of an artifact until it is rolled back,
+regenerated or lifted (an operator's decision):
+  forge quarantine lift ROLE METHOD   the way back from a mistaken quarantine, for any generation
+                                 (the first one too): the gate checks the current code again
+                                 against the role's contract and, if it passes, the artifact is a
+                                 candidate that calls run again; if not, the quarantine stands
 
 The store moves a damaged file (an artifact or role that does not parse, or was edited by hand)
 to quarantine/ on its own, restoring a role from its last-good copy; forge doctor fails until each
@@ -33,11 +38,12 @@ such entry is dealt with:
                                  fingerprint)
   forge quarantine dismiss ID    keep the store as it is and stop reporting the entry
 Entries are never deleted: restored and dismissed ones move to quarantine/resolved/.
-The subcommands take precedence over role names: quarantine a role named ls, restore or dismiss
-with ` + "`forge quarantine -- ls METHOD`.",
+The subcommands take precedence over role names: quarantine a role named lift, ls, restore or
+dismiss with ` + "`forge quarantine -- ls METHOD`.",
 		Args: nameArgs(2, 2, "role", "method"),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return a.operator(args, func(f *forge.Forge) error { return f.Quarantine(args[0], args[1]) }, "quarantined")
+			return a.operator(args, func(ctx context.Context, f *forge.Forge) error { return f.QuarantineContext(ctx, args[0], args[1]) },
+				fmt.Sprintf("quarantined: its calls are refused; if this was a mistake, `forge quarantine lift %s %s` puts it back once the gate passes its code again", args[0], args[1]))
 		},
 	}
 	ls := &cobra.Command{
@@ -78,12 +84,13 @@ with ` + "`forge quarantine -- ls METHOD`.",
 		Short: "Put a quarantined file back (a hand edit is taken over); see `forge quarantine ls`",
 		Args:  exactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			s, m, err := a.openMaintainer(false)
+			f, err := a.openForge()
 			if err != nil {
 				return err
 			}
-			defer s.Close()
-			rr, err := m.Restore(args[0], time.Now())
+			defer a.closeForge(f)
+			s := f.Store()
+			rr, err := f.RestoreQuarantined(operatorCtx(context.Background()), args[0])
 			if err != nil {
 				return err
 			}
@@ -110,12 +117,13 @@ with ` + "`forge quarantine -- ls METHOD`.",
 		Short: "Keep the store as it is and stop reporting a quarantined file (it stays in quarantine/resolved/)",
 		Args:  exactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			s, m, err := a.openMaintainer(false)
+			f, err := a.openForge()
 			if err != nil {
 				return err
 			}
-			defer s.Close()
-			e, err := m.Dismiss(args[0])
+			defer a.closeForge(f)
+			s := f.Store()
+			e, err := f.DismissQuarantined(operatorCtx(context.Background()), args[0])
 			if err != nil {
 				return err
 			}
@@ -126,7 +134,32 @@ with ` + "`forge quarantine -- ls METHOD`.",
 			return nil
 		},
 	}
-	cmd.AddCommand(ls, restore, dismiss)
+	lift := &cobra.Command{
+		Use:   "lift ROLE METHOD",
+		Short: "Lift an operator's quarantine after the gate passes the current code again (the way back from a mistake)",
+		Args:  nameArgs(2, 2, "role", "method"),
+		RunE: func(_ *cobra.Command, args []string) error {
+			f, err := a.openForge()
+			if err != nil {
+				return err
+			}
+			defer a.closeForge(f)
+			o := f.LiftQuarantine(operatorCtx(context.Background()), args[0], args[1])
+			if a.jsonOut {
+				if err := a.printJSON(o); err != nil {
+					return err
+				}
+			}
+			if !o.OK {
+				return codedError{exitFailed, errors.New(o.Err.Message)}
+			}
+			if !a.jsonOut {
+				fmt.Fprintf(a.stdout, "%s.%s quarantine lifted: the gate passed generation %d again; it is a candidate, and calls run it\n", args[0], args[1], o.Meta.ArtifactGen)
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(ls, restore, dismiss, lift)
 	return cmd
 }
 

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"text/tabwriter"
 	"time"
@@ -52,6 +54,13 @@ func newStatsCmd(a *app) *cobra.Command {
 			fmt.Fprintf(a.stdout, "tokens spent: %d in, %d out (%d cached)\n", o.Tokens.InputTokens, o.Tokens.OutputTokens, o.Tokens.CachedTokens)
 			fmt.Fprintf(a.stdout, "repairs %d, succeeded %.0f%%; regeneration rate %.1f%%; operator actions %d\n",
 				o.RepairsAttempted, 100*o.RepairSuccessRate, 100*o.RegenerationRate, o.OperatorActions)
+			if len(o.OperatorActionsByAction) > 0 {
+				fmt.Fprint(a.stdout, "operator actions:")
+				for _, k := range slices.Sorted(maps.Keys(o.OperatorActionsByAction)) {
+					fmt.Fprintf(a.stdout, " %s %d", k, o.OperatorActionsByAction[k])
+				}
+				fmt.Fprintln(a.stdout)
+			}
 			if st.EventsDropped > 0 {
 				fmt.Fprintf(a.stdout, "events dropped: %d log line(s) were not written (the log's \"dropped\" records): these figures miss them\n", st.EventsDropped)
 			}

@@ -87,8 +87,9 @@ func (a *app) localStoreDir() (string, error) {
 // localDir is $FORGE_LOCAL_DIR: a networked store's directory on this machine (forge.Options.LocalDir).
 func localDir() string { return strings.TrimSpace(os.Getenv("FORGE_LOCAL_DIR")) }
 
-// openMaintainer opens the store for a command that checks or repairs a directory store's files
-// (doctor, quarantine); any other backend is an error naming the store and what to do.
+// openMaintainer opens the store for a command that checks or repairs its records (doctor,
+// quarantine): a directory store and the fleet store offer it; a backend that does not is an
+// error naming the store and what to do.
 func (a *app) openMaintainer(mustExist bool) (registry.Backend, registry.Maintainer, error) {
 	s, err := a.openStoreWith(mustExist)
 	if err != nil {
@@ -188,9 +189,10 @@ func newRoleCmd(a *app) *cobra.Command {
 			}
 			if a.jsonOut {
 				return a.printJSON(struct {
+					OK bool `json:"ok"`
 					registry.RoleRecord
 					Stale []staleRow `json:"stale_artifacts"`
-				}{rec, nonNil(stale)})
+				}{true, rec, nonNil(stale)})
 			}
 			fmt.Fprintf(a.stdout, "role %s saved (%s)\n", rec.Role, rec.Fingerprint)
 			printStale(a, stale)
@@ -432,6 +434,9 @@ func newShowCmd(a *app) *cobra.Command {
 			}
 			w := a.stdout
 			fmt.Fprintf(w, "%s.%s  gen %d  %s\n", art.Role, art.Method, art.Generation, art.Lifecycle)
+			if art.ForceRegenerate {
+				fmt.Fprintf(w, "pending:     regenerate on its next call (`forge regen %s %s --next-call`); `forge regen %s %s` does it now\n", art.Role, art.Method, art.Role, art.Method)
+			}
 			fmt.Fprintf(w, "signature:   %s\n", art.Signature.Decl)
 			fmt.Fprintf(w, "checksum:    %s\n", art.CodeChecksum)
 			fmt.Fprintf(w, "contract:    %s\n", art.ContractFingerprint)

@@ -12,6 +12,7 @@ import (
 
 // testReport is forge test's --json output.
 type testReport struct {
+	OK      bool                 `json:"ok"` // every test passed
 	Results []sandbox.TestResult `json:"results"`
 	Passed  int                  `json:"passed"`
 	Failed  int                  `json:"failed"`
@@ -85,6 +86,7 @@ func runTests(ctx context.Context, sb sandbox.Sandbox, code, tests string, in sa
 }
 
 func (a *app) printTests(rep testReport) error {
+	rep.OK = rep.Failed == 0
 	if a.jsonOut {
 		if err := a.printJSON(rep); err != nil {
 			return err

@@ -75,6 +75,9 @@ func watchLoop(ctx context.Context, a *app, f *forge.Forge, fl forge.Filter) err
 	print := func(e forge.LiveEvent) {
 		mu.Lock()
 		defer mu.Unlock()
+		if e.Call != nil && forge.IsOperatorAction(e.Call) {
+			e.Kind = liveOperator // an edit, bless, lift, ... is shown as what it is, not as a call
+		}
 		if a.jsonOut {
 			b, _ := json.Marshal(e)
 			a.stdout.Write(append(b, '\n'))
@@ -106,6 +109,9 @@ func watchLoop(ctx context.Context, a *app, f *forge.Forge, fl forge.Filter) err
 	}
 }
 
+// liveOperator is the kind `forge watch --json` gives an operator action's line.
+const liveOperator = "operator"
+
 // formatLive is one line of `forge watch`.
 func formatLive(e *forge.LiveEvent) string {
 	ts := e.Time.Local().Format("15:04:05.000")
@@ -117,6 +123,8 @@ func formatLive(e *forge.LiveEvent) string {
 			time.Duration(c.DurationP99NS).Round(time.Microsecond), time.Duration(c.DurationMaxNS).Round(time.Microsecond), idText(c.TraceID))
 	case e.Call != nil && e.Call.Kind == forge.EventDropped:
 		return fmt.Sprintf("%s events DROPPED %v lost %v (lines the log could not keep)", ts, e.Call.Dropped, e.Call.Lost)
+	case e.Call != nil && forge.IsOperatorAction(e.Call):
+		return formatOperatorAction(ts, e.Call)
 	case e.Call != nil:
 		c := e.Call
 		status := "ok"
@@ -150,4 +158,31 @@ func formatLive(e *forge.LiveEvent) string {
 func idText(id forge.ID) string {
 	b, _ := id.MarshalText()
 	return string(b)
+}
+
+// formatOperatorAction is `forge watch`'s line for an operator action (an edit, bless, lift, ...):
+// not a call, so it says who did what, and the generation and lifecycle before and after.
+func formatOperatorAction(ts string, c *forge.Event) string {
+	status := "done"
+	if !c.OK {
+		status = "REFUSED"
+	}
+	what := c.Role + "." + c.Method
+	if what == "." {
+		what = "-"
+	}
+	line := fmt.Sprintf("%s op    %s %s %s by %s", ts, c.Action, what, status, orDash(c.Who))
+	if c.ArtifactGenBefore != 0 || c.ArtifactGen != 0 {
+		line += fmt.Sprintf(" gen %d -> %d", c.ArtifactGenBefore, c.ArtifactGen)
+	}
+	if c.LifecycleBefore != "" || c.Lifecycle != "" {
+		line += fmt.Sprintf(" (%s -> %s)", orDash(c.LifecycleBefore), orDash(c.Lifecycle))
+	}
+	if c.ProviderCalls > 0 {
+		line += fmt.Sprintf(" provider_calls %d", c.ProviderCalls)
+	}
+	if c.Detail != "" {
+		line += ": " + oneLine(c.Detail, 200)
+	}
+	return line
 }
