@@ -10,7 +10,6 @@ import (
 	"go/parser"
 	"go/token"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -319,25 +318,9 @@ func parsePositiveDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// ParseSize parses a byte size such as "256MB", "1MiB", "64k" or "1048576".
-func ParseSize(s string) (int64, error) {
-	t := strings.ToUpper(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n <= 0 || n > (1<<62)/mult {
-		return 0, fmt.Errorf("%q is not a size (write e.g. 256MB, 64KiB or 1048576)", s)
-	}
-	return n * mult, nil
-}
+// ParseSize is sandbox.ParseSize, the module's one size parser (positive, at most
+// sandbox.MaxSize); kept here for the callers that read contracts.
+func ParseSize(s string) (int64, error) { return sandbox.ParseSize(s) }
 
 // Fingerprint is the sha256 of the canonical JSON of the fields that change behaviour (everything
 // but timestamps), written "sha256:<hex>". Key order and whitespace in the deliverable schema or
