@@ -89,10 +89,10 @@ func TestCheckReturnsEveryProblem(t *testing.T) {
 
 func TestCheckContractSyntax(t *testing.T) {
 	for in, want := range map[string]string{
-		`{"role":`:                          "unexpected EOF",
+		`{"role":`:                         "unexpected EOF",
 		`{"role":"text","purpose":"p"} {}`: "trailing data",
-		`{"role":"text","purpose":5}`:       "cannot unmarshal",
-		"{\"role\":\"t\xff\"}":              "UTF-8",
+		`{"role":"text","purpose":5}`:      "cannot unmarshal",
+		"{\"role\":\"t\xff\"}":             "UTF-8",
 	} {
 		_, ps := CheckContract([]byte(in), Maxima{})
 		require.Len(t, ps, 1, in)
