@@ -17,7 +17,8 @@ import (
 // the backends' FORGE_POOL_SIZE=N, FORGE_IDLE_TIMEOUT=D and FORGE_MAX_WORKERS=N, and
 // the live set's budget FORGE_MAX_LIVE_PROGRAMS=N and FORGE_MAX_LIVE_BYTES=SIZE (512MiB, 1GiB, or
 // bytes; -1: no bound), and FORGE_LOCAL_DIR (Options.LocalDir, a networked store's machine-local
-// directory). The CLI, the server and the MCP server share it.
+// directory), and the maxima of contract limits FORGE_MAX_MEMORY, FORGE_MAX_TIMEOUT and
+// FORGE_MAX_OUTPUT (Options.Maxima). The CLI, the server and the MCP server share it.
 func OptionsFromEnv(getenv func(string) string) (Options, error) {
 	var o Options
 	off := func(k string) (bool, error) {
@@ -127,6 +128,9 @@ func OptionsFromEnv(getenv func(string) string) (Options, error) {
 		o.Budget = b
 	}
 	o.LocalDir = strings.TrimSpace(getenv("FORGE_LOCAL_DIR"))
+	if o.Maxima, err = maximaFromEnv(getenv); err != nil { // health hook: the contract limits' maxima
+		return o, err
+	}
 	return o, nil
 }
 

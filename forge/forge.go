@@ -277,7 +277,12 @@ func (f *Forge) Flush() {
 }
 
 // AddRole validates and stores a role contract (replacing the contract of an existing role).
+// The contract is checked first (Contract.Check under the forge's maxima): every problem is
+// named and nothing is stored.
 func (f *Forge) AddRole(c registry.Contract) error {
+	if err := registry.Refusal(c.Role, c.Check(f.opts.Maxima)); err != nil {
+		return err
+	}
 	_, err := f.store.PutRole(c, f.now())
 	return err
 }
@@ -299,6 +304,7 @@ func (f *Forge) roleRuntime(role string) (*roleRuntime, error) {
 	if err != nil {
 		return nil, err
 	}
+	rt.limits = clampLimits(rt.limits, f.opts.Maxima) // health hook: the operator's maxima
 	f.mu.Lock()
 	f.roles[role] = rt
 	f.mu.Unlock()

@@ -215,22 +215,18 @@ func unknownFields(raw json.RawMessage, t reflect.Type, path string, out *[]Prob
 			p = path + "." + k
 		}
 		if ft == nil {
-			what := "field"
-			if path == "capabilities" {
-				what = "capability"
+			msg := fmt.Sprintf("unknown field %q in %s: it takes %s", k, path, strings.Join(names, ", "))
+			switch path {
+			case "":
+				msg = fmt.Sprintf("unknown field %q: a contract takes %s", k, strings.Join(names, ", "))
+			case "capabilities":
+				msg = fmt.Sprintf("unknown capability %q: the capabilities are %s", k, strings.Join(names, ", "))
 			}
-			*out = append(*out, Problem{Field: p, Message: fmt.Sprintf("unknown %s %q: %s takes %s", what, p, nameOr(path, "a contract"), strings.Join(names, ", "))})
+			*out = append(*out, Problem{Field: p, Message: msg})
 			continue
 		}
 		unknownFields(obj[k], ft, p, out)
 	}
-}
-
-func nameOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // checkArgs says whether args fit sig as a call would take them: the parameters by name or
@@ -301,4 +297,20 @@ func snakeName(fn string) string {
 		return ""
 	}
 	return n
+}
+
+// Refusal is the error that refuses a contract with problems ps (nil when there are none): the
+// only problem's error, or every problem's message in one error wrapping ErrInvalidContract.
+func Refusal(role string, ps []Problem) error {
+	switch len(ps) {
+	case 0:
+		return nil
+	case 1:
+		return ps[0].Err
+	}
+	msgs := make([]string, len(ps))
+	for i, p := range ps {
+		msgs[i] = fmt.Sprintf("(%d) %s", i+1, p.Message)
+	}
+	return fmt.Errorf("%w: role %q has %d problems: %s", ErrInvalidContract, role, len(ps), strings.Join(msgs, "; "))
 }
