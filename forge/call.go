@@ -136,6 +136,9 @@ func (c *call) executeCandidate(ctx context.Context, p *compiled) Outcome {
 		return c.fail(&failure{typ: "unknown_role", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()})
 	}
 	c.rt = rt
+	if c.overArgs() {
+		return c.fail(c.oversize())
+	}
 	c.ev.Action, c.ev.Reason = "execute", "candidate"
 	c.meta.Decision, c.meta.ProgramSource = "execute:candidate", SourceGenerated
 	if !p.acquire() {
@@ -167,6 +170,9 @@ func (c *call) run(ctx context.Context) Outcome {
 		return c.fail(&failure{typ: typ, result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()})
 	}
 	c.rt = rt
+	if c.overArgs() { // health hook: args that alone exceed the role's caps are the caller's
+		return c.fail(c.oversize())
+	}
 	key := registry.Key{Role: c.role, Method: c.method}
 	// The warm path: the live program remembers the decision made for one store snapshot under
 	// this role runtime (warmState; the method was checked against the same contract then), so
@@ -403,6 +409,7 @@ func (c *call) executeProgram(ctx context.Context, art *registry.Artifact, p *co
 	if p != nil {
 		fl = c.judgeReturned(fl, c.args, sig)
 	}
+	fl = c.attribute(fl, art, sig) // health hook: one input counts once
 	c.recordFailure(fl)
 	if fl.result.Rule == classifier.RuleCallDepthCap && c.ev.Depth > 0 {
 		// Every call of a runaway chain fails at once: the top-level call repairs (it is blamed
@@ -644,7 +651,8 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 	if req.IsRepair() {
 		kind = provider.Repair
 	}
-	var last *failure
+	// onArgs: the last code that passed the gate and failed on the call's args (health.go).
+	var last, onArgs *failure
 	kn := c.lessons(prov) // knowledge and assembler hook (knowledge.go, assemble.go)
 	for c.meta.ProviderCalls < f.opts.MaxProviderCalls {
 		if ctx.Err() != nil {
@@ -685,6 +693,9 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 				prog.release() // passed the gate, failed the call's own run
 			}
 			last = fl
+			if fl.args != nil {
+				onArgs = fl
+			}
 			req = req.WithEarlier(repair.Attempt{Code: ans.Code, Error: fl.msg, Result: fl.result, Args: string(fl.args)})
 			continue
 		}
@@ -724,6 +735,10 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 		if base != nil {
 			res.fail.msg += fmt.Sprintf("; the current generation %d of %s.%s is unchanged (lifecycle %s, counters kept)", base.Generation, c.role, c.method, base.Lifecycle)
 		}
+		return res
+	}
+	if fl := c.inputSpecific(base, onArgs, c.meta.ProviderCalls); fl != nil {
+		res.fail = fl // health hook: the input's failure leaves the code as it is
 		return res
 	}
 	if base != nil && base.Lifecycle != registry.Blessed && base.Lifecycle != registry.Quarantined && !f.opts.Switches.GenerateOnly {
@@ -1106,7 +1121,11 @@ func (c *call) recordFailure(fl *failure) {
 	if err != nil {
 		o = registry.ExtrinsicFailure
 	}
-	c.record(o, fl.msg)
+	reason := fl.msg
+	if fl.input != "" {
+		reason += " " + fl.input // the next process knows the input (health.go)
+	}
+	c.record(o, reason)
 }
 
 func (c *call) fail(fl *failure) Outcome {

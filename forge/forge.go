@@ -42,6 +42,7 @@ type Forge struct {
 	flight    singleflight.Group
 	compiles  singleflight.Group // compiles of persisted code on a live-set miss
 	placement Placement          // where contracts that name no sandbox run
+	inputs    inputLedger        // the inputs each generation failed on (health.go)
 
 	// life is held for reading by every Call and Regenerate (and detached generations) while
 	// they run, and for writing by Close: Close waits for them, and after it every call returns
