@@ -15,12 +15,18 @@ type Input struct {
 	// OthersPass: the code's recent calls held no failure that counts toward health before this
 	// one: every other recent input passed.
 	OthersPass bool
+	// Delegates: the code may delegate (host.Call), so what it does with an input depends on
+	// other roles' code too, and no evidence about the input alone can be had from its runs.
+	Delegates bool
 }
 
 // Attribute decides whose failure r is once the input is taken into account: the rule that no
 // single caller can move an artifact's health with inputs its acceptance set passes on.
 //
 //   - A failure that does not count toward health (extrinsic, caller) stays as it is.
+//   - So does the failure of code that delegates: the roles it calls take part in every run
+//     (a runaway chain, a callee that spins), so a failure on one input may be theirs or its
+//     own, never the input's alone.
 //   - A failure on args the contract covers (an acceptance example expects a value for them)
 //     is the code's, always.
 //   - A repeat — the same code already failed on the same args, and that failure counted — is
@@ -36,7 +42,7 @@ type Input struct {
 // its policy count them), which one caller's input cannot make alone.
 func Attribute(r Result, in Input) Result {
 	switch {
-	case !r.Class.CountsTowardHealth(), in.Covered:
+	case !r.Class.CountsTowardHealth(), in.Delegates, in.Covered:
 		return r
 	case in.Counted:
 		return Result{Caller, RuleInputRepeated}

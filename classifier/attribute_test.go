@@ -24,6 +24,8 @@ func TestAttribute(t *testing.T) {
 		{"all code fails on it, others pass: the input's", mem, Input{OtherCodeFails: true, OthersPass: true}, Result{Caller, RuleInputSpecific}},
 		{"all code fails on it, but other inputs failed too: the code's", mem, Input{OtherCodeFails: true}, mem},
 		{"the contract covers the input: always the code's", mem, Input{Covered: true, Counted: true, OtherCodeFails: true, OthersPass: true}, mem},
+		{"code that delegates: a repeat is still the code's", mem, Input{Delegates: true, Counted: true}, mem},
+		{"code that delegates: every version failing is still the code's", Result{Intrinsic, RuleCallDepthCap}, Input{Delegates: true, OtherCodeFails: true, OthersPass: true}, Result{Intrinsic, RuleCallDepthCap}},
 		{"an outage stays an outage", outage, Input{Counted: true, OtherCodeFails: true, OthersPass: true}, outage},
 		{"a caller error stays as it is", bad, Input{Counted: true}, bad},
 	} {
@@ -43,7 +45,7 @@ func TestAttributeNeverCounts(t *testing.T) {
 			for _, b := range bools {
 				for _, c := range bools {
 					for _, d := range bools {
-						got := Attribute(r, Input{Covered: a, Counted: b, OtherCodeFails: c, OthersPass: d})
+						got := Attribute(r, Input{Covered: a, Counted: b, OtherCodeFails: c, OthersPass: d, Delegates: a && d})
 						assert.True(t, got.Rule.Valid())
 						assert.Equal(t, got.Rule.Class(), got.Class)
 						if !r.Class.CountsTowardHealth() {

@@ -145,7 +145,7 @@ func (c *call) attribute(fl *failure, art *registry.Artifact, sig sandbox.Signat
 	// caller failure), so the store's last failure naming this input means it counted.
 	known := c.f.inputs.has(k, tag)
 	counted := known || strings.HasSuffix(art.LastFailureReason, tag)
-	r := classifier.Attribute(fl.result, classifier.Input{Covered: c.covered(c.args, sig), Counted: counted})
+	r := classifier.Attribute(fl.result, classifier.Input{Covered: c.covered(c.args, sig), Counted: counted, Delegates: c.rt.caps.Call})
 	if r != fl.result {
 		if !known {
 			c.f.inputs.add(k, tag) // known to this process from now on (it came from the store)
@@ -170,7 +170,7 @@ func (c *call) inputSpecific(base *registry.Artifact, onArgs *failure, n int) *f
 		return nil
 	}
 	others := !strings.ContainsAny(base.Recent, "ia") // before this call's own failure
-	r := classifier.Attribute(c.cause.result, classifier.Input{OtherCodeFails: true, OthersPass: others})
+	r := classifier.Attribute(c.cause.result, classifier.Input{OtherCodeFails: true, OthersPass: others, Delegates: c.rt.caps.Call})
 	if r.Class.CountsTowardHealth() {
 		return nil
 	}

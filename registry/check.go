@@ -79,6 +79,7 @@ func (c *Contract) Check(max Maxima) []Problem {
 			bad("methods."+m, "method %s: signature %q: %v", m, decl, err)
 			continue
 		}
+		sigs[m] = &sig // its parameters still check the examples when only the name is wrong
 		if want := sandbox.ExportedName(m); sig.Func != want {
 			fix := fmt.Sprintf("declare it as func %s", want)
 			if alt := snakeName(sig.Func); alt != "" && alt != m {
@@ -86,9 +87,7 @@ func (c *Contract) Check(max Maxima) []Problem {
 			}
 			bad("methods."+m, "method %s: its signature declares func %s, but the code of method %s is the function %s (the method name in CamelCase); "+
 				"no generated code could ever pass: %s", m, sig.Func, m, want, fix)
-			continue
 		}
-		sigs[m] = &sig
 	}
 	if a := c.Acceptance; a != nil {
 		var deliverable *jsonschema.Schema
@@ -114,7 +113,7 @@ func (c *Contract) Check(max Maxima) []Problem {
 					err = deliverable.Validate(v)
 				}
 				if err != nil {
-					bad(field+".expect", "acceptance example %d: expect %s does not fit the deliverable schema: %s", i+1, oneLine(ex.Expect), oneLine([]byte(err.Error())))
+					bad(field+".expect", "acceptance example %d: expect %s does not fit the deliverable schema: %s", i+1, oneLine(ex.Expect), schemaMsg(err))
 				}
 			}
 		}
@@ -258,7 +257,7 @@ func checkArgs(sig sandbox.Signature, args json.RawMessage) error {
 		return err
 	}
 	if err := schema.Validate(v); err != nil {
-		return fmt.Errorf("%s", oneLine([]byte(err.Error())))
+		return fmt.Errorf("%s", schemaMsg(err))
 	}
 	return nil
 }
@@ -268,6 +267,18 @@ func jsonValue(b []byte) (any, error) {
 	dec.UseNumber()
 	var v any
 	return v, dec.Decode(&v)
+}
+
+// schemaMsg is a schema validation error without the schema's location (a file URL under the
+// working directory): "got string, want integer", "at '/s': got number, want string".
+func schemaMsg(err error) string {
+	msg := oneLine([]byte(err.Error()))
+	if rest, ok := strings.CutPrefix(msg, "jsonschema validation failed with '"); ok {
+		if _, after, ok := strings.Cut(rest, "' "); ok {
+			msg = strings.TrimPrefix(strings.TrimSpace(after), "- ")
+		}
+	}
+	return strings.TrimPrefix(msg, "at '': ")
 }
 
 // oneLine is b on one line, at most 200 bytes.
