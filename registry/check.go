@@ -118,6 +118,31 @@ func (c *Contract) Check(max Maxima) []Problem {
 			}
 		}
 	}
+	if a := c.Acceptance; a != nil && len(c.Methods) > 0 {
+		fns := make([]string, 0, len(c.Methods))
+		for _, m := range sortedKeys(c.Methods) {
+			fns = append(fns, sandbox.ExportedName(m))
+		}
+		for i, ex := range a.Examples {
+			if ex.Method == "" && len(c.Methods) > 1 {
+				bad(fmt.Sprintf("acceptance.examples[%d].method", i), "acceptance example %d names no method, so every method's code would have to pass it: name the method it is for (one of %s)", i+1, strings.Join(sortedKeys(c.Methods), ", "))
+			}
+		}
+		for _, m := range sortedKeys(a.MethodTests) {
+			if _, ok := c.Methods[m]; !ok && validName(m) {
+				bad("acceptance.method_tests."+m, "acceptance.method_tests has tests for %s, which is not in methods (%s): they would never run", m, strings.Join(sortedKeys(c.Methods), ", "))
+			}
+		}
+		if a.Tests != "" {
+			calls := false
+			for _, fn := range fns {
+				calls = calls || strings.Contains(a.Tests, fn+"(")
+			}
+			if !calls {
+				bad("acceptance.tests", "acceptance.tests call none of the methods' functions (%s), so they would never run: call them by those names", strings.Join(fns, ", "))
+			}
+		}
+	}
 	if l := c.Limits; l != nil {
 		max = max.WithDefaults()
 		if d, err := parsePositiveDuration(l.Timeout); l.Timeout != "" && err == nil && d > max.Timeout {

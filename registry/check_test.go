@@ -100,3 +100,23 @@ func TestCheckContractSyntax(t *testing.T) {
 		assert.ErrorIs(t, ps[0].Err, ErrInvalidContract)
 	}
 }
+
+// TestCheckAcceptanceReachesTheMethods: acceptance parts that could never run against a method's
+// code (tests that call none of the methods' functions, tests for a method not in methods) or
+// that every method would have to pass (an example naming no method in a role of several) are
+// problems.
+func TestCheckAcceptanceReachesTheMethods(t *testing.T) {
+	c := Contract{Role: "text", Purpose: "p",
+		Methods: map[string]string{"upper": "func Upper(s string) string", "lower": "func Lower(s string) string"},
+		Acceptance: &Acceptance{
+			Examples:    []Example{{Args: []byte(`{"s":"a"}`), Expect: []byte(`"A"`)}},
+			Tests:       "package artifact\nimport \"testing\"\nfunc TestX(t *testing.T) { _ = Capitalize(\"a\") }",
+			MethodTests: map[string]string{"title": "package artifact"},
+		}}
+	require.NoError(t, c.Validate())
+	assert.ElementsMatch(t, []string{"acceptance.examples[0].method", "acceptance.method_tests.title", "acceptance.tests"}, problemFields(c.Check(Maxima{})))
+
+	c.Acceptance = &Acceptance{Examples: []Example{{Method: "upper", Args: []byte(`{"s":"a"}`), Expect: []byte(`"A"`)}},
+		Tests: "package artifact\nimport \"testing\"\nfunc TestX(t *testing.T) { _ = Lower(\"A\") }", MethodTests: map[string]string{"upper": "package artifact"}}
+	assert.Empty(t, c.Check(Maxima{}))
+}
