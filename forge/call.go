@@ -136,7 +136,7 @@ func (c *call) executeCandidate(ctx context.Context, p *compiled) Outcome {
 		return c.fail(&failure{typ: "unknown_role", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()})
 	}
 	c.rt = rt
-	if c.overArgs() {
+	if c.overArgs(rt) {
 		return c.fail(c.oversize())
 	}
 	c.ev.Action, c.ev.Reason = "execute", "candidate"
@@ -169,10 +169,11 @@ func (c *call) run(ctx context.Context) Outcome {
 		}
 		return c.fail(&failure{typ: typ, result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()})
 	}
-	c.rt = rt
-	if c.overArgs() { // health hook: args that alone exceed the role's caps are the caller's
+	if c.overArgs(rt) { // health hook: args that alone exceed the role's caps are the caller's
+		c.rt = rt
 		return c.fail(c.oversize())
 	}
+	c.rt = rt
 	key := registry.Key{Role: c.role, Method: c.method}
 	// The warm path: the live program remembers the decision made for one store snapshot under
 	// this role runtime (warmState; the method was checked against the same contract then), so

@@ -27,9 +27,9 @@ import (
 
 // overArgs is the warm path's check: are the args larger than the role's memory cap, or than a
 // delegated call's args may be? One comparison each; the failure is built by oversize.
-func (c *call) overArgs() bool {
+func (c *call) overArgs(rt *roleRuntime) bool {
 	n := len(c.args)
-	return int64(n) > c.rt.limits.MemoryBytes || (n > sandbox.MaxCallArgsBytes && c.ev.Depth > 0)
+	return int64(n) > rt.limits.MemoryBytes || (n > sandbox.MaxCallArgsBytes && c.ev.Depth > 0)
 }
 
 // oversize is the caller failure of args that alone exceed the role's caps: nothing ran, nothing
