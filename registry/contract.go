@@ -126,22 +126,42 @@ func (c *Contract) Validate() error {
 // problems is every finding of Validate, in the contract's field order.
 func (c *Contract) problems() []Problem {
 	var ps []Problem
-	bad := func(field, format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
-		ps = append(ps, Problem{Field: field, Message: msg, Err: fmt.Errorf("%w: role %q: %s", ErrInvalidContract, c.Role, msg)})
+	if err := c.validate(func(p Problem) { ps = append(ps, p) }); err != nil {
+		ps = append(ps, Problem{Message: err.Error(), Err: err})
 	}
+	return ps
+}
+
+// validate passes every finding to add. A check written as `return bad(...)` records its finding
+// and stops there; one that returns its own error stops with it (problems records it).
+func (c *Contract) validate(add func(Problem)) error {
+	badAt := func(field, format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		add(Problem{Field: field, Message: msg, Err: fmt.Errorf("%w: role %q: %s", ErrInvalidContract, c.Role, msg)})
+	}
+	// bad is badAt with the field read from the message ("limits.timeout: ..." -> limits.timeout).
+	bad := func(format string, args ...any) error {
+		field, _, _ := strings.Cut(format, " ")
+		field = strings.TrimRight(field, ":")
+		if strings.Trim(field, "abcdefghijklmnopqrstuvwxyz_.") != "" {
+			field = ""
+		}
+		badAt(field, format, args...)
+		return nil
+	}
+	_ = bad // for checks written `return bad(...)`
 	wrapped := func(field string, err error) {
 		e := fmt.Errorf("%w: role %q: %w", ErrInvalidContract, c.Role, err)
-		ps = append(ps, Problem{Field: field, Message: err.Error(), Err: e})
+		add(Problem{Field: field, Message: err.Error(), Err: e})
 	}
 	if err := ValidateName("role", c.Role); err != nil {
-		ps = append(ps, Problem{Field: "role", Message: err.Error(), Err: fmt.Errorf("%w: %w", ErrInvalidContract, err)})
+		add(Problem{Field: "role", Message: err.Error(), Err: fmt.Errorf("%w: %w", ErrInvalidContract, err)})
 	}
 	if strings.TrimSpace(c.Purpose) == "" {
-		bad("purpose", "purpose is empty: say in a sentence what the role's methods are for")
+		badAt("purpose", "purpose is empty: say in a sentence what the role's methods are for")
 	}
 	if err := c.checkUTF8(); err != nil {
-		bad("", "%v", err)
+		badAt("", "%v", err)
 	}
 	for _, m := range sortedKeys(c.Methods) {
 		sig := c.Methods[m]
@@ -150,13 +170,13 @@ func (c *Contract) problems() []Problem {
 		}
 		if sig != "" {
 			if err := checkSignature(sig); err != nil {
-				bad("methods."+m, "method %s: signature %q: %v (write it as a Go declaration, e.g. \"func Upper(s string) string\")", m, sig, err)
+				badAt("methods."+m, "method %s: signature %q: %v (write it as a Go declaration, e.g. \"func Upper(s string) string\")", m, sig, err)
 			}
 		}
 	}
 	if len(c.Deliverable) > 0 {
 		if _, err := CompileDeliverable(c.Deliverable); err != nil {
-			bad("deliverable", "deliverable is not a usable JSON Schema: %v", err)
+			badAt("deliverable", "deliverable is not a usable JSON Schema: %v", err)
 		}
 	}
 	if a := c.Acceptance; a != nil {
@@ -164,87 +184,87 @@ func (c *Contract) problems() []Problem {
 			field := fmt.Sprintf("acceptance.examples[%d]", i)
 			if ex.Method != "" {
 				if _, ok := c.Methods[ex.Method]; !ok && len(c.Methods) > 0 {
-					bad(field+".method", "acceptance example %d names method %q, which is not in methods", i+1, ex.Method)
+					badAt(field+".method", "acceptance example %d names method %q, which is not in methods", i+1, ex.Method)
 				}
 			}
 			if !json.Valid(ex.Args) || len(ex.Args) == 0 {
-				bad(field+".args", "acceptance example %d: args must be a JSON object or array", i+1)
+				badAt(field+".args", "acceptance example %d: args must be a JSON object or array", i+1)
 			}
 			switch {
 			case ex.ExpectError != "" && len(ex.Expect) > 0:
-				bad(field, "acceptance example %d: give either expect (a value) or expect_error (a substring of the error the code returns), not both", i+1)
+				badAt(field, "acceptance example %d: give either expect (a value) or expect_error (a substring of the error the code returns), not both", i+1)
 			case ex.ExpectError != "":
 				if strings.TrimSpace(ex.ExpectError) == "" {
-					bad(field+".expect_error", "acceptance example %d: expect_error must name part of the error message", i+1)
+					badAt(field+".expect_error", "acceptance example %d: expect_error must name part of the error message", i+1)
 				}
 			case !json.Valid(ex.Expect) || len(ex.Expect) == 0:
-				bad(field+".expect", "acceptance example %d: expect must be JSON (or use expect_error for an input the method must refuse)", i+1)
+				badAt(field+".expect", "acceptance example %d: expect must be JSON (or use expect_error for an input the method must refuse)", i+1)
 			}
 		}
 		for _, m := range sortedKeys(a.MethodTests) {
 			if err := ValidateName("method", m); err != nil {
 				e := fmt.Errorf("%w: role %q: acceptance.method_tests: %w", ErrInvalidContract, c.Role, err)
-				ps = append(ps, Problem{Field: "acceptance.method_tests." + m, Message: err.Error(), Err: e})
+				add(Problem{Field: "acceptance.method_tests." + m, Message: err.Error(), Err: e})
 			}
 			if _, err := parser.ParseFile(token.NewFileSet(), "acceptance_test.go", a.MethodTests[m], parser.SkipObjectResolution); err != nil {
-				bad("acceptance.method_tests."+m, "acceptance tests of %s do not parse as a Go file: %v", m, err)
+				badAt("acceptance.method_tests."+m, "acceptance tests of %s do not parse as a Go file: %v", m, err)
 			}
 		}
 		if a.Tests != "" {
 			if _, err := parser.ParseFile(token.NewFileSet(), "acceptance_test.go", a.Tests, parser.SkipObjectResolution); err != nil {
-				bad("acceptance.tests", "acceptance tests do not parse as a Go file: %v", err)
+				badAt("acceptance.tests", "acceptance tests do not parse as a Go file: %v", err)
 			}
 		}
 	}
 	switch c.Sandbox {
 	case "", "yaegi", "wasm":
 	default:
-		bad("sandbox", "sandbox %q is unknown: use \"yaegi\" or \"wasm\"", c.Sandbox)
+		badAt("sandbox", "sandbox %q is unknown: use \"yaegi\" or \"wasm\"", c.Sandbox)
 	}
 	if caps := c.Capabilities; caps != nil && caps.HTTP != nil {
 		for _, h := range caps.HTTP.Allow {
 			if h == "" || strings.ContainsAny(h, "/ ") {
-				bad("capabilities.http.allow", "capabilities.http.allow has %q: list host names (e.g. api.example.com or localhost:8080), not URLs", h)
+				badAt("capabilities.http.allow", "capabilities.http.allow has %q: list host names (e.g. api.example.com or localhost:8080), not URLs", h)
 			}
 		}
 		if caps.HTTP.MaxBytes < 0 {
-			bad("capabilities.http.max_bytes", "capabilities.http.max_bytes is negative")
+			badAt("capabilities.http.max_bytes", "capabilities.http.max_bytes is negative")
 		}
 		if caps.HTTP.Timeout != "" {
 			if _, err := parsePositiveDuration(caps.HTTP.Timeout); err != nil {
-				bad("capabilities.http.timeout", "capabilities.http.timeout: %v", err)
+				badAt("capabilities.http.timeout", "capabilities.http.timeout: %v", err)
 			}
 		}
 	}
 	if l := c.Limits; l != nil {
 		if l.Timeout != "" {
 			if _, err := parsePositiveDuration(l.Timeout); err != nil {
-				bad("limits.timeout", "limits.timeout: %v", err)
+				badAt("limits.timeout", "limits.timeout: %v", err)
 			}
 		}
 		for _, f := range []struct{ field, v string }{{"memory", l.Memory}, {"output", l.Output}} {
 			if f.v != "" {
 				if _, err := ParseSize(f.v); err != nil {
-					bad("limits."+f.field, "limits.%s: %v", f.field, err)
+					badAt("limits."+f.field, "limits.%s: %v", f.field, err)
 				}
 			}
 		}
 		if l.MaxDepth < 0 {
-			bad("limits.max_depth", "limits.max_depth is negative")
+			badAt("limits.max_depth", "limits.max_depth is negative")
 		}
 		if l.MaxCallDepth < 0 || l.MaxCallDepth > sandbox.MaxCallDepthCeiling {
-			bad("limits.max_call_depth", "limits.max_call_depth %d is out of range: use 1 to %d, or leave it out for %d", l.MaxCallDepth, sandbox.MaxCallDepthCeiling, sandbox.DefaultMaxCallDepth)
+			badAt("limits.max_call_depth", "limits.max_call_depth %d is out of range: use 1 to %d, or leave it out for %d", l.MaxCallDepth, sandbox.MaxCallDepthCeiling, sandbox.DefaultMaxCallDepth)
 		}
 		switch l.Isolation {
 		case "", "process":
 		default:
-			bad("limits.isolation", "limits.isolation %q is unknown: use \"process\" or leave it out", l.Isolation)
+			badAt("limits.isolation", "limits.isolation %q is unknown: use \"process\" or leave it out", l.Isolation)
 		}
 	}
 	if fp := c.FailurePolicy; fp != nil && fp.MaxRepairsBeforeRegen < 0 {
-		bad("failure_policy.max_repairs_before_regen", "failure_policy.max_repairs_before_regen is negative")
+		badAt("failure_policy.max_repairs_before_regen", "failure_policy.max_repairs_before_regen is negative")
 	}
-	return ps
+	return nil
 }
 
 func sortedKeys(m map[string]string) []string {
