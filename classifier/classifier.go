@@ -67,6 +67,7 @@ const (
 	KindCallDepth   Kind = "call_depth"  // a delegation (host Call) would pass the depth cap
 	KindCapacity    Kind = "capacity"    // no free interpreter, instance or worker in time: the code never ran
 	KindClosed      Kind = "closed"      // the call was made on a closed Forge: the code never ran
+	KindArgsSize    Kind = "args_size"   // the args alone exceed the role's memory cap (or the delegation args cap): the code never ran
 )
 
 // Network is the kind of network error a failing host call met.
@@ -163,6 +164,8 @@ func classifyKind(f Failure) Result {
 	switch f.Kind {
 	case KindArgs:
 		return Result{Caller, RuleArgs}
+	case KindArgsSize:
+		return Result{Caller, RuleArgsTooLarge}
 	case KindClosed:
 		return Result{Caller, RuleClosed}
 	case KindCompile:

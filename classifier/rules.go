@@ -12,6 +12,15 @@ const (
 	RuleReturnedAnswer Rule = "returned_answer"
 	// RuleClosed: the program called a Forge after closing it.
 	RuleClosed Rule = "closed"
+	// RuleArgsTooLarge: the args alone are larger than the role's memory cap (or, for a delegated
+	// call, sandbox.MaxCallArgsBytes): refused before anything runs.
+	RuleArgsTooLarge Rule = "args_too_large"
+	// RuleInputRepeated: code failed again on args it already failed on (see Attribute): one
+	// input counts once toward an artifact's health.
+	RuleInputRepeated Rule = "input_repeated"
+	// RuleInputSpecific: every version of the code that passes the acceptance set fails on these
+	// args while the others pass (see Attribute): the failure is the input's.
+	RuleInputSpecific Rule = "input_specific"
 )
 
 // Intrinsic rules: the artifact's own code is at fault.
@@ -77,6 +86,9 @@ var rules = map[Rule]ruleInfo{
 	RuleArgs:           {Caller, false},
 	RuleReturnedAnswer: {Caller, false},
 	RuleClosed:         {Caller, false},
+	RuleArgsTooLarge:   {Caller, false},
+	RuleInputRepeated:  {Caller, false},
+	RuleInputSpecific:  {Caller, false},
 
 	RuleCompile:         {Intrinsic, false},
 	RulePolicy:          {Intrinsic, false},

@@ -140,6 +140,9 @@ func (c *call) executeCandidate(ctx context.Context, p *compiled) Outcome {
 		return c.fail(roleFailure(c.role, err))
 	}
 	c.rt = rt
+	if c.overArgs(rt) {
+		return c.fail(c.oversize())
+	}
 	c.ev.Action, c.ev.Reason = "execute", "candidate"
 	c.meta.Decision, c.meta.ProgramSource = "execute:candidate", SourceGenerated
 	if !p.acquire() {
@@ -165,6 +168,10 @@ func (c *call) run(ctx context.Context) Outcome {
 	rt, err := f.roleRuntime(c.role)
 	if err != nil {
 		return c.fail(roleFailure(c.role, err))
+	}
+	if c.overArgs(rt) { // health hook: args that alone exceed the role's caps are the caller's
+		c.rt = rt
+		return c.fail(c.oversize())
 	}
 	c.rt = rt
 	key := liveKey{Role: c.role, Method: c.method, Client: c.client}
@@ -406,6 +413,7 @@ func (c *call) executeProgram(ctx context.Context, art *registry.Artifact, p *co
 	if p != nil {
 		fl = c.judgeReturned(fl, c.args, sig)
 	}
+	fl = c.attribute(fl, art, sig) // health hook: one input counts once
 	c.recordFailure(fl)
 	if fl.result.Rule == classifier.RuleCallDepthCap && c.ev.Depth > 0 {
 		// Every call of a runaway chain fails at once: the top-level call repairs (it is blamed
@@ -648,7 +656,8 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 	if req.IsRepair() {
 		kind = provider.Repair
 	}
-	var last *failure
+	// onArgs: the last code that passed the gate and failed on the call's args (health.go).
+	var last, onArgs *failure
 	kn := c.lessons(prov) // knowledge and assembler hook (knowledge.go, assemble.go)
 	st := c.stepper(ctx)  // generation steps for the caller and the event streams (progress.go)
 	defer func() { st.finished(res) }()
@@ -693,6 +702,9 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 				prog.release() // passed the gate, failed the call's own run
 			}
 			last = fl
+			if fl.args != nil {
+				onArgs = fl
+			}
 			req = req.WithEarlier(repair.Attempt{Code: ans.Code, Error: fl.msg, Result: fl.result, Args: string(fl.args)})
 			continue
 		}
@@ -732,6 +744,10 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 		if base != nil {
 			res.fail.msg += fmt.Sprintf("; the current generation %d of %s.%s is unchanged (lifecycle %s, counters kept)", base.Generation, c.role, c.method, base.Lifecycle)
 		}
+		return res
+	}
+	if fl := c.inputSpecific(base, onArgs, c.meta.ProviderCalls); fl != nil {
+		res.fail = fl // health hook: the input's failure leaves the code as it is
 		return res
 	}
 	if base != nil && base.Lifecycle != registry.Blessed && base.Lifecycle != registry.Quarantined && !f.opts.Switches.GenerateOnly {
@@ -1125,7 +1141,11 @@ func (c *call) recordFailure(fl *failure) {
 	if err != nil {
 		o = registry.ExtrinsicFailure
 	}
-	c.record(o, fl.msg)
+	reason := fl.msg
+	if fl.input != "" {
+		reason += " " + fl.input // the next process knows the input (health.go)
+	}
+	c.record(o, reason)
 }
 
 func (c *call) fail(fl *failure) Outcome {

@@ -117,6 +117,7 @@ type failure struct {
 	result classifier.Result
 	msg    string
 	args   json.RawMessage // the call args the code failed on, when a run with them failed
+	input  string          // the args' tag (inputTag) when the failure counts toward health (health.go)
 }
 
 func (f *failure) toError() *Error {

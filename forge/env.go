@@ -8,6 +8,7 @@ import (
 
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/repair"
+	"github.com/artifactforge/forge/sandbox"
 )
 
 // OptionsFromEnv reads the operator's switches: FORGE_READ_PATH=off, FORGE_REPAIR=off,
@@ -16,7 +17,8 @@ import (
 // the backends' FORGE_POOL_SIZE=N, FORGE_IDLE_TIMEOUT=D and FORGE_MAX_WORKERS=N, and
 // the live set's budget FORGE_MAX_LIVE_PROGRAMS=N and FORGE_MAX_LIVE_BYTES=SIZE (512MiB, 1GiB, or
 // bytes; -1: no bound), and FORGE_LOCAL_DIR (Options.LocalDir, a networked store's machine-local
-// directory). The CLI, the server and the MCP server share it.
+// directory), and the maxima of contract limits FORGE_MAX_MEMORY, FORGE_MAX_TIMEOUT and
+// FORGE_MAX_OUTPUT (Options.Maxima). The CLI, the server and the MCP server share it.
 func OptionsFromEnv(getenv func(string) string) (Options, error) {
 	var o Options
 	off := func(k string) (bool, error) {
@@ -126,31 +128,21 @@ func OptionsFromEnv(getenv func(string) string) (Options, error) {
 		o.Budget = b
 	}
 	o.LocalDir = strings.TrimSpace(getenv("FORGE_LOCAL_DIR"))
+	if o.Maxima, err = maximaFromEnv(getenv); err != nil { // health hook: the contract limits' maxima
+		return o, err
+	}
 	return o, nil
 }
 
-// parseBytes reads a memory size: a number of bytes, or one with a KiB, MiB or GiB suffix
-// (KB, MB, GB and K, M, G are read as the same powers of two); -1 is "no bound".
+// parseBytes reads a byte budget: a size as sandbox.ParseSize reads it (512MiB, 2GiB or a number
+// of bytes), or -1 for "no bound".
 func parseBytes(v string) (int64, error) {
-	t := strings.ToUpper(strings.TrimSpace(v))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		m      int64
-	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.m
-			break
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	switch {
-	case err != nil || n == 0 || n < -1:
-		return 0, fmt.Errorf("use a size such as 512MiB, 2GiB or a number of bytes (-1 for no bound)")
-	case n == -1:
+	if strings.TrimSpace(v) == "-1" {
 		return -1, nil
-	case n > (1<<62)/mult:
-		return 0, fmt.Errorf("the size is too large")
 	}
-	return n * mult, nil
+	n, err := sandbox.ParseSize(v)
+	if err != nil {
+		return 0, fmt.Errorf("%v; or -1 for no bound", err)
+	}
+	return n, nil
 }

@@ -43,6 +43,7 @@ type Forge struct {
 	flight    singleflight.Group
 	compiles  singleflight.Group // compiles of persisted code on a live-set miss
 	placement Placement          // where contracts that name no sandbox run
+	inputs    inputLedger        // the inputs each generation failed on (health.go)
 
 	// life is held for reading by every Call and Regenerate (and detached generations) while
 	// they run, and for writing by Close: Close waits for them, and after it every call returns
@@ -280,7 +281,12 @@ func (f *Forge) Flush() {
 }
 
 // AddRole validates and stores a role contract (replacing the contract of an existing role).
+// The contract is checked first (Contract.Check under the forge's maxima): every problem is
+// named and nothing is stored.
 func (f *Forge) AddRole(c registry.Contract) error {
+	if err := registry.Refusal(c.Role, c.Check(f.opts.Maxima)); err != nil {
+		return err
+	}
 	_, err := f.store.PutRole(c, f.now())
 	return err
 }
@@ -302,6 +308,7 @@ func (f *Forge) roleRuntime(role string) (*roleRuntime, error) {
 	if err != nil {
 		return nil, err
 	}
+	rt.limits = clampLimits(rt.limits, f.opts.Maxima) // health hook: the operator's maxima
 	f.mu.Lock()
 	f.roles[role] = rt
 	f.mu.Unlock()

@@ -96,6 +96,11 @@ type Options struct {
 	SandboxPoolSize    int
 	SandboxIdleTimeout time.Duration
 	SandboxMaxWorkers  int
+	// Maxima bound every contract's limits (memory, timeout, output); a zero field is its
+	// default (registry.DefaultMaxMemory 1GiB, DefaultMaxTimeout 60s, DefaultMaxOutput 64MiB).
+	// AddRole refuses a contract over them, naming the maximum; a stored one runs clamped to
+	// them. $FORGE_MAX_MEMORY, $FORGE_MAX_TIMEOUT and $FORGE_MAX_OUTPUT set them (OptionsFromEnv).
+	Maxima registry.Maxima
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }

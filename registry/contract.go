@@ -10,7 +10,6 @@ import (
 	"go/parser"
 	"go/token"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -117,113 +116,152 @@ func DecodeContract(data []byte) (Contract, error) {
 	return c, nil
 }
 
-// Validate checks every field that later stages rely on and says what to fix.
+// Validate checks every field that later stages rely on and says what to fix: the first of
+// problems' findings. Stored contracts are read through it, so it holds only what every contract
+// ever stored passed; Check adds what role add refuses on top.
 func (c *Contract) Validate() error {
+	if ps := c.problems(); len(ps) > 0 {
+		return ps[0].Err
+	}
+	return nil
+}
+
+// problems is every finding of Validate, in the contract's field order.
+func (c *Contract) problems() []Problem {
+	var ps []Problem
+	if err := c.validate(func(p Problem) { ps = append(ps, p) }); err != nil {
+		ps = append(ps, Problem{Message: err.Error(), Err: err})
+	}
+	return ps
+}
+
+// validate passes every finding to add. A check written as `return bad(...)` records its finding
+// and stops there; one that returns its own error stops with it (problems records it).
+func (c *Contract) validate(add func(Problem)) error {
+	badAt := func(field, format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		add(Problem{Field: field, Message: msg, Err: fmt.Errorf("%w: role %q: %s", ErrInvalidContract, c.Role, msg)})
+	}
+	// bad is badAt with the field read from the message ("limits.timeout: ..." -> limits.timeout).
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: role %q: %s", ErrInvalidContract, c.Role, fmt.Sprintf(format, args...))
+		field, _, _ := strings.Cut(format, " ")
+		field = strings.TrimRight(field, ":")
+		if strings.Trim(field, "abcdefghijklmnopqrstuvwxyz_.") != "" {
+			field = ""
+		}
+		badAt(field, format, args...)
+		return nil
+	}
+	_ = bad // for checks written `return bad(...)`
+	wrapped := func(field string, err error) {
+		e := fmt.Errorf("%w: role %q: %w", ErrInvalidContract, c.Role, err)
+		add(Problem{Field: field, Message: err.Error(), Err: e})
 	}
 	if err := ValidateName("role", c.Role); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidContract, err)
+		add(Problem{Field: "role", Message: err.Error(), Err: fmt.Errorf("%w: %w", ErrInvalidContract, err)})
 	}
 	if strings.TrimSpace(c.Purpose) == "" {
-		return bad("purpose is empty: say in a sentence what the role's methods are for")
+		badAt("purpose", "purpose is empty: say in a sentence what the role's methods are for")
 	}
 	if err := c.checkUTF8(); err != nil {
-		return bad("%v", err)
+		badAt("", "%v", err)
 	}
-	for m, sig := range c.Methods {
+	for _, m := range sortedKeys(c.Methods) {
+		sig := c.Methods[m]
 		if err := ValidateName("method", m); err != nil {
-			return fmt.Errorf("%w: role %q: %w", ErrInvalidContract, c.Role, err)
+			wrapped("methods."+m, err)
 		}
 		if sig != "" {
 			if err := checkSignature(sig); err != nil {
-				return bad("method %s: signature %q: %v (write it as a Go declaration, e.g. \"func Upper(s string) string\")", m, sig, err)
+				badAt("methods."+m, "method %s: signature %q: %v (write it as a Go declaration, e.g. \"func Upper(s string) string\")", m, sig, err)
 			}
 		}
 	}
 	if len(c.Deliverable) > 0 {
 		if _, err := CompileDeliverable(c.Deliverable); err != nil {
-			return bad("deliverable is not a usable JSON Schema: %v", err)
+			badAt("deliverable", "deliverable is not a usable JSON Schema: %v", err)
 		}
 	}
 	if a := c.Acceptance; a != nil {
 		for i, ex := range a.Examples {
+			field := fmt.Sprintf("acceptance.examples[%d]", i)
 			if ex.Method != "" {
 				if _, ok := c.Methods[ex.Method]; !ok && len(c.Methods) > 0 {
-					return bad("acceptance example %d names method %q, which is not in methods", i+1, ex.Method)
+					badAt(field+".method", "acceptance example %d names method %q, which is not in methods", i+1, ex.Method)
 				}
 			}
 			if !json.Valid(ex.Args) || len(ex.Args) == 0 {
-				return bad("acceptance example %d: args must be a JSON object or array", i+1)
+				badAt(field+".args", "acceptance example %d: args must be a JSON object or array", i+1)
 			}
 			switch {
 			case ex.ExpectError != "" && len(ex.Expect) > 0:
-				return bad("acceptance example %d: give either expect (a value) or expect_error (a substring of the error the code returns), not both", i+1)
+				badAt(field, "acceptance example %d: give either expect (a value) or expect_error (a substring of the error the code returns), not both", i+1)
 			case ex.ExpectError != "":
 				if strings.TrimSpace(ex.ExpectError) == "" {
-					return bad("acceptance example %d: expect_error must name part of the error message", i+1)
+					badAt(field+".expect_error", "acceptance example %d: expect_error must name part of the error message", i+1)
 				}
 			case !json.Valid(ex.Expect) || len(ex.Expect) == 0:
-				return bad("acceptance example %d: expect must be JSON (or use expect_error for an input the method must refuse)", i+1)
+				badAt(field+".expect", "acceptance example %d: expect must be JSON (or use expect_error for an input the method must refuse)", i+1)
 			}
 		}
-		for m, src := range a.MethodTests {
+		for _, m := range sortedKeys(a.MethodTests) {
 			if err := ValidateName("method", m); err != nil {
-				return fmt.Errorf("%w: role %q: acceptance.method_tests: %w", ErrInvalidContract, c.Role, err)
+				e := fmt.Errorf("%w: role %q: acceptance.method_tests: %w", ErrInvalidContract, c.Role, err)
+				add(Problem{Field: "acceptance.method_tests." + m, Message: err.Error(), Err: e})
 			}
-			if _, err := parser.ParseFile(token.NewFileSet(), "acceptance_test.go", src, parser.SkipObjectResolution); err != nil {
-				return bad("acceptance tests of %s do not parse as a Go file: %v", m, err)
+			if _, err := parser.ParseFile(token.NewFileSet(), "acceptance_test.go", a.MethodTests[m], parser.SkipObjectResolution); err != nil {
+				badAt("acceptance.method_tests."+m, "acceptance tests of %s do not parse as a Go file: %v", m, err)
 			}
 		}
 		if a.Tests != "" {
 			if _, err := parser.ParseFile(token.NewFileSet(), "acceptance_test.go", a.Tests, parser.SkipObjectResolution); err != nil {
-				return bad("acceptance tests do not parse as a Go file: %v", err)
+				badAt("acceptance.tests", "acceptance tests do not parse as a Go file: %v", err)
 			}
 		}
 	}
 	switch c.Sandbox {
 	case "", "yaegi", "wasm":
 	default:
-		return bad("sandbox %q is unknown: use \"yaegi\" or \"wasm\"", c.Sandbox)
+		badAt("sandbox", "sandbox %q is unknown: use \"yaegi\" or \"wasm\"", c.Sandbox)
 	}
 	if caps := c.Capabilities; caps != nil && caps.HTTP != nil {
 		for _, h := range caps.HTTP.Allow {
 			if h == "" || strings.ContainsAny(h, "/ ") {
-				return bad("capabilities.http.allow has %q: list host names (e.g. api.example.com or localhost:8080), not URLs", h)
+				badAt("capabilities.http.allow", "capabilities.http.allow has %q: list host names (e.g. api.example.com or localhost:8080), not URLs", h)
 			}
 		}
 		if caps.HTTP.MaxBytes < 0 {
-			return bad("capabilities.http.max_bytes is negative")
+			badAt("capabilities.http.max_bytes", "capabilities.http.max_bytes is negative")
 		}
 		if caps.HTTP.Timeout != "" {
 			if _, err := parsePositiveDuration(caps.HTTP.Timeout); err != nil {
-				return bad("capabilities.http.timeout: %v", err)
+				badAt("capabilities.http.timeout", "capabilities.http.timeout: %v", err)
 			}
 		}
 	}
 	if l := c.Limits; l != nil {
 		if l.Timeout != "" {
 			if _, err := parsePositiveDuration(l.Timeout); err != nil {
-				return bad("limits.timeout: %v", err)
+				badAt("limits.timeout", "limits.timeout: %v", err)
 			}
 		}
-		for field, v := range map[string]string{"memory": l.Memory, "output": l.Output} {
-			if v != "" {
-				if _, err := ParseSize(v); err != nil {
-					return bad("limits.%s: %v", field, err)
+		for _, f := range []struct{ field, v string }{{"memory", l.Memory}, {"output", l.Output}} {
+			if f.v != "" {
+				if _, err := ParseSize(f.v); err != nil {
+					badAt("limits."+f.field, "limits.%s: %v", f.field, err)
 				}
 			}
 		}
 		if l.MaxDepth < 0 {
-			return bad("limits.max_depth is negative")
+			badAt("limits.max_depth", "limits.max_depth is negative")
 		}
 		if l.MaxCallDepth < 0 || l.MaxCallDepth > sandbox.MaxCallDepthCeiling {
-			return bad("limits.max_call_depth %d is out of range: use 1 to %d, or leave it out for %d", l.MaxCallDepth, sandbox.MaxCallDepthCeiling, sandbox.DefaultMaxCallDepth)
+			badAt("limits.max_call_depth", "limits.max_call_depth %d is out of range: use 1 to %d, or leave it out for %d", l.MaxCallDepth, sandbox.MaxCallDepthCeiling, sandbox.DefaultMaxCallDepth)
 		}
 		switch l.Isolation {
 		case "", "process":
 		default:
-			return bad("limits.isolation %q is unknown: use \"process\" or leave it out", l.Isolation)
+			badAt("limits.isolation", "limits.isolation %q is unknown: use \"process\" or leave it out", l.Isolation)
 		}
 		switch l.Instance {
 		case "", "pooled", "per_call":
@@ -232,9 +270,18 @@ func (c *Contract) Validate() error {
 		}
 	}
 	if fp := c.FailurePolicy; fp != nil && fp.MaxRepairsBeforeRegen < 0 {
-		return bad("failure_policy.max_repairs_before_regen is negative")
+		badAt("failure_policy.max_repairs_before_regen", "failure_policy.max_repairs_before_regen is negative")
 	}
 	return nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // checkUTF8 refuses text that is not UTF-8: JSON encoding would silently replace such bytes with
@@ -327,25 +374,9 @@ func parsePositiveDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// ParseSize parses a byte size such as "256MB", "1MiB", "64k" or "1048576".
-func ParseSize(s string) (int64, error) {
-	t := strings.ToUpper(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n <= 0 || n > (1<<62)/mult {
-		return 0, fmt.Errorf("%q is not a size (write e.g. 256MB, 64KiB or 1048576)", s)
-	}
-	return n * mult, nil
-}
+// ParseSize is sandbox.ParseSize, the module's one size parser (positive, at most
+// sandbox.MaxSize); kept here for the callers that read contracts.
+func ParseSize(s string) (int64, error) { return sandbox.ParseSize(s) }
 
 // Fingerprint is the sha256 of the canonical JSON of the fields that change behaviour (everything
 // but timestamps), written "sha256:<hex>". Key order and whitespace in the deliverable schema or

@@ -2,7 +2,10 @@ package selector
 
 // Health is the outcome counters of the current generation's recent calls. Extrinsic failures
 // are carried so that callers can pass their counters as they are, and ignored: an outage says
-// nothing about the code. Caller failures are not carried at all.
+// nothing about the code. Caller failures are not carried at all — among them the failures the
+// forge attributes to their input (classifier.Attribute: args over the caps, a repeat of an input
+// that already counted, an input every acceptance-passing version fails on), so that the
+// counters hold the code's failures on distinct inputs and no single caller can degrade it.
 type Health struct {
 	Successes         int
 	IntrinsicFailures int

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/artifactforge/forge/sandbox"
-	"github.com/artifactforge/forge/sandbox/sandboxtest"
 )
 
 // sandboxFlags are the flags forge run and forge test share.
@@ -49,7 +48,7 @@ func (f *sandboxFlags) input() (sandbox.Input, error) {
 		}
 		in.Caps.HTTP.Allow = append(in.Caps.HTTP.Allow, f.allowHTTP...)
 	}
-	mem, err := sandboxtest.ParseBytes(f.memory)
+	mem, err := sandbox.ParseSize(f.memory)
 	if err != nil {
 		return in, usagef("--memory: %v", err)
 	}

@@ -144,33 +144,32 @@ func printStale(a *app, rows []staleRow) {
 func newRoleCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{Use: "role", Short: "Add, list and show role contracts"}
 	var file, role, purpose string
+	var dryRun bool
 	add := &cobra.Command{
 		Use:   "add (-f contract.json | --role NAME --purpose TEXT)",
 		Short: "Add a role contract, or replace the contract of an existing role",
 		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var c registry.Contract
 			switch {
 			case file != "" && (role != "" || purpose != ""):
 				return usagef("role add: give either -f FILE or --role/--purpose, not both")
-			case file != "":
-				data, err := readInput(file, cmd.InOrStdin())
-				if err != nil {
-					return err
-				}
-				if c, err = registry.DecodeContract(data); err != nil {
-					if !json.Valid(data) {
-						// The decoder's own message ("unexpected EOF") says not where.
-						if pos, _ := jsonSyntaxPos(data); pos != "" {
-							err = fmt.Errorf("%w (at %s)", err, pos)
-						}
-					}
-					return fmt.Errorf("%s: %w; fix the contract and run `forge role add -f %s` again", file, err, file)
-				}
-			case role != "" && purpose != "":
-				c = registry.Contract{Role: role, Purpose: purpose}
-			default:
+			case file == "" && (role == "" || purpose == ""):
 				return usagef("role add: give -f contract.json, or both --role NAME and --purpose TEXT")
+			}
+			// Every problem is named before anything is written (health hook: rolecheck.go).
+			c, ps, err := checkedContract(file, role, purpose, func() ([]byte, error) { return readInput(file, cmd.InOrStdin()) })
+			if err != nil {
+				return err
+			}
+			what, again := "role add", "forge role add"
+			if file != "" {
+				what, again = file, "forge role add -f "+file
+			}
+			switch {
+			case dryRun:
+				return reportCheck(a, what, c, ps, again)
+			case len(ps) > 0:
+				return fmt.Errorf("%s: %w; fix the contract and run `%s` again", what, registry.Refusal(c.Role, ps), again)
 			}
 			s, err := a.openStore()
 			if err != nil {
@@ -202,6 +201,7 @@ func newRoleCmd(a *app) *cobra.Command {
 	add.Flags().StringVarP(&file, "file", "f", "", "contract JSON file (- for stdin)")
 	add.Flags().StringVar(&role, "role", "", "role name for a minimal contract")
 	add.Flags().StringVar(&purpose, "purpose", "", "purpose of a minimal contract")
+	add.Flags().BoolVar(&dryRun, "dry-run", false, "check the contract (every problem, as `forge role check`) and write nothing")
 
 	ls := &cobra.Command{
 		Use:   "ls",
@@ -252,7 +252,7 @@ func newRoleCmd(a *app) *cobra.Command {
 			return a.printJSON(r) // the contract is JSON; text mode prints it too
 		},
 	}
-	cmd.AddCommand(add, ls, show)
+	cmd.AddCommand(add, ls, show, newRoleCheckCmd(a))
 	return cmd
 }
 

@@ -112,7 +112,7 @@ func ParseCase(name, code string) Case {
 		case "timeout":
 			c.Limits.Timeout, err = time.ParseDuration(val)
 		case "memory":
-			c.Limits.MemoryBytes, err = ParseBytes(val)
+			c.Limits.MemoryBytes, err = sandbox.ParseSize(val)
 		case "output":
 			_, err = fmt.Sscan(val, &c.Limits.OutputBytes)
 		case "isolation":
@@ -137,26 +137,6 @@ func ParseCase(name, code string) Case {
 		c.headerErr = fmt.Errorf("want %q is not JSON", c.Want)
 	}
 	return c
-}
-
-// ParseBytes reads sizes like "256MB", "64MiB", "1GB" or a plain byte count.
-func ParseBytes(s string) (int64, error) {
-	s = strings.TrimSpace(strings.ToUpper(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		m      int64
-	}{{"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
-		if strings.HasSuffix(s, u.suffix) {
-			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.m
-			break
-		}
-	}
-	var n int64
-	if _, err := fmt.Sscan(s, &n); err != nil || n < 0 {
-		return 0, fmt.Errorf("bad size %q: want e.g. 256MB", s)
-	}
-	return n * mult, nil
 }
 
 // Result is what one case did, for reports.
