@@ -197,6 +197,7 @@ func TestAdminVerbs(t *testing.T) {
 	assert.Equal(t, "gate", o.Err.Type)
 
 	resp, body = post(t, ts.URL+"/v1/admin/edit/text/upper", "s3cret", upperOK+"// v2\n")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	require.NoError(t, json.Unmarshal(body, &o))
 	require.True(t, o.OK, "%s", body)
 	assert.Equal(t, 2, o.Meta.ArtifactGen)
