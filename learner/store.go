@@ -60,8 +60,8 @@ type Store struct {
 	caps Caps
 
 	mu      sync.Mutex
-	dropped map[string]int // by document name: entries this process's writes dropped over the caps
-	notices []string       // documents set aside as over the read limit, said by Notices
+	dropped map[string]int   // by document name: entries this process's writes dropped over the caps
+	notices []string         // documents set aside as over the read limit, said by Notices
 	snaps   map[string]*snap // by document name
 	checked time.Time        // last comparison of the cache with the Docs
 	session []Entry          // noted by this process, promoted on Close
