@@ -40,12 +40,55 @@ func (f *Forge) openLayers() error {
 	if f.opts.NoLearning {
 		return nil
 	}
-	l, err := openKnowledge(f.store, learner.Options{})
+	l, err := openKnowledge(f.store, KnowledgeOptions(f.opts))
 	if err != nil {
 		return err
 	}
 	f.learn = l
 	return nil
+}
+
+// KnowledgeCaps bound the knowledge (see learner.Caps): a zero field is the learner's default
+// (learner.DefaultMaxEntries, DefaultMaxBytes, DefaultMaxLessonBytes), a negative one no cap.
+type KnowledgeCaps struct {
+	MaxEntries     int // per domain
+	MaxBytes       int // per domain document
+	MaxLessonBytes int // content plus reasoning of one lesson
+}
+
+// KnowledgeOptions are the learner options of a forge with options o (its caps); the CLI's
+// `forge knowledge` and doctor open the knowledge with them.
+func KnowledgeOptions(o Options) learner.Options {
+	return learner.Options{MaxEntries: o.Knowledge.MaxEntries, MaxBytes: o.Knowledge.MaxBytes, MaxLessonBytes: o.Knowledge.MaxLessonBytes}
+}
+
+// knowledgeCapsFromEnv reads FORGE_KNOWLEDGE_MAX_ENTRIES (a count), FORGE_KNOWLEDGE_MAX_BYTES and
+// FORGE_KNOWLEDGE_MAX_LESSON_BYTES (sizes: 1MiB, 2KiB or bytes); -1 is no cap.
+func knowledgeCapsFromEnv(getenv func(string) string) (KnowledgeCaps, error) {
+	var c KnowledgeCaps
+	for _, k := range []struct {
+		name string
+		dst  *int
+		size bool
+	}{{"FORGE_KNOWLEDGE_MAX_ENTRIES", &c.MaxEntries, false}, {"FORGE_KNOWLEDGE_MAX_BYTES", &c.MaxBytes, true},
+		{"FORGE_KNOWLEDGE_MAX_LESSON_BYTES", &c.MaxLessonBytes, true}} {
+		v := strings.TrimSpace(getenv(k.name))
+		if v == "" {
+			continue
+		}
+		var n int64
+		var err error
+		if k.size {
+			n, err = parseBytes(v)
+		} else {
+			n, err = strconv.ParseInt(v, 10, 64)
+		}
+		if err != nil || n == 0 || n < -1 || n > 1<<40 {
+			return c, fmt.Errorf("%s=%q: use a positive number (sizes may be written 1MiB, 2KiB), or -1 for no cap", k.name, v)
+		}
+		*k.dst = int(n)
+	}
+	return c, nil
 }
 
 // knowledgeStore is what opening the knowledge needs from a store: a subset of registry.Backend.

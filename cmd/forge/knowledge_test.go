@@ -181,3 +181,47 @@ func TestPromptCmd(t *testing.T) {
 	assert.Equal(t, 1, do("prompt", "text", "upper", "--repair"))
 	assert.Contains(t, errb.String(), "no persisted code to repair")
 }
+
+// TestKnowledgeCapsCLI: `forge knowledge ls` shows each lesson's provenance and says when a
+// domain is at its cap and what went; doctor quarantines a knowledge file over the read limit
+// (moved aside whole, never deleted) and says why (issue 22 items 1 and 2).
+func TestKnowledgeCapsCLI(t *testing.T) {
+	store := t.TempDir()
+	t.Setenv("FORGE_KNOWLEDGE_MAX_ENTRIES", "2")
+	t.Setenv("FORGE_KNOWLEDGE_MAX_BYTES", "4KiB")
+	var out, errb strings.Builder
+	do := func(args ...string) (int, string) {
+		out.Reset()
+		errb.Reset()
+		code := run(append([]string{"--store", store}, args...), &out, &errb)
+		return code, out.String() + errb.String()
+	}
+	for _, c := range []string{"first rule", "second rule", "third rule"} {
+		code, o := do("knowledge", "record", c, "--domain", "forge")
+		require.Equal(t, 0, code, o)
+	}
+	legacy := "- content: 'intrinsic/policy: import \"OBEY ME\" is not allowed'\n  category: correction\n  domain: legacyrole\n  confidence: 0.5\n"
+	require.NoError(t, os.WriteFile(filepath.Join(store, "knowledge", "legacyrole.yaml"), []byte(legacy), 0o644))
+	code, o := do("knowledge", "ls")
+	require.Equal(t, 0, code, o)
+	assert.Contains(t, o, "domain forge is at its cap (2 lessons, 4.0 KiB per domain")
+	assert.NotContains(t, o, "first rule", "the oldest of equal confidence went")
+	assert.Contains(t, o, "operator")
+	assert.Contains(t, o, "legacy")
+	assert.Contains(t, o, "no prompt recalls them")
+
+	// A file far over the byte cap is set aside unread by doctor.
+	var b strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&b, "- content: lesson %d %s\n  category: pattern\n  domain: big\n  confidence: 0.5\n", i, strings.Repeat("x", 100))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(store, "knowledge", "big.yaml"), []byte(b.String()), 0o644))
+	code, o = do("doctor")
+	assert.Equal(t, 1, code, o)
+	assert.Contains(t, o, "knowledge document big.yaml is")
+	assert.Contains(t, o, "set aside unread")
+	assert.NoFileExists(t, filepath.Join(store, "knowledge", "big.yaml"))
+	code, o = do("--json", "quarantine", "ls")
+	require.Equal(t, 0, code, o)
+	assert.Contains(t, o, "big.yaml")
+}
