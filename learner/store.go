@@ -167,7 +167,7 @@ func (s *Store) Recall(q Query) ([]Hit, error) {
 	for _, ix := range ixs {
 		if len(terms) == 0 {
 			for i := range ix.entries {
-				if e := &ix.entries[i]; e.Confidence >= q.MinConfidence && (q.Allow == nil || q.Allow(e)) {
+				if e := &ix.entries[i]; e.Confidence >= q.MinConfidence && q.allows(top, worst, k, cand{e, 0}) {
 					top, worst = appendTop(top, worst, cand{e, 0}, k)
 				}
 			}
@@ -180,7 +180,7 @@ func (s *Store) Recall(q Query) ([]Hit, error) {
 		touched = ix.score(terms, st, scores, touched[:0])
 		for _, d := range touched {
 			e := &ix.entries[d]
-			if sc := scores[d]; e.Confidence >= q.MinConfidence && (q.Allow == nil || q.Allow(e)) {
+			if sc := scores[d]; e.Confidence >= q.MinConfidence && q.allows(top, worst, k, cand{e, sc}) {
 				top, worst = appendTop(top, worst, cand{e, sc}, k)
 			}
 			scores[d] = 0
@@ -196,6 +196,18 @@ func (s *Store) Recall(q Query) ([]Hit, error) {
 		hits = hits[:q.Limit]
 	}
 	return hits, nil
+}
+
+// allows asks q.Allow about a candidate only when it would enter the top k, so that the filter
+// costs a few calls per recall rather than one per matching entry.
+func (q *Query) allows(top []cand, worst, k int, c cand) bool {
+	if q.Allow == nil {
+		return true
+	}
+	if len(top) >= k && !betterCand(c, top[worst]) {
+		return false // appendTop would not keep it anyway
+	}
+	return q.Allow(c.e)
 }
 
 // cand is a recall candidate.
