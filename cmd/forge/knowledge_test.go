@@ -95,15 +95,20 @@ func TestLearningPaysAcrossProcesses(t *testing.T) {
 	assert.Equal(t, [2]int{2, 2}, calls[false])
 }
 
-func TestKnowledgeCLI(t *testing.T) {
-	store := t.TempDir()
+// cliOn runs the CLI on store: the exit code and stdout+stderr, and stdout alone.
+func cliOn(store string) (do func(args ...string) (int, string), stdout func() string) {
 	var out, errb strings.Builder
-	do := func(args ...string) (int, string) {
+	return func(args ...string) (int, string) {
 		out.Reset()
 		errb.Reset()
 		code := run(append([]string{"--store", store}, args...), &out, &errb)
 		return code, out.String() + errb.String()
-	}
+	}, out.String
+}
+
+func TestKnowledgeCLI(t *testing.T) {
+	store := t.TempDir()
+	do, stdout := cliOn(store)
 	code, o := do("knowledge", "record", "Skip LangChain tutorials", "--domain", "newsletter curation", "--category", "preference")
 	require.Equal(t, 0, code, o)
 	assert.FileExists(t, filepath.Join(store, "knowledge", "newsletter_curation.yaml"))
@@ -120,13 +125,13 @@ func TestKnowledgeCLI(t *testing.T) {
 			Score      float64 `json:"score"`
 		} `json:"hits"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(out.String()), &doc))
+	require.NoError(t, json.Unmarshal([]byte(stdout()), &doc))
 	require.Len(t, doc.Hits, 1)
 	assert.InDelta(t, 0.2, doc.Hits[0].Confidence, 1e-9)
 	assert.Greater(t, doc.Hits[0].Score, 0.0)
 	code, _ = do("--json", "knowledge", "recall", "LangChain", "--min-confidence", "0.5")
 	require.Equal(t, 0, code)
-	assert.Contains(t, out.String(), `"hits": []`)
+	assert.Contains(t, stdout(), `"hits": []`)
 	code, o = do("knowledge", "confirm", "SKIP LANGCHAIN TUTORIALS", "--domain", "newsletter curation")
 	require.Equal(t, 0, code, o)
 	assert.Contains(t, o, "confidence 0.3")
@@ -189,13 +194,7 @@ func TestKnowledgeCapsCLI(t *testing.T) {
 	store := t.TempDir()
 	t.Setenv("FORGE_KNOWLEDGE_MAX_ENTRIES", "2")
 	t.Setenv("FORGE_KNOWLEDGE_MAX_BYTES", "4KiB")
-	var out, errb strings.Builder
-	do := func(args ...string) (int, string) {
-		out.Reset()
-		errb.Reset()
-		code := run(append([]string{"--store", store}, args...), &out, &errb)
-		return code, out.String() + errb.String()
-	}
+	do, _ := cliOn(store)
 	for _, c := range []string{"first rule", "second rule", "third rule"} {
 		code, o := do("knowledge", "record", c, "--domain", "forge")
 		require.Equal(t, 0, code, o)
