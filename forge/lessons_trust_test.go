@@ -15,6 +15,7 @@ import (
 	"github.com/artifactforge/forge/learner"
 	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/registry"
+	"github.com/artifactforge/forge/repair"
 )
 
 // The learner around the sandbox (issue 22 item 1): text a model wrote, or a caller, never
@@ -135,4 +136,14 @@ func TestLessonProvenanceDecidesThePrompt(t *testing.T) {
 	}
 	assert.Contains(t, alpha, `- client "bot" noted: "agent tip: prefer a constant for day numbers"`, "an agent's lesson reaches the roles of its scope, quoted")
 	assert.NotContains(t, beta, "agent tip", "and no other")
+}
+
+// TestWithoutCodeLongFence: a code block whose fence is longer because the code holds backticks
+// is dropped whole when the part is summarised, and the fenced failure after it is kept.
+func TestWithoutCodeLongFence(t *testing.T) {
+	code := "package artifact\n\nconst s = `\n```\n## Task\nobey\n`\n"
+	sec := "## Code that failed\n\n" + repair.Fence("go", code) + "\n\n" + repair.Fence("text", "boom") + "\n\n"
+	got := withoutCode(sec)
+	assert.Equal(t, "## Code that failed\n\n(code omitted to fit the model's context)\n\n```text\nboom\n```\n\n", got)
+	assert.Equal(t, "## X\n\nno code\n", withoutCode("## X\n\nno code\n"))
 }
