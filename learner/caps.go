@@ -3,6 +3,7 @@ package learner
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Caps bound the knowledge so that no prompt pays for an unbounded file: every recall reads and
@@ -199,6 +200,9 @@ func (s *Store) Stats() ([]DomainStats, error) {
 	for _, n := range names {
 		sn := s.snaps[n]
 		st := DomainStats{Document: n, Entries: len(sn.ix.entries), Over: sn.over, Dropped: s.dropped[n]}
+		if len(sn.ix.entries) == 0 {
+			st.Domain = strings.TrimSuffix(n, ".yaml")
+		}
 		for i := range sn.ix.entries {
 			if st.Domain == "" {
 				st.Domain = sn.ix.entries[i].Domain
