@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -204,8 +205,10 @@ func (c *limitConn) Close() error {
 }
 
 // bodyDeadline cuts off a request body that has not arrived in time: the connection's read
-// deadline is set when the request starts and cleared once the body has been read (so that the
-// call it carries may run longer, and its context is not cancelled by the deadline).
+// deadline is set when the request starts and cleared once the body has been read to its end (so
+// that the call it carries may run longer, and its context is not cancelled by the deadline).
+// A handler that does not read the body to its end leaves the deadline for the server's own
+// read of the rest.
 type bodyDeadline struct {
 	body interface {
 		Read([]byte) (int, error)
@@ -217,7 +220,7 @@ type bodyDeadline struct {
 
 func (b *bodyDeadline) Read(p []byte) (int, error) {
 	n, err := b.body.Read(p)
-	if err != nil && !b.done {
+	if err == io.EOF && !b.done { // complete; after an error (the deadline) it stays, so the rest is not waited for
 		b.done = true
 		b.rc.SetReadDeadline(time.Time{})
 	}
