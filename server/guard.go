@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -35,12 +36,13 @@ var loopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
 
 // guard holds the guards' configuration, built once.
 type guard struct {
-	err     error // Options that did not parse: every request is answered with it
-	anyHost bool
-	hosts   map[string]bool // lower-case host names without port or brackets
-	hostMsg string          // the host names, for the refusal
-	origins map[string]bool // CORS origins (scheme://host[:port])
-	cop     *http.CrossOriginProtection
+	err      error // Options that did not parse: every request is answered with it
+	anyHost  bool
+	hosts    map[string]bool        // lower-case host names without port or brackets
+	hostMsg  string                 // the host names, for the refusal
+	lastHost atomic.Pointer[string] // the Host header last found allowed
+	origins  map[string]bool        // CORS origins (scheme://host[:port])
+	cop      *http.CrossOriginProtection
 }
 
 // newGuard checks and builds the guards. allowedHosts adds host names ("*": any host, which
@@ -106,47 +108,73 @@ func hostName(hostport string) string {
 	return strings.ToLower(h)
 }
 
+// hostOK reports whether a Host header names one of the server's hosts. The last one seen is
+// remembered, so that a run of requests for the same host parses nothing.
+func (g *guard) hostOK(host string) bool {
+	if p := g.lastHost.Load(); p != nil && *p == host {
+		return true
+	}
+	if !g.hosts[hostName(host)] {
+		return false
+	}
+	seen := host // a copy: taking host's address would move every call's host to the heap
+	g.lastHost.Store(&seen)
+	return true
+}
+
 // check lets a request through, or answers it (403, 415, or a CORS preflight) and returns false.
 func (g *guard) check(w http.ResponseWriter, r *http.Request) bool {
 	if g.err != nil {
 		writeErr(w, http.StatusInternalServerError, "config", g.err.Error())
 		return false
 	}
-	if !g.anyHost && r.Host != "" && !g.hosts[hostName(r.Host)] {
+	if !g.anyHost && r.Host != "" && !g.hostOK(r.Host) {
 		writeErr(w, http.StatusForbidden, "host_refused", fmt.Sprintf("this server answers only to the host names %s: a request for %q was refused (a page can point a name of its own at this address: DNS rebinding); to serve under that name, start `forge serve --allowed-hosts %s` (or $FORGE_ALLOWED_HOSTS)",
 			g.hostMsg, r.Host, hostName(r.Host)))
 		return false
 	}
-	origin := r.Header.Get("Origin")
-	if origin != "" && len(g.origins) > 0 && g.origins[origin] {
-		h := w.Header()
-		h.Set("Access-Control-Allow-Origin", origin)
-		h.Add("Vary", "Origin")
-		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-			h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID")
-			h.Set("Access-Control-Max-Age", "600")
+	h := r.Header // canonical keys, read directly: Get would canonicalise each key per request
+	origin := first(h["Origin"])
+	preflight := r.Method == http.MethodOptions && len(h["Access-Control-Request-Method"]) > 0
+	if origin != "" && g.origins[origin] {
+		wh := w.Header()
+		wh.Set("Access-Control-Allow-Origin", origin)
+		wh.Add("Vary", "Origin")
+		if preflight {
+			wh.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+			wh.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID")
+			wh.Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
 			return false
 		}
-		h.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Retry-After, X-Forge-Class")
-	} else if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+		wh.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Retry-After, X-Forge-Class")
+	} else if preflight {
 		writeErr(w, http.StatusForbidden, "cross_site", fmt.Sprintf("cross-origin requests (from %s) are off: to let a web app call this server, start it with --cors-origins ORIGIN (or $FORGE_CORS_ORIGINS)", originOf(r)))
 		return false
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
 		return true
 	}
-	if err := g.cop.Check(r); err != nil {
-		g.cop.Handler(nil).ServeHTTP(w, r) // its deny handler: the JSON refusal above
-		return false
+	// A request with neither header comes from no browser (CrossOriginProtection lets it pass).
+	if origin != "" || len(h["Sec-Fetch-Site"]) > 0 {
+		if err := g.cop.Check(r); err != nil {
+			g.cop.Handler(nil).ServeHTTP(w, r) // its deny handler: the JSON refusal above
+			return false
+		}
 	}
-	if r.Method == http.MethodPost && needsJSON(r.URL.Path) && !isJSON(r.Header.Get("Content-Type")) {
+	if r.Method == http.MethodPost && needsJSON(r.URL.Path) && !isJSON(first(h["Content-Type"])) {
 		writeErr(w, http.StatusUnsupportedMediaType, "args", fmt.Sprintf("send the body as JSON with \"Content-Type: application/json\" (got %q; e.g. curl -H 'Content-Type: application/json' -d '{\"s\":\"go\"}'): forge serve runs code only for JSON requests, which a page on another site cannot send unasked",
 			r.Header.Get("Content-Type")))
 		return false
 	}
 	return true
+}
+
+func first(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
 }
 
 // needsJSON: the endpoints that run code and take JSON bodies.
