@@ -182,6 +182,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			r.Body = &bodyDeadline{body: r.Body, rc: rc}
 		}
 	}
+	if ok && !sw.jsonErrors && r.Body != nil && r.Body != http.NoBody {
+		r.Body = http.MaxBytesReader(sw, r.Body, s.o.MaxBody) // Extra handlers (MCP) read bodies of their own: the same bound
+	}
 	if cs := s.o.Clients; ok && cs != nil {
 		r, ok = cs.gate(sw, r, s.o.AdminToken) // client identities: 401, 403 or 429 here
 	}

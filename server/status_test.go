@@ -177,3 +177,19 @@ func TestLimitListener(t *testing.T) {
 		t.Fatal("closing the listener left Accept waiting")
 	}
 }
+
+// The bound on bodies holds for the handlers mounted beside the API (MCP) too.
+func TestExtraHandlersBodiesAreBounded(t *testing.T) {
+	f := openForge(t, t.TempDir())
+	read := make(chan error, 1)
+	mcp := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, err := io.ReadAll(r.Body)
+		read <- err
+	})
+	_, ts := newTestServer(t, f, Options{MaxBody: 1024, Extra: map[string]http.Handler{"/mcp": mcp}})
+	resp, err := http.Post(ts.URL+"/mcp", "application/json", strings.NewReader(`{"x":"`+strings.Repeat("a", 4096)+`"}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	var mbe *http.MaxBytesError
+	assert.ErrorAs(t, <-read, &mbe, "an MCP body over --max-body is cut off")
+}
