@@ -50,13 +50,14 @@ func (id *ID) UnmarshalText(b []byte) error {
 
 // Event is one line of events/forge.jsonl (DESIGN.md, Observability). A line is one of three
 // kinds:
-//   - a call's own line (Kind ""): every generation, repair, regeneration, failure (any class,
-//     caller errors included), operator action and candidate run, always, with everything needed
-//     to explain how it was served; and every warm success too when the log runs per call
-//     (Options.EventsPerCall, FORGE_EVENTS=all);
+//   - a call's own line (Kind ""): every generation, repair, regeneration, failure (any class),
+//     operator action and candidate run, always, with everything needed to explain how it was
+//     served; and every warm success, and every caller error that ran nothing (callerNoise), too
+//     when the log runs per call (Options.EventsPerCall, FORGE_EVENTS=all);
 //   - an aggregate (Kind "aggregate"): by default, the warm successes (action execute, ok,
 //     persisted program, no repair, no provider call) of one artifact generation and selection
-//     reason, folded into one line written at an interval's end (EventAggregateInterval) once it
+//     reason, or the caller errors that ran nothing of one type and rule under one role and
+//     method label (LabelsOf: made-up names share UnknownLabel), folded into one line written at an interval's end (EventAggregateInterval) once it
 //     stands for 200 calls, after 60 intervals at most, and at Flush, Stats and Close, in one
 //     line: Count calls from FirstTime to Time, DurationNS and SandboxNS summed over them,
 //     DurationP50NS/P99NS from a log-linear histogram (DurationHist), DurationMaxNS exact.
@@ -67,7 +68,9 @@ func (id *ID) UnmarshalText(b []byte) error {
 //     the previous record (Dropped: the queue was full or the log closed; Lost: the file refused
 //     the write).
 //
-// Event.Calls says how many calls a line stands for.
+// Event.Calls says how many calls a line stands for. The records among the lines (isRecord:
+// operator actions, generations, repairs, calls that asked the model) are written to
+// events/records.jsonl as well, which call volume does not rotate (ReadRecords).
 type Event struct {
 	Time         time.Time `json:"time"`
 	TraceID      ID        `json:"trace_id"`

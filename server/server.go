@@ -16,6 +16,11 @@
 //	GET  /v1/events?role=&method=&class=&source=&trace=   Server-Sent Events (forge.Filter)
 //	GET  /metrics                             Prometheus
 //	GET  /healthz, /readyz
+//
+// Every request passes the guards first (guard.go: the host check, the cross-site check, JSON
+// only for calls and MCP, CORS only for configured origins); Serve bounds the time to send
+// headers and bodies and the connections open at once. A call's status comes from its Outcome
+// (callStatus, status.go); the body is always JSON.
 package server
 
 import (
