@@ -576,28 +576,7 @@ func rotateFiles(path string) {
 // repairs, regenerations, calls that asked the model). A line that does not parse (a crash
 // mid-write) is skipped.
 func ReadRecords(store string) ([]Event, error) {
-	base := filepath.Join(store, "events", recordsFile)
-	var out []Event
-	for i := eventLogKeep; i >= 0; i-- {
-		path := base
-		if i > 0 {
-			path = fmt.Sprintf("%s.%d", base, i)
-		}
-		data, err := os.ReadFile(path)
-		if os.IsNotExist(err) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("forge: records: %w", err)
-		}
-		for _, ln := range bytes.Split(data, []byte("\n")) {
-			var e Event
-			if len(bytes.TrimSpace(ln)) > 0 && json.Unmarshal(ln, &e) == nil {
-				out = append(out, e)
-			}
-		}
-	}
-	return out, nil
+	return readRotated(filepath.Join(store, "events", recordsFile))
 }
 
 // sync waits until every event queued so far, and every aggregate so far, is written.

@@ -28,6 +28,12 @@ func send(t *testing.T, method, url, body string, hdr map[string]string) (*http.
 		}
 		req.Header.Set(k, v)
 	}
+	return roundTrip(t, req)
+}
+
+// roundTrip sends req and reads the whole response.
+func roundTrip(t testing.TB, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

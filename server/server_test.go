@@ -79,12 +79,7 @@ func post(t testing.TB, url, token, body string) (*http.Response, []byte) {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp, b
+	return roundTrip(t, req)
 }
 
 func get(t testing.TB, url string, v any) int {
