@@ -82,6 +82,13 @@ type compiled struct {
 // Open opens the store (a directory, or the URL of a registered backend: registry.OpenBackend)
 // and starts the metrics recorder and the event log. Close closes the store.
 func Open(opts Options) (*Forge, error) {
+	if opts.Store == "" {
+		d, err := DefaultStore()
+		if err != nil {
+			return nil, err
+		}
+		opts.Store = d
+	}
 	s, err := registry.OpenBackend(opts.Store, registry.OpenOptions{LocalDir: opts.LocalDir, ClientName: clientName(opts.ClientName), OnQuarantine: opts.OnQuarantine})
 	if err != nil {
 		return nil, err
