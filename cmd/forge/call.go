@@ -420,13 +420,6 @@ type actionDoc struct {
 	*registry.Artifact
 }
 
-// staleRow is one artifact that no longer fits its role.
-type staleRow struct {
-	Role   string `json:"role"`
-	Method string `json:"method"`
-	Why    string `json:"why"`
-}
-
 func newStaleCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "stale",
@@ -438,13 +431,9 @@ func newStaleCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			stale, err := forge.Stale(s)
+			rows, err := forge.Stale(s)
 			if err != nil {
 				return err
-			}
-			rows := make([]staleRow, len(stale))
-			for i, r := range stale {
-				rows[i] = staleRow(r)
 			}
 			if a.jsonOut {
 				return a.printJSON(rows)

@@ -113,25 +113,7 @@ func (a *app) reportQuarantine(q registry.QuarantineReport) {
 	fmt.Fprintf(a.stderr, "forge: see `forge quarantine ls`; `forge doctor` fails until it is restored or dismissed\n")
 }
 
-// staleArtifacts lists the artifacts of a role that were verified against another contract than
-// rec's.
-func staleArtifacts(s registry.Backend, rec *registry.RoleRecord) ([]staleRow, error) {
-	sums, err := s.Summaries()
-	if err != nil {
-		return nil, err
-	}
-	var rows []staleRow
-	for _, sm := range sums {
-		if sm.Role != rec.Role || sm.Err != nil || sm.ContractFingerprint == rec.Fingerprint {
-			continue // damaged ones are doctor's matter
-		}
-		rows = append(rows, staleRow{sm.Role, sm.Method, fmt.Sprintf("generation %d was verified against contract %s; its next call repairs it against %s (or `forge regen %s %s` now)",
-			sm.Generation, shortSum(sm.ContractFingerprint), shortSum(rec.Fingerprint), sm.Role, sm.Method)})
-	}
-	return rows, nil
-}
-
-func printStale(a *app, rows []staleRow) {
+func printStale(a *app, rows []forge.StaleArtifact) {
 	if len(rows) == 0 {
 		return
 	}
@@ -180,9 +162,9 @@ func newRoleCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var stale []staleRow
+			var stale []forge.StaleArtifact
 			if prev != nil && prev.Fingerprint != rec.Fingerprint {
-				if stale, err = staleArtifacts(s, &rec); err != nil {
+				if stale, err = forge.StaleByContract(s, rec.Role); err != nil {
 					return err
 				}
 			}
@@ -190,7 +172,7 @@ func newRoleCmd(a *app) *cobra.Command {
 				return a.printJSON(struct {
 					OK bool `json:"ok"`
 					registry.RoleRecord
-					Stale []staleRow `json:"stale_artifacts"`
+					Stale []forge.StaleArtifact `json:"stale_artifacts"`
 				}{true, rec, nonNil(stale)})
 			}
 			fmt.Fprintf(a.stdout, "role %s saved (%s)\n", rec.Role, rec.Fingerprint)
