@@ -339,7 +339,7 @@ func (f *Forge) sandbox(name string) (sandbox.Sandbox, error) {
 	if f.opts.Sandboxes != nil {
 		sb, err = f.opts.Sandboxes(name)
 	} else {
-		sb, err = newSandbox(name, sandbox.Config{CacheDir: filepath.Join(f.store.LocalDir(), "cache"), RecordDir: filepath.Join(f.store.LocalDir(), "sums"),
+		sb, err = newSandbox(name, sandbox.Config{CacheDir: cacheDir(f.store.LocalDir()), RecordDir: filepath.Join(f.store.LocalDir(), "sums"),
 			PoolSize: f.opts.SandboxPoolSize, IdleTimeout: f.opts.SandboxIdleTimeout, MaxWorkers: f.opts.SandboxMaxWorkers})
 	}
 	if err != nil {
@@ -356,7 +356,7 @@ var ErrUnknownSandbox = errors.New("unknown sandbox")
 // backend caches its built modules and compiled code under the store's cache/. An empty name is
 // the safe default (see ChooseDefault).
 func DefaultSandbox(name, storeRoot string) (sandbox.Sandbox, error) {
-	return newSandbox(name, sandbox.Config{CacheDir: filepath.Join(storeRoot, "cache"), RecordDir: filepath.Join(storeRoot, "sums")})
+	return newSandbox(name, sandbox.Config{CacheDir: cacheDir(storeRoot), RecordDir: filepath.Join(storeRoot, "sums")})
 }
 
 // newSandbox builds the registered backend name (the safe default if empty) with cfg.

@@ -10,7 +10,6 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -22,7 +21,6 @@ import (
 	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/sandbox"
-	"github.com/artifactforge/forge/sandbox/wasm"
 )
 
 func init() {
@@ -501,38 +499,17 @@ sandbox's built modules and compiled code under the store's cache/ that were not
 				return err
 			}
 			defer a.closeForge(f)
-			s := f.Store()
-			cutoff := time.Now().Add(-age)
-			var pruned []registry.Key
-			sums, err := s.Summaries() // the summary index, not every artifact file
-			if err != nil {
-				return err
-			}
-			for _, sm := range sums {
-				if sm.Err != nil || sm.Lifecycle == registry.Blessed || sm.Lifecycle == registry.Archived {
-					continue // blessed artifacts are pinned; damaged ones are doctor's matter
-				}
-				last := sm.CreatedAt
-				if sm.LastUsedAt != nil {
-					last = *sm.LastUsedAt
-				}
-				if last.After(cutoff) {
-					continue
-				}
-				if !dryRun {
-					if err := f.ArchiveContext(operatorCtx(context.Background()), sm.Role, sm.Method); err != nil {
-						return err
-					}
-				}
-				pruned = append(pruned, sm.Key())
-			}
-			cache, err := wasm.PruneCache(filepath.Join(s.LocalDir(), "cache"), cutoff, dryRun)
+			rep, err := f.Prune(operatorCtx(context.Background()), time.Now().Add(-age), dryRun)
 			if err != nil {
 				return err
 			}
 			if a.jsonOut {
-				return a.printJSON(map[string]any{"ok": true, "dry_run": dryRun, "archived": pruned, "cache": cache})
+				return a.printJSON(struct {
+					OK bool `json:"ok"`
+					forge.PruneReport
+				}{true, rep})
 			}
+			pruned, cache := rep.Archived, rep.Cache
 			verb := "archived"
 			if dryRun {
 				verb = "would archive"

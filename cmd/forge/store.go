@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,7 +19,7 @@ import (
 
 	"github.com/artifactforge/forge/forge"
 	"github.com/artifactforge/forge/registry"
-	"github.com/artifactforge/forge/sandbox/wasm"
+	"github.com/artifactforge/forge/sandbox"
 )
 
 func init() {
@@ -488,7 +487,7 @@ each with ` + "`forge quarantine restore ID` or `forge quarantine dismiss ID`" +
 			}
 			// The wasm cache holds no stored data (everything in it can be rebuilt): doctor only
 			// removes temp files that crashed writes left there and reports its size.
-			cache, err := wasm.PruneCache(filepath.Join(s.LocalDir(), "cache"), time.Time{}, false)
+			cache, err := forge.PruneCaches(s.LocalDir(), time.Time{}, false)
 			if err != nil {
 				return err
 			}
@@ -502,8 +501,8 @@ each with ` + "`forge quarantine restore ID` or `forge quarantine dismiss ID`" +
 				if err := a.printJSON(struct {
 					OK bool `json:"ok"`
 					registry.DoctorReport
-					Cache         wasm.CacheReport `json:"cache"`
-					EventsDropped int64            `json:"events_dropped"`
+					Cache         sandbox.CacheReport `json:"cache"`
+					EventsDropped int64               `json:"events_dropped"`
 				}{!rep.Damaged(), rep, cache, dropped}); err != nil {
 					return err
 				}
