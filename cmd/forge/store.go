@@ -57,19 +57,12 @@ func (a *app) clientName() string {
 	return a.client
 }
 
-// isStoreURL reports whether spec names a store by URL (SCHEME://...) rather than a directory,
-// by the rule registry.OpenBackend applies.
-func isStoreURL(spec string) bool {
-	scheme, _, ok := strings.Cut(spec, "://")
-	return ok && scheme != "" && !strings.ContainsAny(scheme, `/\`)
-}
-
 // localStoreDir is the directory on this machine for the store's unshared state (caches): the
 // store directory itself, or for a URL store $FORGE_LOCAL_DIR, else the backend's default (which
 // takes opening the store).
 func (a *app) localStoreDir() (string, error) {
 	spec, err := a.storeDir()
-	if err != nil || !isStoreURL(spec) {
+	if err != nil || !registry.IsURL(spec) {
 		return spec, err
 	}
 	if d := localDir(); d != "" {
