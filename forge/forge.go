@@ -9,6 +9,7 @@ import (
 	"github.com/artifactforge/forge/learner"
 	"github.com/artifactforge/forge/repair"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -26,7 +27,13 @@ import (
 // Forge serves calls of role methods from one store. It is safe for concurrent use. Close it to
 // flush buffered metrics and events.
 type Forge struct {
-	opts   Options
+	opts Options
+	// envProvider is the provider $FORGE_PROVIDER names, for a forge opened without one.
+	envProvider struct {
+		once sync.Once
+		p    provider.Provider
+		err  error
+	}
 	store  registry.Backend
 	pins   registry.PinLookup // store's, when it offers pins (the warm path's one lookup); else nil
 	rec    registry.MetricsRecorder
@@ -425,10 +432,18 @@ func (f *Forge) update(role, method string, fn func(a *registry.Artifact) error)
 	return a, nil
 }
 
-// providerOrErr returns the configured provider or the error that says how to configure one.
+// providerOrErr returns the configured provider or the error that says how to configure one:
+// Options.Provider, else the one $FORGE_PROVIDER names (ProviderFromEnv, built on the first
+// generation, so that a forge that only runs persisted artifacts never needs one).
 func (f *Forge) providerOrErr() (provider.Provider, error) {
 	if f.opts.Provider != nil {
 		return f.opts.Provider, nil
+	}
+	f.envProvider.once.Do(func() {
+		f.envProvider.p, f.envProvider.err = ProviderFromEnv("", os.Getenv)
+	})
+	if f.envProvider.p != nil || f.envProvider.err != nil {
+		return f.envProvider.p, f.envProvider.err
 	}
 	return provider.Open("", func(string) string { return "" })
 }

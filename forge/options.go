@@ -35,8 +35,9 @@ type Options struct {
 	// OnQuarantine, if set, is told of every damaged file a directory store sets aside, from
 	// the first read on (registry.OpenOptions.OnQuarantine); other backends ignore it.
 	OnQuarantine func(registry.QuarantineReport)
-	// Provider writes code. Nil means none is configured: persisted artifacts still run, and
-	// generation fails with an error saying how to configure one.
+	// Provider writes code. Nil is the one $FORGE_PROVIDER names (ProviderFromEnv, built on the
+	// first generation), else none: persisted artifacts still run, and generation fails with an
+	// error saying how to configure one.
 	Provider provider.Provider
 	// Sandboxes builds the backend for a contract's "sandbox" field ("yaegi" or "wasm"); nil uses
 	// the built-in backends. Each backend is built once, on first use.

@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/artifactforge/forge/forge"
-	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/sandbox"
 )
@@ -53,11 +52,9 @@ func (a *app) openForge() (*forge.Forge, error) {
 	if err != nil {
 		return nil, err
 	}
-	var p provider.Provider
-	if a.providerFlag != "" || os.Getenv(provider.EnvProvider) != "" {
-		if p, err = provider.Open(a.providerFlag, os.Getenv); err != nil {
-			return nil, err
-		}
+	p, err := forge.ProviderFromEnv(a.providerFlag, os.Getenv)
+	if err != nil {
+		return nil, err
 	}
 	getenv := os.Getenv
 	if a.eventsFlag != "" { // --events wins over $FORGE_EVENTS
