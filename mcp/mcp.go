@@ -69,6 +69,7 @@ func New(f *forge.Forge, o Options) (*Server, error) {
 			"Results carry ok, value, error {type, class, rule, message, retriable} and meta {program_source, provider_calls, ...}.",
 			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}}})
 	s.addFixedTools()
+	s.addKnowledgeTools() // knowledge.go: forge_recall, forge_record, forge_confirm
 	if err := s.Sync(); err != nil {
 		return nil, err
 	}
