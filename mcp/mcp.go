@@ -176,25 +176,18 @@ func (s *Server) Sync() error {
 // whose contract is current. It reads the store's summaries (no artifact is read when a directory
 // store's index is current) and each role's record once.
 func (s *Server) wantTools() (map[string]toolState, error) {
-	st := s.f.Store()
-	sums, err := st.Summaries()
+	sums, err := forge.List(s.f.Store())
 	if err != nil {
 		return nil, err
 	}
 	want := map[string]toolState{}
-	roles := map[string]*registry.RoleRecord{} // one lookup per role
 	for i := range sums {
 		sm := &sums[i]
 		if sm.Err != nil || !healthy(sm.Lifecycle) {
 			continue
 		}
-		k := sm.Key()
-		rec, ok := roles[k.Role]
-		if !ok {
-			rec, _ = st.Role(k.Role)
-			roles[k.Role] = rec
-		}
-		if rec == nil || rec.Fingerprint != sm.ContractFingerprint {
+		k, rec := sm.Key(), sm.Contract
+		if !sm.ContractCurrent() {
 			continue // stale: its next call repairs it; forge_call still reaches it
 		}
 		schema := string(sm.ParamsSchema)
