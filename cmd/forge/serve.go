@@ -103,6 +103,7 @@ identities").`,
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 			defer stop()
+			go warmAtStart(ctx, f, log)
 			if err := srv.Serve(ctx, ln); err != nil {
 				return err
 			}
