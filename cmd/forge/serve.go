@@ -104,7 +104,11 @@ identities").`,
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 			defer stop()
-			go warmAtStart(ctx, f, log)
+			// The warm-up stops waiting when serve returns, before the forge closes.
+			wctx, wcancel := context.WithCancel(ctx)
+			warmed := make(chan struct{})
+			go func() { defer close(warmed); warmAtStart(wctx, f, log) }()
+			defer func() { wcancel(); <-warmed }()
 			if err := srv.Serve(ctx, ln); err != nil {
 				return err
 			}

@@ -17,6 +17,8 @@ func warmAtStart(ctx context.Context, f *forge.Forge, log *slog.Logger) {
 		log.Info("preparing the sandbox in the background: "+warmingWhat, sb)
 	})
 	switch {
+	case err != nil && ctx.Err() != nil:
+		// serve is stopping; the build goes on on its own and lands in the toolchain's cache.
 	case err != nil:
 		log.Warn("sandbox warm-up failed; the first build will try again", sb, slog.String("error", err.Error()))
 	case warmed:

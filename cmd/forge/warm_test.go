@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/artifactforge/forge/forge"
 	"github.com/artifactforge/forge/sandbox"
 )
 
@@ -21,8 +23,11 @@ type warmingSandbox struct {
 	warms int
 }
 
-// shown waits until out grew (a hang bound, not a speed bound).
+// shown waits until out grew (a hang bound, not a speed bound); with no out, it does not wait.
 func (s *warmingSandbox) shown() {
+	if s.out == nil {
+		return
+	}
 	n := len(s.out.String())
 	for deadline := time.Now().Add(time.Minute); len(s.out.String()) == n && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
@@ -75,4 +80,25 @@ func TestProgressShowsTheWarmUp(t *testing.T) {
 	plain := withProgress(&fakeSandbox{}, "yaegi", &slowSteps{w: &out, after: time.Hour}).(sandbox.Warmer)
 	assert.False(t, plain.NeedsWarm(), "a backend with nothing to warm")
 	assert.NoError(t, plain.Warm(context.Background()))
+}
+
+// TestServeWarmsAtStart (issue 25): serve's background warm-up logs when it starts and how long it
+// took, for a backend that needs one; nothing for one that does not.
+func TestServeWarmsAtStart(t *testing.T) {
+	for _, needs := range []bool{true, false} {
+		var out syncBuffer
+		fake := &warmingSandbox{needs: needs}
+		f, err := forge.Open(forge.Options{Store: t.TempDir(), DefaultSandbox: "yaegi",
+			Sandboxes: func(string) (sandbox.Sandbox, error) { return fake, nil }})
+		require.NoError(t, err)
+		warmAtStart(context.Background(), f, slog.New(slog.NewJSONHandler(&out, nil)))
+		require.NoError(t, f.Close())
+		if !needs {
+			assert.Empty(t, out.String())
+			continue
+		}
+		assert.Equal(t, 1, fake.warms)
+		assert.Contains(t, out.String(), `"msg":"preparing the sandbox in the background: the Go toolchain compiles its standard library for wasm once, 10-30 s"`)
+		assert.Contains(t, out.String(), `"msg":"sandbox ready","sandbox":"yaegi","took":"`)
+	}
 }
