@@ -287,7 +287,7 @@ func (f *Forge) AddRole(c registry.Contract) error {
 	if err := registry.Refusal(c.Role, c.Check(f.opts.Maxima)); err != nil {
 		return err
 	}
-	_, err := f.store.PutRole(c, f.now())
+	_, err := f.store.PutRole(c.By(f.who(context.Background())), f.now())
 	return err
 }
 
