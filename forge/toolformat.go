@@ -1,6 +1,7 @@
 package forge
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -95,8 +96,8 @@ func OutcomeSchema(value json.RawMessage) json.RawMessage {
 
 // withoutDialect is schema without its "$schema" keyword (the frameworks take plain schemas).
 func withoutDialect(schema json.RawMessage) json.RawMessage {
-	var s map[string]any
-	if json.Unmarshal(schema, &s) != nil {
+	s, ok := schemaObject(schema)
+	if !ok {
 		return schema
 	}
 	delete(s, "$schema")
@@ -110,8 +111,8 @@ func withoutDialect(schema json.RawMessage) json.RawMessage {
 // object of any keys) or a value of any type cannot be said in strict mode, and the schema is
 // then returned as it was, without "$schema".
 func strictSchema(schema json.RawMessage) (json.RawMessage, bool) {
-	var s map[string]any
-	if json.Unmarshal(schema, &s) != nil {
+	s, ok := schemaObject(schema)
+	if !ok {
 		return schema, false
 	}
 	delete(s, "$schema")
@@ -166,6 +167,18 @@ func strictNode(n map[string]any) bool {
 	n["additionalProperties"] = false
 	n["required"] = required
 	return true
+}
+
+// schemaObject decodes a JSON Schema object keeping its numbers exactly as written (an int64
+// bound would lose digits as a float64).
+func schemaObject(schema json.RawMessage) (map[string]any, bool) {
+	dec := json.NewDecoder(bytes.NewReader(schema))
+	dec.UseNumber()
+	var s map[string]any
+	if dec.Decode(&s) != nil || s == nil {
+		return nil, false
+	}
+	return s, true
 }
 
 func hasType(t any, want string) bool {

@@ -145,8 +145,8 @@ func toolSpec(rec *registry.RoleRecord, m string, sm *registry.Summary) ToolSpec
 // describeParams is the args schema params with each parameter's description from the docs;
 // an object schema of any args when params is not one.
 func describeParams(params json.RawMessage, docs map[string]string) json.RawMessage {
-	var s map[string]any
-	if len(params) == 0 || json.Unmarshal(params, &s) != nil || s["type"] != "object" {
+	s, ok := schemaObject(params)
+	if !ok || s["type"] != "object" {
 		return json.RawMessage(`{"type":"object"}`)
 	}
 	if props, ok := s["properties"].(map[string]any); ok {
