@@ -163,3 +163,37 @@ func staleOf(s registry.Backend, role string) ([]StaleArtifact, error) {
 	}
 	return out, nil
 }
+
+// DefineSwitches are a server's switches for role definitions: Allow (`--allow-define-roles`,
+// FORGE_ALLOW_DEFINE_ROLES=1) turns them on, Redefine (`--allow-redefine-roles`,
+// FORGE_ALLOW_DEFINE_ROLES=all) lets clients change roles others defined.
+type DefineSwitches struct {
+	Allow    bool
+	Redefine bool
+}
+
+// DefineSwitchesFromEnv reads FORGE_ALLOW_DEFINE_ROLES: 1 or true (define), all (and redefine),
+// empty, 0 or false (off).
+func DefineSwitchesFromEnv(getenv func(string) string) (DefineSwitches, error) {
+	switch v := getenv("FORGE_ALLOW_DEFINE_ROLES"); v {
+	case "", "0", "false":
+		return DefineSwitches{}, nil
+	case "1", "true":
+		return DefineSwitches{Allow: true}, nil
+	case "all":
+		return DefineSwitches{Allow: true, Redefine: true}, nil
+	default:
+		return DefineSwitches{}, fmt.Errorf("FORGE_ALLOW_DEFINE_ROLES=%q: use 1 (clients may define roles and change their own), all (and change any role) or 0", v)
+	}
+}
+
+// For is the policy of one client: the server's switches where no client identities are
+// configured (identity nil: every client of the server alike); else the client's identity too
+// must allow defining (and, for redefining others' roles, redefining).
+func (s DefineSwitches) For(identity *DefineSwitches) DefinePolicy {
+	if identity == nil {
+		return DefinePolicy{Allowed: s.Allow, Redefine: s.Allow && s.Redefine}
+	}
+	allowed := s.Allow && identity.Allow
+	return DefinePolicy{Identities: true, Allowed: allowed, Redefine: allowed && (s.Redefine || identity.Redefine)}
+}

@@ -96,3 +96,32 @@ func TestDefineRole(t *testing.T) {
 		assert.Equal(t, "text", lines[i].Role)
 	}
 }
+
+func TestDefineSwitches(t *testing.T) {
+	for v, want := range map[string]DefineSwitches{"": {}, "0": {}, "1": {Allow: true}, "true": {Allow: true}, "all": {Allow: true, Redefine: true}} {
+		got, err := DefineSwitchesFromEnv(func(string) string { return v })
+		require.NoError(t, err, v)
+		assert.Equal(t, want, got, v)
+	}
+	_, err := DefineSwitchesFromEnv(func(string) string { return "yes" })
+	assert.ErrorContains(t, err, "use 1")
+
+	on, all := DefineSwitches{Allow: true}, DefineSwitches{Allow: true, Redefine: true}
+	for _, tc := range []struct {
+		s        DefineSwitches
+		identity *DefineSwitches
+		want     DefinePolicy
+	}{
+		{DefineSwitches{}, nil, DefinePolicy{}},
+		{on, nil, DefinePolicy{Allowed: true}},
+		{all, nil, DefinePolicy{Allowed: true, Redefine: true}},
+		{DefineSwitches{Redefine: true}, nil, DefinePolicy{}},
+		{DefineSwitches{}, &all, DefinePolicy{Identities: true}},
+		{on, &DefineSwitches{}, DefinePolicy{Identities: true}},
+		{on, &on, DefinePolicy{Identities: true, Allowed: true}},
+		{on, &all, DefinePolicy{Identities: true, Allowed: true, Redefine: true}},
+		{all, &on, DefinePolicy{Identities: true, Allowed: true, Redefine: true}},
+	} {
+		assert.Equal(t, tc.want, tc.s.For(tc.identity), "%+v %+v", tc.s, tc.identity)
+	}
+}

@@ -33,10 +33,13 @@ type Options struct {
 	Version string
 	// OperatorVerbs adds the tools that change artifacts (bless, quarantine, rollback, regen).
 	OperatorVerbs bool
+	// DefineRoles are the server's switches for forge_define_role (off unless Allow); where
+	// clients have identities, theirs narrow them (scopes DefineScope, RedefineScope).
+	DefineRoles forge.DefineSwitches
 }
 
 // ToolName is the tool of role.method.
-func ToolName(role, method string) string { return role + "__" + method }
+func ToolName(role, method string) string { return forge.ToolName(role, method) }
 
 // Server is forge's MCP server. Its tool list follows the store.
 type Server struct {
@@ -50,11 +53,6 @@ type Server struct {
 	done    chan struct{}
 }
 
-type toolState struct {
-	key         registry.Key
-	description string
-	schema      string
-}
 
 // New builds the MCP server for f and starts following store changes (call f.Watch for changes
 // made by other processes). Close stops following.
@@ -69,6 +67,8 @@ func New(f *forge.Forge, o Options) (*Server, error) {
 			"Results carry ok, value, error {type, class, rule, message, retriable} and meta {program_source, provider_calls, ...}.",
 			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}}})
 	s.addFixedTools()
+	s.addDefineTools()
+	s.srv.AddReceivingMiddleware(s.toolsListMeta)
 	if err := s.Sync(); err != nil {
 		return nil, err
 	}
@@ -114,102 +114,6 @@ func (s *Server) follow() {
 		}
 		_ = s.Sync()
 	}
-}
-
-// healthy is whether an artifact in lifecycle l is listed as a tool of its own.
-func healthy(l registry.Lifecycle) bool {
-	return l == registry.Durable || l == registry.Blessed
-}
-
-// Sync makes the per-method tools match the store: a tool for every healthy method, with its
-// current description and schema. Changes notify clients (tools/list_changed).
-func (s *Server) Sync() error {
-	want, err := s.wantTools()
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var gone []string
-	for name := range s.methods {
-		if _, ok := want[name]; !ok {
-			gone = append(gone, name)
-		}
-	}
-	if len(gone) > 0 {
-		sort.Strings(gone)
-		s.srv.RemoveTools(gone...)
-		for _, n := range gone {
-			delete(s.methods, n)
-		}
-	}
-	names := make([]string, 0, len(want))
-	for n := range want {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		ts := want[name]
-		if cur, ok := s.methods[name]; ok && cur == ts {
-			continue
-		}
-		s.methods[name] = ts
-		k := ts.key
-		s.srv.AddTool(&sdk.Tool{Name: name, Description: ts.description, InputSchema: json.RawMessage(ts.schema)},
-			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-				ctx, refused := asClient(ctx, req, k.Role)
-				if refused != nil {
-					return refused, nil
-				}
-				args := req.Params.Arguments
-				if len(args) == 0 || string(args) == "null" {
-					args = json.RawMessage(`{}`)
-				}
-				return s.callWithProgress(ctx, req, k.Role, k.Method, args), nil
-			})
-	}
-	return nil
-}
-
-// wantTools is the per-method tools the store calls for, by tool name: one per healthy method
-// whose contract is current. It reads the store's summaries (no artifact is read when a directory
-// store's index is current) and each role's record once.
-func (s *Server) wantTools() (map[string]toolState, error) {
-	st := s.f.Store()
-	sums, err := st.Summaries()
-	if err != nil {
-		return nil, err
-	}
-	want := map[string]toolState{}
-	roles := map[string]*registry.RoleRecord{} // one lookup per role
-	for i := range sums {
-		sm := &sums[i]
-		if sm.Err != nil || !healthy(sm.Lifecycle) {
-			continue
-		}
-		k := sm.Key()
-		rec, ok := roles[k.Role]
-		if !ok {
-			rec, _ = st.Role(k.Role)
-			roles[k.Role] = rec
-		}
-		if rec == nil || rec.Fingerprint != sm.ContractFingerprint {
-			continue // stale: its next call repairs it; forge_call still reaches it
-		}
-		schema := string(sm.ParamsSchema)
-		if schema == "" || !json.Valid(sm.ParamsSchema) {
-			schema = `{"type":"object"}`
-		}
-		desc := fmt.Sprintf("%s.%s of role %s: %s", k.Role, k.Method, k.Role, rec.Purpose)
-		if d := rec.Methods[k.Method]; d != "" {
-			desc += " Signature: " + d + "."
-		} else if sm.Decl != "" {
-			desc += " Signature: " + sm.Decl + "."
-		}
-		desc += fmt.Sprintf(" Persisted generation %d (%s).", sm.Generation, sm.Lifecycle)
-		want[ToolName(k.Role, k.Method)] = toolState{key: k, description: desc, schema: schema}
-	}
-	return want, nil
 }
 
 // Tools lists the per-method tools currently offered.
