@@ -53,7 +53,6 @@ type Server struct {
 	done    chan struct{}
 }
 
-
 // New builds the MCP server for f and starts following store changes (call f.Watch for changes
 // made by other processes). Close stops following.
 func New(f *forge.Forge, o Options) (*Server, error) {
