@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/artifactforge/forge/forge"
 	"github.com/artifactforge/forge/mcp"
 )
 
@@ -15,6 +16,7 @@ func init() { register(newMCPCmd) }
 
 func newMCPCmd(a *app) *cobra.Command {
 	var operator bool
+	var defineRoles func() (forge.DefineSwitches, error)
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve the forge to an agent over MCP (stdio)",
@@ -26,6 +28,10 @@ forge_lift, forge_rollback and forge_regen. The tool list follows the store (wat
 notifications/tools/list_changed. ` + "`forge serve`" + ` serves the same over streamable HTTP at /mcp.`,
 		Args: exactArgs(0),
 		RunE: func(*cobra.Command, []string) error {
+			define, err := defineRoles() // --allow-define-roles (tools.go)
+			if err != nil {
+				return err
+			}
 			f, err := a.openForge()
 			if err != nil {
 				return err
@@ -34,7 +40,7 @@ notifications/tools/list_changed. ` + "`forge serve`" + ` serves the same over s
 			if err := f.Watch(); err != nil {
 				a.stderr.Write([]byte("forge: " + err.Error() + "\n"))
 			}
-			s, err := mcp.New(f, mcp.Options{Version: buildVersion().String(), OperatorVerbs: operator})
+			s, err := mcp.New(f, mcp.Options{Version: buildVersion().String(), OperatorVerbs: operator, DefineRoles: define})
 			if err != nil {
 				return err
 			}
@@ -48,6 +54,7 @@ notifications/tools/list_changed. ` + "`forge serve`" + ` serves the same over s
 			return err
 		},
 	}
+	defineRoles = defineSwitchFlags(cmd)
 	cmd.Flags().BoolVar(&operator, "operator", false, "add the operator tools (bless, quarantine, lift, rollback, regen)")
 	return cmd
 }

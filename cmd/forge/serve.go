@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/artifactforge/forge/forge"
 	"github.com/artifactforge/forge/mcp"
 	"github.com/artifactforge/forge/server"
 )
@@ -26,6 +27,7 @@ func newServeCmd(a *app) *cobra.Command {
 	var noMCP bool
 	var natsDir, natsListen string
 	var clientsFile string
+	var defineRoles func() (forge.DefineSwitches, error)
 	cmd := &cobra.Command{
 		Use:   "serve [--addr 127.0.0.1:7077]",
 		Short: "Serve calls, operator verbs, events, metrics and MCP over HTTP",
@@ -62,6 +64,10 @@ identities").`,
 					return usagef("serve: --clients: %v", err)
 				}
 			}
+			define, err := defineRoles() // --allow-define-roles (tools.go)
+			if err != nil {
+				return err
+			}
 			if natsDir != "" {
 				_, stopNATS, err := a.startEmbeddedNATS(natsDir, natsListen, log)
 				if err != nil {
@@ -81,7 +87,7 @@ identities").`,
 			var onShutdown func()
 			if !noMCP {
 				// No operator tools over HTTP MCP: it has no admin token of its own (use /v1/admin/).
-				ms, err := mcp.New(f, mcp.Options{Version: buildVersion().String(), OperatorVerbs: false})
+				ms, err := mcp.New(f, mcp.Options{Version: buildVersion().String(), OperatorVerbs: false, DefineRoles: define})
 				if err != nil {
 					return err
 				}
@@ -92,7 +98,7 @@ identities").`,
 				}
 				onShutdown = ms.CloseSessions
 			}
-			srv := server.New(f, server.Options{AdminToken: token, MaxBody: maxBody, CallTimeout: callTimeout, Logger: log, Extra: extra, OnShutdown: onShutdown, Clients: clients})
+			srv := server.New(f, server.Options{AdminToken: token, MaxBody: maxBody, CallTimeout: callTimeout, Logger: log, Extra: extra, OnShutdown: onShutdown, Clients: clients, DefineRoles: define})
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("serve: listen on %s: %w (pick another --addr)", addr, err)
@@ -110,6 +116,7 @@ identities").`,
 			return nil
 		},
 	}
+	defineRoles = defineSwitchFlags(cmd)
 	cmd.Flags().StringVar(&addr, "addr", server.DefaultAddr, "address to listen on (host:port; 127.0.0.1 keeps it local)")
 	cmd.Flags().StringVar(&token, "admin-token", "", "token for the operator verbs (default $FORGE_ADMIN_TOKEN; none: verbs off)")
 	cmd.Flags().Int64Var(&maxBody, "max-body", server.DefaultMaxBody, "largest request body in bytes")
