@@ -1,13 +1,16 @@
 // Package mcp is forge's Model Context Protocol server (the official Go SDK), a thin edge over
-// package forge for agents: every healthy (durable or blessed) method is a tool of its own, named
-// role__method, described by its contract and with an inputSchema derived from its Go signature;
-// forge_call calls any method, including one that does not exist yet (it is generated);
+// package forge for agents: every declared method of every role is a tool of its own, named
+// role__method (forge.ToolSpecs: described by its contract's docs, with an inputSchema from its
+// declared signature, an outputSchema from its result and annotations from its capabilities;
+// its lifecycle in _meta, never in the description), whether or not its code exists yet — the
+// first call generates it, as forge_call does for any method; forge_define_role defines a role
+// when the server allows it (Options.DefineRoles) and forge_check_contract checks one;
 // forge_roles, forge_artifacts and forge_stats read the store; with Options.OperatorVerbs,
 // forge_bless, forge_quarantine, forge_rollback and forge_regen change it. Tool results carry the
-// Outcome as structured content, and isError with its class and rule on failure. When artifacts
-// change in any process (watch mode), the tool list is updated and clients receive
-// notifications/tools/list_changed. Serve it over stdio (`forge mcp`) or streamable HTTP (`forge
-// serve`, at /mcp).
+// Outcome as structured content, and isError with its class and rule on failure. When the tool
+// set or a tool's schema changes (a role defined here or in any process, in watch mode), clients
+// receive notifications/tools/list_changed. Serve it over stdio (`forge mcp`) or streamable HTTP
+// (`forge serve`, at /mcp).
 package mcp
 
 import (
@@ -62,7 +65,7 @@ func New(f *forge.Forge, o Options) (*Server, error) {
 	s := &Server{f: f, o: o, methods: map[string]toolState{}, done: make(chan struct{})}
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: "forge", Version: o.Version},
 		&sdk.ServerOptions{Instructions: "Forge runs role methods written, verified and persisted by a code generator. " +
-			"Call a listed role__method tool to run persisted code (no model call), or forge_call for a method that does not exist yet. " +
+			"Call a listed role__method tool (its first call writes its code; later calls run it with no model call), or forge_call for a method no contract declares. " +
 			"Results carry ok, value, error {type, class, rule, message, retriable} and meta {program_source, provider_calls, ...}.",
 			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}}})
 	s.addFixedTools()

@@ -47,7 +47,12 @@ the fleet store. Other forge processes on this machine use it with --store nats:
 With --clients FILE (or $FORGE_CLIENTS) every request but /healthz, /readyz, /metrics and the
 operator verbs needs a client's bearer token; each client may call only the roles the file gives
 it, at most at its rate, and never shares a live instance with another client (README, "Client
-identities").`,
+identities").
+
+GET /v1/tools?format=mcp|openai|anthropic serves the methods as tool definitions (` + "`forge tools`" + `).
+With --allow-define-roles (or $FORGE_ALLOW_DEFINE_ROLES=1) clients define roles with POST /v1/roles
+(?dry_run=1 only checks) and forge_define_role; with --clients, only clients with define_roles: true
+(README, "For agents").`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if token == "" {
