@@ -60,6 +60,7 @@ type Forge struct {
 	mu        sync.RWMutex
 	roles     map[string]*roleRuntime
 	sandboxes map[string]sandbox.Sandbox
+	decls     declSchemas // ToolSpecs' parsed declarations
 }
 
 // compiled is an artifact snapshot and its compiled program, with the references that keep the

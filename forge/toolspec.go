@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/artifactforge/forge/registry"
 )
@@ -57,11 +58,55 @@ func (f *Forge) ToolSpecs(role string) ([]ToolSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return BuildToolSpecs(roles, sums), nil
+	return buildToolSpecs(roles, sums, f.decls.parse), nil
+}
+
+// declSchemas memoizes the schemas of declared signatures (ToolSpecs runs on every tool-list
+// sync; parsing a thousand declarations each time cost most of it).
+type declSchemas struct {
+	mu sync.Mutex
+	m  map[string]declSchema
+}
+
+type declSchema struct {
+	params, result json.RawMessage
+	err            error
+}
+
+// maxDeclSchemas bounds the memo; past it, it starts afresh.
+const maxDeclSchemas = 1 << 14
+
+func (d *declSchemas) parse(decl string) (params, result json.RawMessage, err error) {
+	d.mu.Lock()
+	e, ok := d.m[decl]
+	d.mu.Unlock()
+	if ok {
+		return e.params, e.result, e.err
+	}
+	params, result, err = parseDeclSchemas(decl)
+	d.mu.Lock()
+	if d.m == nil || len(d.m) >= maxDeclSchemas {
+		d.m = map[string]declSchema{}
+	}
+	d.m[decl] = declSchema{params, result, err}
+	d.mu.Unlock()
+	return params, result, err
+}
+
+func parseDeclSchemas(decl string) (params, result json.RawMessage, err error) {
+	sig, err := registry.ParseDecl(decl)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sig.ParamsSchema, sig.ResultSchema, nil
 }
 
 // BuildToolSpecs are the tools of roles given the store's summaries (a pure function of both).
 func BuildToolSpecs(roles []*registry.RoleRecord, sums []registry.Summary) []ToolSpec {
+	return buildToolSpecs(roles, sums, parseDeclSchemas)
+}
+
+func buildToolSpecs(roles []*registry.RoleRecord, sums []registry.Summary, parse func(string) (json.RawMessage, json.RawMessage, error)) []ToolSpec {
 	byKey := map[registry.Key]*registry.Summary{}
 	for i := range sums {
 		if sums[i].Err == nil {
@@ -86,7 +131,7 @@ func BuildToolSpecs(roles []*registry.RoleRecord, sums []registry.Summary) []Too
 		}
 		sort.Strings(methods)
 		for _, m := range methods {
-			out = append(out, toolSpec(rec, m, byKey[registry.Key{Role: rec.Role, Method: m}]))
+			out = append(out, toolSpec(rec, m, byKey[registry.Key{Role: rec.Role, Method: m}], parse))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -94,14 +139,14 @@ func BuildToolSpecs(roles []*registry.RoleRecord, sums []registry.Summary) []Too
 }
 
 // toolSpec is role rec's method m as a tool; sm is its artifact's summary (nil: none yet).
-func toolSpec(rec *registry.RoleRecord, m string, sm *registry.Summary) ToolSpec {
+func toolSpec(rec *registry.RoleRecord, m string, sm *registry.Summary, parse func(string) (json.RawMessage, json.RawMessage, error)) ToolSpec {
 	t := ToolSpec{Name: ToolName(rec.Role, m), Role: rec.Role, Method: m}
 	doc := rec.Docs[m]
 	decl := rec.Methods[m]
 	var params json.RawMessage
 	if decl != "" {
-		if sig, err := registry.ParseDecl(decl); err == nil {
-			params, t.ResultSchema = sig.ParamsSchema, sig.ResultSchema
+		if p, r, err := parse(decl); err == nil {
+			params, t.ResultSchema = p, r
 		}
 	} else if sm != nil && sm.ContractFingerprint == rec.Fingerprint {
 		decl, params = sm.Decl, sm.ParamsSchema // undeclared: the persisted code's own
@@ -145,6 +190,9 @@ func toolSpec(rec *registry.RoleRecord, m string, sm *registry.Summary) ToolSpec
 // describeParams is the args schema params with each parameter's description from the docs;
 // an object schema of any args when params is not one.
 func describeParams(params json.RawMessage, docs map[string]string) json.RawMessage {
+	if len(docs) == 0 && len(params) > 0 && json.Valid(params) {
+		return params // nothing to add: as the signature has it
+	}
 	s, ok := schemaObject(params)
 	if !ok || s["type"] != "object" {
 		return json.RawMessage(`{"type":"object"}`)

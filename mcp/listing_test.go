@@ -140,7 +140,9 @@ func assertSameTools(t *testing.T, want, got map[string]toolState) {
 	for n, w := range want {
 		g := got[n]
 		assert.Equal(t, w.key, g.key, n)
-		assert.JSONEq(t, w.tool, g.tool, n)
+		assert.Equal(t, w.told.description, g.told.description, n)
+		assert.JSONEq(t, w.told.input, g.told.input, n)
+		assert.JSONEq(t, w.told.output, g.told.output, n)
 	}
 }
 
@@ -211,8 +213,8 @@ func TestToolListAndArtifactsFromSummariesMatchEach(t *testing.T) {
 	assert.NotContains(t, wantRows, `"method":"broken"`, "quarantined by the first listing")
 }
 
-// BenchmarkToolSet1000 is the tool set Sync computes, on 1,000 durable artifacts of role text
-// whose contract is current (three generations of about 400 bytes of code each, a params schema):
+// BenchmarkToolSet1000 is the tool set Sync computes, on 1,000 declared methods of role text
+// (each signature parsed for its schemas) with durable artifacts whose contract is current (three generations of about 400 bytes of code each, a params schema):
 // as it is (summaries: the role index, one Role lookup) and as it was (each: every artifact file
 // read and decoded), on the same store in the same run.
 func BenchmarkToolSet1000(b *testing.B) {
@@ -220,6 +222,11 @@ func BenchmarkToolSet1000(b *testing.B) {
 	f := openForge(b, dir)
 	ds, ok := f.Store().(*registry.Store)
 	require.True(b, ok)
+	methods := map[string]string{}
+	for i := 0; i < 1000; i++ {
+		methods[fmt.Sprintf("method_%04d", i)] = fmt.Sprintf("func Method%04d(x string) string", i)
+	}
+	require.NoError(b, f.AddRole(registry.Contract{Role: "text", Purpose: "string utilities", Methods: methods}))
 	rec, err := f.Store().Role("text")
 	require.NoError(b, err)
 	body := strings.Repeat("\tx = strings.ToUpper(x) // padding to a realistic method size\n", 6)

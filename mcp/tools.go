@@ -30,12 +30,18 @@ const (
 // toolState is what a method tool was built from.
 type toolState struct {
 	key  registry.Key
-	tool string // the tool's JSON without _meta: what clients are told
+	told told // what clients are told (without _meta)
 	def  *sdk.Tool
 }
 
+// told is what a method tool tells clients, comparable.
+type told struct {
+	description, input, output                string
+	readOnly, idempotent, openWorld, destruct bool
+}
+
 // same reports whether a and b tell clients the same.
-func (a toolState) same(b toolState) bool { return a.key == b.key && a.tool == b.tool }
+func (a toolState) same(b toolState) bool { return a.key == b.key && a.told == b.told }
 
 // methodTool is spec as an MCP tool (without _meta).
 func methodTool(spec forge.ToolSpec) *sdk.Tool {
@@ -59,8 +65,9 @@ func toolStates(specs []forge.ToolSpec) map[string]toolState {
 	want := make(map[string]toolState, len(specs))
 	for _, spec := range specs {
 		t := methodTool(spec)
-		b, _ := json.Marshal(t)
-		want[spec.Name] = toolState{key: registry.Key{Role: spec.Role, Method: spec.Method}, tool: string(b), def: t}
+		a := t.Annotations
+		want[spec.Name] = toolState{key: registry.Key{Role: spec.Role, Method: spec.Method}, def: t,
+			told: told{t.Description, string(spec.InputSchema), string(t.OutputSchema.(json.RawMessage)), a.ReadOnlyHint, a.IdempotentHint, *a.OpenWorldHint, *a.DestructiveHint}}
 	}
 	return want
 }
