@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -67,9 +68,14 @@ func New(f *forge.Forge, o Options) (*Server, error) {
 		&sdk.ServerOptions{Instructions: "Forge runs role methods written, verified and persisted by a code generator. " +
 			"Call a listed role__method tool (its first call writes its code; later calls run it with no model call), or forge_call for a method no contract declares. " +
 			"Results carry ok, value, error {type, class, rule, message, retriable} and meta {program_source, provider_calls, ...}.",
-			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}}})
+			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true},
+				Resources: &sdk.ResourceCapabilities{Subscribe: true}}, // resources.go
+			// The SDK keeps the subscriptions; resources.go's notifications go to them.
+			SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
+			UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil }})
 	s.addFixedTools()
 	s.addDefineTools()
+	s.addResources()
 	s.srv.AddReceivingMiddleware(s.toolsListMeta)
 	if err := s.Sync(); err != nil {
 		return nil, err
@@ -107,14 +113,21 @@ func (s *Server) Close() {
 // follow re-syncs the tool list after artifact or role changes (bursts are coalesced).
 func (s *Server) follow() {
 	defer close(s.done)
-	for range s.sub.C {
+	for e := range s.sub.C {
 		// Drain what is already queued: one sync for a burst.
+		updated := resourcesOf(&e)
 		for n := len(s.sub.C); n > 0; n-- {
-			if _, ok := <-s.sub.C; !ok {
+			e, ok := <-s.sub.C
+			if !ok {
 				break
 			}
+			updated = append(updated, resourcesOf(&e)...)
 		}
 		_ = s.Sync()
+		slices.Sort(updated)
+		for _, uri := range slices.Compact(updated) {
+			_ = s.srv.ResourceUpdated(context.Background(), &sdk.ResourceUpdatedNotificationParams{URI: uri})
+		}
 	}
 }
 
