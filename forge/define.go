@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/artifactforge/forge/registry"
@@ -134,18 +135,9 @@ func defineDecision(p DefinePolicy, client string, prev *registry.RoleRecord, ch
 // toolNames are the tools of c's declared methods.
 func toolNames(c *registry.Contract) []string {
 	out := []string{}
-	for _, m := range sortedMethodNames(c.Methods) {
+	for _, m := range slices.Sorted(maps.Keys(c.Methods)) {
 		out = append(out, ToolName(c.Role, m))
 	}
-	return out
-}
-
-func sortedMethodNames(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 

@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // Tool spec formats (ToolsAs).
@@ -157,7 +158,7 @@ func strictNode(n map[string]any) bool {
 		n["properties"] = props
 	}
 	required := make([]any, 0, len(props))
-	for _, name := range sortedNames(props) {
+	for _, name := range slices.Sorted(maps.Keys(props)) {
 		p, ok := props[name].(map[string]any)
 		if !ok || !strictNode(p) {
 			return false
@@ -193,13 +194,4 @@ func hasType(t any, want string) bool {
 		}
 	}
 	return false
-}
-
-func sortedNames(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -117,17 +116,7 @@ func remarshal(t *testing.T, from, to any) {
 	require.NoError(t, json.Unmarshal(b, to))
 }
 
-func TestAgentDefinesRoleInMemory(t *testing.T) {
-	agentSession(t, func(t *testing.T, s *Server, c *sdk.Client) *sdk.ClientSession {
-		st, ct := sdk.NewInMemoryTransports()
-		ss, err := s.SDK().Connect(context.Background(), st, nil)
-		require.NoError(t, err)
-		t.Cleanup(func() { ss.Close() })
-		cs, err := c.Connect(context.Background(), ct, nil)
-		require.NoError(t, err)
-		return cs
-	})
-}
+func TestAgentDefinesRoleInMemory(t *testing.T) { agentSession(t, connectInMemory) }
 
 // Over stdio framing: newline-delimited JSON-RPC through pipes, as `forge mcp` serves it.
 func TestAgentDefinesRoleStdio(t *testing.T) {
@@ -147,15 +136,7 @@ func TestAgentDefinesRoleStdio(t *testing.T) {
 	})
 }
 
-func TestAgentDefinesRoleStreamableHTTP(t *testing.T) {
-	agentSession(t, func(t *testing.T, s *Server, c *sdk.Client) *sdk.ClientSession {
-		ts := httptest.NewServer(s.HTTPHandler())
-		t.Cleanup(ts.Close)
-		cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: ts.URL}, nil)
-		require.NoError(t, err)
-		return cs
-	})
-}
+func TestAgentDefinesRoleStreamableHTTP(t *testing.T) { agentSession(t, connectHTTP) }
 
 // TestDefineRefusedUnlessAllowed: defining roles is off by default, and the refusal says how to
 // turn it on; nothing is written.
@@ -164,12 +145,7 @@ func TestDefineRefusedUnlessAllowed(t *testing.T) {
 	s, err := New(f, Options{})
 	require.NoError(t, err)
 	defer s.Close()
-	st, ct := sdk.NewInMemoryTransports()
-	ss, err := s.SDK().Connect(context.Background(), st, nil)
-	require.NoError(t, err)
-	defer ss.Close()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "agent"}, nil).Connect(context.Background(), ct, nil)
-	require.NoError(t, err)
+	cs := connectInMemory(t, s, sdk.NewClient(&sdk.Implementation{Name: "agent"}, nil))
 	defer cs.Close()
 	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "forge_define_role", Arguments: wordsContract})
 	require.NoError(t, err)

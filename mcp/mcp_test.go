@@ -155,27 +155,29 @@ func outcomeOf(t *testing.T, res *sdk.CallToolResult) forge.Outcome {
 	return o
 }
 
-func TestMCPInMemory(t *testing.T) {
-	scenario(t, func(t *testing.T, s *Server, c *sdk.Client) *sdk.ClientSession {
-		st, ct := sdk.NewInMemoryTransports()
-		ss, err := s.SDK().Connect(context.Background(), st, nil)
-		require.NoError(t, err)
-		t.Cleanup(func() { ss.Close() })
-		cs, err := c.Connect(context.Background(), ct, nil)
-		require.NoError(t, err)
-		return cs
-	})
+// connectInMemory connects c to s over in-memory transports (closed when the test ends).
+func connectInMemory(t *testing.T, s *Server, c *sdk.Client) *sdk.ClientSession {
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := s.SDK().Connect(context.Background(), st, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { ss.Close() })
+	cs, err := c.Connect(context.Background(), ct, nil)
+	require.NoError(t, err)
+	return cs
 }
 
-func TestMCPStreamableHTTP(t *testing.T) {
-	scenario(t, func(t *testing.T, s *Server, c *sdk.Client) *sdk.ClientSession {
-		ts := httptest.NewServer(s.HTTPHandler())
-		t.Cleanup(ts.Close)
-		cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: ts.URL}, nil)
-		require.NoError(t, err)
-		return cs
-	})
+// connectHTTP connects c to s over streamable HTTP.
+func connectHTTP(t *testing.T, s *Server, c *sdk.Client) *sdk.ClientSession {
+	ts := httptest.NewServer(s.HTTPHandler())
+	t.Cleanup(ts.Close)
+	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: ts.URL}, nil)
+	require.NoError(t, err)
+	return cs
 }
+
+func TestMCPInMemory(t *testing.T) { scenario(t, connectInMemory) }
+
+func TestMCPStreamableHTTP(t *testing.T) { scenario(t, connectHTTP) }
 
 func TestOperatorTools(t *testing.T) {
 	f := openForge(t, t.TempDir())

@@ -22,13 +22,8 @@ func TestResources(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	updated := make(chan string, 16)
-	st, ct := sdk.NewInMemoryTransports()
-	ss, err := s.SDK().Connect(context.Background(), st, nil)
-	require.NoError(t, err)
-	defer ss.Close()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "agent"}, &sdk.ClientOptions{
-		ResourceUpdatedHandler: func(_ context.Context, r *sdk.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI }}).Connect(context.Background(), ct, nil)
-	require.NoError(t, err)
+	cs := connectInMemory(t, s, sdk.NewClient(&sdk.Implementation{Name: "agent"}, &sdk.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *sdk.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI }}))
 	defer cs.Close()
 	ctx := context.Background()
 

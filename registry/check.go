@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -144,7 +145,7 @@ func (c *Contract) Check(max Maxima) []Problem {
 			}
 		}
 	}
-	for _, m := range sortedDocKeys(c.Docs) {
+	for _, m := range slices.Sorted(maps.Keys(c.Docs)) {
 		d, field := c.Docs[m], "docs."+m
 		if _, ok := c.Methods[m]; !ok {
 			bad(field, "docs describe method %s, which is not in methods (%s): describe the declared methods", m, strings.Join(sortedKeys(c.Methods), ", "))
@@ -322,15 +323,6 @@ func checkArgs(sig sandbox.Signature, args json.RawMessage) error {
 		return fmt.Errorf("%s", schemaMsg(err))
 	}
 	return nil
-}
-
-func sortedDocKeys(m map[string]MethodDoc) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func jsonValue(b []byte) (any, error) {
