@@ -1,16 +1,19 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/artifactforge/forge/forge"
+	forgemcp "github.com/artifactforge/forge/mcp"
 	"github.com/artifactforge/forge/provider/replay"
 )
 
@@ -140,4 +143,34 @@ func TestDefineRolesWithClientIdentities(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"bob false", "alice true", "carol false"}, who)
+}
+
+// TestDefineRolesOverMCPWithClientIdentities: over /mcp the client's identity decides too (its
+// define_roles becomes a scope of its session), and the role is recorded as the client's.
+func TestDefineRolesOverMCPWithClientIdentities(t *testing.T) {
+	f := freshForge(t)
+	cs, err := ParseClients([]byte(fmt.Sprintf(`
+- {name: alice, token: %s, roles: "*", define_roles: true}
+- {name: bob, token: %s, roles: "*"}
+`, aliceToken, bobToken)))
+	require.NoError(t, err)
+	define := forge.DefineSwitches{Allow: true}
+	ms, err := forgemcp.New(f, forgemcp.Options{DefineRoles: define})
+	require.NoError(t, err)
+	t.Cleanup(ms.Close)
+	ts := httptest.NewServer(New(f, Options{Clients: cs, DefineRoles: define, Extra: map[string]http.Handler{"/mcp": cs.MCP(ms.HTTPHandler())}}))
+	t.Cleanup(ts.Close) // after the sessions' Close (cleanups run last first): Close waits for their streams
+	var contract map[string]any
+	require.NoError(t, json.Unmarshal([]byte(wordsContract), &contract))
+
+	res, err := mcpSession(t, ts.URL+"/mcp", bobToken).CallTool(context.Background(), &sdk.CallToolParams{Name: "forge_define_role", Arguments: contract})
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+	assert.Contains(t, res.Content[0].(*sdk.TextContent).Text, `client "bob" may not define roles`)
+	res, err = mcpSession(t, ts.URL+"/mcp", aliceToken).CallTool(context.Background(), &sdk.CallToolParams{Name: "forge_define_role", Arguments: contract})
+	require.NoError(t, err)
+	require.False(t, res.IsError, "%v", res.Content)
+	rec, err := f.Store().Role("words")
+	require.NoError(t, err)
+	assert.Equal(t, "alice", rec.DefinedBy)
 }
