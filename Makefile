@@ -23,8 +23,11 @@ fuzz:
 	$(GO) test ./sandbox/yaegi -run '^$$' -fuzz '^FuzzIsolated$$' -fuzztime $(FUZZTIME) -parallel 1
 	$(GO) test ./sandbox/wasm -run '^$$' -fuzz '^FuzzWasm$$' -fuzztime $(FUZZTIME) -parallel 1
 
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
 lint:
 	$(GO) vet $(PKGS)
+	$(GO) run $(STATICCHECK) $(PKGS)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 
 # Build and vet (tests included) for the other platforms forge supports: process isolation needs

@@ -2,6 +2,8 @@ package assembler
 
 import (
 	"fmt"
+	"go/scanner"
+	"go/token"
 	"math"
 	"sort"
 	"strings"
@@ -75,12 +77,64 @@ func ToolsPart(tools []Tool, priority int) Part {
 	sum.WriteString(head)
 	idx.WriteString("## Known tools (names only)\n\n")
 	for _, t := range tools {
-		fmt.Fprintf(&full, "- %s.%s: %s — %s\n", t.Role, t.Method, t.Decl, strings.TrimSpace(t.Purpose))
-		fmt.Fprintf(&sum, "- %s.%s: %s\n", t.Role, t.Method, t.Decl)
+		decl := SafeDecl(t.Decl)
+		fmt.Fprintf(&full, "- %s.%s: %s — %s\n", t.Role, t.Method, decl, strings.Join(strings.Fields(t.Purpose), " "))
+		fmt.Fprintf(&sum, "- %s.%s: %s\n", t.Role, t.Method, decl)
 		fmt.Fprintf(&idx, "%s.%s ", t.Role, t.Method)
 	}
 	full.WriteString("\n")
 	sum.WriteString("\n")
 	idx.WriteString("\n\n")
 	return Part{Name: "known tools", Priority: priority, Full: full.String(), Summary: sum.String(), Index: idx.String()}
+}
+
+// MaxDeclBytes bounds a known tool's declaration in a prompt.
+const MaxDeclBytes = 300
+
+// declWithheld stands for a declaration that is not shown.
+const declWithheld = "(declaration not shown: it holds literal text or is too long; call the method with the args its contract names)"
+
+// SafeDecl is a tool's declaration as a prompt may carry it to another role: the declaration is
+// taken from model-written code, and a type can hold text (a struct tag, a comment, an array
+// length written as a string's len), which another role's prompt would then show next to
+// instructions. Only identifiers, keywords, operators and integer literals pass, within
+// MaxDeclBytes; any other declaration is withheld (issue 22 item 1, a sibling route).
+func SafeDecl(decl string) string {
+	if len(decl) > MaxDeclBytes || strings.TrimSpace(decl) == "" {
+		return declWithheld
+	}
+	fset := token.NewFileSet()
+	var s scanner.Scanner
+	bad := false
+	s.Init(fset.AddFile("", -1, len(decl)), []byte(decl), func(token.Position, string) { bad = true }, scanner.ScanComments)
+	for {
+		_, tok, lit := s.Scan()
+		if tok == token.EOF {
+			break
+		}
+		switch {
+		case tok == token.IDENT:
+			if !asciiIdent(lit) {
+				return declWithheld
+			}
+		case tok == token.INT, tok.IsOperator(), tok.IsKeyword():
+		case tok == token.SEMICOLON && lit == "\n": // the automatic one at the end
+		default: // strings, runes, comments, floats
+			return declWithheld
+		}
+	}
+	if bad {
+		return declWithheld
+	}
+	return decl
+}
+
+func asciiIdent(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }

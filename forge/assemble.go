@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -173,17 +174,24 @@ func splitSections(s string) []string {
 	return out
 }
 
+// codeFence is the opening line of a section's code block (repair.Fence: three or more backticks).
+var codeFence = regexp.MustCompile("(?m)^(`{3,})go\n")
+
 // withoutCode is a section without its fenced code block: the heading and the failure.
 func withoutCode(sec string) string {
-	start := strings.Index(sec, "```go\n")
-	if start < 0 {
+	m := codeFence.FindStringSubmatchIndex(sec)
+	if m == nil {
 		return sec
 	}
-	end := strings.Index(sec[start+6:], "\n```")
+	start, body, fence := m[0], m[1], sec[m[2]:m[3]]
+	end := strings.Index(sec[body:], "\n"+fence+"\n")
 	if end < 0 {
-		return sec
+		if !strings.HasSuffix(sec, "\n"+fence) {
+			return sec
+		}
+		end = len(sec) - body - len(fence) - 1
 	}
-	rest := strings.TrimLeft(sec[start+6+end+4:], "\n")
+	rest := strings.TrimLeft(sec[body+end+1+len(fence):], "\n")
 	return sec[:start] + "(code omitted to fit the model's context)\n\n" + rest
 }
 

@@ -131,6 +131,9 @@ func OptionsFromEnv(getenv func(string) string) (Options, error) {
 	if o.Maxima, err = maximaFromEnv(getenv); err != nil { // health hook: the contract limits' maxima
 		return o, err
 	}
+	if o.Knowledge, err = knowledgeCapsFromEnv(getenv); err != nil { // knowledge hook: the caps
+		return o, err
+	}
 	return o, nil
 }
 

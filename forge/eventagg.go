@@ -54,6 +54,20 @@ func histValue(i int, minV, maxV int64) int64 {
 type aggKey struct {
 	role, method, reason, client string
 	gen                          int
+	fail                         string // a caller error's type/rule (callerNoise); "" for warm successes
+}
+
+// aggKeyOf is the bucket of a line an aggregate may stand for: its artifact generation and
+// reason, or for a caller's error its type and rule, under the role and method labels that exist
+// (LabelsOf: every made-up name shares one bucket, so that no caller can make buckets or lines
+// without bound).
+func aggKeyOf(e *Event) aggKey {
+	k := aggKey{role: e.Role, method: e.Method, reason: e.Reason, client: e.Client, gen: e.ArtifactGen}
+	if !e.OK {
+		k.role, k.method = LabelsOf(e)
+		k.fail = e.FailureType + "/" + e.FailureRule
+	}
+	return k
 }
 
 type aggBucket struct {
@@ -82,7 +96,7 @@ type aggregator struct {
 
 // add folds e into its bucket and returns the bucket; nil once the aggregator is closed.
 func (a *aggregator) add(e *Event) *aggBucket {
-	k := aggKey{role: e.Role, method: e.Method, reason: e.Reason, client: e.Client, gen: e.ArtifactGen}
+	k := aggKeyOf(e)
 	for {
 		var b *aggBucket
 		if m := a.read.Load(); m != nil {
@@ -108,7 +122,7 @@ func (a *aggregator) add(e *Event) *aggBucket {
 // warmState), so that a call whose bucket is cached and alive touches that bucket only, not the
 // map. A released bucket, or one of another key (a new generation or reason), is looked up again.
 func (a *aggregator) addVia(e *Event, slot *atomic.Pointer[aggBucket]) bool {
-	if b := slot.Load(); b != nil && b.key.gen == e.ArtifactGen && b.key.reason == e.Reason && b.key.method == e.Method && b.key.role == e.Role && b.key.client == e.Client {
+	if b := slot.Load(); b != nil && b.key.gen == e.ArtifactGen && b.key.reason == e.Reason && b.key.method == e.Method && b.key.role == e.Role && b.key.client == e.Client && b.key.fail == "" {
 		b.mu.Lock()
 		if !b.dead {
 			b.record(e)
@@ -205,6 +219,7 @@ type aggSnapshot struct {
 func (b *aggBucket) take(s *aggSnapshot) {
 	s.n, s.first, s.last, s.sum, s.sandbox, s.minD, s.maxD = b.n, b.first, b.last, b.sum, b.sandbox, b.minD, b.maxD
 	s.slow = b.slow
+	s.slow.Role, s.slow.Method = b.key.role, b.key.method // the labels a caller's errors share
 	s.pairs = s.pairs[:0]
 	for i := b.lo; i < b.hi; i++ {
 		if c := b.hist[i]; c != 0 {
@@ -219,7 +234,8 @@ func (b *aggBucket) take(s *aggSnapshot) {
 // event fills e with the snapshot's aggregate line; pairs is reused for its histogram.
 func (s *aggSnapshot) event(e *Event, pairs *[]int64) {
 	*e = Event{Time: s.last, TraceID: s.slow.TraceID, CallID: s.slow.CallID, ParentCallID: s.slow.ParentCallID, Depth: s.slow.Depth,
-		Role: s.slow.Role, Method: s.slow.Method, Client: s.slow.Client, OK: true, Action: s.slow.Action, Reason: s.slow.Reason,
+		Role: s.slow.Role, Method: s.slow.Method, Client: s.slow.Client, OK: s.slow.OK, Action: s.slow.Action, Reason: s.slow.Reason,
+		FailureType: s.slow.FailureType, FailureClass: s.slow.FailureClass, FailureRule: s.slow.FailureRule,
 		ProgramSource: s.slow.ProgramSource, ArtifactHit: s.slow.ArtifactHit, ArtifactGen: s.slow.ArtifactGen,
 		GenerationTrigger: s.slow.GenerationTrigger, PromptVersion: s.slow.PromptVersion, ContractFingerprint: s.slow.ContractFingerprint,
 		DurationNS: s.sum, SandboxNS: s.sandbox,

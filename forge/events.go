@@ -50,13 +50,14 @@ func (id *ID) UnmarshalText(b []byte) error {
 
 // Event is one line of events/forge.jsonl (DESIGN.md, Observability). A line is one of three
 // kinds:
-//   - a call's own line (Kind ""): every generation, repair, regeneration, failure (any class,
-//     caller errors included), operator action and candidate run, always, with everything needed
-//     to explain how it was served; and every warm success too when the log runs per call
-//     (Options.EventsPerCall, FORGE_EVENTS=all);
+//   - a call's own line (Kind ""): every generation, repair, regeneration, failure (any class),
+//     operator action and candidate run, always, with everything needed to explain how it was
+//     served; and every warm success, and every caller error that ran nothing (callerNoise), too
+//     when the log runs per call (Options.EventsPerCall, FORGE_EVENTS=all);
 //   - an aggregate (Kind "aggregate"): by default, the warm successes (action execute, ok,
 //     persisted program, no repair, no provider call) of one artifact generation and selection
-//     reason, folded into one line written at an interval's end (EventAggregateInterval) once it
+//     reason, or the caller errors that ran nothing of one type and rule under one role and
+//     method label (LabelsOf: made-up names share UnknownLabel), folded into one line written at an interval's end (EventAggregateInterval) once it
 //     stands for 200 calls, after 60 intervals at most, and at Flush, Stats and Close, in one
 //     line: Count calls from FirstTime to Time, DurationNS and SandboxNS summed over them,
 //     DurationP50NS/P99NS from a log-linear histogram (DurationHist), DurationMaxNS exact.
@@ -67,7 +68,9 @@ func (id *ID) UnmarshalText(b []byte) error {
 //     the previous record (Dropped: the queue was full or the log closed; Lost: the file refused
 //     the write).
 //
-// Event.Calls says how many calls a line stands for.
+// Event.Calls says how many calls a line stands for. The records among the lines (isRecord:
+// operator actions, generations, repairs, calls that asked the model) are written to
+// events/records.jsonl as well, which call volume does not rotate (ReadRecords).
 type Event struct {
 	Time         time.Time `json:"time"`
 	TraceID      ID        `json:"trace_id"`
@@ -168,6 +171,58 @@ func (e *Event) warmSuccess() bool {
 		!e.RepairAttempted && e.ProviderCalls == 0
 }
 
+// callerNoise reports whether e is a caller's error that ran nothing and cost nothing: a role or
+// method that does not exist, or args refused before any code ran (type unknown_role,
+// unknown_method or args; class caller, rule args or args_too_large; no provider call, no
+// repair). Any caller can make these at will, so by default they are folded into aggregates as
+// warm successes are (one line per label, type and rule and interval), and they never fill the
+// log that holds the records that matter.
+func (e *Event) callerNoise() bool {
+	if e.Kind != "" || e.OK || e.FailureClass != "caller" || e.ProviderCalls > 0 || e.RepairAttempted || IsOperatorAction(e) {
+		return false
+	}
+	switch e.FailureType {
+	case "unknown_role", "unknown_method", "args":
+		return e.FailureRule == "args" || e.FailureRule == "args_too_large"
+	}
+	return false
+}
+
+// UnknownLabel is the role and method label of calls to a role or method that does not exist
+// (Prometheus metrics, aggregates of caller errors): made-up names never become series or
+// buckets of their own.
+const UnknownLabel = "_unknown"
+
+// LabelsOf is the role and method a call's metrics and aggregates count it under: its own, or
+// UnknownLabel for a role or method that does not exist (or a name that cannot be one).
+func LabelsOf(e *Event) (role, method string) {
+	switch e.FailureType {
+	case "unknown_role":
+		return UnknownLabel, UnknownLabel
+	case "unknown_method":
+		return e.Role, UnknownLabel
+	}
+	return e.Role, e.Method
+}
+
+// isRecord reports whether e is a record that matters beyond call volume: an operator action,
+// a generation, a repair or regeneration (succeeded or not), or any call that asked the model.
+// Records are also kept in events/records.jsonl (ReadRecords), which only they fill.
+func isRecord(e *Event) bool {
+	if e.Kind != "" {
+		return false
+	}
+	switch {
+	case IsOperatorAction(e), e.RepairAttempted, e.ProviderCalls > 0, e.GenerationTrigger != "":
+		return true
+	}
+	switch e.ProgramSource {
+	case SourceGenerated, SourceRepaired, SourceRegenerated:
+		return true
+	}
+	return false
+}
+
 // Line kinds for drop counts (the keys of Event.Dropped and Event.Lost, and of Health).
 const (
 	kindCall       = iota // a warm success's own line (per-call mode)
@@ -202,10 +257,14 @@ func lineKind(e *Event) int {
 }
 
 // Event log rotation: forge.jsonl is renamed to forge.jsonl.1 (.1 to .2, ...) past this size.
+// records.jsonl (the records that matter, isRecord) rotates the same way past its own size, which
+// call volume does not add to.
 const (
 	eventLogMaxBytes = 16 << 20
 	eventLogKeep     = 3
 	eventQueue       = 8192
+	recordsFile      = "records.jsonl"
+	recordsMaxBytes  = 64 << 20
 )
 
 // EventAggregateInterval is how long warm successes are folded into one aggregate line per
@@ -249,6 +308,8 @@ type eventLog struct {
 
 	mu     sync.RWMutex // emit holds it for reading; close for writing, so no send meets a closed queue
 	closed bool
+
+	recordsMax int64 // rotate records.jsonl past this size (recordsMaxBytes)
 }
 
 // openEventLog opens the log and starts its writer; interval 0 is EventAggregateInterval.
@@ -273,7 +334,7 @@ func newEventLog(dir string, maxBytes int64, queue int) (*eventLog, *os.File, er
 	if err := storepath.MkdirAll(filepath.Dir(dir), dir, 0o755); err != nil { // no link: events/ is the store's
 		return nil, nil, fmt.Errorf("forge: events: %w (%s)", err, eventsAdvice)
 	}
-	l := &eventLog{path: filepath.Join(dir, "forge.jsonl"), maxBytes: maxBytes, interval: EventAggregateInterval,
+	l := &eventLog{path: filepath.Join(dir, "forge.jsonl"), maxBytes: maxBytes, interval: EventAggregateInterval, recordsMax: recordsMaxBytes,
 		queue: make(chan Event, queue), done: make(chan struct{}), syncReq: make(chan chan struct{})}
 	f, err := storepath.OpenFile(l.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644, "append events")
 	if err != nil {
@@ -290,9 +351,9 @@ func (l *eventLog) drop(kind int) {
 // emit logs e: a warm success goes into its aggregate (no lock shared by all calls, no
 // allocation once the artifact has a bucket), anything else into the queue.
 func (l *eventLog) emit(e *Event) {
-	if !l.perCall && e.warmSuccess() {
+	if !l.perCall && (e.warmSuccess() || e.callerNoise()) {
 		if l.agg.add(e) == nil {
-			l.drop(kindCall) // after close
+			l.drop(lineKind(e)) // after close
 		}
 		return
 	}
@@ -325,6 +386,44 @@ type logFile struct {
 	size    int64
 	pending [numKinds]int64
 	warned  bool
+
+	rec     *os.File // records.jsonl, opened at the first record
+	recSize int64
+	recErr  bool // its failure was said
+}
+
+// record appends a record's line to records.jsonl as well (unbuffered: records are few), and
+// rotates that file past its own size.
+func (lf *logFile) record(line []byte) {
+	path := filepath.Join(filepath.Dir(lf.l.path), recordsFile)
+	if lf.rec == nil {
+		f, err := storepath.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644, "append records")
+		if err != nil {
+			lf.recordFailed(path, err)
+			return
+		}
+		lf.rec = f
+		if st, err := f.Stat(); err == nil {
+			lf.recSize = st.Size()
+		}
+	}
+	if _, err := lf.rec.Write(line); err != nil {
+		lf.recordFailed(path, err)
+		return
+	}
+	lf.recSize += int64(len(line))
+	if lf.recSize > lf.l.recordsMax {
+		lf.rec.Close()
+		lf.rec, lf.recSize = nil, 0
+		rotateFiles(path)
+	}
+}
+
+func (lf *logFile) recordFailed(path string, err error) {
+	if !lf.recErr {
+		lf.recErr = true
+		fmt.Fprintf(os.Stderr, "forge: the records file %s refused a write (%v); the record is still in the event log (free disk space or fix the permissions)\n", path, err)
+	}
 }
 
 func (lf *logFile) failed(err error) {
@@ -393,6 +492,9 @@ func (l *eventLog) run(f *os.File) {
 		e.EventsDropped = l.dropped.Load()
 		line = appendEvent(line[:0], e)
 		lf.write(line, lineKind(e))
+		if isRecord(e) {
+			lf.record(line)
+		}
 	}
 	aggregates := func(final, all bool) {
 		l.agg.collectSome(final, all, func(s *aggSnapshot) {
@@ -433,6 +535,9 @@ func (l *eventLog) run(f *os.File) {
 				drops()
 				lf.flush()
 				lf.f.Close()
+				if lf.rec != nil {
+					lf.rec.Close()
+				}
 				return
 			}
 			write(&e)
@@ -456,11 +561,22 @@ func (l *eventLog) run(f *os.File) {
 	}
 }
 
-func (l *eventLog) rotate() {
+func (l *eventLog) rotate() { rotateFiles(l.path) }
+
+// rotateFiles renames path to path.1, path.1 to path.2, ..., keeping eventLogKeep old files.
+func rotateFiles(path string) {
 	for i := eventLogKeep - 1; i >= 1; i-- {
-		os.Rename(fmt.Sprintf("%s.%d", l.path, i), fmt.Sprintf("%s.%d", l.path, i+1))
+		os.Rename(fmt.Sprintf("%s.%d", path, i), fmt.Sprintf("%s.%d", path, i+1))
 	}
-	os.Rename(l.path, l.path+".1")
+	os.Rename(path, path+".1")
+}
+
+// ReadRecords reads a store's records (events/records.jsonl, the rotated files oldest first):
+// the lines of the event log that call volume cannot rotate away (operator actions, generations,
+// repairs, regenerations, calls that asked the model). A line that does not parse (a crash
+// mid-write) is skipped.
+func ReadRecords(store string) ([]Event, error) {
+	return readRotated(filepath.Join(store, "events", recordsFile))
 }
 
 // sync waits until every event queued so far, and every aggregate so far, is written.

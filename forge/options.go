@@ -62,6 +62,9 @@ type Options struct {
 	ContextTokens int
 	// NoLearning turns the learner off: prompts carry no recalled lessons and nothing is learned.
 	NoLearning bool
+	// Knowledge caps the lessons kept per domain and per lesson (zero fields: the learner's
+	// defaults; FORGE_KNOWLEDGE_MAX_ENTRIES, FORGE_KNOWLEDGE_MAX_BYTES, FORGE_KNOWLEDGE_MAX_LESSON_BYTES).
+	Knowledge KnowledgeCaps
 	// NoEvents turns the events/forge.jsonl log off.
 	NoEvents bool
 	// EventsPerCall makes the log write one line per call, warm successes included. By default

@@ -238,7 +238,11 @@ func ComputeStats(events []Event, since time.Time) Stats {
 // ReadEvents reads a store's event log, the rotated files (oldest first) and the current one. A
 // line that does not parse (a crash mid-write) is skipped.
 func ReadEvents(store string) ([]Event, error) {
-	base := filepath.Join(store, "events", "forge.jsonl")
+	return readRotated(filepath.Join(store, "events", "forge.jsonl"))
+}
+
+// readRotated reads a log and its rotated files (base.N, oldest first, then base).
+func readRotated(base string) ([]Event, error) {
 	var out []Event
 	for i := eventLogKeep; i >= 0; i-- {
 		path := base

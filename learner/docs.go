@@ -61,6 +61,8 @@ type versionedModifier interface {
 type dirDocs struct {
 	dir        string
 	quarantine func(path string, why error) string
+	readLimit  int64 // a file larger than this is not read (an *OversizeError); 0: no limit
+	notify     func(*OversizeError, string)
 }
 
 // DirDocs is the directory dir as Docs (created on the first write). quarantine moves a damaged
@@ -105,10 +107,12 @@ func (d *dirDocs) Read(name string) ([]byte, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return readStamped(p)
+	return readStamped(p, d.readLimit)
 }
 
-func readStamped(path string) ([]byte, string, error) {
+// readStamped reads a file (nil, "", nil when it does not exist); a file larger than limit (when
+// limit > 0) is not read: the error is an *OversizeError.
+func readStamped(path string, limit int64) ([]byte, string, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, "", nil
@@ -120,6 +124,9 @@ func readStamped(path string) ([]byte, string, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, "", fmt.Errorf("learner: read %s: %w", path, err)
+	}
+	if limit > 0 && fi.Size() > limit {
+		return nil, stampOf(fi), &OversizeError{Document: filepath.Base(path), Size: fi.Size(), Limit: limit}
 	}
 	b := make([]byte, 0, fi.Size()+1)
 	for {
@@ -190,7 +197,16 @@ func (d *dirDocs) modifyVersion(name string, fn func(old []byte) ([]byte, error)
 		}
 	}
 	defer l.Close()
-	old, _, err := readStamped(path)
+	old, _, err := readStamped(path, d.readLimit)
+	var oe *OversizeError
+	if errors.As(err, &oe) {
+		// Set aside unread (the Store's quarantine keeps the message); the domain starts again.
+		to := d.Quarantine(name, oe)
+		if d.notify != nil {
+			d.notify(oe, to)
+		}
+		old, err = nil, nil
+	}
 	if err != nil {
 		return "", err
 	}

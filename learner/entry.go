@@ -3,6 +3,7 @@ package learner
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -26,6 +27,40 @@ const (
 	MaxConfidence     = 1.0
 )
 
+// Source is who wrote a lesson: its provenance, which decides which prompts it may reach (see
+// package forge).
+type Source string
+
+// The sources of a lesson.
+const (
+	// FromOperator: recorded by an operator (`forge knowledge record`): operator text.
+	FromOperator Source = "operator"
+	// FromForge: recorded by forge itself from a failure a later answer fixed, in forge's own
+	// fixed wording plus names it validated (identifiers, import paths it knows); never quoted
+	// model-written or caller-written text.
+	FromForge Source = "forge"
+	// FromAgent: recorded by a client (an agent, through forge_record or POST /v1/knowledge):
+	// the client's text, which reaches only the prompts of the roles in its Scope.
+	FromAgent Source = "agent"
+	// FromLegacy: learned before lessons had a provenance. Such a lesson quotes failure text the
+	// model wrote, so it is listed but never recalled into a prompt.
+	FromLegacy Source = "legacy"
+)
+
+// trust orders sources: a lesson recorded again from a more trusted source takes that
+// provenance (its content is then the more trusted writer's too).
+func (s Source) trust() int {
+	switch s {
+	case FromOperator:
+		return 3
+	case FromForge:
+		return 2
+	case FromAgent:
+		return 1
+	}
+	return 0
+}
+
 // Entry is one lesson.
 type Entry struct {
 	Content    string    `yaml:"content" json:"content"`
@@ -36,6 +71,44 @@ type Entry struct {
 	UseCount   int       `yaml:"use_count" json:"use_count"`
 	CreatedAt  time.Time `yaml:"created_at" json:"created_at"`
 	UpdatedAt  time.Time `yaml:"updated_at" json:"updated_at"`
+	// Source is the provenance ("" in a file written before provenance: see Provenance).
+	Source Source `yaml:"source,omitempty" json:"source,omitempty"`
+	// Role is, for a lesson forge recorded, the role whose generation taught it.
+	Role string `yaml:"role,omitempty" json:"role,omitempty"`
+	// Client is who recorded it: the client's name for an agent's lesson (the operator's, when
+	// known, for an operator's).
+	Client string `yaml:"client,omitempty" json:"client,omitempty"`
+	// Scope is, for an agent's lesson, the roles whose prompts it may reach: the roles its
+	// client may use when it recorded it ("*": every role; empty: none).
+	Scope []string `yaml:"scope,omitempty" json:"scope,omitempty"`
+}
+
+// legacyLearned is the content forge gave learned lessons before provenance:
+// "<class>/<rule>: <failure message>", the message written by the model's code.
+var legacyLearned = regexp.MustCompile(`^(intrinsic|adaptive|extrinsic)/[a-z_]+: `)
+
+// Provenance is the entry's source; an entry stored without one is FromLegacy when it has the
+// form of a lesson forge learned before provenance (it quotes model-written text), else an
+// operator's (the only other writer then).
+func (e Entry) Provenance() Source {
+	switch e.Source {
+	case FromOperator, FromForge, FromAgent, FromLegacy:
+		return e.Source
+	case "":
+		if legacyLearned.MatchString(e.Content) {
+			return FromLegacy
+		}
+		return FromOperator
+	}
+	return FromLegacy // a source this version does not know: trusted for nothing
+}
+
+// adopt gives have the provenance of e when e's source is more trusted (the same content
+// recorded again by a more trusted writer).
+func (have *Entry) adopt(e Entry) {
+	if e.Provenance().trust() > have.Provenance().trust() {
+		have.Source, have.Role, have.Client, have.Scope = e.Source, e.Role, e.Client, e.Scope
+	}
 }
 
 // ParseCategory accepts a category name in any case.
@@ -80,6 +153,11 @@ func (e *Entry) validate() error {
 		return err
 	}
 	e.Category = c
+	switch e.Source {
+	case "", FromOperator, FromForge, FromAgent:
+	default:
+		return fmt.Errorf("learner: unknown lesson source %q: use operator, forge or agent", e.Source)
+	}
 	if e.Confidence <= 0 || math.IsNaN(e.Confidence) {
 		e.Confidence = InitialConfidence
 	}

@@ -388,7 +388,7 @@ func corpus(n int, seed int64) []Entry {
 
 func seeded(t testing.TB, n int) *Store {
 	root := t.TempDir()
-	s, _ := Open(root, Options{})
+	s, _ := Open(root, Options{MaxEntries: -1, MaxBytes: -1}) // 2,000 per domain, over the default caps
 	byDomain := map[string][]Entry{}
 	for _, e := range corpus(n, 1) {
 		byDomain[e.Domain] = append(byDomain[e.Domain], e)

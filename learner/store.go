@@ -42,15 +42,26 @@ type Options struct {
 	// Revalidate is how often cached domain documents are compared with the Docs to see other
 	// processes' writes (default one second; negative: on every recall).
 	Revalidate time.Duration
+	// MaxEntries caps the entries of one domain (0: DefaultMaxEntries; negative: no cap).
+	MaxEntries int
+	// MaxBytes caps one domain's document, estimated with EntrySize (0: DefaultMaxBytes;
+	// negative: no cap). A document over ReadLimitFactor × MaxBytes is quarantined unread.
+	MaxBytes int
+	// MaxLessonBytes caps one lesson's content plus reasoning (0: DefaultMaxLessonBytes;
+	// negative: no cap): Record refuses a longer one.
+	MaxLessonBytes int
 }
 
 // Store is the knowledge of one forge store: its domain documents, in a directory (Open) or in
 // any Docs (OpenDocs). It is safe for concurrent use by goroutines and processes.
 type Store struct {
-	d Docs
-	o Options
+	d    Docs
+	o    Options
+	caps Caps
 
 	mu      sync.Mutex
+	dropped map[string]int   // by document name: entries this process's writes dropped over the caps
+	notices []string         // documents set aside as over the read limit, said by Notices
 	snaps   map[string]*snap // by document name
 	checked time.Time        // last comparison of the cache with the Docs
 	session []Entry          // noted by this process, promoted on Close
@@ -65,6 +76,7 @@ type snap struct {
 	version string
 	data    []byte
 	ix      *index
+	over    int // entries of the document over the caps: not indexed, dropped at the next write
 }
 
 // Open opens (creating if needed) root/knowledge: OpenDocs(DirDocs(root/knowledge, o.Quarantine), o).
@@ -90,7 +102,11 @@ func OpenDocs(d Docs, o Options) (*Store, error) {
 	if o.Revalidate == 0 {
 		o.Revalidate = time.Second
 	}
-	return &Store{d: d, o: o, snaps: map[string]*snap{}}, nil
+	s := &Store{d: d, o: o, caps: capsOf(o), snaps: map[string]*snap{}, dropped: map[string]int{}}
+	if dd, ok := d.(*dirDocs); ok {
+		s.d = &dirDocs{dir: dd.dir, quarantine: dd.quarantine, readLimit: s.caps.ReadLimit(), notify: s.notice}
+	}
+	return s, nil
 }
 
 // Dir is the knowledge directory, "" when the Store is not on a directory.
@@ -110,6 +126,9 @@ type Query struct {
 	Domains       []string // empty: every domain
 	MinConfidence float64
 	Limit         int // default DefaultLimit, at most MaxLimit
+	// Allow, when set, is asked about every candidate before it is ranked: only the entries it
+	// allows are recalled (forge's provenance filter).
+	Allow func(*Entry) bool
 }
 
 // Hit is a recalled entry and its relevance.
@@ -148,7 +167,7 @@ func (s *Store) Recall(q Query) ([]Hit, error) {
 	for _, ix := range ixs {
 		if len(terms) == 0 {
 			for i := range ix.entries {
-				if e := &ix.entries[i]; e.Confidence >= q.MinConfidence {
+				if e := &ix.entries[i]; e.Confidence >= q.MinConfidence && q.allows(top, worst, k, cand{e, 0}) {
 					top, worst = appendTop(top, worst, cand{e, 0}, k)
 				}
 			}
@@ -161,7 +180,7 @@ func (s *Store) Recall(q Query) ([]Hit, error) {
 		touched = ix.score(terms, st, scores, touched[:0])
 		for _, d := range touched {
 			e := &ix.entries[d]
-			if sc := scores[d]; e.Confidence >= q.MinConfidence {
+			if sc := scores[d]; e.Confidence >= q.MinConfidence && q.allows(top, worst, k, cand{e, sc}) {
 				top, worst = appendTop(top, worst, cand{e, sc}, k)
 			}
 			scores[d] = 0
@@ -177,6 +196,18 @@ func (s *Store) Recall(q Query) ([]Hit, error) {
 		hits = hits[:q.Limit]
 	}
 	return hits, nil
+}
+
+// allows asks q.Allow about a candidate only when it would enter the top k, so that the filter
+// costs a few calls per recall rather than one per matching entry.
+func (q *Query) allows(top []cand, worst, k int, c cand) bool {
+	if q.Allow == nil {
+		return true
+	}
+	if len(top) >= k && !betterCand(c, top[worst]) {
+		return false // appendTop would not keep it anyway
+	}
+	return q.Allow(c.e)
 }
 
 // cand is a recall candidate.
@@ -289,6 +320,9 @@ func (s *Store) Record(e Entry) (Entry, bool, error) {
 	if err := e.validate(); err != nil {
 		return Entry{}, false, err
 	}
+	if err := s.caps.checkLesson(e); err != nil {
+		return Entry{}, false, err
+	}
 	now := s.o.Now().UTC()
 	var out Entry
 	created := false
@@ -297,6 +331,7 @@ func (s *Store) Record(e Entry) (Entry, bool, error) {
 		for i := range entries {
 			if sameContent(entries[i].Content, e.Content) {
 				entries[i] = entries[i].Confirm(now)
+				entries[i].adopt(e)
 				out = entries[i]
 				return entries, nil
 			}
@@ -350,6 +385,9 @@ func (s *Store) Note(e Entry) error {
 		return nil
 	}
 	if err := e.validate(); err != nil {
+		return err
+	}
+	if err := s.caps.checkLesson(e); err != nil {
 		return err
 	}
 	now := s.o.Now().UTC()
@@ -423,8 +461,9 @@ func (s *Store) Reflect(lessons []Entry) (int, error) {
 			k = 0
 		next:
 			for _, e := range batch {
-				for _, have := range entries {
-					if sameContent(have.Content, e.Content) {
+				for i := range entries {
+					if sameContent(entries[i].Content, e.Content) {
+						entries[i].adopt(e)
 						continue next
 					}
 				}
@@ -468,6 +507,7 @@ func (s *Store) modify(domain string, fn func([]Entry) ([]Entry, error)) error {
 	var (
 		entries []Entry
 		data    []byte
+		dropped int
 	)
 	write := func(old []byte) ([]byte, error) {
 		cur := s.entriesOf(name, old)
@@ -475,6 +515,7 @@ func (s *Store) modify(domain string, fn func([]Entry) ([]Entry, error)) error {
 		if err != nil {
 			return nil, err
 		}
+		next, dropped = s.caps.Trim(next)
 		for i := range next {
 			next[i].Domain = strings.TrimSpace(domain)
 		}
@@ -498,6 +539,7 @@ func (s *Store) modify(domain string, fn func([]Entry) ([]Entry, error)) error {
 	}
 	s.mu.Lock()
 	s.snaps[name] = &snap{version: version, data: data, ix: buildIndex(entries)}
+	s.dropped[name] += dropped
 	s.mu.Unlock()
 	return nil
 }
@@ -512,15 +554,41 @@ func (s *Store) entriesOf(name string, old []byte) []Entry {
 	s.mu.Lock()
 	sn := s.snaps[name]
 	s.mu.Unlock()
-	if sn != nil && bytes.Equal(sn.data, old) {
+	if sn != nil && sn.over == 0 && bytes.Equal(sn.data, old) {
 		return append([]Entry(nil), sn.ix.entries...)
 	}
-	entries, perr := decode(old)
+	entries, perr := s.decodeDoc(name, old)
 	if perr != nil {
-		s.d.Quarantine(name, perr)
+		s.quarantine(name, perr)
 		return nil
 	}
 	return entries
+}
+
+// decodeDoc decodes document name, or says why it is damaged: over the read limit (not decoded),
+// or not a valid list of entries.
+func (s *Store) decodeDoc(name string, b []byte) ([]Entry, error) {
+	if lim := s.caps.ReadLimit(); lim > 0 && int64(len(b)) > lim {
+		return nil, &OversizeError{Document: name, Size: int64(len(b)), Limit: lim}
+	}
+	return decode(b)
+}
+
+// quarantine sets a damaged document aside and, when it was over the read limit, keeps the
+// message for Notices.
+func (s *Store) quarantine(name string, why error) {
+	to := s.d.Quarantine(name, why)
+	var oe *OversizeError
+	if errors.As(why, &oe) {
+		s.notice(oe, to)
+	}
+}
+
+// notice keeps the message of a document set aside as over the read limit.
+func (s *Store) notice(oe *OversizeError, movedTo string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notices = append(s.notices, fmt.Sprintf("%s (moved to %s)", oe.Error(), movedTo))
 }
 
 // decode parses a domain file: a YAML list of entries, each with a content.
@@ -620,6 +688,10 @@ func (s *Store) refreshLocked(n string, sn *snap) (*snap, error) {
 		}
 	}
 	data, v, err := s.d.Read(n)
+	var oe *OversizeError
+	if errors.As(err, &oe) {
+		err, data, v = nil, nil, "oversize" // quarantined below, under the writers' exclusion
+	}
 	if err != nil {
 		return nil, fmt.Errorf("learner: read knowledge document %s: %w", n, err)
 	}
@@ -627,14 +699,17 @@ func (s *Store) refreshLocked(n string, sn *snap) (*snap, error) {
 		delete(s.snaps, n)
 		return nil, nil
 	}
-	if sn != nil && (v != "" && v == sn.version || bytes.Equal(data, sn.data)) {
+	if sn != nil && oe == nil && (v != "" && v == sn.version || bytes.Equal(data, sn.data)) {
 		if sn.version != v {
-			sn = &snap{version: v, data: sn.data, ix: sn.ix}
+			sn = &snap{version: v, data: sn.data, ix: sn.ix, over: sn.over}
 			s.snaps[n] = sn
 		}
 		return sn, nil
 	}
-	entries, perr := decode(data)
+	entries, perr := s.decodeDoc(n, data)
+	if oe != nil {
+		perr = oe
+	}
 	if perr != nil {
 		// Confirm under the writers' exclusion (a writer may have replaced the document), then
 		// quarantine.
@@ -645,9 +720,9 @@ func (s *Store) refreshLocked(n string, sn *snap) (*snap, error) {
 			if old == nil {
 				return nil, errSettled
 			}
-			es, perr2 := decode(old)
+			es, perr2 := s.decodeDoc(n, old)
 			if perr2 != nil {
-				s.d.Quarantine(n, perr2)
+				s.quarantine(n, perr2)
 				return nil, errSettled
 			}
 			fixed, entries = old, es
@@ -663,7 +738,8 @@ func (s *Store) refreshLocked(n string, sn *snap) (*snap, error) {
 		}
 		data, v = fixed, "" // the version of what was checked is not known: the next refresh compares bytes
 	}
-	sn = &snap{version: v, data: data, ix: buildIndex(entries)}
+	kept, over := s.caps.Trim(entries)
+	sn = &snap{version: v, data: data, ix: buildIndex(kept), over: over}
 	s.snaps[n] = sn
 	return sn, nil
 }

@@ -5,7 +5,8 @@
 // its lifecycle in _meta, never in the description), whether or not its code exists yet — the
 // first call generates it, as forge_call does for any method; forge_define_role defines a role
 // when the server allows it (Options.DefineRoles) and forge_check_contract checks one;
-// forge_roles, forge_artifacts and forge_stats read the store; with Options.OperatorVerbs,
+// forge_roles, forge_artifacts and forge_stats read the store; forge_recall, forge_record and
+// forge_confirm share lessons (knowledge.go); with Options.OperatorVerbs,
 // forge_bless, forge_quarantine, forge_rollback and forge_regen change it. Tool results carry the
 // Outcome as structured content, and isError with its class and rule on failure. When the tool
 // set or a tool's schema changes (a role defined here or in any process, in watch mode), clients
@@ -74,6 +75,7 @@ func New(f *forge.Forge, o Options) (*Server, error) {
 			SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
 			UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil }})
 	s.addFixedTools()
+	s.addKnowledgeTools() // knowledge.go: forge_recall, forge_record, forge_confirm
 	s.addDefineTools()
 	s.addResources()
 	s.srv.AddReceivingMiddleware(s.toolsListMeta)

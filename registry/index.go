@@ -117,7 +117,7 @@ func (sm Summary) merged(recs []ovRec) Summary {
 // bytes whether it came from memory (json.Marshal: compact) or an artifact file (indented); raw
 // itself when it is already compact or is not valid JSON.
 func compactJSON(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 || bytes.IndexAny(raw, " \t\r\n") < 0 {
+	if len(raw) == 0 || !bytes.ContainsAny(raw, " \t\r\n") {
 		return raw
 	}
 	var b bytes.Buffer

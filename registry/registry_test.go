@@ -376,10 +376,10 @@ func TestRecorderMergesAndPromotes(t *testing.T) {
 	assert.Equal(t, Durable, a.Lifecycle)
 	assert.Equal(t, int64(7*time.Millisecond), a.TotalDurationNanos)
 	assert.NotNil(t, a.LastUsedAt)
-	r, err := s.Role("r")
+	_, err = s.Role("r")
 	require.NoError(t, err)
 	_, _ = s.Roles()
-	r, _ = s.Role("r")
+	r, _ := s.Role("r")
 	assert.Equal(t, int64(6), r.UsageCount)
 
 	for i := 0; i < 30; i++ {

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"testing"
@@ -65,12 +64,7 @@ func do(t testing.TB, method, url, token, body string) (*http.Response, []byte) 
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp, b
+	return roundTrip(t, req)
 }
 
 // errBody checks an error response's JSON body (the Outcome's error shape) and returns its type.

@@ -23,7 +23,7 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer, f *forge.Forge) *Metrics {
 	m := &Metrics{
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "forge_calls_total",
-			Help: "Calls by role, method, program source (persisted, generated, repaired, regenerated) and failure class (empty: ok)."},
+			Help: "Calls by role, method, program source (persisted, generated, repaired, regenerated) and failure class (empty: ok); calls to a role or method that does not exist count under \"_unknown\"."},
 			[]string{"role", "method", "source", "class"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "forge_call_duration_seconds",
 			Help:    "Call latency by program source.",
@@ -67,10 +67,11 @@ func (m *Metrics) Observe(e *forge.LiveEvent) {
 	if forge.IsOperatorAction(c) && c.ProgramSource == "" {
 		return // a bless, quarantine, lift, ... is not a call (its artifact change is counted as one)
 	}
-	m.calls.WithLabelValues(c.Role, c.Method, c.ProgramSource, c.FailureClass).Inc()
+	role, method := forge.LabelsOf(c) // a made-up role or method is no series of its own
+	m.calls.WithLabelValues(role, method, c.ProgramSource, c.FailureClass).Inc()
 	m.duration.WithLabelValues(c.ProgramSource).Observe(float64(c.DurationNS) / 1e9)
 	if c.ProviderCalls > 0 {
-		m.providerCalls.WithLabelValues(c.Role, c.Method).Add(float64(c.ProviderCalls))
+		m.providerCalls.WithLabelValues(role, method).Add(float64(c.ProviderCalls))
 		m.tokens.WithLabelValues("input").Add(float64(c.Tokens.InputTokens))
 		m.tokens.WithLabelValues("output").Add(float64(c.Tokens.OutputTokens))
 		m.tokens.WithLabelValues("cached").Add(float64(c.Tokens.CachedTokens))

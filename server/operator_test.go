@@ -42,7 +42,7 @@ func TestAdminVerbsAreLoggedAndLiftIsOne(t *testing.T) {
 	assert.Equal(t, registry.Candidate, a.Lifecycle)
 	require.True(t, callOutcome(t, ts.URL, "text", "upper", `{"s":"a"}`).OK)
 	resp, body = post(t, ts.URL+"/v1/admin/lift/text/upper", "s3cret", "")
-	require.Equal(t, 200, resp.StatusCode, "%s", body)
+	require.Equal(t, 409, resp.StatusCode, "%s", body)
 	require.NoError(t, json.Unmarshal(body, &o))
 	assert.False(t, o.OK, "nothing to lift")
 

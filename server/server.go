@@ -18,6 +18,11 @@
 //	GET  /v1/events?role=&method=&class=&source=&trace=   Server-Sent Events (forge.Filter)
 //	GET  /metrics                             Prometheus
 //	GET  /healthz, /readyz
+//
+// Every request passes the guards first (guard.go: the host check, the cross-site check, JSON
+// only for calls and MCP, CORS only for configured origins); Serve bounds the time to send
+// headers and bodies and the connections open at once. A call's status comes from its Outcome
+// (callStatus, status.go); the body is always JSON.
 package server
 
 import (
@@ -29,6 +34,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,6 +53,14 @@ const (
 	DefaultMaxBody     = 1 << 20
 	DefaultCallTimeout = 2 * time.Minute
 	DefaultAddr        = "127.0.0.1:7077"
+	// DefaultHeaderTimeout bounds reading a request's headers, DefaultBodyTimeout its body (from
+	// the request's start): a client that trickles either is cut off.
+	DefaultHeaderTimeout = 10 * time.Second
+	DefaultBodyTimeout   = 20 * time.Second
+	// DefaultIdleTimeout closes a kept-alive connection with no request for this long.
+	DefaultIdleTimeout = 60 * time.Second
+	// DefaultMaxConns bounds the connections open at once; more wait to be accepted.
+	DefaultMaxConns = 1024
 )
 
 // Options configure a Server. The zero value is safe: no admin verbs, 1 MiB bodies, 2 min calls.
@@ -68,6 +82,18 @@ type Options struct {
 	// OnShutdown runs when a graceful shutdown starts, before in-flight requests are waited for:
 	// it ends long-lived streams the server does not own (MCP sessions).
 	OnShutdown func()
+
+	// AllowedHosts are host names the server answers to besides localhost, 127.0.0.1 and [::1]
+	// ("*": any; see guard.go). Serve on an address that is not loopback with none given answers
+	// to any host name.
+	AllowedHosts []string
+	// CORSOrigins are the origins (https://app.example.com) whose pages may call the server;
+	// none: CORS is off and cross-site requests that change state or run code are refused.
+	CORSOrigins []string
+	// HeaderTimeout, BodyTimeout, IdleTimeout and MaxConns bound the connections of Serve (the
+	// Default* constants; a negative value turns a bound off).
+	HeaderTimeout, BodyTimeout, IdleTimeout time.Duration
+	MaxConns                                int
 }
 
 // Server serves one forge over HTTP.
@@ -78,13 +104,43 @@ type Server struct {
 	metrics *Metrics
 	reg     *prometheus.Registry
 
+	guard   *guard
+	jsonErr map[string]bool // paths whose mux errors (404, 405) are not rewritten as JSON: Extra's
+
 	closing  chan struct{}
 	closeMu  sync.Once
 	inflight atomic.Int64
 }
 
-// New builds the server for f. Metrics are registered on a registry of the server's own.
+// Validate checks the Options that can be wrong (an allowed host or CORS origin that does not
+// parse), saying which and how to write it.
+func (o *Options) Validate() error {
+	if _, err := newGuard(o.AllowedHosts, o.CORSOrigins); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	return nil
+}
+
+// New builds the server for f. Metrics are registered on a registry of the server's own. With
+// Options that do not Validate it answers every request with the error (and Serve returns it).
 func New(f *forge.Forge, o Options) *Server {
+	g, gerr := newGuard(o.AllowedHosts, o.CORSOrigins)
+	if gerr != nil {
+		g, _ = newGuard(nil, nil)
+		g.err = fmt.Errorf("server: %w", gerr)
+	}
+	if o.HeaderTimeout == 0 {
+		o.HeaderTimeout = DefaultHeaderTimeout
+	}
+	if o.BodyTimeout == 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.MaxConns == 0 {
+		o.MaxConns = DefaultMaxConns
+	}
 	if o.MaxBody <= 0 {
 		o.MaxBody = DefaultMaxBody
 	}
@@ -94,7 +150,7 @@ func New(f *forge.Forge, o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Server{f: f, o: o, mux: http.NewServeMux(), reg: prometheus.NewRegistry(), closing: make(chan struct{})}
+	s := &Server{f: f, o: o, mux: http.NewServeMux(), reg: prometheus.NewRegistry(), closing: make(chan struct{}), guard: g, jsonErr: map[string]bool{}}
 	s.metrics = NewMetrics(s.reg, f)
 	f.Observe(s.metrics.Observe)
 
@@ -110,11 +166,13 @@ func New(f *forge.Forge, o Options) *Server {
 	s.mux.HandleFunc("GET /v1/stale", s.handleStale)
 	s.mux.HandleFunc("GET /v1/stats", s.handleStats)
 	s.mux.HandleFunc("GET /v1/events", s.handleEvents)
+	s.knowledgeRoutes() // knowledge.go: /v1/knowledge
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]bool{"ok": true}) })
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	for path, h := range o.Extra {
 		s.mux.Handle(path, h)
+		s.jsonErr[path] = true
 	}
 	return s
 }
@@ -128,9 +186,18 @@ func (s *Server) Registry() *prometheus.Registry { return s.reg }
 // ServeHTTP logs each request (event streams when they end) and dispatches it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	sw := &statusWriter{ResponseWriter: w, status: 200}
-	ok := true
-	if cs := s.o.Clients; cs != nil {
+	sw := &statusWriter{ResponseWriter: w, status: 200, jsonErrors: !s.jsonErr[r.URL.Path]}
+	ok := s.guard.check(sw, r)
+	if ok && r.Body != nil && r.Body != http.NoBody && s.o.BodyTimeout > 0 {
+		rc := http.NewResponseController(w)
+		if rc.SetReadDeadline(start.Add(s.o.BodyTimeout)) == nil {
+			r.Body = &bodyDeadline{body: r.Body, rc: rc}
+		}
+	}
+	if ok && !sw.jsonErrors && r.Body != nil && r.Body != http.NoBody {
+		r.Body = http.MaxBytesReader(sw, r.Body, s.o.MaxBody) // Extra handlers (MCP) read bodies of their own: the same bound
+	}
+	if cs := s.o.Clients; ok && cs != nil {
 		r, ok = cs.gate(sw, r, s.o.AdminToken) // client identities: 401, 403 or 429 here
 	}
 	if ok {
@@ -149,14 +216,36 @@ func (s *Server) CloseStreams() {
 	s.closeMu.Do(func() { close(s.closing) })
 }
 
+// statusWriter records the status; with jsonErrors it turns the mux's own plain-text answers
+// (404 for no route, 405 for a route that takes another method) into the JSON error body.
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	status     int
+	jsonErrors bool
+	swallow    bool // the mux's plain-text body, replaced
 }
 
 func (w *statusWriter) WriteHeader(code int) {
 	w.status = code
+	if w.jsonErrors && (code == http.StatusNotFound || code == http.StatusMethodNotAllowed) &&
+		strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.swallow = true
+		msg := "no such endpoint: see the endpoints of `forge serve --help` (POST /v1/call/{role}/{method}, GET /v1/roles, ...)"
+		if code == http.StatusMethodNotAllowed {
+			msg = "this endpoint takes " + w.Header().Get("Allow") + ", not this method (a call is POST /v1/call/{role}/{method} with the args as a JSON body)"
+		}
+		w.Header().Del("X-Content-Type-Options")
+		writeErr(w.ResponseWriter, code, "not_found", msg)
+		return
+	}
 	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.swallow {
+		return len(p), nil
+	}
+	return w.ResponseWriter.Write(p)
 }
 
 func (w *statusWriter) Flush() {
@@ -212,6 +301,8 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			writeErr(w, http.StatusRequestEntityTooLarge, "args", fmt.Sprintf("request body over %d bytes: send smaller args (the limit is the server's --max-body)", s.o.MaxBody))
+		} else if errors.Is(err, os.ErrDeadlineExceeded) {
+			writeErr(w, http.StatusRequestTimeout, "args", fmt.Sprintf("the request body did not arrive within %v of the request's start: send it at once (the limit is the server's --body-timeout)", s.o.BodyTimeout))
 		} else {
 			writeErr(w, http.StatusBadRequest, "args", "reading the request body: "+err.Error())
 		}
@@ -237,10 +328,23 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.o.CallTimeout)
 	defer cancel()
 	o := s.f.Call(ctx, r.PathValue("role"), r.PathValue("method"), json.RawMessage(body))
+	writeOutcome(w, &o, false)
+}
+
+// writeOutcome answers with an Outcome as the body and the status callStatus gives it (for an
+// operator's edit, code that the gate refuses is the operator's input: 422, not 500).
+func writeOutcome(w http.ResponseWriter, o *forge.Outcome, edit bool) {
+	status, retry := callStatus(o)
 	if o.Err != nil {
 		w.Header().Set("X-Forge-Class", o.Err.Class)
+		if edit && o.Err.Class == "intrinsic" {
+			status = http.StatusUnprocessableEntity
+		}
 	}
-	writeJSON(w, http.StatusOK, o)
+	if retry > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(retry))
+	}
+	writeJSON(w, status, o)
 }
 
 // admin guards an operator verb with the admin token.
@@ -285,21 +389,24 @@ func (s *Server) handleVerb(w http.ResponseWriter, r *http.Request) {
 	var err error
 	switch verb {
 	case "regen":
-		writeJSON(w, http.StatusOK, s.f.Regenerate(ctx, role, method))
+		o := s.f.Regenerate(ctx, role, method)
+		writeOutcome(w, &o, false)
 		return
 	case "edit":
 		body, ok := s.readBody(w, r)
 		if !ok {
 			return
 		}
-		writeJSON(w, http.StatusOK, s.f.Edit(ctx, role, method, string(body)))
+		o := s.f.Edit(ctx, role, method, string(body))
+		writeOutcome(w, &o, true)
 		return
 	case "bless":
 		err = s.f.BlessContext(ctx, role, method, r.URL.Query().Get("reset") == "1")
 	case "quarantine":
 		err = s.f.QuarantineContext(ctx, role, method)
 	case "lift":
-		writeJSON(w, http.StatusOK, s.f.LiftQuarantine(ctx, role, method))
+		o := s.f.LiftQuarantine(ctx, role, method)
+		writeOutcome(w, &o, false)
 		return
 	case "rollback":
 		gen := 0
@@ -536,6 +643,12 @@ func (s *Server) handleReady(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
 }
 
+// isLoopback reports whether a listener's address is a loopback one.
+func isLoopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
+
 // ShutdownTimeout bounds how long Serve waits for in-flight calls after its context ends.
 const ShutdownTimeout = 30 * time.Second
 
@@ -545,8 +658,19 @@ const ShutdownTimeout = 30 * time.Second
 // been counted in the metrics and queued for the event log; the caller then closes the forge,
 // which writes the queued events.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+	if s.guard.err != nil {
+		return s.guard.err
+	}
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: max(s.o.HeaderTimeout, 0), IdleTimeout: max(s.o.IdleTimeout, 0),
 		ErrorLog: slog.NewLogLogger(s.o.Logger.Handler(), slog.LevelWarn)}
+	if s.o.MaxConns > 0 {
+		ln = newLimitListener(ln, s.o.MaxConns)
+	}
+	if len(s.o.AllowedHosts) == 0 && !isLoopback(ln.Addr()) {
+		// Bound beyond loopback with no names given: the names it is reached by are unknown.
+		s.guard.anyHost = true
+		s.o.Logger.Warn("serving beyond loopback: the host check is off (name the host names with --allowed-hosts to turn it on)", slog.String("addr", ln.Addr().String()))
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

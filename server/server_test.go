@@ -75,15 +75,11 @@ func post(t testing.TB, url, token, body string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest("POST", url, strings.NewReader(body))
 	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp, b
+	return roundTrip(t, req)
 }
 
 func get(t testing.TB, url string, v any) int {
@@ -99,8 +95,15 @@ func get(t testing.TB, url string, v any) int {
 
 func callOutcome(t testing.TB, base, role, method, args string) forge.Outcome {
 	t.Helper()
+	return callStatusOutcome(t, 200, base, role, method, args)
+}
+
+// callStatusOutcome is callOutcome for a call that must answer with the given status.
+func callStatusOutcome(t testing.TB, status int, base, role, method, args string) forge.Outcome {
+	t.Helper()
 	resp, body := post(t, base+"/v1/call/"+role+"/"+method, "", args)
-	require.Equal(t, 200, resp.StatusCode, "%s", body)
+	require.Equal(t, status, resp.StatusCode, "%s", body)
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 	var o forge.Outcome
 	require.NoError(t, json.Unmarshal(body, &o))
 	return o
@@ -118,7 +121,7 @@ func TestCallReadEndpointsAndMetrics(t *testing.T) {
 	require.True(t, o.OK)
 	assert.Equal(t, forge.SourcePersisted, o.Meta.ProgramSource)
 	assert.Zero(t, o.Meta.ProviderCalls)
-	o = callOutcome(t, ts.URL, "nope", "upper", `{}`)
+	o = callStatusOutcome(t, 404, ts.URL, "nope", "upper", `{}`)
 	require.False(t, o.OK)
 	assert.Equal(t, "caller", o.Err.Class)
 
@@ -155,7 +158,7 @@ func TestCallReadEndpointsAndMetrics(t *testing.T) {
 
 	assert.Equal(t, 1.0, testutil.ToFloat64(s.metrics.calls.WithLabelValues("text", "upper", "persisted", "")))
 	assert.Equal(t, 1.0, testutil.ToFloat64(s.metrics.calls.WithLabelValues("text", "upper", "generated", "")))
-	assert.Equal(t, 1.0, testutil.ToFloat64(s.metrics.calls.WithLabelValues("nope", "upper", "", "caller")))
+	assert.Equal(t, 1.0, testutil.ToFloat64(s.metrics.calls.WithLabelValues(forge.UnknownLabel, forge.UnknownLabel, "", "caller")))
 	assert.Equal(t, 1.0, testutil.ToFloat64(s.metrics.generations.WithLabelValues("generated")))
 	assert.Equal(t, 120.0, testutil.ToFloat64(s.metrics.tokens.WithLabelValues("input")))
 	mresp, err := http.Get(ts.URL + "/metrics")
@@ -190,20 +193,21 @@ func TestAdminVerbs(t *testing.T) {
 	assert.Equal(t, registry.Blessed, vr.Artifact.Lifecycle)
 
 	resp, body = post(t, ts.URL+"/v1/admin/edit/text/upper", "s3cret", upperWrong)
-	require.Equal(t, 200, resp.StatusCode)
+	require.Equal(t, 422, resp.StatusCode, "code the gate refuses is the operator's input")
 	var o forge.Outcome
 	require.NoError(t, json.Unmarshal(body, &o))
 	require.False(t, o.OK)
 	assert.Equal(t, "gate", o.Err.Type)
 
 	resp, body = post(t, ts.URL+"/v1/admin/edit/text/upper", "s3cret", upperOK+"// v2\n")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	require.NoError(t, json.Unmarshal(body, &o))
 	require.True(t, o.OK, "%s", body)
 	assert.Equal(t, 2, o.Meta.ArtifactGen)
 
 	resp, body = post(t, ts.URL+"/v1/admin/quarantine/text/upper", "s3cret", "")
 	require.Equal(t, 200, resp.StatusCode, "%s", body)
-	o = callOutcome(t, ts.URL, "text", "upper", `{"s":"a"}`)
+	o = callStatusOutcome(t, 503, ts.URL, "text", "upper", `{"s":"a"}`)
 	require.False(t, o.OK)
 	assert.Equal(t, "refused", o.Err.Type)
 	resp, body = post(t, ts.URL+"/v1/admin/rollback/text/upper?gen=1", "s3cret", "")

@@ -50,7 +50,9 @@ func (d *demoRun) stepLearn(ctx context.Context) {
 		d.differ("want one lesson in the forge domain after the fix, got %d (%v)", len(es), err)
 		return
 	}
-	d.printf("   learned (forge domain, confidence %.1f): %s\n", es[0].Confidence, oneLine(es[0].Content, 110))
+	// The lesson is forge's own wording for the refusal (the gate's hint for time.Now), never the
+	// failure's text, so it may reach other roles' prompts.
+	d.printf("   learned (forge domain, %s, confidence %.1f): %s\n", sourceOf(es[0]), es[0].Confidence, oneLine(es[0].Content, 110))
 	d.call(ctx, "calendar", "day", `{}`, want{ok: true, source: forge.SourceGenerated, gen: 1, calls: 1})
 	es, _ = l.List(learner.ForgeDomain)
 	if len(es) == 1 {

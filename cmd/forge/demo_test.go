@@ -42,7 +42,7 @@ func TestDemo(t *testing.T) {
 		"now: gen-3 (operator:rollback:gen-1), lifecycle durable",
 		`text.upper {"s":"rolled back"} -> "ROLLED BACK"`,
 		"7. a lesson is learned by one role and reused by another",
-		"learned (forge domain, confidence 0.1): intrinsic/policy:",
+		"learned (forge domain, forge (clock), confidence 0.1): policy: time.Now is not available in the sandbox: use host.Now()",
 		"reused: another role passed at the first attempt; the lesson is confirmed (confidence 0.2)",
 		"ok: every step behaved as expected (1019 calls, 4 operator actions, 13 provider calls,",
 	} {

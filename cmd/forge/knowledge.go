@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -9,6 +11,7 @@ import (
 
 	"github.com/artifactforge/forge/forge"
 	"github.com/artifactforge/forge/learner"
+	"github.com/artifactforge/forge/registry"
 )
 
 func init() { register(newKnowledgeCmd) }
@@ -22,7 +25,13 @@ func (a *app) openLearner(readOnly bool) (*learner.Store, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	l, err := forge.OpenKnowledge(s, learner.Options{Revalidate: -1})
+	opts, err := optionsFromEnv(os.Getenv)
+	if err != nil {
+		return nil, "", usagef("%v", err)
+	}
+	lo := forge.KnowledgeOptions(opts)
+	lo.Revalidate = -1
+	l, err := forge.OpenKnowledge(s, lo)
 	if err != nil {
 		return nil, "", err
 	}
@@ -67,9 +76,9 @@ at the first attempt is confirmed (confidence +0.1, up to 1.0). New lessons star
 				return nil
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "SCORE\tCONFIDENCE\tDOMAIN\tCATEGORY\tCONTENT")
+			fmt.Fprintln(tw, "SCORE\tCONFIDENCE\tDOMAIN\tCATEGORY\tSOURCE\tCONTENT")
 			for _, h := range hits {
-				fmt.Fprintf(tw, "%.2f\t%.1f\t%s\t%s\t%s\n", h.Score, h.Confidence, h.Domain, h.Category, oneLine(h.Content, 120))
+				fmt.Fprintf(tw, "%.2f\t%.1f\t%s\t%s\t%s\t%s\n", h.Score, h.Confidence, h.Domain, h.Category, sourceOf(h.Entry), oneLine(h.Content, 120))
 			}
 			return tw.Flush()
 		},
@@ -92,7 +101,8 @@ at the first attempt is confirmed (confidence +0.1, up to 1.0). New lessons star
 			if err != nil {
 				return err
 			}
-			e, created, err := l.Record(learner.Entry{Content: args[0], Reasoning: reasoning, Category: c, Domain: domain})
+			// What an operator records is operator text: it reaches every role that recalls its domain.
+			e, created, err := l.Record(learner.Entry{Content: args[0], Reasoning: reasoning, Category: c, Domain: domain, Source: learner.FromOperator})
 			if err != nil {
 				return err
 			}
@@ -157,24 +167,131 @@ at the first attempt is confirmed (confidence +0.1, up to 1.0). New lessons star
 			if err != nil {
 				return err
 			}
-			if a.jsonOut {
-				return a.printJSON(map[string]any{"ok": true, "entries": es})
+			stats, err := l.Stats()
+			if err != nil {
+				return err
 			}
+			if lsDomain != "" {
+				f, _ := learner.DomainFile(lsDomain)
+				stats = slices.DeleteFunc(stats, func(d learner.DomainStats) bool { return d.Document != f })
+			}
+			if a.jsonOut {
+				return a.printJSON(map[string]any{"ok": true, "entries": es, "domains": stats, "caps": l.Caps(), "notices": nonNil(l.Notices())})
+			}
+			printKnowledgeNotices(a, l, stats)
 			if len(es) == 0 {
 				fmt.Fprintf(a.stdout, "no lessons in %s\n", where)
 				return nil
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "DOMAIN\tCONFIDENCE\tUSES\tCATEGORY\tUPDATED\tCONTENT")
+			fmt.Fprintln(tw, "DOMAIN\tCONFIDENCE\tUSES\tCATEGORY\tSOURCE\tUPDATED\tCONTENT")
+			legacy := 0
 			for _, e := range es {
-				fmt.Fprintf(tw, "%s\t%.1f\t%d\t%s\t%s\t%s\n", e.Domain, e.Confidence, e.UseCount, e.Category, fmtTime(&e.UpdatedAt), oneLine(e.Content, 120))
+				if e.Provenance() == learner.FromLegacy {
+					legacy++
+				}
+				fmt.Fprintf(tw, "%s\t%.1f\t%d\t%s\t%s\t%s\t%s\n", e.Domain, e.Confidence, e.UseCount, e.Category, sourceOf(e), fmtTime(&e.UpdatedAt), oneLine(e.Content, 120))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if legacy > 0 {
+				fmt.Fprintf(a.stdout, "%d lesson(s) marked legacy were learned before lessons kept their provenance: they quote text the model wrote, so no prompt recalls them; "+
+					"`forge knowledge forget CONTENT --domain D` removes one, `forge knowledge record` makes its lesson an operator's\n", legacy)
+			}
+			return nil
 		},
 	}
 	ls.Flags().StringVar(&lsDomain, "domain", "", "only this domain")
 	cmd.AddCommand(recall, record, confirm, ls, forget)
 	return cmd
+}
+
+// sourceOf is a lesson's provenance as the listings show it: operator, forge (role R), agent
+// (client C, roles ...), legacy.
+func sourceOf(e learner.Entry) string {
+	switch p := e.Provenance(); p {
+	case learner.FromForge:
+		if e.Role != "" {
+			return "forge (" + e.Role + ")"
+		}
+		return "forge"
+	case learner.FromAgent:
+		scope := strings.Join(e.Scope, ",")
+		if scope == "" {
+			scope = "none"
+		}
+		return "agent " + e.Client + " (roles " + scope + ")"
+	default:
+		return string(p)
+	}
+}
+
+// printKnowledgeNotices says which documents were set aside over the read limit and which
+// domains are at or over their caps (`forge knowledge ls`, doctor).
+func printKnowledgeNotices(a *app, l *learner.Store, stats []learner.DomainStats) {
+	for _, n := range l.Notices() {
+		fmt.Fprintf(a.stdout, "knowledge: %s\n", n)
+	}
+	c := l.Caps()
+	for _, d := range stats {
+		switch {
+		case d.Over > 0:
+			fmt.Fprintf(a.stdout, "knowledge: domain %s holds %d lesson(s) over its cap (%s): the %d within it are recalled, the others (the lowest confidence, then the oldest) go at the next write\n",
+				d.Domain, d.Over, capText(c), d.Entries)
+		case d.AtCap:
+			fmt.Fprintf(a.stdout, "knowledge: domain %s is at its cap (%s): each new lesson makes the lowest-confidence, oldest one go (agents' before forge's before operators')\n", d.Domain, capText(c))
+		}
+		if d.Dropped > 0 {
+			fmt.Fprintf(a.stdout, "knowledge: %d lesson(s) of domain %s went over the cap\n", d.Dropped, d.Domain)
+		}
+	}
+}
+
+// knowledgeReport is doctor's view of the knowledge: the caps, each domain against them, and the
+// documents set aside over the read limit.
+type knowledgeReport struct {
+	Caps    learner.Caps          `json:"caps"`
+	Domains []learner.DomainStats `json:"domains"`
+	Notices []string              `json:"notices"`
+	Error   string                `json:"error,omitempty"`
+	l       *learner.Store
+}
+
+// doctorKnowledge reads every domain of s's knowledge under the caps (quarantining a document
+// over the read limit); nil when learning is off.
+func (a *app) doctorKnowledge(s registry.Backend) *knowledgeReport {
+	opts, err := optionsFromEnv(os.Getenv)
+	if err != nil || opts.NoLearning {
+		return nil
+	}
+	lo := forge.KnowledgeOptions(opts)
+	lo.Revalidate = -1
+	l, err := forge.OpenKnowledge(s, lo)
+	if err != nil {
+		return &knowledgeReport{Error: err.Error()}
+	}
+	r := &knowledgeReport{Caps: l.Caps(), l: l}
+	if r.Domains, err = l.Stats(); err != nil {
+		r.Error = err.Error()
+	}
+	r.Domains, r.Notices = nonNil(r.Domains), nonNil(l.Notices())
+	return r
+}
+
+func (r *knowledgeReport) print(a *app) {
+	switch {
+	case r == nil:
+	case r.Error != "":
+		fmt.Fprintf(a.stdout, "knowledge: %s\n", r.Error)
+	default:
+		printKnowledgeNotices(a, r.l, r.Domains)
+	}
+}
+
+// capText says the caps and their knobs.
+func capText(c learner.Caps) string {
+	return fmt.Sprintf("%d lessons, %s per domain; FORGE_KNOWLEDGE_MAX_ENTRIES, FORGE_KNOWLEDGE_MAX_BYTES", c.MaxEntries, humanBytes(int64(c.MaxBytes)))
 }
 
 func nonNilHits(h []learner.Hit) []learner.Hit {

@@ -95,15 +95,20 @@ func TestLearningPaysAcrossProcesses(t *testing.T) {
 	assert.Equal(t, [2]int{2, 2}, calls[false])
 }
 
-func TestKnowledgeCLI(t *testing.T) {
-	store := t.TempDir()
+// cliOn runs the CLI on store: the exit code and stdout+stderr, and stdout alone.
+func cliOn(store string) (do func(args ...string) (int, string), stdout func() string) {
 	var out, errb strings.Builder
-	do := func(args ...string) (int, string) {
+	return func(args ...string) (int, string) {
 		out.Reset()
 		errb.Reset()
 		code := run(append([]string{"--store", store}, args...), &out, &errb)
 		return code, out.String() + errb.String()
-	}
+	}, out.String
+}
+
+func TestKnowledgeCLI(t *testing.T) {
+	store := t.TempDir()
+	do, stdout := cliOn(store)
 	code, o := do("knowledge", "record", "Skip LangChain tutorials", "--domain", "newsletter curation", "--category", "preference")
 	require.Equal(t, 0, code, o)
 	assert.FileExists(t, filepath.Join(store, "knowledge", "newsletter_curation.yaml"))
@@ -120,13 +125,13 @@ func TestKnowledgeCLI(t *testing.T) {
 			Score      float64 `json:"score"`
 		} `json:"hits"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(out.String()), &doc))
+	require.NoError(t, json.Unmarshal([]byte(stdout()), &doc))
 	require.Len(t, doc.Hits, 1)
 	assert.InDelta(t, 0.2, doc.Hits[0].Confidence, 1e-9)
 	assert.Greater(t, doc.Hits[0].Score, 0.0)
 	code, _ = do("--json", "knowledge", "recall", "LangChain", "--min-confidence", "0.5")
 	require.Equal(t, 0, code)
-	assert.Contains(t, out.String(), `"hits": []`)
+	assert.Contains(t, stdout(), `"hits": []`)
 	code, o = do("knowledge", "confirm", "SKIP LANGCHAIN TUTORIALS", "--domain", "newsletter curation")
 	require.Equal(t, 0, code, o)
 	assert.Contains(t, o, "confidence 0.3")
@@ -180,4 +185,42 @@ func TestPromptCmd(t *testing.T) {
 	assert.Contains(t, errb.String(), "context too large")
 	assert.Equal(t, 1, do("prompt", "text", "upper", "--repair"))
 	assert.Contains(t, errb.String(), "no persisted code to repair")
+}
+
+// TestKnowledgeCapsCLI: `forge knowledge ls` shows each lesson's provenance and says when a
+// domain is at its cap and what went; doctor quarantines a knowledge file over the read limit
+// (moved aside whole, never deleted) and says why (issue 22 items 1 and 2).
+func TestKnowledgeCapsCLI(t *testing.T) {
+	store := t.TempDir()
+	t.Setenv("FORGE_KNOWLEDGE_MAX_ENTRIES", "2")
+	t.Setenv("FORGE_KNOWLEDGE_MAX_BYTES", "4KiB")
+	do, _ := cliOn(store)
+	for _, c := range []string{"first rule", "second rule", "third rule"} {
+		code, o := do("knowledge", "record", c, "--domain", "forge")
+		require.Equal(t, 0, code, o)
+	}
+	legacy := "- content: 'intrinsic/policy: import \"OBEY ME\" is not allowed'\n  category: correction\n  domain: legacyrole\n  confidence: 0.5\n"
+	require.NoError(t, os.WriteFile(filepath.Join(store, "knowledge", "legacyrole.yaml"), []byte(legacy), 0o644))
+	code, o := do("knowledge", "ls")
+	require.Equal(t, 0, code, o)
+	assert.Contains(t, o, "domain forge is at its cap (2 lessons, 4.0 KiB per domain")
+	assert.NotContains(t, o, "first rule", "the oldest of equal confidence went")
+	assert.Contains(t, o, "operator")
+	assert.Contains(t, o, "legacy")
+	assert.Contains(t, o, "no prompt recalls them")
+
+	// A file far over the byte cap is set aside unread by doctor.
+	var b strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&b, "- content: lesson %d %s\n  category: pattern\n  domain: big\n  confidence: 0.5\n", i, strings.Repeat("x", 100))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(store, "knowledge", "big.yaml"), []byte(b.String()), 0o644))
+	code, o = do("doctor")
+	assert.Equal(t, 1, code, o)
+	assert.Contains(t, o, "knowledge document big.yaml is")
+	assert.Contains(t, o, "set aside unread")
+	assert.NoFileExists(t, filepath.Join(store, "knowledge", "big.yaml"))
+	code, o = do("--json", "quarantine", "ls")
+	require.Equal(t, 0, code, o)
+	assert.Contains(t, o, "big.yaml")
 }

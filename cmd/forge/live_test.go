@@ -122,4 +122,6 @@ func TestWatchCommand(t *testing.T) {
 	assert.Contains(t, formatLive(&forge.LiveEvent{Kind: forge.LiveCall, Call: &forge.Event{Kind: forge.EventAggregate, Role: "text", Method: "upper",
 		ProgramSource: forge.SourcePersisted, ArtifactGen: 1, Count: 1200, DurationP50NS: 6000, DurationP99NS: 21000, DurationMaxNS: 90000}}),
 		"text.upper ok persisted gen 1 x1200")
+	assert.Contains(t, formatLive(&forge.LiveEvent{Kind: forge.LiveCall, Call: &forge.Event{Kind: forge.EventAggregate, Role: forge.UnknownLabel, Method: forge.UnknownLabel,
+		FailureClass: "caller", FailureRule: "args", Count: 300}}), "_unknown._unknown FAILED caller/args  gen 0 x300", "an aggregate of caller errors is no ok")
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -20,6 +21,17 @@ import (
 
 func init() { register(newServeCmd) }
 
+// splitList reads a comma-separated list (an environment variable's), without empty entries.
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 func newServeCmd(a *app) *cobra.Command {
 	var addr, token string
 	var maxBody int64
@@ -28,6 +40,9 @@ func newServeCmd(a *app) *cobra.Command {
 	var natsDir, natsListen string
 	var clientsFile string
 	var defineRoles func() (forge.DefineSwitches, error)
+	var allowedHosts, corsOrigins []string
+	var headerTimeout, bodyTimeout time.Duration
+	var maxConns int
 	cmd := &cobra.Command{
 		Use:   "serve [--addr 127.0.0.1:7077]",
 		Short: "Serve calls, operator verbs, events, metrics and MCP over HTTP",
@@ -48,6 +63,13 @@ With --clients FILE (or $FORGE_CLIENTS) every request but /healthz, /readyz, /me
 operator verbs needs a client's bearer token; each client may call only the roles the file gives
 it, at most at its rate, and never shares a live instance with another client (README, "Client
 identities").
+
+Guards (README, "Serving"): on loopback it answers only to localhost, 127.0.0.1 and [::1] (add
+names with --allowed-hosts or $FORGE_ALLOWED_HOSTS, comma-separated); calls and MCP messages need
+"Content-Type: application/json"; state-changing requests from another site are refused, and CORS
+is off unless --cors-origins (or $FORGE_CORS_ORIGINS) names the origins of the web apps that may
+call it. Headers must arrive within --header-timeout, bodies within --body-timeout, and at most
+--max-conns connections are open at once.
 
 GET /v1/tools?format=mcp|openai|anthropic serves the methods as tool definitions (` + "`forge tools`" + `).
 With --allow-define-roles (or $FORGE_ALLOW_DEFINE_ROLES=1) clients define roles with POST /v1/roles
@@ -72,6 +94,18 @@ With --allow-define-roles (or $FORGE_ALLOW_DEFINE_ROLES=1) clients define roles 
 			define, err := defineRoles() // --allow-define-roles (tools.go)
 			if err != nil {
 				return err
+			}
+			if len(allowedHosts) == 0 {
+				allowedHosts = splitList(os.Getenv("FORGE_ALLOWED_HOSTS"))
+			}
+			if len(corsOrigins) == 0 {
+				corsOrigins = splitList(os.Getenv("FORGE_CORS_ORIGINS"))
+			}
+			so := server.Options{AdminToken: token, MaxBody: maxBody, CallTimeout: callTimeout, Logger: log, Clients: clients,
+				AllowedHosts: allowedHosts, CORSOrigins: corsOrigins, HeaderTimeout: headerTimeout, BodyTimeout: bodyTimeout, MaxConns: maxConns,
+				DefineRoles: define}
+			if err := so.Validate(); err != nil {
+				return usagef("serve: %v", err)
 			}
 			if natsDir != "" {
 				_, stopNATS, err := a.startEmbeddedNATS(natsDir, natsListen, log)
@@ -103,7 +137,8 @@ With --allow-define-roles (or $FORGE_ALLOW_DEFINE_ROLES=1) clients define roles 
 				}
 				onShutdown = ms.CloseSessions
 			}
-			srv := server.New(f, server.Options{AdminToken: token, MaxBody: maxBody, CallTimeout: callTimeout, Logger: log, Extra: extra, OnShutdown: onShutdown, Clients: clients, DefineRoles: define})
+			so.Extra, so.OnShutdown = extra, onShutdown
+			srv := server.New(f, so)
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("serve: listen on %s: %w (pick another --addr)", addr, err)
@@ -126,6 +161,11 @@ With --allow-define-roles (or $FORGE_ALLOW_DEFINE_ROLES=1) clients define roles 
 	cmd.Flags().StringVar(&token, "admin-token", "", "token for the operator verbs (default $FORGE_ADMIN_TOKEN; none: verbs off)")
 	cmd.Flags().Int64Var(&maxBody, "max-body", server.DefaultMaxBody, "largest request body in bytes")
 	cmd.Flags().DurationVar(&callTimeout, "call-timeout", server.DefaultCallTimeout, "longest a call or verb may take")
+	cmd.Flags().StringSliceVar(&allowedHosts, "allowed-hosts", nil, "host names the server answers to besides localhost, 127.0.0.1 and [::1] (comma-separated; \"*\": any; default $FORGE_ALLOWED_HOSTS)")
+	cmd.Flags().StringSliceVar(&corsOrigins, "cors-origins", nil, "origins of web apps that may call the server (https://app.example.com, comma-separated; default $FORGE_CORS_ORIGINS; none: CORS off, cross-site requests refused)")
+	cmd.Flags().DurationVar(&headerTimeout, "header-timeout", server.DefaultHeaderTimeout, "longest a client may take to send a request's headers")
+	cmd.Flags().DurationVar(&bodyTimeout, "body-timeout", server.DefaultBodyTimeout, "longest a client may take to send a request's body (from the request's start)")
+	cmd.Flags().IntVar(&maxConns, "max-conns", server.DefaultMaxConns, "most connections open at once (more wait to be accepted)")
 	cmd.Flags().BoolVar(&noMCP, "no-mcp", false, "do not serve MCP at /mcp")
 	cmd.Flags().StringVar(&clientsFile, "clients", "", "client identities (YAML or JSON: [{name, token or token_sha256, roles, rate}]; default $FORGE_CLIENTS): calls need a client's bearer token")
 	cmd.Flags().StringVar(&natsDir, "nats-embedded", "", "run an embedded single-node NATS JetStream server with its data in this directory and keep the store on it (nats://127.0.0.1:4222/forge unless --store names another); other forge processes share it with --store")

@@ -500,6 +500,7 @@ each with ` + "`forge quarantine restore ID` or `forge quarantine dismiss ID`" +
 			if ds, ok := s.(*registry.Store); ok {
 				ds.OnQuarantine = nil // reported below
 			}
+			kn := a.doctorKnowledge(s) // first: a knowledge file over the read limit is quarantined now
 			rep, err := m.Doctor()
 			if err != nil {
 				return err
@@ -522,13 +523,15 @@ each with ` + "`forge quarantine restore ID` or `forge quarantine dismiss ID`" +
 					registry.DoctorReport
 					Cache         wasm.CacheReport `json:"cache"`
 					EventsDropped int64            `json:"events_dropped"`
-				}{!rep.Damaged(), rep, cache, dropped}); err != nil {
+					Knowledge     *knowledgeReport `json:"knowledge,omitempty"`
+				}{!rep.Damaged(), rep, cache, dropped, kn}); err != nil {
 					return err
 				}
 			} else {
 				if dropped > 0 {
 					fmt.Fprintf(a.stdout, "events dropped: %d (the event queue was full; see events/dropped.jsonl — the calls ran, their events were not logged)\n", dropped)
 				}
+				kn.print(a)
 				for _, q := range rep.Quarantined {
 					fmt.Fprintf(a.stdout, "quarantined now %s -> %s: %s\n", q.Path, q.MovedTo, q.Reason)
 				}

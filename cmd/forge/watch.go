@@ -112,14 +112,23 @@ func watchLoop(ctx context.Context, a *app, f *forge.Forge, fl forge.Filter) err
 // liveOperator is the kind `forge watch --json` gives an operator action's line.
 const liveOperator = "operator"
 
+// callStatusText is "ok", or "FAILED class/rule" (an aggregate of caller errors too); a line
+// with no failure class is no failure.
+func callStatusText(c *forge.Event) string {
+	if c.OK || c.FailureClass == "" {
+		return "ok"
+	}
+	return "FAILED " + c.FailureClass + "/" + c.FailureRule
+}
+
 // formatLive is one line of `forge watch`.
 func formatLive(e *forge.LiveEvent) string {
 	ts := e.Time.Local().Format("15:04:05.000")
 	switch {
 	case e.Call != nil && e.Call.Kind == forge.EventAggregate:
 		c := e.Call
-		return fmt.Sprintf("%s calls %s.%s ok %s gen %d x%d since %s p50 %v p99 %v max %v (slowest trace %s)", ts, c.Role, c.Method,
-			c.ProgramSource, c.ArtifactGen, c.Count, c.FirstTime.Local().Format("15:04:05.000"), time.Duration(c.DurationP50NS).Round(time.Microsecond),
+		return fmt.Sprintf("%s calls %s.%s %s %s gen %d x%d since %s p50 %v p99 %v max %v (slowest trace %s)", ts, c.Role, c.Method,
+			callStatusText(c), c.ProgramSource, c.ArtifactGen, c.Count, c.FirstTime.Local().Format("15:04:05.000"), time.Duration(c.DurationP50NS).Round(time.Microsecond),
 			time.Duration(c.DurationP99NS).Round(time.Microsecond), time.Duration(c.DurationMaxNS).Round(time.Microsecond), idText(c.TraceID))
 	case e.Call != nil && e.Call.Kind == forge.EventDropped:
 		return fmt.Sprintf("%s events DROPPED %v lost %v (lines the log could not keep)", ts, e.Call.Dropped, e.Call.Lost)
@@ -127,10 +136,7 @@ func formatLive(e *forge.LiveEvent) string {
 		return formatOperatorAction(ts, e.Call)
 	case e.Call != nil:
 		c := e.Call
-		status := "ok"
-		if !c.OK {
-			status = "FAILED " + c.FailureClass + "/" + c.FailureRule
-		}
+		status := callStatusText(c)
 		src := c.ProgramSource
 		if src == "" {
 			src = "-"

@@ -69,7 +69,6 @@ type FleetStore struct {
 	latest  map[registry.Key]seen // newest write the watch reported per artifact
 	latestR map[string]seen
 	epoch   uint64 // bumped by every ChangeAll: a read that started before it does not install
-	reval   atomic.Int64
 	// opTimeout bounds each operation (fleetOpTimeout; tests shorten it).
 	opTimeout time.Duration
 	maxCached int           // artifacts kept in memory (OpenOptions.MaxCached; <= 0: no bound)

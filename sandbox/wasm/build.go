@@ -51,7 +51,8 @@ func findToolchain(explicit string) (toolchain, error) {
 	if gr := os.Getenv("GOROOT"); gr != "" {
 		candidates = append(candidates, filepath.Join(gr, "bin", "go"))
 	}
-	if gr := runtime.GOROOT(); gr != "" { //nolint:staticcheck // the GOROOT the binary was built with is a useful last resort
+	//lint:ignore SA1019 the GOROOT the binary was built with is a useful last resort
+	if gr := runtime.GOROOT(); gr != "" {
 		candidates = append(candidates, filepath.Join(gr, "bin", "go"))
 	}
 	return firstToolchain(candidates)

@@ -80,19 +80,6 @@ func leanTypeOf(e ast.Expr, result bool, depth int) (*leanType, bool) {
 	return nil, false
 }
 
-// goType is t as Go type text.
-func (t *leanType) goType() string {
-	switch t.kind {
-	case "slice":
-		return "[]" + t.elem.goType()
-	case "array":
-		return "[" + strconv.Itoa(t.n) + "]" + t.elem.goType()
-	case "map":
-		return "map[string]" + t.elem.goType()
-	}
-	return t.kind
-}
-
 // decoder is the forge/lean expression that decodes t.
 func (t *leanType) decoder() string {
 	switch t.kind {

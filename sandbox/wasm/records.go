@@ -3,9 +3,7 @@ package wasm
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,6 +69,3 @@ func recordRoot(dir string) string {
 	}
 	return dir
 }
-
-// isNotExist reports a missing file.
-func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

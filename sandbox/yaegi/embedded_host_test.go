@@ -230,7 +230,7 @@ func TestEmbeddedHostSurvivesHostilePrograms(t *testing.T) {
 	checkHostWork(t)
 
 	// 4. Close returns promptly.
-	closeWithinASecond(t, sb)
+	closeWithinHangBound(t, sb)
 }
 
 func checkHostWork(t *testing.T) {
@@ -410,11 +410,12 @@ func TestEmbeddedHostIsolated(t *testing.T) {
 	checkHostWork(t)
 
 	// 4. Close returns promptly (it stops the workers).
-	closeWithinASecond(t, sb)
+	closeWithinHangBound(t, sb)
 }
 
-// closeWithinASecond closes sb and fails t if Close errs or takes a second or more.
-func closeWithinASecond(t *testing.T, sb *Sandbox) {
+// closeWithinHangBound closes sb and fails t if Close errs or does not return within hangBound
+// (it takes well under a second; the bound only tells a hang from a loaded machine).
+func closeWithinHangBound(t *testing.T, sb *Sandbox) {
 	t.Helper()
 	closed := make(chan error, 1)
 	go func() { closed <- sb.Close() }()
@@ -423,7 +424,7 @@ func closeWithinASecond(t *testing.T, sb *Sandbox) {
 		if err != nil {
 			t.Errorf("Close: %v", err)
 		}
-	case <-time.After(time.Second):
-		t.Error("Close did not return within a second")
+	case <-time.After(hangBound):
+		t.Errorf("Close did not return within %v", hangBound)
 	}
 }

@@ -109,7 +109,8 @@ func Title(path string) (string, error) {
 	require.NotNil(t, se)
 	assert.Equal(t, sandbox.KindDeadline, se.Kind)
 	assert.True(t, se.HostCallInFlight, "the deadline hit during host.Get")
-	assert.Less(t, time.Since(start), 1500*time.Millisecond)
+	t.Logf("the deadline ended the call after %v (200ms deadline)", time.Since(start))
+	assert.Less(t, time.Since(start), hangBound)
 }
 
 func TestHostCallDelegation(t *testing.T) {

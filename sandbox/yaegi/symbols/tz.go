@@ -154,9 +154,6 @@ func guestParse(layout, value string) (time.Time, error) {
 // value giving seconds in its offset could state, which then gets a fixed zone in both parses.
 var parseProbe = time.FixedZone("forge-probe", 1)
 
-// guestNow is the acceptance tests' time.Now in the guest's zone.
-func guestNow() time.Time { return time.Now().In(GuestLocal) }
-
 // guestUnmarshal is json.Unmarshal followed by the zone fix of what it decoded.
 func guestUnmarshal(data []byte, v any) error {
 	err := json.Unmarshal(data, v)
