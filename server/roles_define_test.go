@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,6 +49,10 @@ func TestAgentDefinesRoleOverHTTP(t *testing.T) {
 
 	ts := httptest.NewServer(New(f, Options{DefineRoles: forge.DefineSwitches{Allow: true}}))
 	defer ts.Close()
+	form, err := http.Post(ts.URL+"/v1/roles", "text/plain", strings.NewReader(wordsContract)) // what a page of another site can send
+	require.NoError(t, err)
+	form.Body.Close()
+	assert.Equal(t, http.StatusUnsupportedMediaType, form.StatusCode, "a definition needs a JSON request")
 	resp, body = do(t, "POST", ts.URL+"/v1/roles?dry_run=1", "", `{"role":"words","purpose":"p","methods":{"word_count":"func Count(s string) int"},"capabilities":{"fs":true}}`)
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	var checked defineResponse
@@ -55,7 +60,7 @@ func TestAgentDefinesRoleOverHTTP(t *testing.T) {
 	assert.Len(t, checked.Problems, 2, "%s", body)
 	resp, body = do(t, "POST", ts.URL+"/v1/roles?dry_run=1", "", wordsContract)
 	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
-	_, err := f.Store().Role("words")
+	_, err = f.Store().Role("words")
 	require.Error(t, err, "a dry run writes nothing")
 
 	resp, body = do(t, "POST", ts.URL+"/v1/roles", "", wordsContract)
