@@ -42,8 +42,8 @@ func agentForge(t *testing.T) (*forge.Forge, any) {
 
 // agentSession is the issue's "done when" for one transport: connect to a fresh store, define a
 // role with forge_define_role, receive list_changed, see its method as a tool, call it (generated
-// in that call), call it again with zero provider calls; descriptions identical after a
-// regeneration.
+// in that call), call it again with zero provider calls, record and recall a lesson; descriptions
+// identical after a regeneration.
 func agentSession(t *testing.T, connect func(t *testing.T, s *Server, c *sdk.Client) *sdk.ClientSession) {
 	f, _ := agentForge(t)
 	s, err := New(f, Options{DefineRoles: forge.DefineSwitches{Allow: true}})
@@ -101,6 +101,23 @@ func agentSession(t *testing.T, connect func(t *testing.T, s *Server, c *sdk.Cli
 	assert.JSONEq(t, `2`, string(o.Value))
 	assert.Equal(t, forge.SourcePersisted, o.Meta.ProgramSource)
 	assert.Zero(t, o.Meta.ProviderCalls)
+
+	// Records and recalls a lesson about the role it defined (knowledge.go).
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "forge_record", Arguments: map[string]any{
+		"content": "word_count splits on any white space", "reasoning": "seen on tabs", "domain": "words", "category": "fact"}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, "%v", res.Content)
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "forge_recall", Arguments: map[string]any{"query": "white space", "domain": "words"}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, "%v", res.Content)
+	var recalled struct {
+		Lessons []struct {
+			Content string `json:"content"`
+		} `json:"lessons"`
+	}
+	remarshal(t, res.StructuredContent, &recalled)
+	require.Len(t, recalled.Lessons, 1)
+	assert.Equal(t, "word_count splits on any white space", recalled.Lessons[0].Content)
 
 	require.True(t, f.Regenerate(ctx, "words", "word_count").OK)
 	require.NoError(t, s.Sync())
