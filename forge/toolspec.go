@@ -161,7 +161,11 @@ func toolSpec(rec *registry.RoleRecord, m string, sm *registry.Summary, parse fu
 		d.WriteString(strings.TrimSpace(doc.Description))
 		d.WriteString(" ")
 	}
-	fmt.Fprintf(&d, "Method %s of role %s: %s", m, rec.Role, strings.TrimSpace(rec.Purpose))
+	purpose := strings.TrimSpace(rec.Purpose)
+	if !strings.HasSuffix(purpose, ".") && !strings.HasSuffix(purpose, "!") && !strings.HasSuffix(purpose, "?") {
+		purpose += "."
+	}
+	fmt.Fprintf(&d, "Method %s of role %s: %s", m, rec.Role, purpose)
 	if decl != "" {
 		fmt.Fprintf(&d, " Go signature: %s.", decl)
 	}

@@ -33,7 +33,7 @@ func TestToolSpecsStableAcrossRegeneration(t *testing.T) {
 	require.Len(t, before, 2)
 	up := before[1]
 	assert.Equal(t, "text__upper", up.Name)
-	assert.Equal(t, "Upper-cases a text. Method upper of role text: string utilities Go signature: func Upper(s string) string. Example: {\"s\":\"go\"} returns \"GO\".", up.Description)
+	assert.Equal(t, "Upper-cases a text. Method upper of role text: string utilities. Go signature: func Upper(s string) string. Example: {\"s\":\"go\"} returns \"GO\".", up.Description)
 	assert.Contains(t, string(up.InputSchema), `"s":{"description":"the text","type":"string"}`)
 	count := before[0]
 	assert.Contains(t, string(count.InputSchema), `"maximum":9223372036854775807`, "int64 bounds kept exactly")

@@ -178,8 +178,8 @@ func TestToolListAndArtifactsFromSummariesMatchEach(t *testing.T) {
 	// method (text.lower's artifact is stale, it is listed all the same: its next call repairs
 	// it), and the healthy current methods of a role that declares none.
 	require.Len(t, want, 4, "text.upper, text.lower, calc.add, zeta.m: %v", want)
-	assert.Equal(t, "Method m of role zeta: misc Go signature: func F(s string) string.", want["zeta__m"].def.Description, "the Decl when the contract has none")
-	assert.Equal(t, "Method add of role calc: arithmetic Go signature: func Add(a, b int) int.", want["calc__add"].def.Description)
+	assert.Equal(t, "Method m of role zeta: misc. Go signature: func F(s string) string.", want["zeta__m"].def.Description, "the Decl when the contract has none")
+	assert.Equal(t, "Method add of role calc: arithmetic. Go signature: func Add(a, b int) int.", want["calc__add"].def.Description)
 	assert.JSONEq(t, `{"type":"object"}`, string(want["zeta__m"].def.InputSchema.(json.RawMessage)))
 
 	// Over the protocol: the tool list and forge_artifacts.
