@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/artifactforge/forge/forge"
+	"github.com/artifactforge/forge/internal/jsonval"
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/sandbox"
 )
@@ -712,7 +713,7 @@ func runPhase(ctx context.Context, f *forge.Forge, ms []method, conc int, calls 
 						msg := o.Err.Error()
 						firstErr.CompareAndSwap(nil, &msg)
 					}
-				case !sameJSON(o.Value, m.Want):
+				case !jsonval.Equal(o.Value, m.Want):
 					if wrong.Add(1) == 1 {
 						msg := fmt.Sprintf("%s.%s returned %s, want %s", m.Role, m.Name, o.Value, m.Want)
 						firstErr.CompareAndSwap(nil, &msg)
@@ -867,7 +868,7 @@ func regenerate(ctx context.Context, f *forge.Forge, m *method, n int, progress 
 		}
 		if o := f.Call(ctx, m.Role, m.Name, m.Args); !o.OK {
 			fail(fmt.Sprintf("call after replacement %d: %v", i, o.Err))
-		} else if !sameJSON(o.Value, m.Want) {
+		} else if !jsonval.Equal(o.Value, m.Want) {
 			fail(fmt.Sprintf("call after replacement %d returned %s, want %s", i, o.Value, m.Want))
 		}
 		progress(int64(i), int64(n))

@@ -164,8 +164,6 @@ func TestMethodsAreDistinctAndTheirAnswersKnown(t *testing.T) {
 	for _, k := range []string{kindArith, kindLoop, kindString} {
 		assert.Greater(t, kinds[k], 50, k)
 	}
-	assert.True(t, sameJSON(json.RawMessage(`{"a": 1}`), json.RawMessage(`{"a":1}`)))
-	assert.False(t, sameJSON(json.RawMessage(`2`), json.RawMessage(`1`)))
 }
 
 func TestPct(t *testing.T) {

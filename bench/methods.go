@@ -98,17 +98,3 @@ func makeMethod(i int, role string, genericPct int) method {
 	}
 	return m
 }
-
-// sameJSON reports whether got is the JSON value want (compact) up to insignificant space.
-func sameJSON(got, want json.RawMessage) bool {
-	if string(got) == string(want) {
-		return true
-	}
-	var a, b any
-	if json.Unmarshal(got, &a) != nil || json.Unmarshal(want, &b) != nil {
-		return false
-	}
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return string(x) == string(y)
-}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/artifactforge/forge/internal/jsonval"
 )
 
 // timeProcess runs `forge call` as a whole process runs times on the store (method i of run i,
@@ -68,7 +70,7 @@ func timeProcess(ctx context.Context, exe, dir string, ms []method, runs int, pr
 				OK    bool            `json:"ok"`
 				Value json.RawMessage `json:"value"`
 			}
-			if jerr := json.Unmarshal(out, &o); jerr != nil || !o.OK || !sameJSON(o.Value, m.Want) {
+			if jerr := json.Unmarshal(out, &o); jerr != nil || !o.OK || !jsonval.Equal(o.Value, m.Want) {
 				err = fmt.Errorf("forge call %s %s: want ok with %s, got %s", m.Role, m.Name, m.Want, bytes.TrimSpace(out))
 			}
 		}

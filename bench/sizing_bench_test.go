@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/artifactforge/forge/forge"
+	"github.com/artifactforge/forge/internal/jsonval"
 )
 
 // warmStore is a built store with a forge on it and every method compiled, shared by the runs of
@@ -98,7 +99,7 @@ func BenchmarkWarmRoundRobin(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				m := &w.ms[i%n]
-				if o := w.f.Call(ctx, m.Role, m.Name, m.Args); !o.OK || !sameJSON(o.Value, m.Want) {
+				if o := w.f.Call(ctx, m.Role, m.Name, m.Args); !o.OK || !jsonval.Equal(o.Value, m.Want) {
 					b.Fatalf("%s.%s: %+v", m.Role, m.Name, o)
 				}
 			}

@@ -55,7 +55,7 @@ type calibration struct {
 }
 
 func (f *Forge) openCalibrator() error {
-	c, err := assembler.OpenCalibrator(filepath.Join(f.store.LocalDir(), "cache", "tokens.json"))
+	c, err := assembler.OpenCalibrator(filepath.Join(cacheDir(f.store.LocalDir()), "tokens.json"))
 	if err != nil {
 		return err
 	}

@@ -784,7 +784,9 @@ var bothScenarios = []struct {
 			require.NoError(t, err)
 			return len(rows) == 1
 		})
-		assert.Equal(t, forge.StaleArtifact{Role: "text", Method: "upper", Why: "the contract changed since it was verified (its next call repairs it)"}, rows[0])
+		assert.Equal(t, "text.upper", rows[0].Role+"."+rows[0].Method)
+		assert.Contains(t, rows[0].Why, "the contract changed since it was verified")
+		assert.Contains(t, rows[0].Why, "its next call repairs it")
 
 		o := call(f, "a")
 		require.True(t, o.OK, "%+v", o.Err)

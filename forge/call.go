@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/artifactforge/forge/classifier"
+	"github.com/artifactforge/forge/internal/jsonval"
 	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/repair"
@@ -850,7 +851,7 @@ func (c *call) verify(ctx context.Context, code string) (ret *compiled, _ sandbo
 					}
 					return nil, out, fl
 				}
-				if !jsonEqual(out.Value, ex.Expect) {
+				if !jsonval.Equal(out.Value, ex.Expect) {
 					if round > 1 {
 						return nil, out, acceptanceFailure(fmt.Sprintf("acceptance example %d: args %s: want %s, got %s when called again "+
 							"(it was right the first time): the code keeps state between calls; make the function depend only on its arguments, "+
@@ -1046,14 +1047,6 @@ func declOf(s sandbox.Signature) string {
 		b.WriteString(" error")
 	}
 	return b.String()
-}
-
-func jsonEqual(a, b json.RawMessage) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
 }
 
 // persist makes verified code the current generation.

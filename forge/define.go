@@ -91,7 +91,7 @@ func (f *Forge) DefineRole(ctx context.Context, contract []byte, policy DefinePo
 	rec, old, err := f.store.PutRoleReport(c.By(who), f.now())
 	if err == nil && old != nil && old.Fingerprint != rec.Fingerprint {
 		e.Detail += " (was " + old.Fingerprint + ")"
-		res.Stale, err = staleOf(f.store, c.Role)
+		res.Stale, err = StaleByContract(f.store, c.Role)
 	}
 	f.emitOp(e, start, err)
 	if err != nil {
@@ -139,21 +139,6 @@ func toolNames(c *registry.Contract) []string {
 		out = append(out, ToolName(c.Role, m))
 	}
 	return out
-}
-
-// staleOf are role's stale artifacts.
-func staleOf(s registry.Backend, role string) ([]StaleArtifact, error) {
-	all, err := Stale(s)
-	if err != nil {
-		return nil, err
-	}
-	var out []StaleArtifact
-	for _, r := range all {
-		if r.Role == role {
-			out = append(out, r)
-		}
-	}
-	return out, nil
 }
 
 // DefineSwitches are a server's switches for role definitions: Allow (`--allow-define-roles`,

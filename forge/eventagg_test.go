@@ -389,7 +389,7 @@ func TestEventLogCountsLinesTheFileRefuses(t *testing.T) {
 }
 
 // Through Forge.Call from several goroutines: every failure the callers saw is in the log by
-// its call id, and every warm success is in an aggregate (or its own line, per call) or counted
+// its call id (a caller error that ran nothing: in an aggregate, unless per call), and every warm success is in an aggregate (or its own line, per call) or counted
 // as dropped there.
 func TestConcurrentCallsAreAllInTheLog(t *testing.T) {
 	for _, perCall := range []bool{false, true} {
@@ -424,10 +424,12 @@ func TestConcurrentCallsAreAllInTheLog(t *testing.T) {
 			evs, err := ReadEvents(store)
 			require.NoError(t, err)
 			logged := map[ID]bool{}
-			var warm, dropped int64
+			var warm, dropped, noise int64
 			for i := range evs {
 				e := &evs[i]
 				switch {
+				case e.Kind == EventAggregate && !e.OK:
+					noise += e.Count
 				case e.Kind == EventAggregate:
 					warm += e.Count
 				case e.Kind == EventDropped:
@@ -438,7 +440,7 @@ func TestConcurrentCallsAreAllInTheLog(t *testing.T) {
 					logged[e.CallID] = true
 				}
 			}
-			var wantWarm, failures int64
+			var wantWarm, wantNoise, failures int64
 			for i := range seen {
 				if seen[i].warmSuccess() {
 					wantWarm++
@@ -447,10 +449,15 @@ func TestConcurrentCallsAreAllInTheLog(t *testing.T) {
 				if !seen[i].OK {
 					failures++
 				}
+				if !perCall && seen[i].callerNoise() {
+					wantNoise++ // args refused before the code ran: in an aggregate
+					continue
+				}
 				assert.True(t, logged[seen[i].CallID], "call %+v is not in the log", seen[i])
 			}
 			assert.Equal(t, int64(160), failures)
 			assert.Equal(t, wantWarm, warm+dropped)
+			assert.Equal(t, wantNoise, noise, "every caller error that ran nothing is counted in an aggregate")
 			if !perCall {
 				assert.Zero(t, dropped)
 			}

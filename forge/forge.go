@@ -9,6 +9,7 @@ import (
 	"github.com/artifactforge/forge/learner"
 	"github.com/artifactforge/forge/repair"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -26,7 +27,13 @@ import (
 // Forge serves calls of role methods from one store. It is safe for concurrent use. Close it to
 // flush buffered metrics and events.
 type Forge struct {
-	opts   Options
+	opts Options
+	// envProvider is the provider $FORGE_PROVIDER names, for a forge opened without one.
+	envProvider struct {
+		once sync.Once
+		p    provider.Provider
+		err  error
+	}
 	store  registry.Backend
 	pins   registry.PinLookup // store's, when it offers pins (the warm path's one lookup); else nil
 	rec    registry.MetricsRecorder
@@ -83,6 +90,13 @@ type compiled struct {
 // Open opens the store (a directory, or the URL of a registered backend: registry.OpenBackend)
 // and starts the metrics recorder and the event log. Close closes the store.
 func Open(opts Options) (*Forge, error) {
+	if opts.Store == "" {
+		d, err := DefaultStore()
+		if err != nil {
+			return nil, err
+		}
+		opts.Store = d
+	}
 	s, err := registry.OpenBackend(opts.Store, registry.OpenOptions{LocalDir: opts.LocalDir, ClientName: clientName(opts.ClientName), OnQuarantine: opts.OnQuarantine})
 	if err != nil {
 		return nil, err
@@ -333,7 +347,7 @@ func (f *Forge) sandbox(name string) (sandbox.Sandbox, error) {
 	if f.opts.Sandboxes != nil {
 		sb, err = f.opts.Sandboxes(name)
 	} else {
-		sb, err = newSandbox(name, sandbox.Config{CacheDir: filepath.Join(f.store.LocalDir(), "cache"), RecordDir: filepath.Join(f.store.LocalDir(), "sums"),
+		sb, err = newSandbox(name, sandbox.Config{CacheDir: cacheDir(f.store.LocalDir()), RecordDir: filepath.Join(f.store.LocalDir(), "sums"),
 			PoolSize: f.opts.SandboxPoolSize, IdleTimeout: f.opts.SandboxIdleTimeout, MaxWorkers: f.opts.SandboxMaxWorkers})
 	}
 	if err != nil {
@@ -350,7 +364,7 @@ var ErrUnknownSandbox = errors.New("unknown sandbox")
 // backend caches its built modules and compiled code under the store's cache/. An empty name is
 // the safe default (see ChooseDefault).
 func DefaultSandbox(name, storeRoot string) (sandbox.Sandbox, error) {
-	return newSandbox(name, sandbox.Config{CacheDir: filepath.Join(storeRoot, "cache"), RecordDir: filepath.Join(storeRoot, "sums")})
+	return newSandbox(name, sandbox.Config{CacheDir: cacheDir(storeRoot), RecordDir: filepath.Join(storeRoot, "sums")})
 }
 
 // newSandbox builds the registered backend name (the safe default if empty) with cfg.
@@ -419,10 +433,18 @@ func (f *Forge) update(role, method string, fn func(a *registry.Artifact) error)
 	return a, nil
 }
 
-// providerOrErr returns the configured provider or the error that says how to configure one.
+// providerOrErr returns the configured provider or the error that says how to configure one:
+// Options.Provider, else the one $FORGE_PROVIDER names (ProviderFromEnv, built on the first
+// generation, so that a forge that only runs persisted artifacts never needs one).
 func (f *Forge) providerOrErr() (provider.Provider, error) {
 	if f.opts.Provider != nil {
 		return f.opts.Provider, nil
+	}
+	f.envProvider.once.Do(func() {
+		f.envProvider.p, f.envProvider.err = ProviderFromEnv("", os.Getenv)
+	})
+	if f.envProvider.p != nil || f.envProvider.err != nil {
+		return f.envProvider.p, f.envProvider.err
 	}
 	return provider.Open("", func(string) string { return "" })
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/artifactforge/forge/internal/jsonval"
 	"github.com/artifactforge/forge/provider/replay"
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/sandbox"
@@ -567,7 +568,7 @@ func runHumanEval(t *testing.T) (*heReport, error) {
 			o := f.Call(ctx, "humaneval", p.method, json.RawMessage(c.args))
 			rep.examples++
 			rep.provider += o.Meta.ProviderCalls
-			if !o.OK || !jsonEqual(o.Value, json.RawMessage(c.value)) || o.Meta.ProgramSource != SourcePersisted {
+			if !o.OK || !jsonval.Equal(o.Value, json.RawMessage(c.value)) || o.Meta.ProgramSource != SourcePersisted {
 				rep.exWrong = append(rep.exWrong, fmt.Sprintf("%s%s = %s (%s, %v), want %s", p.method, c.args, o.Value, o.Meta.ProgramSource, o.Err, c.value))
 			}
 		}

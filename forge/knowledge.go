@@ -3,6 +3,7 @@ package forge
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -103,10 +104,27 @@ func openKnowledge(s knowledgeStore, o learner.Options) (*learner.Store, error) 
 	if d := s.Knowledge(); d != nil {
 		return learner.OpenDocs(d, o)
 	}
-	if m, ok := s.(registry.Maintainer); ok {
-		o.Quarantine = func(path string, why error) string { return m.QuarantineFile(path, why).MovedTo }
-	}
+	o.Quarantine = knowledgeQuarantine(s)
 	return learner.Open(s.LocalDir(), o)
+}
+
+// storeDocs is where s keeps its knowledge documents, as openKnowledge opens them:
+// s.Knowledge(), or the directory LocalDir()/knowledge with s's quarantine.
+func storeDocs(s knowledgeStore) registry.Docs {
+	if d := s.Knowledge(); d != nil {
+		return d
+	}
+	return learner.DirDocs(filepath.Join(s.LocalDir(), learner.Dir), knowledgeQuarantine(s))
+}
+
+// knowledgeQuarantine sets a damaged knowledge file aside in s's quarantine when s is a
+// registry.Maintainer; nil otherwise.
+func knowledgeQuarantine(s knowledgeStore) func(path string, why error) string {
+	m, ok := s.(registry.Maintainer)
+	if !ok {
+		return nil
+	}
+	return func(path string, why error) string { return m.QuarantineFile(path, why).MovedTo }
 }
 
 // OpenKnowledge opens the learner on a store's knowledge as the forge does (see openKnowledge);

@@ -19,10 +19,11 @@ const DefaultMaxProviderCalls = 3
 // waits for it, so it runs under its own deadline, not under the first caller's.
 const DefaultGenerationTimeout = 5 * time.Minute
 
-// Options configure a Forge. The zero value of every field but Store is a safe default.
+// Options configure a Forge. The zero value of every field is a safe default.
 type Options struct {
 	// Store is the store: a directory, or the URL of a registered backend such as
-	// nats://host:4222/forge (see registry.OpenBackend).
+	// nats://host:4222/forge (see registry.OpenBackend); empty is DefaultStore ($FORGE_STORE,
+	// else $XDG_STATE_HOME/forge, else ~/.local/state/forge), as for the CLI.
 	Store string
 	// LocalDir is, for a store that is not a directory, the directory on this machine for what
 	// is not shared with other machines (the event log, compiled-code caches, the token
@@ -34,8 +35,9 @@ type Options struct {
 	// OnQuarantine, if set, is told of every damaged file a directory store sets aside, from
 	// the first read on (registry.OpenOptions.OnQuarantine); other backends ignore it.
 	OnQuarantine func(registry.QuarantineReport)
-	// Provider writes code. Nil means none is configured: persisted artifacts still run, and
-	// generation fails with an error saying how to configure one.
+	// Provider writes code. Nil is the one $FORGE_PROVIDER names (ProviderFromEnv, built on the
+	// first generation), else none: persisted artifacts still run, and generation fails with an
+	// error saying how to configure one.
 	Provider provider.Provider
 	// Sandboxes builds the backend for a contract's "sandbox" field ("yaegi" or "wasm"); nil uses
 	// the built-in backends. Each backend is built once, on first use.

@@ -167,7 +167,8 @@ func BackendSchemes() []string {
 // OpenBackend opens the store spec names: SCHEME://... for a registered backend, anything else a
 // directory (OpenWith).
 func OpenBackend(spec string, o OpenOptions) (Backend, error) {
-	if scheme, _, ok := strings.Cut(spec, "://"); ok && scheme != "" && !strings.ContainsAny(scheme, `/\`) {
+	if IsURL(spec) {
+		scheme, _, _ := strings.Cut(spec, "://")
 		backendsMu.RLock()
 		open := backends[scheme]
 		backendsMu.RUnlock()

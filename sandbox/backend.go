@@ -25,6 +25,34 @@ type Backend struct {
 	Available func() error
 	// New builds the backend for a store.
 	New func(Config) (Sandbox, error)
+	// PruneCache, if set, removes what the backend keeps in cacheDir (Config.CacheDir) that was
+	// not used since unusedSince, and leftovers of crashed writes; with dryRun it only reports.
+	// Everything in the cache can be rebuilt. `forge prune` and `forge doctor` call it through
+	// forge.PruneCaches.
+	PruneCache func(cacheDir string, unusedSince time.Time, dryRun bool) (CacheReport, error)
+}
+
+// CacheFile is one file of a backend's cache.
+type CacheFile struct {
+	Path     string    `json:"path"`
+	Bytes    int64     `json:"bytes"`
+	LastUsed time.Time `json:"last_used"`
+}
+
+// CacheReport says what a cache pruning removed (or would remove) and what it kept.
+type CacheReport struct {
+	Removed      []CacheFile `json:"removed"`
+	RemovedBytes int64       `json:"removed_bytes"`
+	Kept         int         `json:"kept"`
+	KeptBytes    int64       `json:"kept_bytes"`
+}
+
+// Add adds o's files and sizes to r.
+func (r *CacheReport) Add(o CacheReport) {
+	r.Removed = append(r.Removed, o.Removed...)
+	r.RemovedBytes += o.RemovedBytes
+	r.Kept += o.Kept
+	r.KeptBytes += o.KeptBytes
 }
 
 // Config is what a backend may need from the program that builds it.

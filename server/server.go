@@ -468,17 +468,14 @@ type artifactRow struct {
 	ContractMatch bool   `json:"contract_current"`
 }
 
-// handleArtifacts lists the artifacts from the store's summaries (an index for a directory store:
-// no artifact file is read when nothing changed) and one Role lookup per role.
+// handleArtifacts lists the artifacts from the store's listing (forge.List).
 func (s *Server) handleArtifacts(w http.ResponseWriter, _ *http.Request) {
-	st := s.f.Store()
-	sums, err := st.Summaries()
+	sums, err := forge.List(s.f.Store())
 	if err != nil {
 		storeErr(w, err)
 		return
 	}
 	rows := make([]artifactRow, 0, len(sums))
-	fingerprints := map[string]*string{} // role -> its contract's fingerprint (nil: no record)
 	for i := range sums {
 		sm := &sums[i]
 		row := artifactRow{Role: sm.Role, Method: sm.Method}
@@ -489,14 +486,7 @@ func (s *Server) handleArtifacts(w http.ResponseWriter, _ *http.Request) {
 		}
 		row.Lifecycle, row.Generation, row.Trigger = string(sm.Lifecycle), sm.Generation, sm.Trigger
 		row.SuccessCount, row.FailureCount = sm.SuccessCount, sm.FailureCount
-		fp, ok := fingerprints[sm.Role]
-		if !ok {
-			if rec, rerr := st.Role(sm.Role); rerr == nil {
-				fp = &rec.Fingerprint
-			}
-			fingerprints[sm.Role] = fp
-		}
-		row.ContractMatch = fp != nil && *fp == sm.ContractFingerprint
+		row.ContractMatch = sm.ContractCurrent()
 		rows = append(rows, row)
 	}
 	writeJSON(w, http.StatusOK, rows)

@@ -164,13 +164,6 @@ func TestCLIOnAnotherBackend(t *testing.T) {
 }
 
 func TestStoreURLOrDirectory(t *testing.T) {
-	for spec, want := range map[string]bool{
-		"nats://host:4222/forge": true, "clitest:///tmp/x": true, "foo://x": true,
-		"/var/lib/forge": false, "./store": false, "relative/dir": false, "": false,
-		"a/b://c": false, `C:\forge://x`: false, "://x": false,
-	} {
-		assert.Equal(t, want, isStoreURL(spec), spec)
-	}
 	// Commands that build a directory store of their own refuse a URL, without echoing it.
 	for _, args := range [][]string{{"demo"}, {"bench", "--methods", "1"}} {
 		code, _, errOut := runCLI(t, append([]string{"--store", "foo://user:secret@x"}, args...)...)

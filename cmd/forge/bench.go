@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/artifactforge/forge/bench"
+	"github.com/artifactforge/forge/registry"
 )
 
 func init() { register(newBenchCmd) }
@@ -34,7 +35,7 @@ $FORGE_STORE is never used.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Store = a.storeFlag // only --store: never the operator's $FORGE_STORE
-			if isStoreURL(cfg.Store) {
+			if registry.IsURL(cfg.Store) {
 				return usagef("bench: --store names a store URL; bench builds a throwaway directory store: name a new or empty directory, or leave --store out")
 			}
 			cfg.MaxRSS = maxRSSMiB << 20

@@ -10,7 +10,6 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -19,10 +18,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/artifactforge/forge/forge"
-	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/sandbox"
-	"github.com/artifactforge/forge/sandbox/wasm"
 )
 
 func init() {
@@ -55,11 +52,9 @@ func (a *app) openForge() (*forge.Forge, error) {
 	if err != nil {
 		return nil, err
 	}
-	var p provider.Provider
-	if a.providerFlag != "" || os.Getenv(provider.EnvProvider) != "" {
-		if p, err = provider.Open(a.providerFlag, os.Getenv); err != nil {
-			return nil, err
-		}
+	p, err := forge.ProviderFromEnv(a.providerFlag, os.Getenv)
+	if err != nil {
+		return nil, err
 	}
 	getenv := os.Getenv
 	if a.eventsFlag != "" { // --events wins over $FORGE_EVENTS
@@ -420,13 +415,6 @@ type actionDoc struct {
 	*registry.Artifact
 }
 
-// staleRow is one artifact that no longer fits its role.
-type staleRow struct {
-	Role   string `json:"role"`
-	Method string `json:"method"`
-	Why    string `json:"why"`
-}
-
 func newStaleCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "stale",
@@ -438,13 +426,9 @@ func newStaleCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			stale, err := forge.Stale(s)
+			rows, err := forge.Stale(s)
 			if err != nil {
 				return err
-			}
-			rows := make([]staleRow, len(stale))
-			for i, r := range stale {
-				rows[i] = staleRow(r)
 			}
 			if a.jsonOut {
 				return a.printJSON(rows)
@@ -512,38 +496,17 @@ sandbox's built modules and compiled code under the store's cache/ that were not
 				return err
 			}
 			defer a.closeForge(f)
-			s := f.Store()
-			cutoff := time.Now().Add(-age)
-			var pruned []registry.Key
-			sums, err := s.Summaries() // the summary index, not every artifact file
-			if err != nil {
-				return err
-			}
-			for _, sm := range sums {
-				if sm.Err != nil || sm.Lifecycle == registry.Blessed || sm.Lifecycle == registry.Archived {
-					continue // blessed artifacts are pinned; damaged ones are doctor's matter
-				}
-				last := sm.CreatedAt
-				if sm.LastUsedAt != nil {
-					last = *sm.LastUsedAt
-				}
-				if last.After(cutoff) {
-					continue
-				}
-				if !dryRun {
-					if err := f.ArchiveContext(operatorCtx(context.Background()), sm.Role, sm.Method); err != nil {
-						return err
-					}
-				}
-				pruned = append(pruned, sm.Key())
-			}
-			cache, err := wasm.PruneCache(filepath.Join(s.LocalDir(), "cache"), cutoff, dryRun)
+			rep, err := f.Prune(operatorCtx(context.Background()), time.Now().Add(-age), dryRun)
 			if err != nil {
 				return err
 			}
 			if a.jsonOut {
-				return a.printJSON(map[string]any{"ok": true, "dry_run": dryRun, "archived": pruned, "cache": cache})
+				return a.printJSON(struct {
+					OK bool `json:"ok"`
+					forge.PruneReport
+				}{true, rep})
 			}
+			pruned, cache := rep.Archived, rep.Cache
 			verb := "archived"
 			if dryRun {
 				verb = "would archive"

@@ -72,7 +72,7 @@ func (a *app) demoStore() (string, func(), error) {
 		}
 		return dir, func() { os.RemoveAll(dir) }, nil
 	}
-	if isStoreURL(a.storeFlag) {
+	if registry.IsURL(a.storeFlag) {
 		return "", nil, usagef("demo: --store names a store URL; the demo builds a fresh directory store: name a new directory, or leave --store out for a temporary one")
 	}
 	entries, err := os.ReadDir(a.storeFlag)

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/artifactforge/forge/forge"
 	"github.com/artifactforge/forge/sandbox/yaegi"
 )
 
@@ -56,27 +56,12 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
-// storeDir resolves the store (a directory or a backend's URL): --store, else $FORGE_STORE, else $XDG_STATE_HOME/forge, else
-// ~/.local/state/forge.
+// storeDir resolves the store (a directory or a backend's URL): --store, else forge.DefaultStore.
 func (a *app) storeDir() (string, error) {
 	if a.storeFlag != "" {
 		return a.storeFlag, nil
 	}
-	return defaultStoreDir(os.Getenv, os.UserHomeDir)
-}
-
-func defaultStoreDir(getenv func(string) string, home func() (string, error)) (string, error) {
-	if d := getenv("FORGE_STORE"); d != "" {
-		return d, nil
-	}
-	if d := getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "forge"), nil
-	}
-	h, err := home()
-	if err != nil {
-		return "", fmt.Errorf("cannot find a store: no --store, $FORGE_STORE, $XDG_STATE_HOME or home directory (%v); pass --store DIR", err)
-	}
-	return filepath.Join(h, ".local", "state", "forge"), nil
+	return forge.DefaultStore()
 }
 
 // printJSON writes v as indented JSON to stdout.

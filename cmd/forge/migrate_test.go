@@ -2,18 +2,16 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/artifactforge/forge/forge"
 	"github.com/artifactforge/forge/registry"
 	natsstore "github.com/artifactforge/forge/registry/nats"
 )
@@ -173,7 +171,7 @@ func TestMigrateRefusesAndReports(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	var rep struct {
 		OK bool `json:"ok"`
-		migrateReport
+		forge.MigrateReport
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	assert.True(t, rep.OK)
@@ -235,36 +233,4 @@ func TestMigrateForceReplacesCounters(t *testing.T) {
 	for k := range want {
 		assert.Equal(t, want[k], got[k], k)
 	}
-}
-
-// failingImporter fails every import of one method and counts the others.
-type failingImporter struct {
-	bad string
-	n   atomic.Int64
-}
-
-func (f *failingImporter) ImportRole(registry.RoleRecord) error { return nil }
-func (f *failingImporter) ImportArtifact(a *registry.Artifact) error {
-	if a.Method == f.bad {
-		return errors.New("disk full")
-	}
-	f.n.Add(1)
-	return nil
-}
-
-// The parallel writers stop at a failure and name the artifact, however many fail; none hangs.
-func TestMigrateImportStopsAtAFailure(t *testing.T) {
-	var arts []*registry.Artifact
-	for i := range 200 {
-		arts = append(arts, &registry.Artifact{Role: "r", Method: fmt.Sprintf("m%03d", i%50)})
-	}
-	imp := &failingImporter{bad: "m007"}
-	err := importArtifacts(imp, arts)
-	require.NotNil(t, err)
-	assert.Equal(t, "artifact r.m007", err.what)
-	assert.EqualError(t, err.err, "disk full")
-	assert.Less(t, imp.n.Load(), int64(200))
-	imp = &failingImporter{bad: "none"}
-	assert.Nil(t, importArtifacts(imp, arts))
-	assert.Equal(t, int64(200), imp.n.Load())
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/artifactforge/forge/forge"
 	"github.com/artifactforge/forge/registry"
 )
 
@@ -208,8 +209,8 @@ func TestBinRoleAddNamesStaleArtifacts(t *testing.T) {
 	r = bin(t, nil, nil, storeArgs(store, "--json", "role", "add", "--role", "text", "--purpose", "changed again")...)
 	require.Equal(t, 0, r.code)
 	var out struct {
-		Role  string     `json:"role"`
-		Stale []staleRow `json:"stale_artifacts"`
+		Role  string                `json:"role"`
+		Stale []forge.StaleArtifact `json:"stale_artifacts"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), r.stdout)
 	assert.Equal(t, "text", out.Role)

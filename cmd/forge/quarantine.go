@@ -94,9 +94,9 @@ dismiss with ` + "`forge quarantine -- ls METHOD`.",
 			if err != nil {
 				return err
 			}
-			var stale []staleRow
+			var stale []forge.StaleArtifact
 			if rr.Role != nil && (rr.Previous == nil || rr.Previous.Fingerprint != rr.Role.Fingerprint) {
-				if stale, err = staleArtifacts(s, rr.Role); err != nil {
+				if stale, err = forge.StaleByContract(s, rr.Role.Role); err != nil {
 					return err
 				}
 			}
@@ -104,7 +104,7 @@ dismiss with ` + "`forge quarantine -- ls METHOD`.",
 				return a.printJSON(struct {
 					OK bool `json:"ok"`
 					registry.RestoreReport
-					Stale []staleRow `json:"stale_artifacts"`
+					Stale []forge.StaleArtifact `json:"stale_artifacts"`
 				}{true, rr, nonNil(stale)})
 			}
 			fmt.Fprintf(a.stdout, "%s: %s\n", rr.Action, rr.Detail)

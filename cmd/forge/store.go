@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,7 +19,7 @@ import (
 
 	"github.com/artifactforge/forge/forge"
 	"github.com/artifactforge/forge/registry"
-	"github.com/artifactforge/forge/sandbox/wasm"
+	"github.com/artifactforge/forge/sandbox"
 )
 
 func init() {
@@ -58,19 +57,12 @@ func (a *app) clientName() string {
 	return a.client
 }
 
-// isStoreURL reports whether spec names a store by URL (SCHEME://...) rather than a directory,
-// by the rule registry.OpenBackend applies.
-func isStoreURL(spec string) bool {
-	scheme, _, ok := strings.Cut(spec, "://")
-	return ok && scheme != "" && !strings.ContainsAny(scheme, `/\`)
-}
-
 // localStoreDir is the directory on this machine for the store's unshared state (caches): the
 // store directory itself, or for a URL store $FORGE_LOCAL_DIR, else the backend's default (which
 // takes opening the store).
 func (a *app) localStoreDir() (string, error) {
 	spec, err := a.storeDir()
-	if err != nil || !isStoreURL(spec) {
+	if err != nil || !registry.IsURL(spec) {
 		return spec, err
 	}
 	if d := localDir(); d != "" {
@@ -113,25 +105,7 @@ func (a *app) reportQuarantine(q registry.QuarantineReport) {
 	fmt.Fprintf(a.stderr, "forge: see `forge quarantine ls`; `forge doctor` fails until it is restored or dismissed\n")
 }
 
-// staleArtifacts lists the artifacts of a role that were verified against another contract than
-// rec's.
-func staleArtifacts(s registry.Backend, rec *registry.RoleRecord) ([]staleRow, error) {
-	sums, err := s.Summaries()
-	if err != nil {
-		return nil, err
-	}
-	var rows []staleRow
-	for _, sm := range sums {
-		if sm.Role != rec.Role || sm.Err != nil || sm.ContractFingerprint == rec.Fingerprint {
-			continue // damaged ones are doctor's matter
-		}
-		rows = append(rows, staleRow{sm.Role, sm.Method, fmt.Sprintf("generation %d was verified against contract %s; its next call repairs it against %s (or `forge regen %s %s` now)",
-			sm.Generation, shortSum(sm.ContractFingerprint), shortSum(rec.Fingerprint), sm.Role, sm.Method)})
-	}
-	return rows, nil
-}
-
-func printStale(a *app, rows []staleRow) {
+func printStale(a *app, rows []forge.StaleArtifact) {
 	if len(rows) == 0 {
 		return
 	}
@@ -180,9 +154,9 @@ func newRoleCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var stale []staleRow
+			var stale []forge.StaleArtifact
 			if prev != nil && prev.Fingerprint != rec.Fingerprint {
-				if stale, err = staleArtifacts(s, &rec); err != nil {
+				if stale, err = forge.StaleByContract(s, rec.Role); err != nil {
 					return err
 				}
 			}
@@ -190,7 +164,7 @@ func newRoleCmd(a *app) *cobra.Command {
 				return a.printJSON(struct {
 					OK bool `json:"ok"`
 					registry.RoleRecord
-					Stale []staleRow `json:"stale_artifacts"`
+					Stale []forge.StaleArtifact `json:"stale_artifacts"`
 				}{true, rec, nonNil(stale)})
 			}
 			fmt.Fprintf(a.stdout, "role %s saved (%s)\n", rec.Role, rec.Fingerprint)
@@ -507,7 +481,7 @@ each with ` + "`forge quarantine restore ID` or `forge quarantine dismiss ID`" +
 			}
 			// The wasm cache holds no stored data (everything in it can be rebuilt): doctor only
 			// removes temp files that crashed writes left there and reports its size.
-			cache, err := wasm.PruneCache(filepath.Join(s.LocalDir(), "cache"), time.Time{}, false)
+			cache, err := forge.PruneCaches(s.LocalDir(), time.Time{}, false)
 			if err != nil {
 				return err
 			}
@@ -521,9 +495,9 @@ each with ` + "`forge quarantine restore ID` or `forge quarantine dismiss ID`" +
 				if err := a.printJSON(struct {
 					OK bool `json:"ok"`
 					registry.DoctorReport
-					Cache         wasm.CacheReport `json:"cache"`
-					EventsDropped int64            `json:"events_dropped"`
-					Knowledge     *knowledgeReport `json:"knowledge,omitempty"`
+					Cache         sandbox.CacheReport `json:"cache"`
+					EventsDropped int64               `json:"events_dropped"`
+					Knowledge     *knowledgeReport    `json:"knowledge,omitempty"`
 				}{!rep.Damaged(), rep, cache, dropped, kn}); err != nil {
 					return err
 				}

@@ -20,19 +20,6 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-func TestDefaultStoreDir(t *testing.T) {
-	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	home := func() (string, error) { return "/home/u", nil }
-	d, _ := defaultStoreDir(env(map[string]string{"FORGE_STORE": "/s", "XDG_STATE_HOME": "/x"}), home)
-	assert.Equal(t, "/s", d)
-	d, _ = defaultStoreDir(env(map[string]string{"XDG_STATE_HOME": "/x"}), home)
-	assert.Equal(t, "/x/forge", d)
-	d, _ = defaultStoreDir(env(nil), home)
-	assert.Equal(t, "/home/u/.local/state/forge", d)
-	_, err := defaultStoreDir(env(nil), func() (string, error) { return "", os.ErrNotExist })
-	assert.ErrorContains(t, err, "--store")
-}
-
 func TestStoreCommands(t *testing.T) {
 	store := t.TempDir()
 	contract := filepath.Join(t.TempDir(), "c.json")

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/artifactforge/forge/internal/tailbuf"
 	"github.com/artifactforge/forge/provider/internal/gen"
 )
 
@@ -131,8 +132,8 @@ func (p *Provider) Generate(ctx context.Context, req gen.Request) (gen.Answer, e
 	}
 	var stdout limitedBuffer
 	stdout.max = maxStdout
-	var stderr tailBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	stderr := tailbuf.New(0, StderrTail)
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	killGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second // children that keep the pipes open cannot hang the call
 
@@ -143,54 +144,32 @@ func (p *Provider) Generate(ctx context.Context, req gen.Request) (gen.Answer, e
 	}
 	switch {
 	case ctx.Err() != nil:
-		return ans, &gen.Error{Kind: gen.Unavailable, Provider: Name, Message: p.describe("interrupted", &stderr), Err: ctx.Err()}
+		return ans, &gen.Error{Kind: gen.Unavailable, Provider: Name, Message: p.describe("interrupted", stderr), Err: ctx.Err()}
 	case runCtx.Err() != nil:
-		return ans, &gen.Error{Kind: gen.Unavailable, Provider: Name, Message: p.describe(fmt.Sprintf("timed out after %s (FORGE_PROVIDER_TIMEOUT)", p.cfg.Timeout), &stderr), Err: runCtx.Err()}
+		return ans, &gen.Error{Kind: gen.Unavailable, Provider: Name, Message: p.describe(fmt.Sprintf("timed out after %s (FORGE_PROVIDER_TIMEOUT)", p.cfg.Timeout), stderr), Err: runCtx.Err()}
 	case err != nil:
 		var exitErr *exec.ExitError
 		if errors.As(err, &exitErr) {
-			return ans, &gen.Error{Kind: gen.Unavailable, Provider: Name, Message: p.describe(fmt.Sprintf("exited with status %d", exitErr.ExitCode()), &stderr), Err: err}
+			return ans, &gen.Error{Kind: gen.Unavailable, Provider: Name, Message: p.describe(fmt.Sprintf("exited with status %d", exitErr.ExitCode()), stderr), Err: err}
 		}
-		return ans, &gen.Error{Kind: gen.Unavailable, Provider: Name, Message: p.describe("could not run", &stderr), Err: err}
+		return ans, &gen.Error{Kind: gen.Unavailable, Provider: Name, Message: p.describe("could not run", stderr), Err: err}
 	case stdout.truncated:
 		return ans, gen.Errorf(gen.BadAnswer, Name, "%s wrote more than %d bytes", p.cfg.Program, maxStdout)
 	}
 	code, herr := gen.Heal(ans.Raw)
 	if herr != nil {
-		return ans, &gen.Error{Kind: gen.BadAnswer, Provider: Name, Message: p.describe("answered without Go code", &stderr), Err: herr}
+		return ans, &gen.Error{Kind: gen.BadAnswer, Provider: Name, Message: p.describe("answered without Go code", stderr), Err: herr}
 	}
 	ans.Code = code
 	return ans, nil
 }
 
-func (p *Provider) describe(what string, stderr *tailBuffer) string {
+func (p *Provider) describe(what string, stderr *tailbuf.Buffer) string {
 	msg := p.cfg.Program + " " + what
 	if tail := strings.TrimSpace(stderr.String()); tail != "" {
 		msg += "; stderr: " + tail
 	}
 	return msg
-}
-
-// tailBuffer keeps the last StderrTail bytes written to it.
-type tailBuffer struct {
-	buf     []byte
-	dropped bool
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - StderrTail; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-		t.dropped = true
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	if t.dropped {
-		return "…" + string(t.buf)
-	}
-	return string(t.buf)
 }
 
 // limitedBuffer stops storing after max bytes but keeps accepting writes so the program is not

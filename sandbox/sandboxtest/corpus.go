@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/artifactforge/forge/internal/jsonval"
 	"github.com/artifactforge/forge/sandbox"
 )
 
@@ -326,11 +326,5 @@ func checkError(t *testing.T, c Case, err error, stage string) {
 	t.Logf("%s: %v", stage, err)
 }
 
-// JSONEqual compares two JSON documents by value.
-func JSONEqual(a, b json.RawMessage) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
-}
+// JSONEqual compares two JSON documents by value (jsonval.Equal).
+func JSONEqual(a, b json.RawMessage) bool { return jsonval.Equal(a, b) }

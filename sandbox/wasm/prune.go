@@ -11,22 +11,14 @@ import (
 	"time"
 
 	"github.com/artifactforge/forge/internal/storepath"
+	"github.com/artifactforge/forge/sandbox"
 )
 
 // CacheFile is one file of the wasm cache.
-type CacheFile struct {
-	Path     string    `json:"path"`
-	Bytes    int64     `json:"bytes"`
-	LastUsed time.Time `json:"last_used"`
-}
+type CacheFile = sandbox.CacheFile
 
 // CacheReport says what PruneCache removed (or would remove) and what it kept.
-type CacheReport struct {
-	Removed      []CacheFile `json:"removed"`
-	RemovedBytes int64       `json:"removed_bytes"`
-	Kept         int         `json:"kept"`
-	KeptBytes    int64       `json:"kept_bytes"`
-}
+type CacheReport = sandbox.CacheReport
 
 // staleTemp is how old a leftover temporary file (a write that crashed) must be to be removed.
 const staleTemp = time.Hour

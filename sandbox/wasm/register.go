@@ -14,5 +14,6 @@ func init() {
 		New: func(c sandbox.Config) (sandbox.Sandbox, error) {
 			return New(Options{CacheDir: c.CacheDir, RecordDir: c.RecordDir, PoolSize: c.PoolSize, IdleTimeout: c.IdleTimeout})
 		},
+		PruneCache: PruneCache,
 	})
 }

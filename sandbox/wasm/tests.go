@@ -249,7 +249,7 @@ func parseTestReport(report string, stopErr error) []sandbox.TestResult {
 
 func (inst *instance) test(ctx context.Context, host *sandbox.Host, pattern string) (bool, error) {
 	inst.host, inst.stopped, inst.inFlight = host, false, false
-	inst.stderr.reset()
+	inst.stderr.Reset()
 	ctx = context.WithValue(ctx, instanceKey{}, inst)
 	buf, err := inst.input(ctx, uint32(len(pattern)))
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/artifactforge/forge/internal/tailbuf"
 	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/gate"
 )
@@ -902,7 +903,7 @@ type instance struct {
 	stopped  bool   // the tick aborted the call (deadline)
 	inFlight bool   // the deadline hit while a host call was running
 	broken   bool
-	stderr   tailBuffer
+	stderr   *tailbuf.Buffer  // the start and end of what the guest wrote to stderr (a fatal error's report)
 	capture  *strings.Builder // test output, when running tests
 	extra    bool             // made beyond the pool size for a delegated call (no sem token)
 
@@ -912,6 +913,14 @@ type instance struct {
 	live       *liveCounts   // nil outside a Sandbox
 }
 
+// What of the guest's stderr an instance keeps: the start, and an end long enough for the guest
+// runtime's whole report of a fatal error after any output of the guest's own (a stack overflow's,
+// with its 100-frame traceback, measured 14 KiB).
+const (
+	stderrHead = 4 << 10
+	stderrTail = 32 << 10
+)
+
 type instanceKey struct{}
 
 func instanceFrom(ctx context.Context) *instance {
@@ -920,12 +929,12 @@ func instanceFrom(ctx context.Context) *instance {
 }
 
 func newInstance(ctx context.Context, eng *engine, cm wazero.CompiledModule, test bool) (*instance, error) {
-	inst := &instance{stack: make([]uint64, 1)}
+	inst := &instance{stack: make([]uint64, 1), stderr: tailbuf.New(stderrHead, stderrTail)}
 	cfg := wazero.NewModuleConfig().
 		WithName("").
 		WithStartFunctions("_initialize").
 		WithStdout(stdoutWriter{inst}).
-		WithStderr(&inst.stderr).
+		WithStderr(inst.stderr).
 		// The guest's Go runtime paces its collector by this clock. wazero's default is a fake
 		// one that advances 1 ms per reading: each collection then looks like 10+ ms of pause,
 		// the GC CPU limiter turns off assists, and with no preemption in wasm no mark worker
@@ -1015,7 +1024,7 @@ func (inst *instance) input(ctx context.Context, n uint32) ([]byte, error) {
 // call runs one call: frames args into guest memory, calls forge_call, reads the tagged result.
 func (inst *instance) call(ctx context.Context, host *sandbox.Host, args []json.RawMessage, lim sandbox.Limits) (json.RawMessage, error) {
 	inst.host, inst.stopped, inst.inFlight = host, false, false
-	inst.stderr.reset()
+	inst.stderr.Reset()
 	n := 8
 	for _, a := range args {
 		n += 4 + len(a)
@@ -1185,34 +1194,4 @@ func (w stdoutWriter) Write(b []byte) (int, error) {
 		h.AppendLogBytes(bytes.TrimRight(b, "\n"))
 	}
 	return len(b), nil
-}
-
-// tailBuffer keeps the first 8 KiB the guest writes to stderr (a fatal error's report).
-type tailBuffer struct {
-	mu sync.Mutex
-	b  []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if room := 8<<10 - len(t.b); room > 0 {
-		if len(p) < room {
-			room = len(p)
-		}
-		t.b = append(t.b, p[:room]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) reset() {
-	t.mu.Lock()
-	t.b = t.b[:0]
-	t.mu.Unlock()
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
 }

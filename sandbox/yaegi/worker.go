@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/artifactforge/forge/internal/tailbuf"
 	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/gate"
 	"github.com/artifactforge/forge/sandbox/yaegi/symbols"
@@ -388,8 +389,8 @@ type worker struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	msgs   chan workerMsg
-	stderr *tailBuffer
-	done   chan struct{} // closed when the process has exited
+	stderr *tailbuf.Buffer // the first and last few KiB of its stderr (a fatal error's reason, then goroutine dumps)
+	done   chan struct{}   // closed when the process has exited
 	err    error
 	idle   time.Time // when it was last put back
 	argv0  string
@@ -401,36 +402,6 @@ type worker struct {
 type workerKey struct {
 	sum, fn, client string
 	mem             int64
-}
-
-// tailBuffer keeps the first and last few KiB a worker wrote to stderr (a fatal error's reason
-// comes first, then goroutine dumps), to classify its death.
-type tailBuffer struct {
-	mu   sync.Mutex
-	head []byte
-	buf  []byte
-}
-
-func (t *tailBuffer) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if n := 4096 - len(t.head); n > 0 {
-		t.head = append(t.head, b[:min(n, len(b))]...)
-	}
-	t.buf = append(t.buf, b...)
-	if len(t.buf) > 4096 {
-		t.buf = append([]byte(nil), t.buf[len(t.buf)-4096:]...)
-	}
-	return len(b), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.buf) <= len(t.head) {
-		return string(t.head)
-	}
-	return string(t.head) + "\n...\n" + string(t.buf)
 }
 
 type workerPool struct {
@@ -522,7 +493,7 @@ func (p *workerPool) spawn(key workerKey) (*worker, error) {
 	if err != nil {
 		return nil, sandbox.AsError(err)
 	}
-	w := &worker{key: key, cmd: cmd, stdin: stdin, msgs: make(chan workerMsg, 4), stderr: &tailBuffer{}, done: make(chan struct{}), argv0: argv[0]}
+	w := &worker{key: key, cmd: cmd, stdin: stdin, msgs: make(chan workerMsg, 4), stderr: tailbuf.New(4<<10, 4<<10), done: make(chan struct{}), argv0: argv[0]}
 	cmd.Stderr = w.stderr
 	start := time.Now()
 	if err := cmd.Start(); err != nil {

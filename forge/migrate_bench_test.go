@@ -1,4 +1,4 @@
-package main
+package forge
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	natsstore "github.com/artifactforge/forge/registry/nats"
 )
 
-// BenchmarkMigrate1k is `forge store migrate` (read, write, verify) of a directory store of 1,000
+// BenchmarkMigrate1k is Migrate (`forge store migrate`: read, write, verify) of a directory store of 1,000
 // artifacts (10 roles x 100 methods, 3 kept generations each) into an empty fleet store on an
 // embedded single node (fsync on every write), and of that fleet store into a new directory.
 func BenchmarkMigrate1k(b *testing.B) {
@@ -59,7 +59,7 @@ func BenchmarkMigrate1k(b *testing.B) {
 		defer src.Close()
 		defer dst.Close()
 		start := time.Now()
-		rep, err := migrateStore(src, dst, false, func() (registry.Backend, error) { return open(to), nil })
+		rep, err := Migrate(src, dst, false, func() (registry.Backend, error) { return open(to), nil })
 		if err != nil {
 			b.Fatal(err)
 		}
