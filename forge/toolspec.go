@@ -123,7 +123,7 @@ func buildToolSpecs(roles []*registry.RoleRecord, sums []registry.Summary, parse
 			// A role that declares no methods: its persisted, healthy, current ones.
 			for i := range sums {
 				sm := &sums[i]
-				if sm.Err == nil && sm.Role == rec.Role && sm.ContractFingerprint == rec.Fingerprint &&
+				if sm.Err == nil && sm.Role == rec.Role && ContractCurrent(rec, sm.ContractFingerprint) &&
 					(sm.Lifecycle == registry.Durable || sm.Lifecycle == registry.Blessed) {
 					methods = append(methods, sm.Method)
 				}
@@ -148,7 +148,7 @@ func toolSpec(rec *registry.RoleRecord, m string, sm *registry.Summary, parse fu
 		if p, r, err := parse(decl); err == nil {
 			params, t.ResultSchema = p, r
 		}
-	} else if sm != nil && sm.ContractFingerprint == rec.Fingerprint {
+	} else if sm != nil && ContractCurrent(rec, sm.ContractFingerprint) {
 		decl, params = sm.Decl, sm.ParamsSchema // undeclared: the persisted code's own
 	}
 	if len(rec.Deliverable) > 0 {
