@@ -67,6 +67,7 @@ type Forge struct {
 	mu        sync.RWMutex
 	roles     map[string]*roleRuntime
 	sandboxes map[string]sandbox.Sandbox
+	decls     declSchemas // ToolSpecs' parsed declarations
 }
 
 // compiled is an artifact snapshot and its compiled program, with the references that keep the
@@ -301,7 +302,7 @@ func (f *Forge) AddRole(c registry.Contract) error {
 	if err := registry.Refusal(c.Role, c.Check(f.opts.Maxima)); err != nil {
 		return err
 	}
-	_, err := f.store.PutRole(c, f.now())
+	_, err := f.store.PutRole(c.By(f.who(context.Background())), f.now())
 	return err
 }
 

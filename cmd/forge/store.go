@@ -150,7 +150,7 @@ func newRoleCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			rec, prev, err := s.PutRoleReport(c, time.Now())
+			rec, prev, err := s.PutRoleReport(c.By(forge.CLIClient()), time.Now())
 			if err != nil {
 				return err
 			}
