@@ -131,14 +131,16 @@ func runCorpus(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	refused := newRefusals()
+	refused, spent := newRefusals(), newSpent()
 	for _, c := range cases {
 		if len(c.Backends) > 0 {
 			continue // a case for one backend only: nothing to compare
 		}
 		t.Run(c.Name, func(t *testing.T) {
 			t.Parallel()
+			t0 := time.Now()
 			o := run(oracle, c, sandbox.IsolationNone)
+			spent.add("wasm", time.Since(t0))
 			if c.HasWant && (o.err != nil || !sandboxtest.JSONEqual([]byte(o.value), c.Want)) {
 				t.Errorf("wasm answers %s, want %s", o, c.Want)
 			}
@@ -146,7 +148,9 @@ func runCorpus(t *testing.T, dir string) {
 				if len(c.Modes) > 0 && !modeOK(c.Modes, pl.isolation) {
 					continue
 				}
+				t0 := time.Now()
 				y := run(interp, c, pl.isolation)
+				spent.add(pl.name, time.Since(t0))
 				if msg := verdict(o, y); msg != "" {
 					t.Errorf("yaegi %s %s", pl.name, msg)
 				} else if y.err != nil && o.err == nil {
@@ -156,8 +160,8 @@ func runCorpus(t *testing.T, dir string) {
 		})
 	}
 	t.Cleanup(func() {
-		t.Logf("%s: %d programs on wasm and yaegi (in-process, worker) in %v; refused by name on yaegi: %v",
-			dir, len(cases), time.Since(start).Round(time.Millisecond), refused.list())
+		t.Logf("%s: %d programs on wasm and yaegi (in-process, worker) in %v (summed per placement: %s); refused by name on yaegi: %v",
+			dir, len(cases), time.Since(start).Round(time.Millisecond), spent, refused.list())
 	})
 }
 
@@ -202,7 +206,7 @@ func TestHumanEval(t *testing.T) {
 		t.Fatalf("want 164 problems, got %d", len(problems))
 	}
 	start := time.Now()
-	refused := newRefusals()
+	refused, spent := newRefusals(), newSpent()
 	for _, p := range problems {
 		t.Run(strings.ReplaceAll(p.TaskID, "/", "_"), func(t *testing.T) {
 			t.Parallel()
@@ -211,9 +215,13 @@ func TestHumanEval(t *testing.T) {
 				code = p.Prompt + fix.Solution // the canonical answer depends on map order
 			}
 			tests := p.TestSetup + "\n" + p.ExampleTest
+			t0 := time.Now()
 			o := testAnswer(oracle, code, tests, sandbox.IsolationNone)
+			spent.add("wasm", time.Since(t0))
 			for _, pl := range placements {
+				t0 := time.Now()
 				y := testAnswer(interp, code, tests, pl.isolation)
+				spent.add(pl.name, time.Since(t0))
 				if msg := verdict(o, y); msg != "" {
 					t.Errorf("yaegi %s %s", pl.name, msg)
 				} else if y.err != nil && o.err == nil {
@@ -223,7 +231,7 @@ func TestHumanEval(t *testing.T) {
 		})
 	}
 	t.Cleanup(func() {
-		t.Logf("HumanEval-X: %d problems on wasm and yaegi (in-process, worker) in %v; refused by name on yaegi: %v",
-			len(problems), time.Since(start).Round(time.Millisecond), refused.list())
+		t.Logf("HumanEval-X: %d problems on wasm and yaegi (in-process, worker) in %v (summed per placement: %s); refused by name on yaegi: %v",
+			len(problems), time.Since(start).Round(time.Millisecond), spent, refused.list())
 	})
 }
