@@ -1014,8 +1014,11 @@ func (r *rewriter) rewriteCall(c *ast.CallExpr) {
 				return
 			}
 			ts := r.typeString(t)
-			switch t.Underlying().(type) {
+			switch u := t.Underlying().(type) {
 			case *types.Map:
+				if mayHoldNaN(u.Key(), nil) {
+					return // gapRefusal refuses it
+				}
 				r.add(r.off(fn.Pos()), r.off(fn.End()), fmt.Sprintf("func(m %s) { for k := range m { delete(m, k) } }", ts))
 			case *types.Slice:
 				r.add(r.off(fn.Pos()), r.off(fn.End()), fmt.Sprintf("func(s %s) { for i := range s { var z %s; s[i] = z } }", ts, r.typeString(t.Underlying().(*types.Slice).Elem())))
@@ -1106,6 +1109,33 @@ func floatKind(t types.Type) (float, known bool) {
 		}
 	}
 	return false, true
+}
+
+// mayHoldNaN reports whether a value of t may hold a NaN (a float or complex, in an interface,
+// a struct field or an array element), which no delete can remove from a map.
+func mayHoldNaN(t types.Type, seen map[types.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	if seen == nil {
+		seen = map[types.Type]bool{}
+	}
+	seen[t] = true
+	switch u := t.Underlying().(type) {
+	case *types.Basic:
+		return u.Info()&(types.IsFloat|types.IsComplex) != 0
+	case *types.Interface:
+		return true
+	case *types.Array:
+		return mayHoldNaN(u.Elem(), seen)
+	case *types.Struct:
+		for i := range u.NumFields() {
+			if mayHoldNaN(u.Field(i).Type(), seen) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // lessText is the Go expression for cmp.Less(a, b): for floats, a NaN is less than any other value.
@@ -1234,7 +1264,19 @@ func (r *rewriter) rewriteRange(rs *ast.RangeStmt) {
 		}
 		n := r.tmp()
 		x := r.text(rs.X)
-		r.add(r.off(rs.For), r.off(rs.Body.Lbrace), fmt.Sprintf("for %s, %s := (%s)*0, (%s); %s < %s; %s++ ", key, n, x, x, key, n, key))
+		// As Go: x is evaluated once, and each iteration's key is its own (assigning it in the
+		// body does not move the loop: the count runs in a variable of its own then).
+		ts := r.typeString(t)
+		if b, ok := t.(*types.Basic); ok && b.Info()&types.IsUntyped != 0 {
+			ts = "int"
+		}
+		if rs.Tok == token.DEFINE && r.assignsVar(rs.Body, rs.Key) {
+			count := r.tmp()
+			r.add(r.off(rs.For), r.off(rs.Body.Lbrace), fmt.Sprintf("for %s, %s := %s(0), %s(%s); %s < %s; %s++ ", count, n, ts, ts, x, count, n, count))
+			r.add(r.off(rs.Body.Lbrace)+1, r.off(rs.Body.Lbrace)+1, fmt.Sprintf(" %s := %s; ", key, count))
+			return
+		}
+		r.add(r.off(rs.For), r.off(rs.Body.Lbrace), fmt.Sprintf("for %s, %s := %s(0), %s(%s); %s < %s; %s++ ", key, n, ts, ts, x, key, n, key))
 	}
 	if rs.Tok == token.DEFINE {
 		var names []string
@@ -1245,6 +1287,39 @@ func (r *rewriter) rewriteRange(rs *ast.RangeStmt) {
 		}
 		r.copyLoopVars(rs.Body, names, false)
 	}
+}
+
+// assignsVar reports whether body assigns the variable id declares (=, op=, ++, --) or takes
+// its address.
+func (r *rewriter) assignsVar(body *ast.BlockStmt, id ast.Expr) bool {
+	key, ok := id.(*ast.Ident)
+	if !ok || r.info == nil || r.info.Defs[key] == nil {
+		return false
+	}
+	obj := r.info.Defs[key]
+	is := func(e ast.Expr) bool {
+		x, ok := ast.Unparen(e).(*ast.Ident)
+		return ok && r.info.Uses[x] == obj
+	}
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			if n.Tok != token.DEFINE {
+				for _, l := range n.Lhs {
+					found = found || is(l)
+				}
+			}
+		case *ast.IncDecStmt:
+			found = found || is(n.X)
+		case *ast.UnaryExpr:
+			found = found || n.Op == token.AND && is(n.X)
+		case *ast.RangeStmt:
+			found = found || n.Tok == token.ASSIGN && (is(n.Key) || n.Value != nil && is(n.Value))
+		}
+		return !found
+	})
+	return found
 }
 
 func (r *rewriter) rewriteFor(fs *ast.ForStmt) {
@@ -1663,9 +1738,17 @@ func (r *rewriter) builtinGap(n ast.Node) (msg, hint string, at ast.Node) {
 			_, _, msg, hint := r.minMax(c, fn.Name)
 			return msg, hint, c
 		case "clear":
-			if len(c.Args) == 1 && r.typeOf(c.Args[0]) == nil {
+			if len(c.Args) != 1 {
+				break
+			}
+			t := r.typeOf(c.Args[0])
+			if t == nil {
 				return fmt.Sprintf("clear(%s), whose type is not known before the interpreter runs: the interpreter has no builtin clear", types.ExprString(c.Args[0])),
 					"delete the keys in a loop (for k := range m { delete(m, k) }) or zero the elements in a loop", c
+			}
+			if m, ok := t.Underlying().(*types.Map); ok && mayHoldNaN(m.Key(), nil) {
+				return fmt.Sprintf("clear(%s), a map whose keys may be NaN: the interpreter has no builtin clear, and delete cannot remove a NaN key", types.ExprString(c.Args[0])),
+					"make a new map (m = map[K]V{}) where the old one is no longer shared, or keep NaN out of the keys", c
 			}
 		}
 	case *ast.SelectorExpr:
@@ -1685,8 +1768,8 @@ func (r *rewriter) builtinGap(n ast.Node) (msg, hint string, at ast.Node) {
 	return "", "", nil
 }
 
-// embeddedGap returns the first embedded field of a struct type of the file whose values go
-// through encoding/json: the interpreter's reflection names the field X<Type> and does not
+// embeddedGap returns the first field of a struct type of the file that embeds another type of
+// the file (a package's type embeds as Go does) and whose values go through encoding/json: the interpreter's reflection names the field X<Type> and does not
 // promote its fields, so json.Marshal writes {"Xbase":{...}} for Go's {"id":...} (and decoding
 // leaves the promoted fields unset). A value goes through encoding/json when the file imports
 // it, or when its type is reachable from an exported function's parameters or results (the
@@ -1742,8 +1825,7 @@ func (r *rewriter) embeddedGap() (at ast.Node, msg, hint string) {
 			return true
 		}
 		for _, fl := range st.Fields.List {
-			if len(fl.Names) == 0 {
-				emb := types.ExprString(fl.Type)
+			if emb := types.ExprString(fl.Type); len(fl.Names) == 0 && r.typeNames[strings.TrimPrefix(emb, "*")] {
 				at, msg = fl, fmt.Sprintf("struct %s embeds %s and its values go through encoding/json (json.Marshal, or the function's args and result): the interpreter encodes the embedded field as one named X%s instead of promoting its fields", ts.Name.Name, emb, strings.TrimPrefix(emb, "*"))
 				hint = fmt.Sprintf("write %s's fields out in %s instead of embedding %s", strings.TrimPrefix(emb, "*"), ts.Name.Name, emb)
 				return false
