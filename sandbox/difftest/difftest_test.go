@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -34,16 +33,8 @@ var placements = []struct{ name, isolation string }{
 // runs) and one yaegi Sandbox across every case.
 func TestMain(m *testing.M) {
 	yaegi.MaybeServeWorker()
-	dir := os.Getenv("FORGE_WASM_TEST_CACHE")
-	if dir == "" {
-		d, err := os.UserCacheDir()
-		if err != nil {
-			d = os.TempDir()
-		}
-		dir = filepath.Join(d, "forge-test")
-	}
 	var err error
-	oracle, err = wasm.New(wasm.Options{CacheDir: dir})
+	oracle, err = wasm.New(wasm.Options{CacheDir: sandboxtest.BuildCacheDir()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
