@@ -34,6 +34,8 @@ type Contract struct {
 	Sandbox       string            `json:"sandbox,omitempty"` // "" (yaegi) | yaegi | wasm
 	Limits        *Limits           `json:"limits,omitempty"`
 	FailurePolicy *FailurePolicy    `json:"failure_policy,omitempty"`
+	// Sample is the sample of real calls kept per artifact (safe regeneration; sample.go).
+	Sample *SampleConfig `json:"sample,omitempty"`
 }
 
 // Acceptance is what generated code must pass before it may become current.
@@ -382,7 +384,9 @@ func ParseSize(s string) (int64, error) { return sandbox.ParseSize(s) }
 // but timestamps), written "sha256:<hex>". Key order and whitespace in the deliverable schema or
 // examples do not change it.
 func (c *Contract) Fingerprint() string {
-	raw, err := json.Marshal(c)
+	cc := *c
+	cc.Sample = nil // what is sampled changes no code
+	raw, err := json.Marshal(&cc)
 	if err != nil {
 		panic(fmt.Sprintf("registry: marshal contract: %v", err)) // every field is marshalable
 	}
