@@ -26,14 +26,16 @@ import (
 // Forge serves calls of role methods from one store. It is safe for concurrent use. Close it to
 // flush buffered metrics and events.
 type Forge struct {
-	opts   Options
-	store  registry.Backend
-	pins   registry.PinLookup // store's, when it offers pins (the warm path's one lookup); else nil
-	rec    registry.MetricsRecorder
-	events *eventLog
-	learn  *learner.Store // nil when learning is off
-	calib  *calibration   // token estimate per model (assemble.go)
-	now    func() time.Time
+	opts  Options
+	store registry.Backend
+	pins  registry.PinLookup // store's, when it offers pins (the warm path's one lookup); else nil
+	rec   registry.MetricsRecorder
+	// samples buffers the inputs calls offer to their artifact's sample (sample.go); nil: off.
+	samples *sampler
+	events  *eventLog
+	learn   *learner.Store // nil when learning is off
+	calib   *calibration   // token estimate per model (assemble.go)
+	now     func() time.Time
 	// realClock: now is time.Now (Options.Now unset), so a call's event may take its time from
 	// the reading that ended the call instead of a clock read of its own.
 	realClock bool
@@ -139,6 +141,7 @@ func open(s registry.Backend, opts Options) (*Forge, error) {
 		return nil, err
 	}
 	f.rec = s.NewRecorder(opts.FlushInterval)
+	f.samples = newSampler(opts.SampleEvery, opts.SampleFlushInterval, f.flushSamples)
 	f.bg, f.stopBg = context.WithCancel(context.Background())
 	if opts.Watch {
 		_ = f.Watch() // without fsnotify the revalidation poll is the fallback
@@ -179,6 +182,7 @@ func (f *Forge) Close() error {
 		f.closed = true
 		f.life.Unlock()
 		f.stopWatch()
+		f.samples.close()
 		lost := droppedErr(f.rec.Close(), f.store.Location())
 		if f.events != nil {
 			f.events.close()
@@ -430,7 +434,19 @@ func (f *Forge) providerOrErr() (provider.Provider, error) {
 // (`forge regen`), verifies it and makes it current; the old code stays in the history. The
 // Outcome has no value: no call args were given.
 func (f *Forge) Regenerate(ctx context.Context, role, method string) Outcome {
-	c := &call{f: f, role: role, method: method, start: time.Now(), operator: true}
+	return f.RegenerateWith(ctx, role, method, RegenOptions{})
+}
+
+// RegenOptions are an operator's choices for a regeneration.
+type RegenOptions struct {
+	// AcceptChanges promotes new code even when it changes answers of the sample of real calls
+	// (safe regeneration, shadow.go): the operator has seen the differences and wants them.
+	AcceptChanges bool
+}
+
+// RegenerateWith is Regenerate with the operator's options.
+func (f *Forge) RegenerateWith(ctx context.Context, role, method string, opts RegenOptions) Outcome {
+	c := &call{f: f, role: role, method: method, start: time.Now(), operator: true, acceptChanges: opts.AcceptChanges}
 	c.ev.Role, c.ev.Method, c.ev.CallID = role, method, newID()
 	c.ev.TraceID = c.ev.CallID
 	c.ev.Action, c.ev.Reason = OpRegenerate, reasonOperator

@@ -29,6 +29,11 @@ type SampleConfig struct {
 	Max int `json:"max,omitempty"`
 	// MaxBytes bounds their JSON, args and answers together (DefaultSampleMaxBytes if 0).
 	MaxBytes int `json:"max_bytes,omitempty"`
+	// MaxChangedPercent: new code of an artifact that is not blessed is not promoted when it
+	// changes the answers of more than this share of the sample (0: forge's default, 10;
+	// negative: no threshold). A blessed artifact's new code may change none without
+	// --accept-changes.
+	MaxChangedPercent int `json:"max_changed_percent,omitempty"`
 }
 
 // Bounds returns the sample's count and byte bounds (0, 0 when it is off). A nil config is the
