@@ -26,16 +26,14 @@ import (
 // Forge serves calls of role methods from one store. It is safe for concurrent use. Close it to
 // flush buffered metrics and events.
 type Forge struct {
-	opts  Options
-	store registry.Backend
-	pins  registry.PinLookup // store's, when it offers pins (the warm path's one lookup); else nil
-	rec   registry.MetricsRecorder
-	// samples buffers the inputs calls offer to their artifact's sample (sample.go); nil: off.
-	samples *sampler
-	events  *eventLog
-	learn   *learner.Store // nil when learning is off
-	calib   *calibration   // token estimate per model (assemble.go)
-	now     func() time.Time
+	opts   Options
+	store  registry.Backend
+	pins   registry.PinLookup // store's, when it offers pins (the warm path's one lookup); else nil
+	rec    registry.MetricsRecorder
+	events *eventLog
+	learn  *learner.Store // nil when learning is off
+	calib  *calibration   // token estimate per model (assemble.go)
+	now    func() time.Time
 	// realClock: now is time.Now (Options.Now unset), so a call's event may take its time from
 	// the reading that ended the call instead of a clock read of its own.
 	realClock bool
@@ -62,6 +60,9 @@ type Forge struct {
 	mu        sync.RWMutex
 	roles     map[string]*roleRuntime
 	sandboxes map[string]sandbox.Sandbox
+
+	// samples buffers the inputs calls offer to their artifact's sample (sample.go); nil: off.
+	samples *sampler
 }
 
 // compiled is an artifact snapshot and its compiled program, with the references that keep the
