@@ -116,9 +116,10 @@ type Replay struct {
 }
 
 // Summary is the replay in one line, for events and `forge history`.
-func (r *Replay) Summary() string { return replaySummary(&r.ReplaySummary) }
+func (r *Replay) Summary() string { return ReplaySummaryLine(&r.ReplaySummary) }
 
-func replaySummary(s *registry.ReplaySummary) string {
+// ReplaySummaryLine is a replay's summary in one line (`forge history`, events).
+func ReplaySummaryLine(s *registry.ReplaySummary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "replayed %d sampled input(s): %d same", s.Replayed, s.Same)
 	if s.Fixed > 0 {
