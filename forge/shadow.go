@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/artifactforge/forge/classifier"
 	"github.com/artifactforge/forge/registry"
+	"github.com/artifactforge/forge/sandbox"
 )
 
 // Shadow verification (safe regeneration): before new code is promoted, after the gate, it
@@ -94,13 +96,19 @@ type ReplayDiff struct {
 }
 
 func (d ReplayDiff) String() string {
-	ans := func(v json.RawMessage, err string) string {
-		if err != "" {
-			return fmt.Sprintf("error %q", err)
-		}
-		return string(v)
+	return fmt.Sprintf("%s, now %s", d.Answer(), answerText(d.Now, d.NowErr))
+}
+
+// Answer is the sampled input and its recorded answer: `args {...}: was "X"`.
+func (d ReplayDiff) Answer() string {
+	return fmt.Sprintf("args %s: was %s", d.Args, answerText(d.Was, d.WasErr))
+}
+
+func answerText(v json.RawMessage, err string) string {
+	if err != "" {
+		return fmt.Sprintf("error %q", err)
 	}
-	return fmt.Sprintf("args %s: was %s, now %s", d.Args, ans(d.Was, d.WasErr), ans(d.Now, d.NowErr))
+	return string(v)
 }
 
 // Replay is what replaying a generation's sample on new code found (Meta.Replay).
@@ -157,7 +165,7 @@ func (c *call) shadow(ctx context.Context, base *registry.Artifact, p *compiled,
 			r.Skipped++
 			continue
 		}
-		e.Args, e.Value = canonical(e.Args), canonical(e.Value) // a store may indent them
+		e = e.Canonical() // a store may indent them
 		runStart := time.Now()
 		out, err := p.sb.Run(c.runCtx(ctx, p), p.prog, c.input(e.Args))
 		if err == nil {
@@ -274,13 +282,53 @@ func (c *call) keepReplay(a *registry.Artifact) {
 	a.Sample, _ = registry.MergeSample(nil, entries, a.Generation, max, maxBytes)
 }
 
-// canonical is v as canonical JSON (v itself when it is not JSON).
-func canonical(v json.RawMessage) json.RawMessage {
-	if len(v) == 0 {
-		return v
+// ErrNoSample is returned by ReplaySample for an artifact that keeps no sample of real calls.
+var ErrNoSample = errors.New("no sample of real calls")
+
+// ReplaySample replays role.method's sample of real calls on generation gen of its code (0: the
+// current one; else a generation its history keeps) and reports how far the answers agree
+// (`forge replay`). Nothing is stored. The code is compiled, not gated again: an older
+// generation may not pass the contract as it is now, and its answers are what is asked.
+func (f *Forge) ReplaySample(ctx context.Context, role, method string, gen int) (*Replay, error) {
+	rt, err := f.roleRuntime(role)
+	if err != nil {
+		return nil, err
 	}
-	if c, err := registry.CanonicalJSON(v); err == nil {
-		return c
+	art, err := f.store.Load(role, method)
+	if err != nil {
+		return nil, err
 	}
-	return v
+	code := art.Code
+	if gen != 0 && gen != art.Generation {
+		code = ""
+		var kept []string
+		for _, g := range art.History {
+			kept = append(kept, g.ID)
+			if g.ID == registry.GenerationID(gen) {
+				code = g.Code
+			}
+		}
+		if code == "" {
+			return nil, fmt.Errorf("forge: %s.%s keeps no generation %d (it keeps %s); pass one of those to --gen", role, method, gen, strings.Join(kept, ", "))
+		}
+	}
+	if len(art.Sample) == 0 {
+		return nil, fmt.Errorf("forge: %s.%s: %w: calls add inputs to it as they run, unless the role's contract turns it off (\"sample\": {\"off\": true})", role, method, ErrNoSample)
+	}
+	sb, err := f.sandbox(rt.backend)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := sb.Compile(ctx, sandbox.Source{Code: code, Func: method, Limits: rt.limits})
+	if err != nil {
+		return nil, fmt.Errorf("forge: %s.%s: compile the code to replay: %w", role, method, err)
+	}
+	p := newCompiled(nil, prog, sb, f.programs)
+	defer p.release()
+	c := &call{f: f, role: role, method: method, start: time.Now(), operator: true, rt: rt}
+	r := c.shadow(ctx, art, p, nil)
+	if r == nil {
+		return nil, fmt.Errorf("forge: %s.%s: %w of its generation %d (the role's contract may have turned it off)", role, method, ErrNoSample, art.Generation)
+	}
+	return r, nil
 }

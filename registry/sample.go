@@ -138,11 +138,22 @@ func canonEntry(e *SampleEntry) error {
 	return nil
 }
 
-// SampleBytes is the JSON size of the sample's args, answers and errors.
+// Canonical is e with its args and value as canonical JSON (a directory store indents them in
+// its file); e itself when they are not JSON.
+func (e SampleEntry) Canonical() SampleEntry {
+	c := e
+	if canonEntry(&c) != nil {
+		return e
+	}
+	return c
+}
+
+// SampleBytes is the size of the sample's args, answers and errors as canonical JSON: what its
+// bounds count.
 func SampleBytes(s []SampleEntry) int {
 	n := 0
 	for _, e := range s {
-		n += e.size()
+		n += e.Canonical().size()
 	}
 	return n
 }

@@ -49,3 +49,36 @@ func TestRegenRefusesChangedAnswersOfABlessedArtifact(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "gen-2: replayed 2 sampled input(s): 1 same, 1 changed (accepted)")
 }
+
+// forge replay reports agreement on the current and an earlier generation; forge sample shows
+// the kept inputs and `sample purge` drops them.
+func TestReplayAndSampleCommands(t *testing.T) {
+	t.Setenv("FORGE_PROVIDER", "")
+	store := t.TempDir()
+	s := func(args ...string) []string { return append([]string{"--store", store}, args...) }
+	cas := filepath.Join(t.TempDir(), "c.jsonl")
+	require.NoError(t, os.WriteFile(cas, []byte(upperCassette), 0o644))
+	code, _, errOut := runCLI(t, s("role", "add", "--role", "text", "--purpose", "string utilities")...)
+	require.Equal(t, 0, code, errOut)
+	for _, in := range []string{"first", "abc", "hello"} {
+		code, _, errOut = runCLI(t, s("call", "text", "upper", "s="+in, "--provider=replay:"+cas)...)
+		require.Equal(t, 0, code, errOut)
+	}
+	code, out, errOut := runCLI(t, s("replay", "text", "upper")...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "text.upper: 2 of 2 sampled answers agree")
+	code, _, errOut = runCLI(t, s("replay", "text", "upper", "--gen", "7")...)
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errOut, "keeps no generation 7 (it keeps gen-1)")
+
+	code, out, _ = runCLI(t, s("sample", "text", "upper")...)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "keeps 2 sampled call(s)")
+	assert.Contains(t, out, `args {"s":"abc"}: "ABC"`)
+	code, out, errOut = runCLI(t, s("sample", "purge", "text", "upper")...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "sample purged")
+	code, _, errOut = runCLI(t, s("replay", "text", "upper")...)
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errOut, "no sample of real calls")
+}
