@@ -35,16 +35,7 @@ func TestRegenToolAcceptChanges(t *testing.T) {
 	f.FlushSample()
 	require.NoError(t, f.Bless("text", "upper", false))
 
-	s, err := New(f, Options{OperatorVerbs: true})
-	require.NoError(t, err)
-	defer s.Close()
-	st, ct := sdk.NewInMemoryTransports()
-	ss, err := s.SDK().Connect(context.Background(), st, nil)
-	require.NoError(t, err)
-	defer ss.Close()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), ct, nil)
-	require.NoError(t, err)
-	defer cs.Close()
+	cs := inMemorySession(t, f, Options{OperatorVerbs: true})
 	regen := func(args map[string]any) (string, bool) {
 		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "forge_regen", Arguments: args})
 		require.NoError(t, err)
@@ -59,4 +50,21 @@ func TestRegenToolAcceptChanges(t *testing.T) {
 	art, err := f.Store().Load("text", "upper")
 	require.NoError(t, err)
 	assert.Equal(t, 2, art.Generation)
+}
+
+// inMemorySession serves f over MCP in memory and returns a client's session; the test's cleanup
+// closes them.
+func inMemorySession(t *testing.T, f *forge.Forge, o Options) *sdk.ClientSession {
+	t.Helper()
+	s, err := New(f, o)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := s.SDK().Connect(context.Background(), st, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { ss.Close() })
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { cs.Close() })
+	return cs
 }
