@@ -59,8 +59,12 @@ func ClassifyReplay(args, failing, wasValue json.RawMessage, wasErr string, now 
 type ShadowInput struct {
 	Blessed       bool // the artifact the new code replaces is blessed
 	AcceptChanges bool // an operator accepted changed answers (--accept-changes)
-	Replayed      int  // sampled inputs replayed and judged (skipped ones excluded)
-	Changed       int
+	// ContractChanged: the sample was answered under another contract (its fingerprint changed
+	// since): changed answers may be what the new contract asks, so they are reported, never
+	// blocking.
+	ContractChanged bool
+	Replayed        int // sampled inputs replayed and judged (skipped ones excluded)
+	Changed         int
 	// MaxChangedPercent for an artifact that is not blessed (0: DefaultMaxChangedPercent;
 	// negative: no threshold).
 	MaxChangedPercent int
@@ -70,7 +74,7 @@ type ShadowInput struct {
 // and if not, why. Answers that now succeed or are the failing input's never block.
 func ShadowPolicy(in ShadowInput) (block bool, why string) {
 	switch {
-	case in.Changed == 0 || in.AcceptChanges:
+	case in.Changed == 0 || in.AcceptChanges || in.ContractChanged:
 		return false, ""
 	case in.Blessed:
 		return true, fmt.Sprintf("the artifact is blessed and the new code changes %d of %d sampled answers", in.Changed, in.Replayed)
@@ -213,7 +217,7 @@ func (c *call) judgeReplay(r *Replay, base *registry.Artifact) {
 		maxPct = cfg.MaxChangedPercent
 	}
 	_, why := ShadowPolicy(ShadowInput{Blessed: base.Lifecycle == registry.Blessed, AcceptChanges: c.acceptChanges,
-		Replayed: r.Replayed, Changed: r.Changed, MaxChangedPercent: maxPct})
+		ContractChanged: base.ContractFingerprint != c.rt.rec.Fingerprint, Replayed: r.Replayed, Changed: r.Changed, MaxChangedPercent: maxPct})
 	r.Accepted = c.acceptChanges && r.Changed > 0
 	r.Blocked = why
 }

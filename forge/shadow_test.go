@@ -218,6 +218,8 @@ func TestShadowPolicy(t *testing.T) {
 		{ShadowInput{Replayed: 10, Changed: 3, MaxChangedPercent: 20}, "more than 20%"},
 		{ShadowInput{Replayed: 10, Changed: 10, MaxChangedPercent: -1}, ""},
 		{ShadowInput{Replayed: 10, Changed: 10, AcceptChanges: true}, ""},
+		{ShadowInput{Blessed: true, ContractChanged: true, Replayed: 10, Changed: 10}, ""},
+		{ShadowInput{ContractChanged: true, Replayed: 10, Changed: 10}, ""},
 	} {
 		t.Run(fmt.Sprintf("%+v", tc.in), func(t *testing.T) {
 			block, why := ShadowPolicy(tc.in)
@@ -227,4 +229,25 @@ func TestShadowPolicy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// After the contract changed, the sample was answered under the old one: changed answers are
+// reported and never block the code written for the new contract.
+func TestStaleContractRepairIsNotBlockedByTheSample(t *testing.T) {
+	p := cassette(t,
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK},
+		line{Role: "text", Method: "upper", Kind: "repair", Attempt: 1, Code: upperExceptB},
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 2, Code: upperExceptB})
+	f := openForge(t, t.TempDir(), p, sampleEvery)
+	require.NoError(t, f.AddRole(textContract()))
+	callAll(t, f, "first", "abc", "hello", "xyz")
+	c := textContract()
+	c.Purpose = "string utilities that leave words with a b alone"
+	require.NoError(t, f.AddRole(c))
+	o := f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"zzz"}`))
+	require.True(t, o.OK, "%+v", o.Err)
+	require.NotNil(t, o.Meta.Replay)
+	assert.Equal(t, 1, o.Meta.Replay.Changed)
+	art, _ := f.Store().Load("text", "upper")
+	assert.Equal(t, 2, art.Generation)
 }
