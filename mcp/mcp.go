@@ -192,12 +192,17 @@ var (
 	emptySchema    = json.RawMessage(`{"type":"object"}`)
 )
 
+var regenSchema = json.RawMessage(`{"type":"object","properties":{"role":{"type":"string"},"method":{"type":"string"},` +
+	`"accept_changes":{"type":"boolean","description":"promote the new code even if it changes answers the current code gave to real calls"}},"required":["role","method"]}`)
+
 type callArgs struct {
 	Role   string          `json:"role"`
 	Method string          `json:"method"`
 	Args   json.RawMessage `json:"args"`
 	Gen    int             `json:"gen"`
 	Since  string          `json:"since"`
+	// AcceptChanges: forge_regen promotes code that changes sampled answers (safe regeneration).
+	AcceptChanges bool `json:"accept_changes"`
 }
 
 func decodeArgs(req *sdk.CallToolRequest) (callArgs, error) {
@@ -350,6 +355,8 @@ func (s *Server) addFixedTools() {
 		func(ctx context.Context, a callArgs) (any, error) {
 			return s.f.LiftQuarantine(ctx, a.Role, a.Method), nil
 		})
-	verb("forge_regen", "Write role.method's code again from its contract now (provider calls).", roleMethodSchema,
-		func(ctx context.Context, a callArgs) (any, error) { return s.f.Regenerate(ctx, a.Role, a.Method), nil })
+	verb("forge_regen", "Write role.method's code again from its contract now (provider calls). New code that changes answers real calls got is refused (the answers are shown) unless accept_changes is true.", regenSchema,
+		func(ctx context.Context, a callArgs) (any, error) {
+			return s.f.RegenerateWith(ctx, a.Role, a.Method, forge.RegenOptions{AcceptChanges: a.AcceptChanges}), nil
+		})
 }

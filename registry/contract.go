@@ -34,6 +34,9 @@ type Contract struct {
 	Sandbox       string            `json:"sandbox,omitempty"` // "" (yaegi) | yaegi | wasm
 	Limits        *Limits           `json:"limits,omitempty"`
 	FailurePolicy *FailurePolicy    `json:"failure_policy,omitempty"`
+	// Sample is the sample of real calls kept per artifact (safe regeneration; sample.go).
+	Sample *SampleConfig `json:"sample,omitempty"`
+
 	// Docs describe methods for the agents that choose them (MCP tool descriptions, parameter
 	// descriptions in the input schema, OpenAI and Anthropic tool specs). They never change what
 	// code does: Fingerprint leaves them out, so editing them makes nothing stale.
@@ -411,7 +414,8 @@ func ParseSize(s string) (int64, error) { return sandbox.ParseSize(s) }
 // examples do not change it.
 func (c *Contract) Fingerprint() string {
 	behaviour := *c
-	behaviour.Docs = nil // descriptions for agents change no code
+	behaviour.Docs = nil   // descriptions for agents change no code
+	behaviour.Sample = nil // what is sampled changes no code
 	raw, err := json.Marshal(&behaviour)
 	if err != nil {
 		panic(fmt.Sprintf("registry: marshal contract: %v", err)) // every field is marshalable

@@ -389,7 +389,7 @@ func (s *Server) handleVerb(w http.ResponseWriter, r *http.Request) {
 	var err error
 	switch verb {
 	case "regen":
-		o := s.f.Regenerate(ctx, role, method)
+		o := s.f.RegenerateWith(ctx, role, method, forge.RegenOptions{AcceptChanges: acceptChanges(r)})
 		writeOutcome(w, &o, false)
 		return
 	case "edit":
@@ -397,7 +397,7 @@ func (s *Server) handleVerb(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return
 		}
-		o := s.f.Edit(ctx, role, method, string(body))
+		o := s.f.EditWith(ctx, role, method, string(body), forge.EditOptions{AcceptChanges: acceptChanges(r)})
 		writeOutcome(w, &o, true)
 		return
 	case "bless":
