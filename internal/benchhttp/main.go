@@ -47,48 +47,71 @@ type result struct {
 
 func main() {
 	forgeBin := flag.String("forge", "bin/forge", "the forge binary to serve with")
+	baseline := flag.String("baseline", "", "another forge binary (say, main's) served too: its /v1/call is the target call-base, interleaved")
 	rounds := flag.Int("rounds", 5, "rounds; each runs hey against every target once, in turn")
 	dur := flag.Duration("duration", 5*time.Second, "each hey run's length")
 	conns := flag.Int("c", 64, "hey's concurrent connections")
-	only := flag.String("targets", "floor,call,go-call,mcp", "targets, comma-separated: floor and call (hey), go-call and mcp (this program's client)")
+	only := flag.String("targets", "floor,call,go-call,mcp", "targets, comma-separated: floor and call (hey), go-call and mcp (this program's client); with -baseline also call-base (hey) and mcp-base")
 	flag.Parse()
-	if err := run(*forgeBin, *rounds, *dur, *conns, strings.Split(*only, ",")); err != nil {
+	if err := run(*forgeBin, *baseline, *rounds, *dur, *conns, strings.Split(*only, ",")); err != nil {
 		fmt.Fprintln(os.Stderr, "benchhttp:", err)
 		os.Exit(1)
 	}
 }
 
-func run(forgeBin string, rounds int, dur time.Duration, conns int, targets []string) error {
+// startServe runs `forge serve` of bin on a store of its own and returns its base URL.
+func startServe(bin string) (string, func(), error) {
+	dir, err := os.MkdirTemp("", "forge-benchhttp-")
+	if err != nil {
+		return "", nil, err
+	}
+	fail := func(err error) (string, func(), error) { os.RemoveAll(dir); return "", nil, err }
+	if err := buildStore(dir); err != nil {
+		return fail(fmt.Errorf("build the store: %w", err))
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return fail(err)
+	}
+	logf, err := os.Create(filepath.Join(dir, "serve.log"))
+	if err != nil {
+		return fail(err)
+	}
+	srv := exec.Command(bin, "--store", dir, "serve", "--addr", addr)
+	srv.Stdout, srv.Stderr = logf, logf // as under a service manager: the request log goes to a file
+	if err := srv.Start(); err != nil {
+		logf.Close()
+		return fail(fmt.Errorf("start %s serve: %w (build it with make build)", bin, err))
+	}
+	stop := func() { srv.Process.Signal(os.Interrupt); srv.Wait(); logf.Close(); os.RemoveAll(dir) }
+	base := "http://" + addr
+	if err := waitReady(base); err != nil {
+		stop()
+		return "", nil, err
+	}
+	return base, stop, nil
+}
+
+func run(forgeBin, baselineBin string, rounds int, dur time.Duration, conns int, targets []string) error {
 	heyBin, err := exec.LookPath("hey")
 	if err != nil {
 		return errors.New("hey is not on PATH: install it (Debian/Ubuntu: apt-get install -y hey; or go install github.com/rakyll/hey@latest)")
 	}
-	dir, err := os.MkdirTemp("", "forge-benchhttp-")
+	base, stop, err := startServe(forgeBin)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	if err := buildStore(dir); err != nil {
-		return fmt.Errorf("build the store: %w", err)
-	}
-	addr, err := freeAddr()
-	if err != nil {
-		return err
-	}
-	logf, err := os.Create(filepath.Join(dir, "serve.log"))
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	srv := exec.Command(forgeBin, "--store", dir, "serve", "--addr", addr)
-	srv.Stdout, srv.Stderr = logf, logf // as under a service manager: the request log goes to a file
-	if err := srv.Start(); err != nil {
-		return fmt.Errorf("start %s serve: %w (build it with make build)", forgeBin, err)
-	}
-	defer func() { srv.Process.Signal(os.Interrupt); srv.Wait() }()
-	base := "http://" + addr
-	if err := waitReady(base); err != nil {
-		return err
+	defer stop()
+	var baseBase string
+	if baselineBin != "" {
+		var stopBase func()
+		if baseBase, stopBase, err = startServe(baselineBin); err != nil {
+			return fmt.Errorf("baseline: %w", err)
+		}
+		defer stopBase()
+		if err := post(baseBase+"/v1/call/text/upper", callBody, nil); err != nil {
+			return fmt.Errorf("baseline warm call: %w", err)
+		}
 	}
 
 	floorLn, err := net.Listen("tcp", "127.0.0.1:0")
@@ -125,11 +148,17 @@ func run(forgeBin string, rounds int, dur time.Duration, conns int, targets []st
 		"go-call": {"/v1/call (go)", func() (result, error) { return load(base, false, conns, dur) }},
 		"mcp":     {"/mcp (go)", func() (result, error) { return load(base, true, conns, dur) }},
 	}
+	if baseBase != "" {
+		all["call-base"] = target{"/v1/call baseline", func() (result, error) {
+			return hey(heyBin, baseBase+"/v1/call/text/upper", callBody, nil, conns, dur)
+		}}
+		all["mcp-base"] = target{"/mcp (go) baseline", func() (result, error) { return load(baseBase, true, conns, dur) }}
+	}
 	var ts []target
 	for _, n := range targets {
 		t, ok := all[strings.TrimSpace(n)]
 		if !ok {
-			return fmt.Errorf("no target %q: name floor, call, go-call or mcp", n)
+			return fmt.Errorf("no target %q: name floor, call, go-call or mcp (call-base and mcp-base need -baseline)", n)
 		}
 		ts = append(ts, t)
 	}
