@@ -163,9 +163,14 @@ func run(forgeBin, baselineBin string, rounds int, dur time.Duration, conns int,
 		ts = append(ts, t)
 	}
 	res := make([][]result, len(ts))
-	fmt.Printf("hey -c %d -z %v, %d rounds, targets interleaved; load average at start: %s\n", conns, dur, rounds, loadavg())
+	fmt.Printf("hey -c %d -z %v, %d rounds, targets interleaved (every other round reversed); load average at start: %s\n", conns, dur, rounds, loadavg())
 	for r := 0; r < rounds; r++ {
-		for i, t := range ts {
+		for k := range ts {
+			i := k
+			if r%2 == 1 { // every other round in reverse: no target always runs first
+				i = len(ts) - 1 - k
+			}
+			t := ts[i]
 			x, err := t.run()
 			if err != nil {
 				return fmt.Errorf("%s: %w", t.name, err)
