@@ -9,79 +9,67 @@ import (
 // wait (the log slows the server down rather than lose lines).
 const maxPendingLog = 1 << 20
 
-// LogWriter is the request log's writer: lines written while a write to the underlying writer is
-// under way are written together in the next one (group commit). An idle server's line is
-// written at once; a loaded one writes many lines per system call instead of one each, and a
-// request does not wait for the log's write. Close writes what is pending.
+// LogWriter is the request log's writer, a group commit: the writer that finds no write under way
+// writes, and lines that arrive meanwhile are written together by it in its next write (their
+// writers return at once). An idle server writes each line as before; a loaded one writes many
+// lines per system call instead of one each, and its requests do not queue behind the log's
+// lock for a write each. No goroutine of its own: Close waits for a write under way.
 type LogWriter struct {
-	w    io.Writer
-	mu   sync.Mutex
-	cond *sync.Cond // signalled when the pending bytes are taken (for writers over the bound) and at close
-	buf  []byte     // pending
-	wake chan struct{}
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
-	shut bool
+	w       io.Writer
+	mu      sync.Mutex
+	cond    *sync.Cond // broadcast when a write ends
+	buf     []byte     // pending, for the writer under way
+	spare   []byte
+	writing bool
 }
 
-// NewLogWriter starts a LogWriter over w.
+// NewLogWriter returns a LogWriter over w.
 func NewLogWriter(w io.Writer) *LogWriter {
-	l := &LogWriter{w: w, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	l := &LogWriter{w: w}
 	l.cond = sync.NewCond(&l.mu)
-	go l.run()
 	return l
 }
 
-// Write queues p (a whole log line) for the next write; after Close it writes p at once.
+// Write writes p (a whole log line), or leaves it to the write under way.
 func (l *LogWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
-	for len(l.buf) >= maxPendingLog && !l.shut {
+	for l.writing && len(l.buf) >= maxPendingLog {
 		l.cond.Wait()
 	}
-	if l.shut {
-		l.mu.Unlock()
-		return l.w.Write(p)
-	}
 	l.buf = append(l.buf, p...)
+	if l.writing {
+		l.mu.Unlock()
+		return len(p), nil
+	}
+	l.writing = true
+	var err error
+	for len(l.buf) > 0 {
+		out := l.buf
+		l.buf = l.spare[:0]
+		l.mu.Unlock()
+		_, werr := l.w.Write(out)
+		if err == nil {
+			err = werr
+		}
+		l.mu.Lock()
+		l.spare = out[:0]
+		l.cond.Broadcast()
+	}
+	l.writing = false
+	l.cond.Broadcast()
 	l.mu.Unlock()
-	select {
-	case l.wake <- struct{}{}:
-	default: // a wake-up is already pending: it takes these bytes too
+	if err != nil {
+		return 0, err
 	}
 	return len(p), nil
 }
 
-func (l *LogWriter) run() {
-	defer close(l.done)
-	var out []byte
-	for {
-		select {
-		case <-l.wake:
-		case <-l.stop:
-			l.mu.Lock()
-			out, l.buf = l.buf, nil
-			l.shut = true
-			l.cond.Broadcast()
-			l.mu.Unlock()
-			if len(out) > 0 {
-				l.w.Write(out)
-			}
-			return
-		}
-		l.mu.Lock()
-		out, l.buf = l.buf, out[:0]
-		l.cond.Broadcast()
-		l.mu.Unlock()
-		if len(out) > 0 {
-			l.w.Write(out) // a log that cannot be written is not the request's failure (as with slog's own writer)
-		}
-	}
-}
-
-// Close writes what is pending; later writes go straight to the underlying writer.
+// Close waits for a write under way (every line written before it is then written).
 func (l *LogWriter) Close() error {
-	l.once.Do(func() { close(l.stop) })
-	<-l.done
+	l.mu.Lock()
+	for l.writing {
+		l.cond.Wait()
+	}
+	l.mu.Unlock()
 	return nil
 }

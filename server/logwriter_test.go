@@ -35,8 +35,8 @@ func (g *gatedWriter) Write(p []byte) (int, error) {
 func TestLogWriterGroupsLinesWrittenDuringAWrite(t *testing.T) {
 	g := &gatedWriter{gate: make(chan struct{}), entered: make(chan struct{})}
 	l := NewLogWriter(g)
-	l.Write([]byte("a\n"))
-	<-g.entered // "a" is being written: the next lines wait for it, together
+	go l.Write([]byte("a\n"))
+	<-g.entered // "a" is being written: the next lines wait for it, together, and return at once
 	for _, s := range []string{"b\n", "c\n", "d\n"} {
 		n, err := l.Write([]byte(s))
 		require.NoError(t, err)
@@ -45,7 +45,7 @@ func TestLogWriterGroupsLinesWrittenDuringAWrite(t *testing.T) {
 	close(g.gate)
 	require.NoError(t, l.Close())
 	assert.Equal(t, []string{"a\n", "b\nc\nd\n"}, g.writes)
-	l.Write([]byte("e\n")) // after Close: at once
+	l.Write([]byte("e\n")) // idle: at once
 	assert.Equal(t, "e\n", g.writes[len(g.writes)-1])
 	require.NoError(t, l.Close(), "a second Close")
 }
