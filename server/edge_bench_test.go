@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,24 +9,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-)
 
-// floorHandler is what any JSON-over-HTTP service does for a call: decode the args, compute,
-// encode an answer (internal/benchhttp serves the same as the floor of `make bench-http`).
-func floorHandler(w http.ResponseWriter, r *http.Request) {
-	var args struct {
-		S string `json:"s"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&args); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(struct {
-		OK    bool   `json:"ok"`
-		Value string `json:"value"`
-	}{true, strings.ToUpper(args.S)})
-}
+	"github.com/artifactforge/forge/internal/edgefloor"
+)
 
 // BenchmarkEdgeHandler is the request path without the network: the floor handler and a warm
 // /v1/call through the server's handler (guards, request log as `forge serve` writes it, metrics,
@@ -43,7 +27,7 @@ func BenchmarkEdgeHandler(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		h    http.Handler
-	}{{"floor", http.HandlerFunc(floorHandler)}, {"call", s}} {
+	}{{"floor", http.HandlerFunc(edgefloor.Handler)}, {"call", s}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -12,7 +12,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/artifactforge/forge/internal/edgefloor"
 	"github.com/artifactforge/forge/registry"
 )
 
@@ -118,7 +118,7 @@ func run(forgeBin, baselineBin string, rounds int, dur time.Duration, conns int,
 	if err != nil {
 		return err
 	}
-	floor := &http.Server{Handler: http.HandlerFunc(floorHandler)}
+	floor := &http.Server{Handler: http.HandlerFunc(edgefloor.Handler)}
 	go floor.Serve(floorLn)
 	defer floor.Close()
 
@@ -194,23 +194,6 @@ func run(forgeBin, baselineBin string, rounds int, dur time.Duration, conns int,
 		fmt.Printf("%-17s %10.0f %9.2f %9.2f %12s %11s\n", t.name, rps, p50*1e3, p99*1e3, vs, px)
 	}
 	return nil
-}
-
-// floorHandler is what any JSON-over-HTTP service does for a call: decode the args, compute,
-// encode an answer.
-func floorHandler(w http.ResponseWriter, r *http.Request) {
-	var args struct {
-		S string `json:"s"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&args); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(struct {
-		OK    bool   `json:"ok"`
-		Value string `json:"value"`
-	}{true, strings.ToUpper(args.S)})
 }
 
 // buildStore writes the role text (method upper) and its artifact straight into dir: no model.
