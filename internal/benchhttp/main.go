@@ -305,6 +305,18 @@ func mcpSessionWith(client *http.Client, base string) (string, error) {
 	return id, nil
 }
 
+// endSession ends an MCP session (DELETE with its id).
+func endSession(client *http.Client, base, session string) {
+	req, err := http.NewRequest("DELETE", base+"/mcp", nil)
+	if err != nil {
+		return
+	}
+	req.Header.Set("Mcp-Session-Id", session)
+	if resp, err := client.Do(req); err == nil {
+		resp.Body.Close()
+	}
+}
+
 var (
 	rpsRe    = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
 	pctRe    = regexp.MustCompile(`(\d+)% in ([0-9.]+) secs`)
@@ -396,6 +408,7 @@ func load(base string, mcp bool, conns int, dur time.Duration) (result, error) {
 					return
 				}
 				hdr, url = mcpHeaders(session), base+"/mcp"
+				defer endSession(client, base, session) // no session outlives its run: they would weigh on the next ones
 			}
 			for id := 1; time.Now().Before(end); id++ {
 				body := callBody
