@@ -73,9 +73,7 @@ call it. Headers must arrive within --header-timeout, bodies within --body-timeo
 			if token == "" {
 				token = os.Getenv("FORGE_ADMIN_TOKEN")
 			}
-			lw := server.NewLogWriter(a.stderr) // one write per burst of request lines, not one per request
-			defer lw.Close()                    // last: after the shutdown's own lines
-			log := slog.New(slog.NewJSONHandler(lw, nil))
+			log := slog.New(slog.NewJSONHandler(a.stderr, nil))
 			if clientsFile == "" {
 				clientsFile = os.Getenv("FORGE_CLIENTS")
 			}

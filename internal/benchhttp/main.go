@@ -335,6 +335,12 @@ func hey(bin, url, body string, hdr map[string]string, conns int, dur time.Durat
 	if err != nil {
 		return result{}, fmt.Errorf("hey: %w: %s", err, out)
 	}
+	return parseHey(url, out)
+}
+
+// parseHey reads calls/s, p50 and p99 from hey's report; any status but 200, any error, or a
+// report it cannot read fails it.
+func parseHey(url string, out []byte) (result, error) {
 	var x result
 	if m := rpsRe.FindSubmatch(out); m != nil {
 		x.rps, _ = strconv.ParseFloat(string(m[1]), 64)
