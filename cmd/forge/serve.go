@@ -73,7 +73,9 @@ call it. Headers must arrive within --header-timeout, bodies within --body-timeo
 			if token == "" {
 				token = os.Getenv("FORGE_ADMIN_TOKEN")
 			}
-			log := slog.New(slog.NewJSONHandler(a.stderr, nil))
+			lw := server.NewLogWriter(a.stderr) // slog's lock is held for an append, not a write
+			defer lw.Close()                    // last: after the shutdown's own lines
+			log := slog.New(slog.NewJSONHandler(lw, nil))
 			if clientsFile == "" {
 				clientsFile = os.Getenv("FORGE_CLIENTS")
 			}
