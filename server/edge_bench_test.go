@@ -18,7 +18,9 @@ import (
 // the Outcome's encoding), in the same run. The difference is the edge's own cost per call.
 func BenchmarkEdgeHandler(b *testing.B) {
 	f := openForge(b, b.TempDir())
-	s := New(f, Options{Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	lw := NewLogWriter(io.Discard)
+	b.Cleanup(func() { lw.Close() })
+	s := New(f, Options{Logger: slog.New(slog.NewJSONHandler(lw, nil))})
 	warm := httptest.NewRecorder()
 	s.ServeHTTP(warm, newCallRequest())
 	require.Equal(b, 200, warm.Code, warm.Body.String())
