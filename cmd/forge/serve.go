@@ -81,7 +81,9 @@ With --allow-define-roles (or $FORGE_ALLOW_DEFINE_ROLES=1) clients define roles 
 			if token == "" {
 				token = os.Getenv("FORGE_ADMIN_TOKEN")
 			}
-			log := slog.New(slog.NewJSONHandler(a.stderr, nil))
+			lw := server.NewLogWriter(a.stderr) // slog's lock is held for an append, not a write
+			defer lw.Close()                    // last: after the shutdown's own lines
+			log := slog.New(slog.NewJSONHandler(lw, nil))
 			if clientsFile == "" {
 				clientsFile = os.Getenv("FORGE_CLIENTS")
 			}
