@@ -207,18 +207,28 @@ func (t *Table[T]) decode(key string, e jetstream.KeyValueEntry) (Entry[T], erro
 // polls a lagging replica until ctx ends.
 func (t *Table[T]) GetAtLeast(ctx context.Context, key string, minRev uint64) (Entry[T], error) {
 	wait := time.Millisecond
+	var last uint64 // the newest revision a replica answered with
+	behind := func() error {
+		return fmt.Errorf("nats: %s/%s: no replica answered with revision %d or later (last seen %d): %w", t.kv.Bucket(), key, minRev, last, ctx.Err())
+	}
 	for {
 		e, err := t.Get(ctx, key)
 		if e.Revision >= minRev && (err == nil || errors.Is(err, registry.ErrNotFound) || errors.Is(err, registry.ErrCorrupt) || errors.Is(err, registry.ErrIncompatible)) {
 			return e, err
 		}
+		last = max(last, e.Revision)
 		if err != nil && !errors.Is(err, registry.ErrNotFound) {
+			if ctx.Err() != nil && last > 0 {
+				// The wait ran out during a read, after replicas had answered with an older
+				// revision: that is what the caller needs to know, not the cut read.
+				return Entry[T]{}, behind()
+			}
 			return e, err
 		}
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():
-			return Entry[T]{}, fmt.Errorf("nats: %s/%s: no replica answered with revision %d or later (last seen %d): %w", t.kv.Bucket(), key, minRev, e.Revision, ctx.Err())
+			return Entry[T]{}, behind()
 		}
 		if wait < 50*time.Millisecond {
 			wait *= 2

@@ -14,15 +14,19 @@ import (
 )
 
 // cacheFiles lists the regular files under dir/wasm.
+// cacheFiles lists the files prune manages: built modules and compiled code (not the warm-up's
+// markers beside them, a few bytes that say the Go build cache has the wasip1 standard library).
 func cacheFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	var files []string
-	require.NoError(t, filepath.Walk(filepath.Join(dir, "wasm"), func(p string, fi os.FileInfo, err error) error {
-		if err == nil && fi.Mode().IsRegular() {
-			files = append(files, p)
-		}
-		return err
-	}))
+	for _, sub := range []string{"modules", "compiled"} {
+		require.NoError(t, filepath.Walk(filepath.Join(dir, "wasm", sub), func(p string, fi os.FileInfo, err error) error {
+			if err == nil && fi.Mode().IsRegular() {
+				files = append(files, p)
+			}
+			return err
+		}))
+	}
 	return files
 }
 
