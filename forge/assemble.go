@@ -227,9 +227,9 @@ func (f *Forge) knownTools(role string) []assembler.Tool {
 func contextFailure(err error) *failure {
 	var tl *assembler.TooLargeError
 	if errors.As(err, &tl) {
-		return &failure{typ: "context_too_large", result: classifier.Result{Class: classifier.Extrinsic, Rule: RuleContextTooLarge}, msg: err.Error()}
+		return &failure{typ: TypeContextTooLarge, result: classifier.Result{Class: classifier.Extrinsic, Rule: RuleContextTooLarge}, msg: err.Error()}
 	}
-	return &failure{typ: "internal", result: classifier.Classify(classifier.Failure{Kind: classifier.KindInternal}), msg: err.Error()}
+	return &failure{typ: TypeInternal, result: classifier.Classify(classifier.Failure{Kind: classifier.KindInternal}), msg: err.Error()}
 }
 
 // PromptPreview is the prompt the next generation of role.method would send (with repair: the

@@ -67,9 +67,9 @@ func (f *Forge) opEvent(ctx context.Context, action, role, method, detail string
 func (f *Forge) emitOp(e *Event, start time.Time, err error) {
 	e.OK = err == nil
 	if err != nil {
-		e.FailureType = "refused"
+		e.FailureType = TypeRefused
 		if errors.Is(err, registry.ErrNotFound) {
-			e.FailureType = "not_found"
+			e.FailureType = TypeNotFound
 		}
 		if e.Detail != "" {
 			e.Detail += "; "
@@ -195,7 +195,7 @@ func (f *Forge) LiftQuarantine(ctx context.Context, role, method string) Outcome
 	e := f.opEvent(ctx, OpLift, role, method, "")
 	done := func(o Outcome, err error) Outcome {
 		if err != nil && o.Err == nil {
-			o.Err = (&failure{typ: "refused", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()}).toError()
+			o.Err = (&failure{typ: TypeRefused, result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()}).toError()
 		}
 		if o.Err != nil && err == nil {
 			err = errors.New(o.Err.Message)
