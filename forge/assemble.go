@@ -21,14 +21,9 @@ import (
 // tools, the recalled lessons, and the failure sections (the code that failed, earlier attempts),
 // under the model's token ceiling.
 
-// Default token ceilings by provider; Options.ContextTokens overrides them.
-var defaultCeilings = map[string]int{
-	"openai":    128_000,
-	"anthropic": 200_000,
-}
-
-// DefaultContextTokens is the ceiling of a provider with no default of its own (command:,
-// replay:, test providers).
+// DefaultContextTokens is the ceiling of a provider that registered none of its own
+// (provider.Registration.ContextTokens: command:, replay:, test providers);
+// Options.ContextTokens overrides both.
 const DefaultContextTokens = 32_000
 
 // MaxKnownTools bounds the known tools listed in a prompt.
@@ -68,7 +63,7 @@ func (f *Forge) budget(prov provider.Provider) assembler.Budget {
 	name := prov.Name()
 	ceiling := f.opts.ContextTokens
 	if ceiling <= 0 {
-		if ceiling = defaultCeilings[name]; ceiling == 0 {
+		if ceiling = provider.Lookup(name).ContextTokens; ceiling <= 0 {
 			ceiling = DefaultContextTokens
 		}
 	}

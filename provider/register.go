@@ -27,6 +27,9 @@ type Registration struct {
 	Name string
 	// Usage is how to configure it, for the not-configured error: "openai (OPENAI_API_KEY; ...)".
 	Usage string
+	// ContextTokens is the default token ceiling of a prompt to its models (0: the forge's
+	// default); the operator's setting overrides it.
+	ContextTokens int
 	// Open builds the provider from the spec's part after "NAME:" (trimmed, maybe empty) and
 	// env (never nil). Its errors should be *Error of kind Misconfigured saying how to fix it.
 	Open func(rest string, env func(string) string) (Provider, error)
@@ -63,6 +66,13 @@ func Registered() []Registration {
 	}
 	slices.SortFunc(out, func(a, b Registration) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// Lookup returns the registration called name (case-insensitive), or the zero Registration.
+func Lookup(name string) Registration {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	return registered[strings.ToLower(strings.TrimSpace(name))]
 }
 
 // Setup lists every way to configure a registered provider; it ends the not-configured error.

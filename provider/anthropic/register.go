@@ -4,8 +4,9 @@ import "github.com/artifactforge/forge/provider"
 
 func init() {
 	provider.Register(provider.Registration{
-		Name:  Name,
-		Usage: "anthropic (ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN; ANTHROPIC_BASE_URL; FORGE_MODEL)",
+		Name:          Name,
+		Usage:         "anthropic (ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN; ANTHROPIC_BASE_URL; FORGE_MODEL)",
+		ContextTokens: 200_000,
 		Open: func(model string, env func(string) string) (provider.Provider, error) {
 			cfg, err := FromEnv(provider.WithModel(env, model))
 			if err != nil {
