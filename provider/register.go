@@ -136,16 +136,23 @@ func Built[P Provider](p P, err error) (Provider, error) {
 	return p, nil
 }
 
-// WithModel returns env with FORGE_MODEL replaced by model when model is not empty: for
-// registrations whose spec is NAME:MODEL.
-func WithModel(env func(string) string, model string) func(string) string {
-	if model == "" {
-		return env
-	}
-	return func(k string) string {
-		if k == gen.EnvModel {
-			return model
+// ModelOpener is the Open of a provider whose spec is NAME[:MODEL] and whose settings come from
+// env: MODEL, when given, replaces FORGE_MODEL for fromEnv, and build makes the provider.
+func ModelOpener[C any, P Provider](fromEnv func(env func(string) string) (C, error), build func(C) (P, error)) func(model string, env func(string) string) (Provider, error) {
+	return func(model string, env func(string) string) (Provider, error) {
+		if model != "" {
+			base := env
+			env = func(k string) string {
+				if k == gen.EnvModel {
+					return model
+				}
+				return base(k)
+			}
 		}
-		return env(k)
+		cfg, err := fromEnv(env)
+		if err != nil {
+			return nil, err
+		}
+		return Built(build(cfg))
 	}
 }

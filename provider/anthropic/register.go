@@ -7,12 +7,6 @@ func init() {
 		Name:          Name,
 		Usage:         "anthropic (ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN; ANTHROPIC_BASE_URL; FORGE_MODEL)",
 		ContextTokens: 200_000,
-		Open: func(model string, env func(string) string) (provider.Provider, error) {
-			cfg, err := FromEnv(provider.WithModel(env, model))
-			if err != nil {
-				return nil, err
-			}
-			return provider.Built(New(cfg))
-		},
+		Open:          provider.ModelOpener(FromEnv, New),
 	})
 }
