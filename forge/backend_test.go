@@ -28,6 +28,8 @@ func TestChooseDefault(t *testing.T) {
 		{"never in-process yaegi unasked", "", []sandbox.Backend{inproc}, isolated, false},
 		{"no toolchain: isolated yaegi", "", []sandbox.Backend{wasmMissing, inproc}, isolated, false},
 		{"no backend registered", "", nil, Placement{}, true},
+		{"the fallback is whichever backend registers an isolation that contains", "", []sandbox.Backend{wasmMissing, bare,
+			{Name: "luajit", ContainsIsolated: "vm"}}, Placement{Backend: "luajit", Isolation: "vm"}, false},
 		{"nothing that contains can run", "", []sandbox.Backend{wasmMissing, bare}, Placement{}, true},
 		{"the operator names in-process yaegi", "yaegi", []sandbox.Backend{wasmOK, inproc}, Placement{Backend: "yaegi"}, false},
 		{"the operator names wasm", "wasm", []sandbox.Backend{wasmOK, inproc}, Placement{Backend: "wasm"}, false},

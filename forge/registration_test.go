@@ -1,11 +1,13 @@
 package forge
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
 	"github.com/artifactforge/forge/provider"
+	"github.com/artifactforge/forge/sandbox"
 )
 
 type namedProvider struct {
@@ -26,4 +28,14 @@ func TestPromptCeilingIsTheProvidersRegistration(t *testing.T) {
 	assert.Equal(t, DefaultContextTokens, f.budget(namedProvider{name: "replay"}).Ceiling)
 	f.opts.ContextTokens = 999
 	assert.Equal(t, 999, f.budget(namedProvider{name: "ceilingprobe"}).Ceiling)
+}
+
+// TestSystemPromptIsTheBackendsRegistration: a backend's registered Prompt is in the system
+// prompt of generations for it, and only for it.
+func TestSystemPromptIsTheBackendsRegistration(t *testing.T) {
+	sandbox.Register(sandbox.Backend{Name: "promptprobe", Prompt: "- PROBE: write no loops.\n",
+		New: func(sandbox.Config) (sandbox.Sandbox, error) { return nil, nil }})
+	assert.Contains(t, systemPrompt("promptprobe"), "- PROBE: write no loops.\n")
+	assert.True(t, strings.HasSuffix(systemPrompt("promptprobe"), answerRule))
+	assert.NotContains(t, systemPrompt("wasm"), "PROBE")
 }
