@@ -96,17 +96,29 @@ func compileSchema(t *testing.T, raw json.RawMessage) *jsonschema.Schema {
 }
 
 // The generating call checks its args against the contract's declared signature before any
-// provider call: a null for c is refused with no code written for it.
+// provider call: a null, a value of another type (the MCP Inspector's c=abc) or one out of its
+// type's range is refused with no code written for it.
 func TestArgsRefusedBeforeGeneration(t *testing.T) {
-	p := codeAnswers(argsCode)
-	f := openForge(t, t.TempDir(), p)
-	require.NoError(t, f.AddRole(argsContract()))
-	o := f.Call(context.Background(), "tmp", "f", withArg("c", "null"))
-	require.False(t, o.OK, "answered %s", o.Value)
-	assert.Equal(t, "caller", o.Err.Class)
-	assert.Contains(t, o.Err.Message, "param c")
-	assert.Zero(t, o.Meta.ProviderCalls)
-	assert.Empty(t, p.requests())
-	_, err := f.Store().Load("tmp", "f")
-	assert.ErrorIs(t, err, registry.ErrNotFound)
+	for _, c := range []struct{ param, raw, want string }{
+		{"c", "null", "param c"},
+		{"c", `"abc"`, "/c"},
+		{"s", `5`, "/s"},
+		{"u", `-1`, "/u"},
+		{"xs", `{"a":1}`, "/xs"},
+	} {
+		t.Run(c.param+"="+c.raw, func(t *testing.T) {
+			p := codeAnswers(argsCode)
+			f := openForge(t, t.TempDir(), p)
+			require.NoError(t, f.AddRole(argsContract()))
+			o := f.Call(context.Background(), "tmp", "f", withArg(c.param, c.raw))
+			require.False(t, o.OK, "answered %s", o.Value)
+			assert.Equal(t, "caller", o.Err.Class)
+			assert.Equal(t, "args", o.Err.Type)
+			assert.Contains(t, o.Err.Message, c.want)
+			assert.Zero(t, o.Meta.ProviderCalls)
+			assert.Empty(t, p.requests())
+			_, err := f.Store().Load("tmp", "f")
+			assert.ErrorIs(t, err, registry.ErrNotFound)
+		})
+	}
 }

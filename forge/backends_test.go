@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artifactforge/forge/registry/nats/embedded"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -1153,7 +1154,7 @@ func bothBackends(t *testing.T, url string) []struct {
 // startBothServer starts the embedded single-node JetStream server the table's fleet stores use.
 func startBothServer(t testing.TB) string {
 	t.Helper()
-	url, stop, err := fleet.StartEmbedded(t.TempDir())
+	url, stop, err := embedded.Start(t.TempDir())
 	require.NoError(t, err, "starting an embedded nats-server for the fleet store")
 	t.Cleanup(stop)
 	return url
@@ -1177,7 +1178,7 @@ func TestBackends(t *testing.T) {
 // handle's next call, on each backend (the directory store polling every 20 ms, the fleet store
 // through its watch). Issue 13 asks for under 1 s.
 func BenchmarkBackendsBlessVisibility(b *testing.B) {
-	url, stop, err := fleet.StartEmbedded(b.TempDir())
+	url, stop, err := embedded.Start(b.TempDir())
 	require.NoError(b, err)
 	defer stop()
 	for _, be := range []struct {
@@ -1290,7 +1291,7 @@ func TestBackendsFleetStoreDown(t *testing.T) {
 }
 
 // restartable is a single-node JetStream server that can be stopped and started again on its
-// port, as a server restart looks to its clients (fleet.StartEmbedded picks a new port each time).
+// port, as a server restart looks to its clients (embedded.Start picks a new port each time).
 type restartable struct {
 	o   *server.Options
 	srv *server.Server

@@ -25,7 +25,8 @@ func roleFailure(role string, err error) *failure {
 
 // checkArgsFirst checks a call's args against the signature its role's contract declares for the
 // method, before code is generated, repaired or regenerated for it: args that cannot fit the
-// declared signature (a missing or unknown parameter, a null where its type has none) are the
+// declared signature (a missing or unknown parameter, a null where its type has none, a value of
+// another type or out of its type's range: the input schema) are the
 // caller's error whatever code is written, so no provider call is spent first. With no declared
 // signature the code's own signature checks them when the gate runs the call.
 func (c *call) checkArgsFirst() *failure {
@@ -37,7 +38,7 @@ func (c *call) checkArgsFirst() *failure {
 	if err != nil {
 		return nil // the contract's declaration is checked when the role is added
 	}
-	if _, err := sandbox.OrderArgs(sig, c.args); err != nil {
+	if err := registry.CheckArgs(sig, c.args); err != nil {
 		return classifyErr(err, false)
 	}
 	return nil

@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	natsstore "github.com/artifactforge/forge/registry/nats"
+	_ "github.com/artifactforge/forge/registry/nats" // registers the nats:// scheme
+	"github.com/artifactforge/forge/registry/nats/embedded"
 )
 
 // The warm call on the fleet store (NATS JetStream, an embedded single node on loopback) against
@@ -17,7 +18,7 @@ import (
 // fleetForges opens a warm forge on a directory store and one on a fleet store.
 func fleetForges(b *testing.B) (dir, fleet *Forge) {
 	b.Helper()
-	url, stop, err := natsstore.StartEmbedded(b.TempDir())
+	url, stop, err := embedded.Start(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}

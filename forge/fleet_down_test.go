@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artifactforge/forge/registry/nats/embedded"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -20,7 +21,7 @@ import (
 // turns a hang into a failure.
 func TestFleetServerDown(t *testing.T) {
 	const hangBound = 5 * time.Second
-	url, stop, err := natsstore.StartEmbedded(t.TempDir())
+	url, stop, err := embedded.Start(t.TempDir())
 	require.NoError(t, err)
 	t.Cleanup(stop)
 	p := cassette(t, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK})

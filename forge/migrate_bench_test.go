@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/artifactforge/forge/registry"
-	natsstore "github.com/artifactforge/forge/registry/nats"
+	"github.com/artifactforge/forge/registry/nats/embedded"
 )
 
 // BenchmarkMigrate1k is Migrate (`forge store migrate`: read, write, verify) of a directory store of 1,000
@@ -42,7 +42,7 @@ func BenchmarkMigrate1k(b *testing.B) {
 			}
 		}
 	}
-	url, stop, err := natsstore.StartEmbedded(b.TempDir())
+	url, stop, err := embedded.Start(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -341,6 +341,13 @@ func (f *Forge) stopWatch() {
 // tells when lines were written (push, not a poll), only complete lines are decoded, and a rotated
 // log is followed to its new file. It returns when ctx is done.
 func TailEvents(ctx context.Context, store string, fn func(Event)) error {
+	return TailEventsReady(ctx, store, nil, fn)
+}
+
+// TailEventsReady is TailEvents that calls ready (when not nil) once, as soon as the tail is
+// watching the log from its end: an event written after ready returns is delivered. Code that
+// starts a tail and then acts waits for ready instead of sleeping.
+func TailEventsReady(ctx context.Context, store string, ready func(), fn func(Event)) error {
 	dir := filepath.Join(store, "events")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("forge: events: %w", err)
@@ -419,6 +426,9 @@ func TailEvents(ctx context.Context, store string, fn func(Event)) error {
 			}
 			drain()
 		}
+	}
+	if ready != nil {
+		ready()
 	}
 	for {
 		select {

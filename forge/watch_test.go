@@ -138,8 +138,9 @@ func TestSubscribersSeeCallsAndTailSeesOtherProcesses(t *testing.T) {
 	defer cancel()
 	tailed := make(chan Event, 100)
 	tailDone := make(chan error, 1)
-	go func() { tailDone <- TailEvents(ctx, store, func(e Event) { tailed <- e }) }()
-	time.Sleep(50 * time.Millisecond) // let the tail open the log: it follows from the end
+	live := make(chan struct{})
+	go func() { tailDone <- TailEventsReady(ctx, store, func() { close(live) }, func(e Event) { tailed <- e }) }()
+	<-live // the tail follows from the end of the log
 
 	require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK) // generated: filtered out
 	for i := 0; i < 3; i++ {

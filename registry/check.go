@@ -260,6 +260,12 @@ func unknownFields(raw json.RawMessage, t reflect.Type, path string, out *[]Prob
 
 // checkArgs says whether args fit sig as a call would take them: the parameters by name or
 // position (sandbox.OrderArgs), then each value against the parameter schema.
+// CheckArgs checks args against sig as a whole: the parameters they name (sandbox.OrderArgs) and
+// the signature's parameter schema (the input schema MCP publishes: types, integer ranges, nulls).
+// A schema refusal is a *sandbox.Error of kind args. It decodes and compiles, so it is for the cold
+// paths (an acceptance example, a call about to pay a model), never the warm call.
+func CheckArgs(sig sandbox.Signature, args json.RawMessage) error { return checkArgs(sig, args) }
+
 func checkArgs(sig sandbox.Signature, args json.RawMessage) error {
 	list, err := sandbox.OrderArgs(sig, args)
 	if err != nil {
@@ -287,7 +293,7 @@ func checkArgs(sig sandbox.Signature, args json.RawMessage) error {
 		return err
 	}
 	if err := schema.Validate(v); err != nil {
-		return fmt.Errorf("%s", schemaMsg(err))
+		return sandbox.Errorf(sandbox.KindArgs, "%s (the method's input schema: give each parameter a value of its type)", schemaMsg(err))
 	}
 	return nil
 }

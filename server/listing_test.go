@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artifactforge/forge/registry/nats/embedded"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -175,7 +176,7 @@ func TestArtifactsListingFromSummariesMatchesEach(t *testing.T) {
 
 // The fleet store (NATS JetStream) lists the same through summaries as through every artifact.
 func TestArtifactsListingOnTheFleetStore(t *testing.T) {
-	url, stop, err := natsreg.StartEmbedded(t.TempDir())
+	url, stop, err := embedded.Start(t.TempDir())
 	require.NoError(t, err)
 	defer stop()
 	f := openForgeAt(t, url+"/listing", t.TempDir())

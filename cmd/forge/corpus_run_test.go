@@ -21,18 +21,21 @@ import (
 
 // forgeBinary builds cmd/forge once per test run: the hostile corpus goes through the real
 // `forge run` process, whose exit status is what an agent that shells out sees.
-var forgeBinary = sync.OnceValues(func() (string, error) {
+var forgeBinary = sync.OnceValues(func() (string, error) { return buildForgeBinary() })
+
+// buildForgeBinary builds cmd/forge with the go build flags given (e.g. -tags natsembedded).
+func buildForgeBinary(flags ...string) (string, error) {
 	dir, err := os.MkdirTemp("", "forge-bin-")
 	if err != nil {
 		return "", err
 	}
 	bin := filepath.Join(dir, "forge")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	out, err := exec.Command("go", append(append([]string{"build", "-o", bin}, flags...), ".")...).CombinedOutput()
 	if err != nil {
 		return "", errors.New("go build: " + err.Error() + "\n" + string(out))
 	}
 	return bin, nil
-})
+}
 
 // compileBound is the stated bound on everything before a call starts (parse, policy, type check,
 // build, compile, initializers), generous for a loaded 2-core machine.

@@ -108,6 +108,7 @@ func (a *app) demo(ctx context.Context, backend string) error {
 	}
 	d.printf("forge demo: store %s (%s); provider replay:demo (%d answers embedded in the binary); sandbox %s\n", dir, kept, d.answers, d.placement)
 	start := time.Now()
+	d.warmUp(ctx, a.steps())
 	steps := []struct {
 		title string
 		run   func(context.Context)

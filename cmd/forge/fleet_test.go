@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artifactforge/forge/registry/nats/embedded"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -40,7 +41,7 @@ func TestFleet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 3-node NATS cluster and three forge processes")
 	}
-	c, err := natsstore.StartCluster(t.TempDir(), 3)
+	c, err := embedded.StartCluster(t.TempDir(), 3)
 	require.NoError(t, err)
 	t.Cleanup(c.Stop)
 	// Each process names one node only: its connection is to that node (the client learns the
@@ -185,7 +186,7 @@ EOF
 
 // testFleetNodeKill kills the data bucket's stream leader in the middle of a burst of writes
 // made through three store backends, one per node, while the forge processes serve calls.
-func testFleetNodeKill(t *testing.T, c *natsstore.Cluster, storeURL func(int) string, bases []string, hc *http.Client, dir string) {
+func testFleetNodeKill(t *testing.T, c *embedded.Cluster, storeURL func(int) string, bases []string, hc *http.Client, dir string) {
 	stores := make([]registry.Backend, 3)
 	for i := range stores {
 		stores[i] = openFleetBackend(t, storeURL(i), filepath.Join(dir, fmt.Sprintf("writer%d", i)))

@@ -99,8 +99,9 @@ func TestWatchCommand(t *testing.T) {
 	require.NoError(t, f.Watch())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- watchLoop(ctx, a, f, forge.Filter{Role: "text"}) }()
-	time.Sleep(100 * time.Millisecond) // the tail starts at the end of the log
+	live := make(chan struct{})
+	go func() { done <- watchLoop(ctx, a, f, forge.Filter{Role: "text"}, func() { close(live) }) }()
+	<-live // the tail starts at the end of the log
 
 	code, _, errOut := runCLI(t, s("call", "text", "upper", "s=watched")...)
 	require.Equal(t, 0, code, errOut)

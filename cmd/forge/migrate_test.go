@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artifactforge/forge/registry/nats/embedded"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/artifactforge/forge/forge"
 	"github.com/artifactforge/forge/registry"
-	natsstore "github.com/artifactforge/forge/registry/nats"
 )
 
 // migrateSource builds a directory store as a long-lived one looks: a role whose method was
@@ -127,7 +127,7 @@ func dropKey(v any, key string) any {
 func TestMigrateRoundTrip(t *testing.T) {
 	t.Setenv("FORGE_LOCAL_DIR", t.TempDir()) // the fleet store's local state, not the user's cache
 	a := migrateSource(t)
-	url, stop, err := natsstore.StartEmbedded(t.TempDir())
+	url, stop, err := embedded.Start(t.TempDir())
 	require.NoError(t, err)
 	t.Cleanup(stop)
 	b := url + "/forge"
@@ -211,7 +211,7 @@ func TestMigrateRefusesAndReports(t *testing.T) {
 func TestMigrateForceReplacesCounters(t *testing.T) {
 	t.Setenv("FORGE_LOCAL_DIR", t.TempDir())
 	a := migrateSource(t)
-	url, stop, err := natsstore.StartEmbedded(t.TempDir())
+	url, stop, err := embedded.Start(t.TempDir())
 	require.NoError(t, err)
 	t.Cleanup(stop)
 	b := url + "/forge"

@@ -341,8 +341,9 @@ func TestWatchShowsAnEditAsAnEdit(t *testing.T) {
 		require.NoError(t, f.Watch())
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() { done <- watchLoop(ctx, a, f, forge.Filter{Role: "text"}) }()
-		time.Sleep(100 * time.Millisecond) // the tail starts at the end of the log
+		live := make(chan struct{})
+		go func() { done <- watchLoop(ctx, a, f, forge.Filter{Role: "text"}, func() { close(live) }) }()
+		<-live // the tail starts at the end of the log
 
 		t.Setenv("EDITOR", fakeEditor(t, fmt.Sprintf("package artifact\n\nfunc Upper(s string) string { return s } // %v\n", jsonOut)))
 		code, _, errOut := runCLI(t, s("edit", "text", "upper")...)

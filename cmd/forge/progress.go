@@ -148,8 +148,34 @@ type progressSandbox struct {
 }
 
 func (s *progressSandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Program, error) {
-	defer s.steps.step(fmt.Sprintf("compiling %s for the %s sandbox (a first build takes a while; later ones are cached)", funcLabel(src.Func), s.name))()
+	defer s.steps.step(fmt.Sprintf("compiling %s for the %s sandbox (%s)", funcLabel(src.Func), s.name, s.firstBuild()))()
 	return s.Sandbox.Compile(ctx, src)
+}
+
+// firstBuild says why a first build takes a while: on a machine not warmed yet, the toolchain.
+func (s *progressSandbox) firstBuild() string {
+	if s.NeedsWarm() {
+		return "the first on this machine: " + warmingWhat
+	}
+	return "a first build takes a while; later ones are cached"
+}
+
+// warmingWhat is what a sandbox warm-up does (sandbox.Warmer; the wasm backend's).
+const warmingWhat = "the Go toolchain compiles its standard library for wasm once, tens of seconds"
+
+// NeedsWarm and Warm pass sandbox.Warmer through, the warm-up shown as a step.
+func (s *progressSandbox) NeedsWarm() bool {
+	w, ok := s.Sandbox.(sandbox.Warmer)
+	return ok && w.NeedsWarm()
+}
+
+func (s *progressSandbox) Warm(ctx context.Context) error {
+	w, ok := s.Sandbox.(sandbox.Warmer)
+	if !ok {
+		return nil
+	}
+	defer s.steps.step(fmt.Sprintf("preparing the %s sandbox (%s)", s.name, warmingWhat))()
+	return w.Warm(ctx)
 }
 
 func funcLabel(fn string) string {
@@ -166,7 +192,11 @@ type progressTester struct {
 }
 
 func (s progressTester) Test(ctx context.Context, src sandbox.Source, testCode string, in sandbox.Input) ([]sandbox.TestResult, error) {
-	defer s.steps.step(fmt.Sprintf("building and running the acceptance tests of %s in the %s sandbox", funcLabel(src.Func), s.name))()
+	what := fmt.Sprintf("building and running the acceptance tests of %s in the %s sandbox", funcLabel(src.Func), s.name)
+	if s.NeedsWarm() {
+		what += " (the first on this machine: " + warmingWhat + ")"
+	}
+	defer s.steps.step(what)()
 	return s.tester.Test(ctx, src, testCode, in)
 }
 

@@ -55,7 +55,8 @@ once. It binds 127.0.0.1 unless told otherwise; SIGTERM or SIGINT finishes in-fl
 With --nats-embedded DIR it also runs a single-node NATS JetStream server (data in DIR, listening
 on 127.0.0.1:4222 unless --nats-listen says otherwise) and keeps the store there: the quickstart of
 the fleet store. Other forge processes on this machine use it with --store nats://127.0.0.1:4222/forge
-(the URL is printed at start); the server stops when serve does.
+(the URL is printed at start); the server stops when serve does. It needs a forge built with the
+server: go install -tags natsembedded ./cmd/forge (the default build leaves it out).
 
 With --clients FILE (or $FORGE_CLIENTS) every request but /healthz, /readyz, /metrics and the
 operator verbs needs a client's bearer token; each client may call only the roles the file gives
@@ -137,6 +138,11 @@ call it. Headers must arrive within --header-timeout, bodies within --body-timeo
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 			defer stop()
+			// The warm-up stops waiting when serve returns, before the forge closes.
+			wctx, wcancel := context.WithCancel(ctx)
+			warmed := make(chan struct{})
+			go func() { defer close(warmed); warmAtStart(wctx, f, log) }()
+			defer func() { wcancel(); <-warmed }()
 			if err := srv.Serve(ctx, ln); err != nil {
 				return err
 			}

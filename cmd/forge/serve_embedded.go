@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -11,6 +12,16 @@ import (
 	"github.com/artifactforge/forge/internal/redact"
 	natsstore "github.com/artifactforge/forge/registry/nats"
 )
+
+// startNATSServer starts the embedded NATS server (registry/nats/embedded.StartWith) in a binary
+// built with -tags natsembedded (serve_nats.go); it is nil in the default binary, which leaves the
+// server, the largest dependency of the build, out.
+var startNATSServer func(dir, host string, port int, token string) (clientURL string, stop func(), err error)
+
+// errNoEmbeddedNATS is what `forge serve --nats-embedded` says in a binary built without the server.
+var errNoEmbeddedNATS = errors.New("serve: --nats-embedded: this forge binary was built without the embedded NATS server (the default build leaves it out: it is the largest part of the build); " +
+	"build forge with it: go install -tags natsembedded ./cmd/forge (or run it from the source tree: go run -tags natsembedded ./cmd/forge serve --nats-embedded DIR), " +
+	"or run a NATS server yourself (nats-server -js -sd DIR) and pass --store nats://127.0.0.1:4222/forge")
 
 // defaultNATSListen is where `forge serve --nats-embedded` listens unless --nats-listen says
 // otherwise: loopback, on the NATS client port, so that the quickstart's URL is always
@@ -25,6 +36,9 @@ const defaultNATSListen = "127.0.0.1:4222"
 // If $NATS_TOKEN is set, the server requires it of every client (the store connection of this
 // process reads it from there too, as the nats CLI does); listening beyond loopback requires it.
 func (a *app) startEmbeddedNATS(dir, listen string, log *slog.Logger) (storeURL string, stop func(), err error) {
+	if startNATSServer == nil {
+		return "", nil, errNoEmbeddedNATS
+	}
 	if a.storeFlag != "" && !strings.HasPrefix(a.storeFlag, "nats://") {
 		return "", nil, usagef("serve: --nats-embedded keeps the store on the embedded server, but --store names %s; leave --store out (or name a bucket there: --store nats://127.0.0.1:4222/NAME)", redact.URL(a.storeFlag))
 	}
@@ -45,7 +59,7 @@ func (a *app) startEmbeddedNATS(dir, listen string, log *slog.Logger) (storeURL 
 		ln.Close()
 	}
 	token := natsstore.Secret(os.Getenv("NATS_TOKEN"))
-	clientURL, stop, err := natsstore.StartEmbeddedWith(dir, natsstore.EmbeddedOptions{Host: host, Port: port, Token: token})
+	clientURL, stop, err := startNATSServer(dir, host, port, token.Reveal())
 	if err != nil {
 		return "", nil, fmt.Errorf("serve: start the embedded NATS server in %s: %w", dir, err)
 	}

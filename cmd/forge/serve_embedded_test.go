@@ -9,13 +9,61 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/artifactforge/forge/registry/nats/embedded"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// natsForgeBinary is forge built with the embedded NATS server (-tags natsembedded), which
+// `forge serve --nats-embedded` needs.
+var natsForgeBinary = sync.OnceValues(func() (string, error) { return buildForgeBinary("-tags", "natsembedded") })
+
+// The in-process CLI of these tests links the server in as a natsembedded build does.
+func init() {
+	if startNATSServer == nil {
+		startNATSServer = func(dir, host string, port int, token string) (string, func(), error) {
+			return embedded.StartWith(dir, embedded.Options{Host: host, Port: port, Token: token})
+		}
+	}
+}
+
+// TestEmbeddedNATSLeftOutOfDefaultBinary: the default forge binary links neither the NATS server
+// (the largest dependency of its build) nor the testing package; `forge serve --nats-embedded`
+// there says how to get a binary that has the server, which -tags natsembedded links in.
+func TestEmbeddedNATSLeftOutOfDefaultBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	deps := func(flags ...string) map[string]bool {
+		out, err := exec.Command("go", append(append([]string{"list", "-deps"}, flags...), ".")...).Output()
+		require.NoError(t, err)
+		m := map[string]bool{}
+		for _, p := range strings.Fields(string(out)) {
+			m[p] = true
+		}
+		return m
+	}
+	const server = "github.com/nats-io/nats-server/v2/server"
+	def := deps()
+	assert.False(t, def[server], "the default binary links the NATS server")
+	assert.False(t, def["testing"], "the default binary links the testing package")
+	assert.True(t, def["github.com/artifactforge/forge/registry/nats"], "the default binary keeps the fleet store client")
+	assert.True(t, deps("-tags", "natsembedded")[server], "-tags natsembedded links the NATS server in")
+
+	saved := startNATSServer
+	startNATSServer = nil // as in the default binary
+	defer func() { startNATSServer = saved }()
+	code, _, errOut := runCLI(t, "serve", "--nats-embedded", t.TempDir(), "--nats-listen", "127.0.0.1:0", "--addr", "127.0.0.1:0")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "built without the embedded NATS server")
+	assert.Contains(t, errOut, "go install -tags natsembedded ./cmd/forge")
+	assert.Contains(t, errOut, "--store nats://127.0.0.1:4222/forge")
+}
 
 // startEmbeddedServe runs the built `forge serve --nats-embedded DIR` and returns the process, the
 // store URL it printed for other processes and its HTTP base URL.
@@ -28,7 +76,7 @@ func startEmbeddedServe(t *testing.T, natsDir string, env []string) (*exec.Cmd, 
 // (stdout and stderr), as it grows.
 func startEmbeddedServeOut(t *testing.T, natsDir string, env []string) (*exec.Cmd, string, string, func() string) {
 	t.Helper()
-	path, err := forgeBinary()
+	path, err := natsForgeBinary()
 	require.NoError(t, err)
 	cas := filepath.Join(t.TempDir(), "cassette.jsonl")
 	require.NoError(t, os.WriteFile(cas, []byte(upperCassette), 0o644))

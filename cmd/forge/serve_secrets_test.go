@@ -19,7 +19,7 @@ import (
 // that carries a password (or a token) prints and logs the URL with the credentials redacted,
 // on every start-up line.
 func TestEmbeddedServeStartupRedactsStorePassword(t *testing.T) {
-	path, err := forgeBinary()
+	path, err := natsForgeBinary()
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -56,7 +56,7 @@ select calls only. --json prints one event per line. It runs until interrupted.`
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 			defer stop()
-			return watchLoop(ctx, a, f, fl)
+			return watchLoop(ctx, a, f, fl, nil)
 		},
 	}
 	cmd.Flags().StringVar(&fl.Role, "role", "", "only this role")
@@ -68,7 +68,9 @@ select calls only. --json prints one event per line. It runs until interrupted.`
 }
 
 // watchLoop prints the forge's artifact changes and every process's calls until ctx ends.
-func watchLoop(ctx context.Context, a *app, f *forge.Forge, fl forge.Filter) error {
+// watchLoop prints what fl matches until ctx is done; ready (when not nil) is called once the
+// tail of the event log is live.
+func watchLoop(ctx context.Context, a *app, f *forge.Forge, fl forge.Filter, ready func()) error {
 	sub := f.Subscribe(fl) // artifact and role changes (this process makes no calls)
 	defer sub.Close()
 	var mu sync.Mutex
@@ -87,7 +89,7 @@ func watchLoop(ctx context.Context, a *app, f *forge.Forge, fl forge.Filter) err
 	}
 	tailErr := make(chan error, 1)
 	go func() {
-		tailErr <- forge.TailEvents(ctx, f.Store().LocalDir(), func(ev forge.Event) {
+		tailErr <- forge.TailEventsReady(ctx, f.Store().LocalDir(), ready, func(ev forge.Event) {
 			e := forge.LiveEvent{Kind: forge.LiveCall, Time: ev.Time, Call: &ev}
 			if fl.Match(&e) {
 				print(e)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/artifactforge/forge/registry/nats/embedded"
 	"github.com/nats-io/nats-server/v2/server"
 )
 
@@ -17,7 +18,7 @@ func authServer(t *testing.T, user, pass, token string) string {
 		t.Fatal(err)
 	}
 	go srv.Start()
-	if !srv.ReadyForConnections(readyTimeout) {
+	if !srv.ReadyForConnections(embedded.ReadyTimeout) {
 		t.Fatal("server not ready")
 	}
 	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })

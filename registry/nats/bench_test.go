@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/artifactforge/forge/registry"
+	"github.com/artifactforge/forge/registry/nats/embedded"
 )
 
 // Latency of the KV primitives on a single embedded node over loopback, against the same-run
@@ -85,7 +86,7 @@ func BenchmarkKVUpdateArtifact(b *testing.B) {
 func BenchmarkKVPut(b *testing.B) {
 	b.Run("sync=always", func(b *testing.B) { benchPut(b, single(b)) })
 	b.Run("sync=2m", func(b *testing.B) {
-		n, err := startNode(nodeConfig{name: "nosync", dir: b.TempDir()})
+		n, err := embedded.StartNode(embedded.NodeConfig{Name: "nosync", Dir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -162,7 +163,7 @@ func BenchmarkWarmLookup(b *testing.B) {
 func BenchmarkMetricsFlush1000(b *testing.B) {
 	b.Run("sync=always", func(b *testing.B) { benchFlush(b, single(b)) })
 	b.Run("sync=2m", func(b *testing.B) {
-		n, err := startNode(nodeConfig{name: "nosync", dir: b.TempDir()})
+		n, err := embedded.StartNode(embedded.NodeConfig{Name: "nosync", Dir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}

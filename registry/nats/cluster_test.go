@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artifactforge/forge/registry/nats/embedded"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/artifactforge/forge/registry"
@@ -32,7 +33,7 @@ func TestCluster(t *testing.T) {
 	t.Run("NodeKillLosesNoAcknowledgedWrite", func(t *testing.T) { testClusterNodeKill(t, c) })
 }
 
-func clients(t *testing.T, c *Cluster, name string) []*Store {
+func clients(t *testing.T, c *embedded.Cluster, name string) []*Store {
 	var out []*Store
 	for i := range c.Nodes {
 		s := open(t, name, 3, rotate(c, i)...)
@@ -47,7 +48,7 @@ func clients(t *testing.T, c *Cluster, name string) []*Store {
 // testClusterMetrics: 3 processes x 8 writers flush deltas of the same 4 artifacts concurrently;
 // the merged sums are exact. Then an ambiguous flush (sent again with the same sequence) is
 // applied once.
-func testClusterMetrics(t *testing.T, c *Cluster) {
+func testClusterMetrics(t *testing.T, c *embedded.Cluster) {
 	ss := clients(t, c, "metrics")
 	ctx := testCtx(t)
 	keys := []registry.Key{{Role: "r", Method: "a"}, {Role: "r", Method: "b"}, {Role: "s", Method: "a"}, {Role: "s", Method: "c"}}
@@ -152,7 +153,7 @@ func noteRevs(keys []registry.Key, last []atomic.Uint64, rep FlushReport) {
 
 // testClusterLeaseRace: 16 goroutines over 3 clients on 3 nodes race for one lease, 3 rounds
 // each: never two holders at once, and every goroutine gets its turns.
-func testClusterLeaseRace(t *testing.T, c *Cluster) {
+func testClusterLeaseRace(t *testing.T, c *embedded.Cluster) {
 	ss := clients(t, c, "leaserace")
 	ctx := testCtx(t)
 	const goroutines, rounds = 16, 3
@@ -210,7 +211,7 @@ func testClusterLeaseRace(t *testing.T, c *Cluster) {
 
 // testClusterLeaseExpiry: a holder that dies (stops renewing, connection gone) loses its lease
 // within its TTL; a holder that merely paused past its TTL cannot renew it back.
-func testClusterLeaseExpiry(t *testing.T, c *Cluster) {
+func testClusterLeaseExpiry(t *testing.T, c *embedded.Cluster) {
 	ss := clients(t, c, "leaseexp")
 	ctx := testCtx(t)
 	const ttl = 2 * time.Second
@@ -277,7 +278,7 @@ func testClusterLeaseExpiry(t *testing.T, c *Cluster) {
 }
 
 // testClusterWatch: writes through node 1 are seen by a watcher connected to node 3 within 1 s.
-func testClusterWatch(t *testing.T, c *Cluster) {
+func testClusterWatch(t *testing.T, c *embedded.Cluster) {
 	ss := clients(t, c, "watch")
 	ctx := testCtx(t)
 	got := make(chan Change, 64)
@@ -348,7 +349,7 @@ func testClusterWatch(t *testing.T, c *Cluster) {
 
 // testClusterNodeKill: writers on all three nodes run compare-and-set updates and creates; the
 // leader of the bucket's stream is shut down mid-burst. Every acknowledged write is there after.
-func testClusterNodeKill(t *testing.T, c *Cluster) {
+func testClusterNodeKill(t *testing.T, c *embedded.Cluster) {
 	ss := clients(t, c, "kill")
 	ctx := testCtx(t)
 	type rec struct {

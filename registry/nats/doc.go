@@ -13,10 +13,9 @@
 //     server (then a ping, then a forced reconnection), tell the store when its server is gone;
 //     what needs the server then fails at once with ErrUnreachable (after at most a 1 s grace for
 //     a reconnection in progress), while Lookup and the set-aside copies keep warm calls going.
-//   - Servers: StartEmbedded runs a single-node JetStream server in a directory on a loopback port
-//     (single-node tests), StartEmbeddedWith on a chosen address with a client token (required
-//     beyond loopback; `forge serve --nats-embedded DIR --nats-listen`); StartCluster runs an n-node
-//     JetStream cluster on loopback whose nodes can be stopped and restarted (for fleet tests).
+//   - Servers: the subpackage embedded runs NATS servers in the process (a single node for
+//     `forge serve --nats-embedded DIR` and tests, a loopback cluster for fleet tests); this
+//     package, the client, does not link the server in (the default forge binary leaves it out).
 //   - Config: ParseURL reads nats://[creds@]HOST:PORT[,...]/NAME?options plus the nats CLI's
 //     environment variables; passwords and tokens are Secrets that never print.
 //   - Store: the buckets NAME_data (roles.<role>, artifacts.<role>.<method>, knowledge.<domain>),

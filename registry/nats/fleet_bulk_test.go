@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artifactforge/forge/registry/nats/embedded"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -155,7 +156,7 @@ func TestFleetBulkRoles(t *testing.T) {
 // TestFleetBulkUnreachableStoreFails: with the server gone, the listings fail with the store's
 // advice instead of hanging or listing nothing.
 func TestFleetBulkUnreachableStoreFails(t *testing.T) {
-	n, err := startNode(nodeConfig{name: "bulkdown", dir: t.TempDir()})
+	n, err := embedded.StartNode(embedded.NodeConfig{Name: "bulkdown", Dir: t.TempDir()})
 	require.NoError(t, err)
 	t.Cleanup(n.Stop)
 	f := openFleet(t, n.URL(), "bulkdown")

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artifactforge/forge/registry/nats/embedded"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
@@ -143,7 +144,7 @@ func TestFleetCluster(t *testing.T) {
 				return err == nil
 			}, 10*time.Second, 10*time.Millisecond)
 		}
-		others := []*Node{c.Nodes[1], c.Nodes[2]}
+		others := []*embedded.Node{c.Nodes[1], c.Nodes[2]}
 		for _, n := range others {
 			n.Stop()
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artifactforge/forge/registry/nats/embedded"
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,7 +44,7 @@ func unreachableWithin(t *testing.T, f *FleetStore, what string, err error, took
 // an error that names the store and says what to do, while warm methods keep running from
 // memory; when the server is back, so are the operations.
 func TestFleetServerDown(t *testing.T) {
-	n, err := startNode(nodeConfig{name: "down", dir: t.TempDir(), token: "s3cret"})
+	n, err := embedded.StartNode(embedded.NodeConfig{Name: "down", Dir: t.TempDir(), Token: "s3cret"})
 	require.NoError(t, err)
 	t.Cleanup(n.Stop)
 	u := "nats://s3cret@" + strings.TrimPrefix(n.URL(), "nats://")

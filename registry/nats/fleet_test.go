@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artifactforge/forge/registry/nats/embedded"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -110,7 +111,7 @@ func TestFleetBlessReachesAnotherProcessWithoutAWatch(t *testing.T) {
 // TestFleetRecorderKeepsOutcomesWhileTheStoreIsDown: a flush that cannot reach the store keeps its
 // outcomes; once the store is back they are merged once.
 func TestFleetRecorderKeepsOutcomesWhileTheStoreIsDown(t *testing.T) {
-	n, err := startNode(nodeConfig{name: "down", dir: t.TempDir()})
+	n, err := embedded.StartNode(embedded.NodeConfig{Name: "down", Dir: t.TempDir()})
 	require.NoError(t, err)
 	t.Cleanup(n.Stop)
 	f := openFleet(t, n.URL(), "down")

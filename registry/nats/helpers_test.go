@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artifactforge/forge/registry/nats/embedded"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -20,7 +21,7 @@ func testCtx(t testing.TB) context.Context {
 // single starts one embedded JetStream server for the test and returns its URL.
 func single(t testing.TB) string {
 	t.Helper()
-	u, stop, err := StartEmbedded(t.TempDir())
+	u, stop, err := embedded.Start(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func single(t testing.TB) string {
 // interval), for tests whose point is not durability and that write a lot.
 func singleNoSync(t testing.TB) string {
 	t.Helper()
-	n, err := startNode(nodeConfig{name: "nosync", dir: t.TempDir()})
+	n, err := embedded.StartNode(embedded.NodeConfig{Name: "nosync", Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,9 +42,9 @@ func singleNoSync(t testing.TB) string {
 }
 
 // cluster starts a 3-node JetStream cluster for the test.
-func cluster(t testing.TB) *Cluster {
+func cluster(t testing.TB) *embedded.Cluster {
 	t.Helper()
-	c, err := StartCluster(t.TempDir(), 3)
+	c, err := embedded.StartCluster(t.TempDir(), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func open(t testing.TB, name string, replicas int, servers ...string) *Store {
 }
 
 // rotate puts the node i first in the server list.
-func rotate(c *Cluster, i int) []string {
+func rotate(c *embedded.Cluster, i int) []string {
 	var out []string
 	for j := range c.Nodes {
 		out = append(out, c.Nodes[(i+j)%len(c.Nodes)].URL())

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artifactforge/forge/registry/nats/embedded"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/artifactforge/forge/registry"
@@ -96,7 +97,7 @@ func jsonMsg(writer string, seq uint64, deltas map[registry.Key]Delta) ([]byte, 
 
 // testClusterJournal: 3 processes x 8 writers publish flushes of the same 4 artifacts while two
 // folders on two other nodes compete for the fold lease; after a final fold the sums are exact.
-func testClusterJournal(t *testing.T, c *Cluster) {
+func testClusterJournal(t *testing.T, c *embedded.Cluster) {
 	ss := clients(t, c, "jrnl")
 	ctx := testCtx(t)
 	keys := []registry.Key{{Role: "r", Method: "a"}, {Role: "r", Method: "b"}, {Role: "s", Method: "a"}, {Role: "s", Method: "c"}}

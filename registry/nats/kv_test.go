@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/artifactforge/forge/registry"
+	"github.com/artifactforge/forge/registry/nats/embedded"
 )
 
 func newArtifact(role, method, code string) *registry.Artifact {
@@ -219,7 +220,7 @@ func TestUpdateHonoursContext(t *testing.T) {
 
 func TestStartEmbeddedStops(t *testing.T) {
 	dir := t.TempDir()
-	u, stop, err := StartEmbedded(dir)
+	u, stop, err := embedded.Start(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestStartEmbeddedStops(t *testing.T) {
 	stop()
 	stop() // twice is fine
 	// The data survives a restart in the same directory.
-	u2, stop2, err := StartEmbedded(dir)
+	u2, stop2, err := embedded.Start(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,13 +3,14 @@ package nats
 import (
 	"context"
 	"errors"
+	"github.com/artifactforge/forge/registry/nats/embedded"
 	"testing"
 	"time"
 )
 
 func TestLeaseSingleNode(t *testing.T) {
 	dir := t.TempDir()
-	n, err := startNode(nodeConfig{name: "lease", dir: dir, syncAlways: true})
+	n, err := embedded.StartNode(embedded.NodeConfig{Name: "lease", Dir: dir, SyncAlways: true})
 	if err != nil {
 		t.Fatal(err)
 	}

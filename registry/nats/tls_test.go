@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/artifactforge/forge/registry/nats/embedded"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -79,7 +80,7 @@ func TestMutualTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	go srv.Start()
-	if !srv.ReadyForConnections(readyTimeout) {
+	if !srv.ReadyForConnections(embedded.ReadyTimeout) {
 		t.Fatal("server not ready")
 	}
 	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
@@ -139,7 +140,7 @@ func TestFleetTLSScheme(t *testing.T) {
 		TLS: true, TLSConfig: tc, TLSTimeout: 2})
 	require.NoError(t, err)
 	go srv.Start()
-	require.True(t, srv.ReadyForConnections(readyTimeout), "TLS server not ready")
+	require.True(t, srv.ReadyForConnections(embedded.ReadyTimeout), "TLS server not ready")
 	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
 	host := srv.Addr().String()
 	opts := registry.OpenOptions{LocalDir: t.TempDir(), ClientName: "forge-tls-test"}

@@ -267,6 +267,9 @@ func (b *builder) warmUp(ctx context.Context, tc toolchain, test bool) error {
 				Hint:    "check that `GOOS=wasip1 GOARCH=wasm go build` works with this Go, or use the yaegi sandbox"}
 		}
 		flag.Store(true)
+		// The marker only spares later processes an early warm-up (NeedsWarm): a build cache
+		// emptied since then costs a slow first build again, which the build path still warms.
+		_ = writeFileAtomic(b.root, b.warmMarker(tc, test), []byte(tc.version+"\n"))
 		return nil, nil
 	})
 	select {
@@ -275,6 +278,56 @@ func (b *builder) warmUp(ctx context.Context, tc toolchain, test bool) error {
 	case <-ctx.Done():
 		return &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded waiting for the warm-up build of the wasm toolchain", Err: ctx.Err()}
 	}
+}
+
+// warmMarker is the file that says the warm-up build of a kind of module passed with this
+// toolchain on this machine (the cache directory is per user, like the toolchain's build cache).
+func (b *builder) warmMarker(tc toolchain, test bool) string {
+	kind := "call"
+	if test {
+		kind = "test"
+	}
+	return filepath.Join(filepath.Dir(b.dir), "warm", tc.version+"-"+kind)
+}
+
+// needsWarm reports whether a warm-up build of either kind has not yet passed with this toolchain
+// (in this process, or in an earlier one as its marker says). No toolchain: nothing to warm.
+func (b *builder) needsWarm() bool {
+	tc, err := b.toolchain()
+	if err != nil {
+		return false
+	}
+	for _, test := range []bool{true, false} {
+		flag := &b.warmCall
+		if test {
+			flag = &b.warmTest
+		}
+		if flag.Load() {
+			continue
+		}
+		if _, err := os.Lstat(b.warmMarker(tc, test)); err != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// NeedsWarm reports whether the Go toolchain has not yet built a module of each kind for wasip1
+// on this machine (sandbox.Warmer): the first build then compiles the standard library.
+func (s *Sandbox) NeedsWarm() bool { return s.builder.needsWarm() }
+
+// Warm builds the trivial test module and call module once (sandbox.Warmer), which compiles the
+// standard library and testify for wasip1 into the toolchain's build cache; a Compile or Test
+// meanwhile waits for it rather than repeat it. Its failure is the toolchain's (KindInternal).
+func (s *Sandbox) Warm(ctx context.Context) error {
+	tc, err := s.builder.toolchain()
+	if err != nil {
+		return err
+	}
+	if err := s.builder.warmUp(ctx, tc, true); err != nil {
+		return err
+	}
+	return s.builder.warmUp(ctx, tc, false)
 }
 
 // goBuildRaw writes g to a temporary directory and builds it as a wasip1 reactor, under the

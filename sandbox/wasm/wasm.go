@@ -107,6 +107,7 @@ func (s *Sandbox) Live() LiveCounts {
 var (
 	_ sandbox.Sandbox = (*Sandbox)(nil)
 	_ sandbox.Tester  = (*Sandbox)(nil)
+	_ sandbox.Warmer  = (*Sandbox)(nil)
 )
 
 // New returns a wasm sandbox. Nothing is built or compiled until Compile.

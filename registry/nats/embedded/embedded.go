@@ -1,4 +1,4 @@
-package nats
+package embedded
 
 import (
 	"context"
@@ -18,14 +18,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Embedded NATS servers: a single JetStream node for `forge serve --nats-embedded DIR` and for
-// single-node tests, and a JetStream cluster on loopback for the fleet tests. They listen on
-// 127.0.0.1 only, on ports the kernel picks, with no authentication: they are for one machine.
+// ReadyTimeout bounds how long a server may take to accept connections.
+const ReadyTimeout = 15 * time.Second
 
-// readyTimeout bounds how long a server may take to accept connections.
-const readyTimeout = 15 * time.Second
-
-// StartEmbedded starts a single-node JetStream server that keeps its data under dir (created if
+// Start starts a single-node JetStream server that keeps its data under dir (created if
 // needed) and listens on a free loopback port. It returns the client URL (nats://127.0.0.1:PORT) and
 // a stop function that shuts the server down and waits for it (safe to call more than once).
 //
@@ -33,7 +29,7 @@ const readyTimeout = 15 * time.Second
 // single node has no replica to recover from, and the file store it stands in for fsyncs every
 // write too. Cluster nodes keep JetStream's default (fsync every 2 minutes) and rely on an R3
 // bucket's quorum of replicas instead.
-func StartEmbedded(dir string) (clientURL string, stop func(), err error) {
+func Start(dir string) (clientURL string, stop func(), err error) {
 	n, err := startNode(nodeConfig{name: "forge-embedded", dir: dir, syncAlways: true})
 	if err != nil {
 		return "", nil, err
@@ -41,20 +37,20 @@ func StartEmbedded(dir string) (clientURL string, stop func(), err error) {
 	return n.URL(), n.Stop, nil
 }
 
-// EmbeddedOptions tune StartEmbeddedWith.
-type EmbeddedOptions struct {
+// Options tune StartWith.
+type Options struct {
 	// Host is the address to listen on (default 127.0.0.1). Any other than a loopback address
 	// needs a Token: the server is then reachable from other machines.
 	Host string
 	// Port is the client port (0: a free one).
 	Port int
 	// Token, if set, is required of every client (nats://TOKEN@HOST:PORT, or $NATS_TOKEN).
-	Token Secret
+	Token string
 }
 
-// StartEmbeddedWith is StartEmbedded on the address o names, with a client token if o has one. It
+// StartWith is Start on the address o names, with a client token if o has one. It
 // refuses to listen beyond loopback without a token. The returned URL has no credentials.
-func StartEmbeddedWith(dir string, o EmbeddedOptions) (clientURL string, stop func(), err error) {
+func StartWith(dir string, o Options) (clientURL string, stop func(), err error) {
 	host := o.Host
 	if host == "" {
 		host = "127.0.0.1"
@@ -94,11 +90,27 @@ type nodeConfig struct {
 	dir         string
 	host        string // "" : 127.0.0.1
 	port        int    // 0: a free port
-	token       Secret // "" : no authentication
+	token       string // "" : no authentication
 	cluster     string
 	clusterPort int // 0: a free port (cluster nodes only)
 	routes      []*url.URL
 	syncAlways  bool // fsync each write before its acknowledgement
+}
+
+// NodeConfig describes a single node started by StartNode (tests: a node without fsync, one with
+// a token, one to stop and restart).
+type NodeConfig struct {
+	Name string
+	Dir  string
+	// Token, if set, is required of every client.
+	Token string
+	// SyncAlways fsyncs each write before acknowledging it (Start's choice).
+	SyncAlways bool
+}
+
+// StartNode starts a single node on a free loopback port as c describes.
+func StartNode(c NodeConfig) (*Node, error) {
+	return startNode(nodeConfig{name: c.Name, dir: c.Dir, token: c.Token, syncAlways: c.SyncAlways})
 }
 
 func startNode(c nodeConfig) (*Node, error) {
@@ -128,7 +140,7 @@ func startNode(c nodeConfig) (*Node, error) {
 		JetStreamMaxMemory: 256 << 20,
 		JetStreamMaxStore:  4 << 30,
 		SyncAlways:         c.syncAlways,
-		Authorization:      c.token.Reveal(),
+		Authorization:      c.token,
 	}
 	if c.cluster != "" {
 		cp := c.clusterPort
@@ -143,10 +155,10 @@ func startNode(c nodeConfig) (*Node, error) {
 		return nil, fmt.Errorf("nats: configure the embedded server %s: %w", c.name, err)
 	}
 	go srv.Start()
-	if !srv.ReadyForConnections(readyTimeout) {
+	if !srv.ReadyForConnections(ReadyTimeout) {
 		srv.Shutdown()
 		srv.WaitForShutdown()
-		return nil, fmt.Errorf("nats: the embedded server %s did not accept connections within %v (is %s writable? is loopback usable?)", c.name, readyTimeout, c.dir)
+		return nil, fmt.Errorf("nats: the embedded server %s did not accept connections within %v (is %s writable? is loopback usable?)", c.name, ReadyTimeout, c.dir)
 	}
 	// Later restarts reuse the ports, so that clients and routes find the node where it was.
 	c.port = srv.Addr().(*net.TCPAddr).Port
