@@ -2,7 +2,7 @@ GO ?= go
 PKGS ?= ./...
 FUZZTIME ?= 10s
 
-.PHONY: build test race bench fuzz lint cross demo baselines test-wasm bench-sizing
+.PHONY: build test race bench fuzz lint cross demo baselines test-wasm bench-sizing bench-http
 
 build:
 	$(GO) build -o bin/forge ./cmd/forge
@@ -62,3 +62,12 @@ bench-sizing: build
 	bin/forge bench --methods 8 --backend yaegi-process --calls 2000 $(BENCH_FLAGS)
 	bin/forge bench --methods 20 --backend yaegi-process --calls 2000 $(BENCH_FLAGS)
 	bin/forge bench --methods 10000 --backend yaegi --process 20 --process-only $(BENCH_FLAGS)
+
+# The HTTP edge under load (README, "Serving"): hey against a plain net/http floor and /v1/call of
+# `forge serve` (one warm method, default backend), and this tool's own client against /v1/call
+# and /mcp, interleaved, medians of BENCH_HTTP_ROUNDS rounds, on loopback. Needs hey on PATH
+# (Debian/Ubuntu: apt-get install -y hey; or go install github.com/rakyll/hey@latest).
+BENCH_HTTP_ROUNDS ?= 5
+BENCH_HTTP_FLAGS ?=
+bench-http: build
+	$(GO) run ./internal/benchhttp -forge bin/forge -rounds $(BENCH_HTTP_ROUNDS) $(BENCH_HTTP_FLAGS)

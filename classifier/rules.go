@@ -37,6 +37,9 @@ const (
 	RuleReturned        Rule = "returned_error"   // the code returned an error for args an acceptance example says must succeed
 	RuleAcceptance      Rule = "acceptance"       // a contract acceptance example or test failed
 	RuleCallDepthCap    Rule = "call_depth_cap"   // a delegation chain passed limits.max_call_depth (runaway delegation)
+	// RuleReplayChanged: new code changes answers the current code gave to real calls (the
+	// artifact's sample), more than the policy allows (forge's safe regeneration).
+	RuleReplayChanged Rule = "replay_changed"
 )
 
 // Extrinsic rules: the world outside the artifact failed; never counted against it.

@@ -82,6 +82,10 @@ type call struct {
 	// keep is the lifecycle an operator's edit keeps (EditOptions.KeepLifecycle); "" makes new
 	// code a candidate.
 	keep registry.Lifecycle
+	// acceptChanges: the operator accepts new code that changes sampled answers (shadow.go).
+	acceptChanges bool
+	// replay is the shadow replay of the new code about to be persisted (shadow.go), if any.
+	replay *Replay
 	// cause is the failure of the persisted code that sent this call to repair or regenerate,
 	// if any: reported first when no code generator is there to fix it.
 	cause *failure
@@ -408,6 +412,7 @@ func (c *call) executeProgram(ctx context.Context, art *registry.Artifact, p *co
 		if archived {
 			c.f.revive(art)
 		}
+		c.f.samples.offer(c.rt.rec.Sample, art, gen, c.role, c.method, c.args, out.Value, "")
 		return Outcome{OK: true, Value: out.Value}
 	}
 	fl := c.runFailure(ctx, start, err)
@@ -416,6 +421,9 @@ func (c *call) executeProgram(ctx context.Context, art *registry.Artifact, p *co
 	}
 	fl = c.attribute(fl, art, sig) // health hook: one input counts once
 	c.recordFailure(fl)
+	if fl.result.Class == classifier.Intrinsic { // the code's own failure; never a caller's input
+		c.f.samples.offer(c.rt.rec.Sample, art, gen, c.role, c.method, c.args, nil, fl.msg)
+	}
 	if fl.result.Rule == classifier.RuleCallDepthCap && c.ev.Depth > 0 {
 		// Every call of a runaway chain fails at once: the top-level call repairs (it is blamed
 		// too when the code recursed), not each level under its caller's deadline.
@@ -723,6 +731,21 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 			prog.release() // nothing is persisted, so nothing keeps it
 			res.art = &registry.Artifact{Role: c.role, Method: c.method, Code: ans.Code, Generation: 0}
 			return res
+		}
+		var failing json.RawMessage
+		if failed != nil && failed.Args != "" {
+			failing = json.RawMessage(failed.Args)
+		}
+		if bfl := c.shadowGate(ctx, base, prog, failing); bfl != nil {
+			// Safe regeneration: the new code changes answers real calls got (shadow.go).
+			prog.release()
+			if c.operator {
+				res.fail = bfl
+				return res
+			}
+			last = bfl // a repair is asked again with the changed answers, within the budget
+			req = req.WithEarlier(repair.Attempt{Code: ans.Code, Error: replayFeedback(c.meta.Replay), Result: bfl.result})
+			continue
 		}
 		art, unchanged, err := c.persist(ans, prog, trig)
 		if err != nil {
@@ -1076,6 +1099,7 @@ func (c *call) persist(ans provider.Answer, p *compiled, trig repair.Trigger) (*
 			return nil
 		}
 		a.Promote(ans.Code, trig.String(), ans.Model, PromptVersion, now)
+		c.keepReplay(a)
 		a.Lifecycle = registry.Candidate
 		if c.keep != "" {
 			a.Lifecycle = c.keep

@@ -29,6 +29,9 @@ type EditOptions struct {
 	// code (an operator vouches for it) instead of making it a candidate. A quarantined,
 	// degraded or archived artifact's edited code is a candidate either way.
 	KeepLifecycle bool
+	// AcceptChanges stores the code even when it changes answers of the sample of real calls
+	// (safe regeneration, shadow.go).
+	AcceptChanges bool
 }
 
 // EditLifecycle is the lifecycle an edit of an artifact whose lifecycle is cur gives the edited
@@ -45,7 +48,7 @@ func EditLifecycle(cur registry.Lifecycle, o EditOptions) registry.Lifecycle {
 
 // EditWith is Edit with the operator's options.
 func (f *Forge) EditWith(ctx context.Context, role, method, code string, opts EditOptions) Outcome {
-	c := &call{f: f, role: role, method: method, start: time.Now(), operator: true} // no call args for the gate to run
+	c := &call{f: f, role: role, method: method, start: time.Now(), operator: true, acceptChanges: opts.AcceptChanges} // no call args for the gate to run
 	c.ev.Role, c.ev.Method, c.ev.CallID = role, method, newID()
 	c.ev.TraceID = c.ev.CallID
 	c.ev.Action, c.ev.Reason = OpEdit, reasonOperator
@@ -62,7 +65,8 @@ func (f *Forge) EditWith(ctx context.Context, role, method, code string, opts Ed
 	trig := repair.ByOperator(repair.VerbEdit, "")
 	var fl *failure
 	err = f.store.WithGenerationLock(role, method, func() error {
-		if cur, err := f.store.Load(role, method); err == nil {
+		cur, err := f.store.Load(role, method)
+		if err == nil {
 			c.ev.ArtifactGenBefore, c.ev.LifecycleBefore = cur.Generation, string(cur.Lifecycle)
 			c.keep = EditLifecycle(cur.Lifecycle, opts)
 			c.ev.Detail = fmt.Sprintf("%s -> %s", cur.Lifecycle, c.keep)
@@ -76,6 +80,12 @@ func (f *Forge) EditWith(ctx context.Context, role, method, code string, opts Ed
 			fl.typ = TypeGate
 			fl.msg = "the edited code did not pass the gate, nothing was stored: " + fl.msg
 			return nil
+		}
+		if err == nil && cur.Code != code {
+			if fl = c.shadowGate(ctx, cur, p, nil); fl != nil {
+				p.release()
+				return nil
+			}
 		}
 		art, _, err := c.persist(provider.Answer{Code: code, Model: "operator"}, p, trig)
 		if err != nil {

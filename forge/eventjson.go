@@ -76,6 +76,7 @@ func appendEvent(b []byte, e *Event) []byte {
 	b = appendStrOmit(b, "lifecycle_before", e.LifecycleBefore)
 	b = appendStrOmit(b, "lifecycle", e.Lifecycle)
 	b = appendStrOmit(b, "detail", e.Detail)
+	b = appendStrOmit(b, "replay", e.Replay)
 	b = i64(b, "artifact_success_count", e.SuccessCount)
 	b = i64(b, "artifact_failure_count", e.FailureCount)
 	b = i64(b, "artifact_intrinsic_failure_count", e.IntrinsicFailureCount)

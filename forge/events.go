@@ -102,6 +102,8 @@ type Event struct {
 	LifecycleBefore   string `json:"lifecycle_before,omitempty"`
 	Lifecycle         string `json:"lifecycle,omitempty"`
 	Detail            string `json:"detail,omitempty"`
+	// Replay summarizes the replay of the sample of real calls on new code (shadow.go).
+	Replay string `json:"replay,omitempty"`
 
 	SuccessCount          int64 `json:"artifact_success_count"`
 	FailureCount          int64 `json:"artifact_failure_count"`

@@ -67,6 +67,10 @@ type Forge struct {
 	mu        sync.RWMutex
 	roles     map[string]*roleRuntime
 	sandboxes map[string]sandbox.Sandbox
+	decls     declSchemas // ToolSpecs' parsed declarations
+
+	// samples buffers the inputs calls offer to their artifact's sample (sample.go); nil: off.
+	samples *sampler
 }
 
 // compiled is an artifact snapshot and its compiled program, with the references that keep the
@@ -153,6 +157,7 @@ func open(s registry.Backend, opts Options) (*Forge, error) {
 		return nil, err
 	}
 	f.rec = s.NewRecorder(opts.FlushInterval)
+	f.samples = newSampler(opts.SampleEvery, opts.SampleFlushInterval, f.flushSamples)
 	f.bg, f.stopBg = context.WithCancel(context.Background())
 	if opts.Watch {
 		_ = f.Watch() // without fsnotify the revalidation poll is the fallback
@@ -193,6 +198,7 @@ func (f *Forge) Close() error {
 		f.closed = true
 		f.life.Unlock()
 		f.stopWatch()
+		f.samples.close()
 		lost := droppedErr(f.rec.Close(), f.store.Location())
 		if f.events != nil {
 			f.events.close()
@@ -301,7 +307,7 @@ func (f *Forge) AddRole(c registry.Contract) error {
 	if err := registry.Refusal(c.Role, c.Check(f.opts.Maxima)); err != nil {
 		return err
 	}
-	_, err := f.store.PutRole(c, f.now())
+	_, err := f.store.PutRole(c.By(f.who(context.Background())), f.now())
 	return err
 }
 
@@ -452,7 +458,19 @@ func (f *Forge) providerOrErr() (provider.Provider, error) {
 // (`forge regen`), verifies it and makes it current; the old code stays in the history. The
 // Outcome has no value: no call args were given.
 func (f *Forge) Regenerate(ctx context.Context, role, method string) Outcome {
-	c := &call{f: f, role: role, method: method, start: time.Now(), operator: true}
+	return f.RegenerateWith(ctx, role, method, RegenOptions{})
+}
+
+// RegenOptions are an operator's choices for a regeneration.
+type RegenOptions struct {
+	// AcceptChanges promotes new code even when it changes answers of the sample of real calls
+	// (safe regeneration, shadow.go): the operator has seen the differences and wants them.
+	AcceptChanges bool
+}
+
+// RegenerateWith is Regenerate with the operator's options.
+func (f *Forge) RegenerateWith(ctx context.Context, role, method string, opts RegenOptions) Outcome {
+	c := &call{f: f, role: role, method: method, start: time.Now(), operator: true, acceptChanges: opts.AcceptChanges}
 	c.ev.Role, c.ev.Method, c.ev.CallID = role, method, newID()
 	c.ev.TraceID = c.ev.CallID
 	c.ev.Action, c.ev.Reason = OpRegenerate, reasonOperator

@@ -59,6 +59,12 @@ type Options struct {
 	Budget repair.Budget
 	// FlushInterval of the metrics recorder (default 1s).
 	FlushInterval time.Duration
+	// SampleEvery: once an artifact's sample of real calls is full, one call in this many offers
+	// its input (0: DefaultSampleEvery; 1: every call; negative: this process samples nothing).
+	// SampleFlushInterval is how often offered inputs reach the store (0: the default). See
+	// sample.go and the contract's "sample" (registry.SampleConfig).
+	SampleEvery         int
+	SampleFlushInterval time.Duration
 	// ContextTokens is the token ceiling of every prompt (0: the provider's default, see
 	// DefaultContextTokens).
 	ContextTokens int

@@ -60,4 +60,7 @@ type Meta struct {
 	// Unchanged: the verified answer was byte-identical to the current code, so no generation
 	// was added (ArtifactGen is the current one).
 	Unchanged bool `json:"unchanged,omitempty"`
+	// Replay is what replaying the sample of real calls on the new code found, when new code
+	// was checked against it before promotion (shadow.go).
+	Replay *Replay `json:"replay,omitempty"`
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/artifactforge/forge/forge"
 	"github.com/artifactforge/forge/registry"
 )
 
@@ -78,38 +79,26 @@ func copyStore(t *testing.T, from string) string {
 	return to
 }
 
-// eachWant is Sync's tool set as it was computed before it read summaries: every artifact loaded
-// (Backend.Each). The reference.
+// eachWant is Sync's tool set computed from every artifact loaded (Backend.Each) rather than
+// the summaries. The reference.
 func eachWant(st registry.Backend) (map[string]toolState, error) {
-	want := map[string]toolState{}
-	roles := map[string]*registry.RoleRecord{}
+	var sums []registry.Summary
 	err := st.Each(func(k registry.Key, a *registry.Artifact, err error) error {
-		if err != nil || !healthy(a.Lifecycle) {
+		if err != nil {
 			return nil
 		}
-		rec, ok := roles[k.Role]
-		if !ok {
-			rec, _ = st.Role(k.Role)
-			roles[k.Role] = rec
-		}
-		if rec == nil || rec.Fingerprint != a.ContractFingerprint {
-			return nil
-		}
-		schema := string(a.Signature.ParamsSchema)
-		if schema == "" || !json.Valid(a.Signature.ParamsSchema) {
-			schema = `{"type":"object"}`
-		}
-		desc := fmt.Sprintf("%s.%s of role %s: %s", k.Role, k.Method, k.Role, rec.Purpose)
-		if d := rec.Methods[k.Method]; d != "" {
-			desc += " Signature: " + d + "."
-		} else if a.Signature.Decl != "" {
-			desc += " Signature: " + a.Signature.Decl + "."
-		}
-		desc += fmt.Sprintf(" Persisted generation %d (%s).", a.Generation, a.Lifecycle)
-		want[ToolName(k.Role, k.Method)] = toolState{key: k, description: desc, schema: schema}
+		sums = append(sums, registry.Summary{Role: k.Role, Method: k.Method, Lifecycle: a.Lifecycle, Generation: a.Generation,
+			ContractFingerprint: a.ContractFingerprint, Decl: a.Signature.Decl, ParamsSchema: a.Signature.ParamsSchema})
 		return nil
 	})
-	return want, err
+	if err != nil {
+		return nil, err
+	}
+	roles, err := st.Roles()
+	if err != nil {
+		return nil, err
+	}
+	return toolStates(forge.BuildToolSpecs(roles, sums)), nil
 }
 
 // eachArtifacts is forge_artifacts' result as it was before it read summaries. The reference.
@@ -151,8 +140,9 @@ func assertSameTools(t *testing.T, want, got map[string]toolState) {
 	for n, w := range want {
 		g := got[n]
 		assert.Equal(t, w.key, g.key, n)
-		assert.Equal(t, w.description, g.description, n)
-		assert.JSONEq(t, w.schema, g.schema, n)
+		assert.Equal(t, w.told.description, g.told.description, n)
+		assert.JSONEq(t, w.told.input, g.told.input, n)
+		assert.JSONEq(t, w.told.output, g.told.output, n)
 	}
 }
 
@@ -184,12 +174,13 @@ func TestToolListAndArtifactsFromSummariesMatchEach(t *testing.T) {
 	require.NoError(t, err)
 	assertSameTools(t, want, again)
 
-	// What the fixture must contain for the comparison to mean something.
-	require.Len(t, want, 3, "text.upper, calc.add, zeta.m: %v", want)
-	assert.Contains(t, want["zeta__m"].description, "Signature: func F(s string) string.", "the Decl when the contract has none")
-	assert.Contains(t, want["calc__add"].description, "Signature: func Add(a, b int) int.")
-	assert.Contains(t, want["calc__add"].description, "Persisted generation 2 (durable).")
-	assert.Equal(t, `{"type":"object"}`, want["zeta__m"].schema)
+	// What the fixture must contain for the comparison to mean something: every declared
+	// method (text.lower's artifact is stale, it is listed all the same: its next call repairs
+	// it), and the healthy current methods of a role that declares none.
+	require.Len(t, want, 4, "text.upper, text.lower, calc.add, zeta.m: %v", want)
+	assert.Equal(t, "Method m of role zeta: misc. Go signature: func F(s string) string.", want["zeta__m"].def.Description, "the Decl when the contract has none")
+	assert.Equal(t, "Method add of role calc: arithmetic. Go signature: func Add(a, b int) int.", want["calc__add"].def.Description)
+	assert.JSONEq(t, `{"type":"object"}`, string(want["zeta__m"].def.InputSchema.(json.RawMessage)))
 
 	// Over the protocol: the tool list and forge_artifacts.
 	st, ct := sdk.NewInMemoryTransports()
@@ -202,10 +193,10 @@ func TestToolListAndArtifactsFromSummariesMatchEach(t *testing.T) {
 	tools := listTools(t, cs)
 	for n, w := range want {
 		require.Contains(t, tools, n)
-		assert.Equal(t, w.description, tools[n].Description)
+		assert.Equal(t, w.def.Description, tools[n].Description)
 		schema, err := json.Marshal(tools[n].InputSchema)
 		require.NoError(t, err)
-		assert.JSONEq(t, w.schema, string(schema), n)
+		assert.JSONEq(t, string(w.def.InputSchema.(json.RawMessage)), string(schema), n)
 	}
 	for n := range tools {
 		if _, ok := want[n]; !ok {
@@ -222,8 +213,8 @@ func TestToolListAndArtifactsFromSummariesMatchEach(t *testing.T) {
 	assert.NotContains(t, wantRows, `"method":"broken"`, "quarantined by the first listing")
 }
 
-// BenchmarkToolSet1000 is the tool set Sync computes, on 1,000 durable artifacts of role text
-// whose contract is current (three generations of about 400 bytes of code each, a params schema):
+// BenchmarkToolSet1000 is the tool set Sync computes, on 1,000 declared methods of role text
+// (each signature parsed for its schemas) with durable artifacts whose contract is current (three generations of about 400 bytes of code each, a params schema):
 // as it is (summaries: the role index, one Role lookup) and as it was (each: every artifact file
 // read and decoded), on the same store in the same run.
 func BenchmarkToolSet1000(b *testing.B) {
@@ -231,6 +222,11 @@ func BenchmarkToolSet1000(b *testing.B) {
 	f := openForge(b, dir)
 	ds, ok := f.Store().(*registry.Store)
 	require.True(b, ok)
+	methods := map[string]string{}
+	for i := 0; i < 1000; i++ {
+		methods[fmt.Sprintf("method_%04d", i)] = fmt.Sprintf("func Method%04d(x string) string", i)
+	}
+	require.NoError(b, f.AddRole(registry.Contract{Role: "text", Purpose: "string utilities", Methods: methods}))
 	rec, err := f.Store().Role("text")
 	require.NoError(b, err)
 	body := strings.Repeat("\tx = strings.ToUpper(x) // padding to a realistic method size\n", 6)

@@ -1,13 +1,17 @@
 // Package mcp is forge's Model Context Protocol server (the official Go SDK), a thin edge over
-// package forge for agents: every healthy (durable or blessed) method is a tool of its own, named
-// role__method, described by its contract and with an inputSchema derived from its Go signature;
-// forge_call calls any method, including one that does not exist yet (it is generated);
-// forge_roles, forge_artifacts and forge_stats read the store; with Options.OperatorVerbs,
+// package forge for agents: every declared method of every role is a tool of its own, named
+// role__method (forge.ToolSpecs: described by its contract's docs, with an inputSchema from its
+// declared signature, an outputSchema from its result and annotations from its capabilities;
+// its lifecycle in _meta, never in the description), whether or not its code exists yet — the
+// first call generates it, as forge_call does for any method; forge_define_role defines a role
+// when the server allows it (Options.DefineRoles) and forge_check_contract checks one;
+// forge_roles, forge_artifacts and forge_stats read the store; forge_recall, forge_record and
+// forge_confirm share lessons (knowledge.go); with Options.OperatorVerbs,
 // forge_bless, forge_quarantine, forge_rollback and forge_regen change it. Tool results carry the
-// Outcome as structured content, and isError with its class and rule on failure. When artifacts
-// change in any process (watch mode), the tool list is updated and clients receive
-// notifications/tools/list_changed. Serve it over stdio (`forge mcp`) or streamable HTTP (`forge
-// serve`, at /mcp).
+// Outcome as structured content, and isError with its class and rule on failure. When the tool
+// set or a tool's schema changes (a role defined here or in any process, in watch mode), clients
+// receive notifications/tools/list_changed. Serve it over stdio (`forge mcp`) or streamable HTTP
+// (`forge serve`, at /mcp).
 package mcp
 
 import (
@@ -16,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -33,10 +38,13 @@ type Options struct {
 	Version string
 	// OperatorVerbs adds the tools that change artifacts (bless, quarantine, rollback, regen).
 	OperatorVerbs bool
+	// DefineRoles are the server's switches for forge_define_role (off unless Allow); where
+	// clients have identities, theirs narrow them (scopes DefineScope, RedefineScope).
+	DefineRoles forge.DefineSwitches
 }
 
 // ToolName is the tool of role.method.
-func ToolName(role, method string) string { return role + "__" + method }
+func ToolName(role, method string) string { return forge.ToolName(role, method) }
 
 // Server is forge's MCP server. Its tool list follows the store.
 type Server struct {
@@ -50,12 +58,6 @@ type Server struct {
 	done    chan struct{}
 }
 
-type toolState struct {
-	key         registry.Key
-	description string
-	schema      string
-}
-
 // New builds the MCP server for f and starts following store changes (call f.Watch for changes
 // made by other processes). Close stops following.
 func New(f *forge.Forge, o Options) (*Server, error) {
@@ -65,11 +67,18 @@ func New(f *forge.Forge, o Options) (*Server, error) {
 	s := &Server{f: f, o: o, methods: map[string]toolState{}, done: make(chan struct{})}
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: "forge", Version: o.Version},
 		&sdk.ServerOptions{Instructions: "Forge runs role methods written, verified and persisted by a code generator. " +
-			"Call a listed role__method tool to run persisted code (no model call), or forge_call for a method that does not exist yet. " +
+			"Call a listed role__method tool (its first call writes its code; later calls run it with no model call), or forge_call for a method no contract declares. " +
 			"Results carry ok, value, error {type, class, rule, message, retriable} and meta {program_source, provider_calls, ...}.",
-			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}}})
+			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true},
+				Resources: &sdk.ResourceCapabilities{Subscribe: true}}, // resources.go
+			// The SDK keeps the subscriptions; resources.go's notifications go to them.
+			SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
+			UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil }})
 	s.addFixedTools()
 	s.addKnowledgeTools() // knowledge.go: forge_recall, forge_record, forge_confirm
+	s.addDefineTools()
+	s.addResources()
+	s.srv.AddReceivingMiddleware(s.toolsListMeta)
 	if err := s.Sync(); err != nil {
 		return nil, err
 	}
@@ -106,104 +115,22 @@ func (s *Server) Close() {
 // follow re-syncs the tool list after artifact or role changes (bursts are coalesced).
 func (s *Server) follow() {
 	defer close(s.done)
-	for range s.sub.C {
+	for e := range s.sub.C {
 		// Drain what is already queued: one sync for a burst.
+		updated := resourcesOf(&e)
 		for n := len(s.sub.C); n > 0; n-- {
-			if _, ok := <-s.sub.C; !ok {
+			e, ok := <-s.sub.C
+			if !ok {
 				break
 			}
+			updated = append(updated, resourcesOf(&e)...)
 		}
 		_ = s.Sync()
-	}
-}
-
-// healthy is whether an artifact in lifecycle l is listed as a tool of its own.
-func healthy(l registry.Lifecycle) bool {
-	return l == registry.Durable || l == registry.Blessed
-}
-
-// Sync makes the per-method tools match the store: a tool for every healthy method, with its
-// current description and schema. Changes notify clients (tools/list_changed).
-func (s *Server) Sync() error {
-	want, err := s.wantTools()
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var gone []string
-	for name := range s.methods {
-		if _, ok := want[name]; !ok {
-			gone = append(gone, name)
+		slices.Sort(updated)
+		for _, uri := range slices.Compact(updated) {
+			_ = s.srv.ResourceUpdated(context.Background(), &sdk.ResourceUpdatedNotificationParams{URI: uri})
 		}
 	}
-	if len(gone) > 0 {
-		sort.Strings(gone)
-		s.srv.RemoveTools(gone...)
-		for _, n := range gone {
-			delete(s.methods, n)
-		}
-	}
-	names := make([]string, 0, len(want))
-	for n := range want {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		ts := want[name]
-		if cur, ok := s.methods[name]; ok && cur == ts {
-			continue
-		}
-		s.methods[name] = ts
-		k := ts.key
-		s.srv.AddTool(&sdk.Tool{Name: name, Description: ts.description, InputSchema: json.RawMessage(ts.schema)},
-			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-				ctx, refused := asClient(ctx, req, k.Role)
-				if refused != nil {
-					return refused, nil
-				}
-				args := req.Params.Arguments
-				if len(args) == 0 || string(args) == "null" {
-					args = json.RawMessage(`{}`)
-				}
-				return s.callWithProgress(ctx, req, k.Role, k.Method, args), nil
-			})
-	}
-	return nil
-}
-
-// wantTools is the per-method tools the store calls for, by tool name: one per healthy method
-// whose contract is current. It reads the store's summaries (no artifact is read when a directory
-// store's index is current) and each role's record once.
-func (s *Server) wantTools() (map[string]toolState, error) {
-	sums, err := forge.List(s.f.Store())
-	if err != nil {
-		return nil, err
-	}
-	want := map[string]toolState{}
-	for i := range sums {
-		sm := &sums[i]
-		if sm.Err != nil || !healthy(sm.Lifecycle) {
-			continue
-		}
-		k, rec := sm.Key(), sm.Contract
-		if !sm.ContractCurrent() {
-			continue // stale: its next call repairs it; forge_call still reaches it
-		}
-		schema := string(sm.ParamsSchema)
-		if schema == "" || !json.Valid(sm.ParamsSchema) {
-			schema = `{"type":"object"}`
-		}
-		desc := fmt.Sprintf("%s.%s of role %s: %s", k.Role, k.Method, k.Role, rec.Purpose)
-		if d := rec.Methods[k.Method]; d != "" {
-			desc += " Signature: " + d + "."
-		} else if sm.Decl != "" {
-			desc += " Signature: " + sm.Decl + "."
-		}
-		desc += fmt.Sprintf(" Persisted generation %d (%s).", sm.Generation, sm.Lifecycle)
-		want[ToolName(k.Role, k.Method)] = toolState{key: k, description: desc, schema: schema}
-	}
-	return want, nil
 }
 
 // Tools lists the per-method tools currently offered.
@@ -265,12 +192,17 @@ var (
 	emptySchema    = json.RawMessage(`{"type":"object"}`)
 )
 
+var regenSchema = json.RawMessage(`{"type":"object","properties":{"role":{"type":"string"},"method":{"type":"string"},` +
+	`"accept_changes":{"type":"boolean","description":"promote the new code even if it changes answers the current code gave to real calls"}},"required":["role","method"]}`)
+
 type callArgs struct {
 	Role   string          `json:"role"`
 	Method string          `json:"method"`
 	Args   json.RawMessage `json:"args"`
 	Gen    int             `json:"gen"`
 	Since  string          `json:"since"`
+	// AcceptChanges: forge_regen promotes code that changes sampled answers (safe regeneration).
+	AcceptChanges bool `json:"accept_changes"`
 }
 
 func decodeArgs(req *sdk.CallToolRequest) (callArgs, error) {
@@ -423,6 +355,8 @@ func (s *Server) addFixedTools() {
 		func(ctx context.Context, a callArgs) (any, error) {
 			return s.f.LiftQuarantine(ctx, a.Role, a.Method), nil
 		})
-	verb("forge_regen", "Write role.method's code again from its contract now (provider calls).", roleMethodSchema,
-		func(ctx context.Context, a callArgs) (any, error) { return s.f.Regenerate(ctx, a.Role, a.Method), nil })
+	verb("forge_regen", "Write role.method's code again from its contract now (provider calls). New code that changes answers real calls got is refused (the answers are shown) unless accept_changes is true.", regenSchema,
+		func(ctx context.Context, a callArgs) (any, error) {
+			return s.f.RegenerateWith(ctx, a.Role, a.Method, forge.RegenOptions{AcceptChanges: a.AcceptChanges}), nil
+		})
 }

@@ -69,7 +69,10 @@ func scenario(t *testing.T, connect func(t *testing.T, s *Server, c *sdk.Client)
 	require.Contains(t, tools, "text__upper")
 	require.Contains(t, tools, "forge_call")
 	require.Contains(t, tools, "forge_roles")
-	assert.NotContains(t, tools, "text__lower")
+	require.Contains(t, tools, "text__lower", "every declared method is a tool, before its code exists")
+	assert.Equal(t, "none", tools["text__lower"].Meta[MetaLifecycle])
+	assert.Equal(t, "blessed", tools["text__upper"].Meta[MetaLifecycle], "the lifecycle is in _meta")
+	assert.NotContains(t, tools["text__upper"].Description, "blessed", "never in the description")
 	assert.NotContains(t, tools, "forge_bless", "operator tools only with Options.OperatorVerbs")
 	up := tools["text__upper"]
 	assert.Contains(t, up.Description, "string utilities")
@@ -105,17 +108,27 @@ func scenario(t *testing.T, connect func(t *testing.T, s *Server, c *sdk.Client)
 	require.NoError(t, err)
 	defer operator.Close()
 	require.NoError(t, operator.Bless("text", "lower", false))
+	require.NoError(t, operator.AddRole(registry.Contract{Role: "calc", Purpose: "arithmetic", Methods: map[string]string{"add": "func Add(a, b int) int"}}))
 	deadline := time.After(hang)
 	for {
 		select {
 		case <-changed:
 		case <-deadline:
-			t.Fatal("no tools/list_changed after the bless (a hang)")
+			t.Fatal("no tools/list_changed after another process added a role (a hang)")
 		}
-		if _, ok := listTools(t, cs)["text__lower"]; ok {
+		if _, ok := listTools(t, cs)["calc__add"]; ok {
 			break
 		}
 	}
+	lowerDesc := tools["text__lower"].Description
+	for listTools(t, cs)["text__lower"].Meta[MetaLifecycle] != "blessed" {
+		select {
+		case <-deadline:
+			t.Fatal("the bless never reached the tool's _meta (a hang)")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	assert.Equal(t, lowerDesc, listTools(t, cs)["text__lower"].Description, "byte-identical across generation and bless")
 
 	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "forge_roles", Arguments: map[string]any{}})
 	require.NoError(t, err)
@@ -142,27 +155,29 @@ func outcomeOf(t *testing.T, res *sdk.CallToolResult) forge.Outcome {
 	return o
 }
 
-func TestMCPInMemory(t *testing.T) {
-	scenario(t, func(t *testing.T, s *Server, c *sdk.Client) *sdk.ClientSession {
-		st, ct := sdk.NewInMemoryTransports()
-		ss, err := s.SDK().Connect(context.Background(), st, nil)
-		require.NoError(t, err)
-		t.Cleanup(func() { ss.Close() })
-		cs, err := c.Connect(context.Background(), ct, nil)
-		require.NoError(t, err)
-		return cs
-	})
+// connectInMemory connects c to s over in-memory transports (closed when the test ends).
+func connectInMemory(t *testing.T, s *Server, c *sdk.Client) *sdk.ClientSession {
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := s.SDK().Connect(context.Background(), st, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { ss.Close() })
+	cs, err := c.Connect(context.Background(), ct, nil)
+	require.NoError(t, err)
+	return cs
 }
 
-func TestMCPStreamableHTTP(t *testing.T) {
-	scenario(t, func(t *testing.T, s *Server, c *sdk.Client) *sdk.ClientSession {
-		ts := httptest.NewServer(s.HTTPHandler())
-		t.Cleanup(ts.Close)
-		cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: ts.URL}, nil)
-		require.NoError(t, err)
-		return cs
-	})
+// connectHTTP connects c to s over streamable HTTP.
+func connectHTTP(t *testing.T, s *Server, c *sdk.Client) *sdk.ClientSession {
+	ts := httptest.NewServer(s.HTTPHandler())
+	t.Cleanup(ts.Close)
+	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: ts.URL}, nil)
+	require.NoError(t, err)
+	return cs
 }
+
+func TestMCPInMemory(t *testing.T) { scenario(t, connectInMemory) }
+
+func TestMCPStreamableHTTP(t *testing.T) { scenario(t, connectHTTP) }
 
 func TestOperatorTools(t *testing.T) {
 	f := openForge(t, t.TempDir())

@@ -68,6 +68,10 @@ type Artifact struct {
 
 	History []Generation `json:"history"`
 
+	// Sample is a bounded sample of real calls the current generation answered (sample.go):
+	// new code replays it before it is promoted (forge's safe regeneration).
+	Sample []SampleEntry `json:"sample,omitempty"`
+
 	// MetricsApplied stamps the metrics journal records this file holds: journal -> the highest
 	// sequence folded in (see journal.go). A record above its journal's stamp is not in the file.
 	MetricsApplied map[string]int64 `json:"metrics_applied,omitempty"`
@@ -104,6 +108,9 @@ type Generation struct {
 	Model         string    `json:"model,omitempty"`
 	PromptVersion string    `json:"prompt_version,omitempty"`
 	CreatedAt     time.Time `json:"created_at"`
+	// Replay is what replaying the previous generation's sample on this code found, when it
+	// was replayed before the promotion (forge's safe regeneration).
+	Replay *ReplaySummary `json:"replay,omitempty"`
 }
 
 // Checksum is the sha256 of code, written "sha256:<hex>".
@@ -143,6 +150,7 @@ func (a *Artifact) Promote(code, trigger, model, promptVersion string, now time.
 	if len(a.History) > MaxHistory {
 		a.History = a.History[:MaxHistory]
 	}
+	a.Sample = nil // answers of the code it replaces (the caller may record the new code's)
 }
 
 // ErrNoGeneration is returned by Rollback when the requested generation is not kept.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -79,7 +81,7 @@ func (c *Contract) Check(max Maxima) []Problem {
 		if decl == "" || checkSignature(decl) != nil || !validName(m) {
 			continue // Validate's matter
 		}
-		sig, err := sandbox.ParseSignature(sandbox.Source{Code: "package artifact\n" + strings.TrimSuffix(strings.TrimSpace(decl), "{") + " { panic(0) }"})
+		sig, err := ParseDecl(decl)
 		if err != nil {
 			bad("methods."+m, "method %s: signature %q: %v", m, decl, err)
 			continue
@@ -148,6 +150,36 @@ func (c *Contract) Check(max Maxima) []Problem {
 			}
 		}
 	}
+	for _, m := range slices.Sorted(maps.Keys(c.Docs)) {
+		d, field := c.Docs[m], "docs."+m
+		if _, ok := c.Methods[m]; !ok {
+			bad(field, "docs describe method %s, which is not in methods (%s): describe the declared methods", m, strings.Join(sortedKeys(c.Methods), ", "))
+			continue
+		}
+		sig := sigs[m]
+		if sig == nil {
+			continue
+		}
+		for _, p := range sortedKeys(d.Params) {
+			if !slices.ContainsFunc(sig.Params, func(sp sandbox.Param) bool { return sp.Name == p }) {
+				names := make([]string, len(sig.Params))
+				for i, sp := range sig.Params {
+					names[i] = sp.Name
+				}
+				bad(field+".params."+p, "docs of %s describe parameter %s, which %s does not have (its parameters: %s)", m, p, c.Methods[m], strings.Join(names, ", "))
+			}
+		}
+		for i, ex := range d.Examples {
+			if !json.Valid(ex.Args) || len(ex.Args) == 0 {
+				bad(fmt.Sprintf("%s.examples[%d].args", field, i), "docs example %d of %s: args must be a JSON object or array", i+1, m)
+			} else if err := checkArgs(*sig, ex.Args); err != nil {
+				bad(fmt.Sprintf("%s.examples[%d].args", field, i), "docs example %d of %s: args %s do not fit the signature %s: %v", i+1, m, oneLine(ex.Args), c.Methods[m], err)
+			}
+			if len(ex.Result) > 0 && !json.Valid(ex.Result) {
+				bad(fmt.Sprintf("%s.examples[%d].result", field, i), "docs example %d of %s: result must be JSON", i+1, m)
+			}
+		}
+	}
 	if l := c.Limits; l != nil {
 		max = max.WithDefaults()
 		if d, err := parsePositiveDuration(l.Timeout); l.Timeout != "" && err == nil && d > max.Timeout {
@@ -163,6 +195,12 @@ func (c *Contract) Check(max Maxima) []Problem {
 		}
 	}
 	return ps
+}
+
+// ParseDecl parses a declared method signature ("func Upper(s string) string") as the sandbox
+// reads the method's code: its parameters, their JSON Schema and the result's.
+func ParseDecl(decl string) (sandbox.Signature, error) {
+	return sandbox.ParseSignature(sandbox.Source{Code: "package artifact\n" + strings.TrimSuffix(strings.TrimSpace(decl), "{") + " { panic(0) }"})
 }
 
 // CheckContract reads a contract as written by a user and returns it with every problem Check

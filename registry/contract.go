@@ -34,6 +34,37 @@ type Contract struct {
 	Sandbox       string            `json:"sandbox,omitempty"` // "" (yaegi) | yaegi | wasm
 	Limits        *Limits           `json:"limits,omitempty"`
 	FailurePolicy *FailurePolicy    `json:"failure_policy,omitempty"`
+	// Sample is the sample of real calls kept per artifact (safe regeneration; sample.go).
+	Sample *SampleConfig `json:"sample,omitempty"`
+
+	// Docs describe methods for the agents that choose them (MCP tool descriptions, parameter
+	// descriptions in the input schema, OpenAI and Anthropic tool specs). They never change what
+	// code does: Fingerprint leaves them out, so editing them makes nothing stale.
+	Docs map[string]MethodDoc `json:"docs,omitempty"`
+
+	definedBy string // the client defining it (By); PutRole records it as RoleRecord.DefinedBy
+}
+
+// MethodDoc describes one method for an agent choosing among tools.
+type MethodDoc struct {
+	// Description says what the method does and when to use it, in a sentence or two.
+	Description string `json:"description,omitempty"`
+	// Params describe the parameters by name (the names of the method's signature).
+	Params map[string]string `json:"params,omitempty"`
+	// Examples are sample calls shown to the agent (not acceptance examples: nothing runs them).
+	Examples []DocExample `json:"examples,omitempty"`
+}
+
+// DocExample is one sample call of a method: its args and the value it returns.
+type DocExample struct {
+	Args   json.RawMessage `json:"args"`
+	Result json.RawMessage `json:"result,omitempty"`
+}
+
+// By returns c as defined by client who: PutRole records who in the role's record (DefinedBy).
+func (c Contract) By(who string) Contract {
+	c.definedBy = who
+	return c
 }
 
 // Acceptance is what generated code must pass before it may become current.
@@ -379,10 +410,13 @@ func parsePositiveDuration(s string) (time.Duration, error) {
 func ParseSize(s string) (int64, error) { return sandbox.ParseSize(s) }
 
 // Fingerprint is the sha256 of the canonical JSON of the fields that change behaviour (everything
-// but timestamps), written "sha256:<hex>". Key order and whitespace in the deliverable schema or
+// but timestamps and Docs), written "sha256:<hex>". Key order and whitespace in the deliverable schema or
 // examples do not change it.
 func (c *Contract) Fingerprint() string {
-	raw, err := json.Marshal(c)
+	behaviour := *c
+	behaviour.Docs = nil   // descriptions for agents change no code
+	behaviour.Sample = nil // what is sampled changes no code
+	raw, err := json.Marshal(&behaviour)
 	if err != nil {
 		panic(fmt.Sprintf("registry: marshal contract: %v", err)) // every field is marshalable
 	}

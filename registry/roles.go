@@ -288,6 +288,12 @@ func ReplaceContract(cur *RoleRecord, c Contract, now time.Time) (next, prev *Ro
 	}
 	r.Contract = c
 	r.Fingerprint = c.Fingerprint()
+	switch {
+	case c.definedBy != "":
+		r.DefinedBy = c.definedBy
+	case cur != nil && cur.Fingerprint == r.Fingerprint:
+		r.DefinedBy = cur.DefinedBy // the same contract again (its docs, say) stays its definer's
+	}
 	r.UpdatedAt = now.UTC()
 	return r, prev
 }

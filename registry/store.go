@@ -33,6 +33,9 @@ type RoleRecord struct {
 	UsageCount  int64      `json:"usage_count"`
 	// MetricsApplied stamps the metrics journal records whose calls UsageCount holds (journal.go).
 	MetricsApplied map[string]int64 `json:"metrics_applied,omitempty"`
+	// DefinedBy is the client that last changed the contract (Contract.By; "" when none was
+	// named): whose role it is when another client asks to redefine it.
+	DefinedBy string `json:"defined_by,omitempty"`
 }
 
 // Store is one store root on disk. It is safe for concurrent use by goroutines and processes.

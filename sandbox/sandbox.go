@@ -112,6 +112,9 @@ type Signature struct {
 	Shape    ResultShape `json:"shape"`
 	// ParamsSchema is a JSON Schema (draft 2020-12) of the args object, by parameter name.
 	ParamsSchema json.RawMessage `json:"params_schema"`
+	// ResultSchema is a JSON Schema of the value result as encoding/json writes it (none when
+	// the method returns no value).
+	ResultSchema json.RawMessage `json:"result_schema,omitempty"`
 	// check is what ParamsSchema asks of args beyond decoding them (argcheck.go); AppendArgs
 	// applies it. A Signature not made by ParseSignature has none.
 	check *argCheck

@@ -340,3 +340,22 @@ func TestHostInFlightManagedCall(t *testing.T) {
 		assert.Equal(t, external, h.InFlight(), "external=%v after the deadline", external)
 	}
 }
+
+// TestResultSchema: the value result's JSON Schema (an MCP tool's outputSchema); none for a
+// method that returns only an error or nothing.
+func TestResultSchema(t *testing.T) {
+	for code, want := range map[string]string{
+		"package artifact\nfunc F(s string) (int8, error) { return 0, nil }":               `{"type":"integer","minimum":-128,"maximum":127}`,
+		"package artifact\ntype R struct{ N int `json:\"n\"` }\nfunc F() R { return R{} }": `{"type":"object","properties":{"n":{"type":"integer","minimum":-9223372036854775808,"maximum":9223372036854775807}}}`,
+		"package artifact\nfunc F(s string) []string { return nil }":                       `{"type":["array","null"],"items":{"type":"string"}}`,
+		"package artifact\nfunc F(s string) error { return nil }":                          ``,
+	} {
+		sig, err := sandbox.ParseSignature(sandbox.Source{Code: code})
+		require.NoError(t, err)
+		if want == "" {
+			assert.Empty(t, sig.ResultSchema, code)
+			continue
+		}
+		assert.JSONEq(t, want, string(sig.ResultSchema), code)
+	}
+}

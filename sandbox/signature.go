@@ -193,6 +193,13 @@ func signatureOf(fset *token.FileSet, f *ast.File, fd *ast.FuncDecl) (Signature,
 		return sig, &Error{Kind: KindCompile, Line: fset.Position(fd.Pos()).Line, Message: fmt.Sprintf("%s returns %d results", fd.Name.Name, len(results)),
 			Hint: "return T, (T, error) or error; wrap several values in a struct"}
 	}
+	if sig.Shape == ResultValue || sig.Shape == ResultValueError {
+		rs, err := json.Marshal(schemaOf(fset, results[0], types, map[string]bool{}))
+		if err != nil {
+			return sig, &Error{Kind: KindInternal, Message: "encode result schema", Err: err}
+		}
+		sig.ResultSchema = rs
+	}
 	schema := map[string]any{
 		"$schema":              "https://json-schema.org/draft/2020-12/schema",
 		"type":                 "object",

@@ -45,6 +45,11 @@ type ClientConfig struct {
 	// Rate is the client's request budget, "N/s", "N/m" or "N/h" (up to N at once, refilled at
 	// N per period); empty: no limit.
 	Rate string `yaml:"rate,omitempty" json:"rate,omitempty"`
+	// DefineRoles lets the client define roles (POST /v1/roles, forge_define_role) when the
+	// server allows it (--allow-define-roles); RedefineRoles also lets it change roles other
+	// clients defined.
+	DefineRoles   bool `yaml:"define_roles,omitempty" json:"define_roles,omitempty"`
+	RedefineRoles bool `yaml:"redefine_roles,omitempty" json:"redefine_roles,omitempty"`
 }
 
 // RoleList is a client's roles: names, or All.
@@ -70,9 +75,10 @@ func (r *RoleList) UnmarshalYAML(n *yaml.Node) error {
 
 // Client is one configured client.
 type Client struct {
-	Name  string
-	roles RoleList
-	lim   *limiter // nil: no limit
+	Name   string
+	roles  RoleList
+	lim    *limiter // nil: no limit
+	define forge.DefineSwitches
 }
 
 // MayCall reports whether the client may call role's methods.
@@ -155,7 +161,7 @@ func NewClients(list []ClientConfig) (*Clients, error) {
 		if !c.Roles.All && len(c.Roles.Names) == 0 {
 			return nil, fmt.Errorf("%s: roles: list the roles it may call, or \"*\" for every role", at)
 		}
-		cl := &Client{Name: c.Name, roles: c.Roles}
+		cl := &Client{Name: c.Name, roles: c.Roles, define: forge.DefineSwitches{Allow: c.DefineRoles, Redefine: c.RedefineRoles}}
 		if c.Rate != "" {
 			n, per, err := ParseRate(c.Rate)
 			if err != nil {
@@ -279,9 +285,12 @@ func (cs *Clients) gate(w http.ResponseWriter, r *http.Request, adminToken strin
 		}
 	}
 	role, listing := roleOf(r.URL.EscapedPath())
-	if r.URL.Path == "/v1/events" {
+	switch r.URL.Path {
+	case "/v1/events", "/v1/tools":
 		role = r.URL.Query().Get("role")
 		listing = role == ""
+	case "/v1/roles":
+		listing = listing && r.Method != http.MethodPost // a definition: its handler checks define_roles
 	}
 	switch {
 	case listing && !c.roles.All:
@@ -313,6 +322,7 @@ func (cs *Clients) MCP(h http.Handler) http.Handler {
 		for _, r := range c.roles.Names {
 			ti.Scopes = append(ti.Scopes, mcp.RoleScope(r))
 		}
+		ti.Scopes = append(ti.Scopes, defineScopes(c.define)...)
 		return ti, nil
 	}, nil)(h)
 }

@@ -179,7 +179,8 @@ func first(v []string) string {
 
 // needsJSON: the endpoints that run code and take JSON bodies.
 func needsJSON(path string) bool {
-	return strings.HasPrefix(path, "/v1/call/") || path == "/mcp" || strings.HasPrefix(path, "/mcp/")
+	return strings.HasPrefix(path, "/v1/call/") || path == "/mcp" || strings.HasPrefix(path, "/mcp/") ||
+		path == "/v1/roles" // a role definition: its methods are written by a paid model on their first call
 }
 
 // isJSON reports whether a Content-Type is application/json (parameters such as charset aside).

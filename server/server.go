@@ -11,6 +11,8 @@
 //	POST /v1/admin/rollback/{role}/{method}   ?gen=N (default: the generation before the current)
 //	POST /v1/admin/edit/{role}/{method}       body: the new Go code; through the gate
 //	GET  /v1/roles, /v1/roles/{role}          contracts
+//	POST /v1/roles                            body: a contract; defines a role (?dry_run=1: checks it)
+//	GET  /v1/tools?format=mcp|openai|anthropic&role=   the methods as tool definitions
 //	GET  /v1/artifacts, /v1/artifacts/{role}/{method}, /v1/history/{role}/{method}, /v1/stale
 //	GET  /v1/stats?since=24h                  what reuse bought (forge.Stats)
 //	GET  /v1/events?role=&method=&class=&source=&trace=   Server-Sent Events (forge.Filter)
@@ -76,6 +78,8 @@ type Options struct {
 	Extra map[string]http.Handler
 	// Clients are the client identities (clients.go); nil: none, every caller is one client.
 	Clients *Clients
+	// DefineRoles are the switches of POST /v1/roles (roles_define.go); off unless Allow.
+	DefineRoles forge.DefineSwitches
 	// OnShutdown runs when a graceful shutdown starts, before in-flight requests are waited for:
 	// it ends long-lived streams the server does not own (MCP sessions).
 	OnShutdown func()
@@ -155,6 +159,8 @@ func New(f *forge.Forge, o Options) *Server {
 	s.mux.HandleFunc("POST /v1/admin/{verb}/{role}/{method}", s.admin(s.handleVerb))
 	s.mux.HandleFunc("GET /v1/roles", s.handleRoles)
 	s.mux.HandleFunc("GET /v1/roles/{role}", s.handleRole)
+	s.mux.HandleFunc("POST /v1/roles", s.handleDefineRole) // roles_define.go
+	s.mux.HandleFunc("GET /v1/tools", s.handleTools)       // tools.go
 	s.mux.HandleFunc("GET /v1/artifacts", s.handleArtifacts)
 	s.mux.HandleFunc("GET /v1/artifacts/{role}/{method}", s.handleArtifact)
 	s.mux.HandleFunc("GET /v1/history/{role}/{method}", s.handleHistory)
@@ -384,7 +390,7 @@ func (s *Server) handleVerb(w http.ResponseWriter, r *http.Request) {
 	var err error
 	switch verb {
 	case "regen":
-		o := s.f.Regenerate(ctx, role, method)
+		o := s.f.RegenerateWith(ctx, role, method, forge.RegenOptions{AcceptChanges: acceptChanges(r)})
 		writeOutcome(w, &o, false)
 		return
 	case "edit":
@@ -392,7 +398,7 @@ func (s *Server) handleVerb(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return
 		}
-		o := s.f.Edit(ctx, role, method, string(body))
+		o := s.f.EditWith(ctx, role, method, string(body), forge.EditOptions{AcceptChanges: acceptChanges(r)})
 		writeOutcome(w, &o, true)
 		return
 	case "bless":

@@ -286,6 +286,7 @@ func newCallCmd(a *app) *cobra.Command {
 
 func newRegenCmd(a *app) *cobra.Command {
 	var nextCall bool
+	var ro forge.RegenOptions
 	cmd := &cobra.Command{
 		Use:   "regen ROLE METHOD",
 		Short: "Regenerate an artifact's code now with the provider (or, with --next-call, on its next call)",
@@ -309,7 +310,7 @@ func newRegenCmd(a *app) *cobra.Command {
 			ctx, cancel := signalContext()
 			defer cancel()
 			pctx, endSteps := a.generationProgress(operatorCtx(ctx))
-			o := f.Regenerate(pctx, args[0], args[1])
+			o := f.RegenerateWith(pctx, args[0], args[1], ro)
 			endSteps()
 			if a.jsonOut {
 				if err := a.printJSON(o); err != nil {
@@ -335,11 +336,13 @@ func newRegenCmd(a *app) *cobra.Command {
 				fmt.Fprintf(a.stdout, "%s.%s: the new answer is the current code byte for byte: generation %d kept, nothing added to the history (%d provider call(s))\n", args[0], args[1], o.Meta.ArtifactGen, o.Meta.ProviderCalls)
 			default:
 				fmt.Fprintf(a.stdout, "%s.%s regenerated: generation %d (%d provider call(s), %s)\n", args[0], args[1], o.Meta.ArtifactGen, o.Meta.ProviderCalls, o.Meta.Duration.Round(time.Millisecond))
+				printReplay(a, o.Meta.Replay)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&nextCall, "next-call", false, "only mark it: the next call regenerates")
+	cmd.Flags().BoolVar(&ro.AcceptChanges, "accept-changes", false, "promote the new code even if it changes answers of the sample of real calls (shown when refused)")
 	return cmd
 }
 

@@ -93,10 +93,12 @@ edited code is a candidate either way.`,
 					now = cur.Lifecycle
 				}
 				fmt.Fprintf(a.stdout, "%s.%s generation %d stored (operator:edit): %s -> %s\n", role, method, o.Meta.ArtifactGen, art.Lifecycle, now)
+				printReplay(a, o.Meta.Replay)
 			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&opts.AcceptChanges, "accept-changes", false, "store the code even if it changes answers of the sample of real calls (shown when refused)")
 	cmd.Flags().BoolVar(&opts.KeepLifecycle, "keep-lifecycle", false, "keep a blessed, durable or candidate artifact's lifecycle for the edited code (default: it becomes a candidate)")
 	return cmd
 }

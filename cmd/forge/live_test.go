@@ -66,7 +66,11 @@ func fakeEditor(t *testing.T, code string) string {
 func TestEditCommand(t *testing.T) {
 	_, s := liveStore(t)
 	t.Setenv("EDITOR", fakeEditor(t, "package artifact\n\nfunc Upper(s string) string { return s + s }\n"))
-	code, out, errOut := runCLI(t, s("edit", "text", "upper")...)
+	// The edit changes the answer the calls above got: refused until the operator accepts it.
+	code, _, errOut := runCLI(t, s("edit", "text", "upper")...)
+	require.Equal(t, 1, code)
+	assert.Contains(t, errOut, `args {"s":"again"}: was "AGAIN", now "againagain"`)
+	code, out, errOut := runCLI(t, s("edit", "text", "upper", "--accept-changes")...)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "generation 2 stored (operator:edit")
 	code, out, _ = runCLI(t, s("call", "text", "upper", "s=ab")...)

@@ -346,7 +346,7 @@ func TestWatchShowsAnEditAsAnEdit(t *testing.T) {
 		<-live // the tail starts at the end of the log
 
 		t.Setenv("EDITOR", fakeEditor(t, fmt.Sprintf("package artifact\n\nfunc Upper(s string) string { return s } // %v\n", jsonOut)))
-		code, _, errOut := runCLI(t, s("edit", "text", "upper")...)
+		code, _, errOut := runCLI(t, s("edit", "text", "upper", "--accept-changes")...) // it changes the answers the calls got
 		require.Equal(t, 0, code, errOut)
 		want := " op    edit text.upper done by " + forge.CLIClient()
 		if jsonOut {

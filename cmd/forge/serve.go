@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/artifactforge/forge/forge"
 	"github.com/artifactforge/forge/mcp"
 	"github.com/artifactforge/forge/server"
 )
@@ -38,6 +39,7 @@ func newServeCmd(a *app) *cobra.Command {
 	var noMCP bool
 	var natsDir, natsListen string
 	var clientsFile string
+	var defineRoles func() (forge.DefineSwitches, error)
 	var allowedHosts, corsOrigins []string
 	var headerTimeout, bodyTimeout time.Duration
 	var maxConns int
@@ -68,13 +70,20 @@ names with --allowed-hosts or $FORGE_ALLOWED_HOSTS, comma-separated); calls and 
 "Content-Type: application/json"; state-changing requests from another site are refused, and CORS
 is off unless --cors-origins (or $FORGE_CORS_ORIGINS) names the origins of the web apps that may
 call it. Headers must arrive within --header-timeout, bodies within --body-timeout, and at most
---max-conns connections are open at once.`,
+--max-conns connections are open at once.
+
+GET /v1/tools?format=mcp|openai|anthropic serves the methods as tool definitions (` + "`forge tools`" + `).
+With --allow-define-roles (or $FORGE_ALLOW_DEFINE_ROLES=1) clients define roles with POST /v1/roles
+(?dry_run=1 only checks) and forge_define_role; with --clients, only clients with define_roles: true
+(README, "For agents").`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if token == "" {
 				token = os.Getenv("FORGE_ADMIN_TOKEN")
 			}
-			log := slog.New(slog.NewJSONHandler(a.stderr, nil))
+			lw := server.NewLogWriter(a.stderr) // slog's lock is held for an append, not a write
+			defer lw.Close()                    // last: after the shutdown's own lines
+			log := slog.New(slog.NewJSONHandler(lw, nil))
 			if clientsFile == "" {
 				clientsFile = os.Getenv("FORGE_CLIENTS")
 			}
@@ -85,6 +94,10 @@ call it. Headers must arrive within --header-timeout, bodies within --body-timeo
 					return usagef("serve: --clients: %v", err)
 				}
 			}
+			define, err := defineRoles() // --allow-define-roles (tools.go)
+			if err != nil {
+				return err
+			}
 			if len(allowedHosts) == 0 {
 				allowedHosts = splitList(os.Getenv("FORGE_ALLOWED_HOSTS"))
 			}
@@ -92,7 +105,8 @@ call it. Headers must arrive within --header-timeout, bodies within --body-timeo
 				corsOrigins = splitList(os.Getenv("FORGE_CORS_ORIGINS"))
 			}
 			so := server.Options{AdminToken: token, MaxBody: maxBody, CallTimeout: callTimeout, Logger: log, Clients: clients,
-				AllowedHosts: allowedHosts, CORSOrigins: corsOrigins, HeaderTimeout: headerTimeout, BodyTimeout: bodyTimeout, MaxConns: maxConns}
+				AllowedHosts: allowedHosts, CORSOrigins: corsOrigins, HeaderTimeout: headerTimeout, BodyTimeout: bodyTimeout, MaxConns: maxConns,
+				DefineRoles: define}
 			if err := so.Validate(); err != nil {
 				return usagef("serve: %v", err)
 			}
@@ -115,7 +129,7 @@ call it. Headers must arrive within --header-timeout, bodies within --body-timeo
 			var onShutdown func()
 			if !noMCP {
 				// No operator tools over HTTP MCP: it has no admin token of its own (use /v1/admin/).
-				ms, err := mcp.New(f, mcp.Options{Version: buildVersion().String(), OperatorVerbs: false})
+				ms, err := mcp.New(f, mcp.Options{Version: buildVersion().String(), OperatorVerbs: false, DefineRoles: define})
 				if err != nil {
 					return err
 				}
@@ -150,6 +164,7 @@ call it. Headers must arrive within --header-timeout, bodies within --body-timeo
 			return nil
 		},
 	}
+	defineRoles = defineSwitchFlags(cmd)
 	cmd.Flags().StringVar(&addr, "addr", server.DefaultAddr, "address to listen on (host:port; 127.0.0.1 keeps it local)")
 	cmd.Flags().StringVar(&token, "admin-token", "", "token for the operator verbs (default $FORGE_ADMIN_TOKEN; none: verbs off)")
 	cmd.Flags().Int64Var(&maxBody, "max-body", server.DefaultMaxBody, "largest request body in bytes")

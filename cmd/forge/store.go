@@ -150,7 +150,7 @@ func newRoleCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			rec, prev, err := s.PutRoleReport(c, time.Now())
+			rec, prev, err := s.PutRoleReport(c.By(forge.CLIClient()), time.Now())
 			if err != nil {
 				return err
 			}
@@ -450,7 +450,11 @@ func newHistoryCmd(a *app) *cobra.Command {
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.ID, orDash(g.ParentID), g.Trigger, fmtTime(&g.CreatedAt), shortSum(g.CodeChecksum), cur)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			printHistoryReplays(a, art.History)
+			return nil
 		},
 	}
 }

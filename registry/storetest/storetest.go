@@ -50,6 +50,7 @@ func Run(t *testing.T, open Open) {
 		{"WatchSeesAnotherHandlesWrite", testWatch},
 		{"Knowledge", testKnowledge},
 		{"ImportRoundTrip", testImport},
+		{"SampleIsSharedAndKeptByMetrics", testSample},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
 	}
@@ -842,4 +843,41 @@ func testAnotherHandlesGeneration(t *testing.T, open Open) {
 		assert.Equal(t, int64(4), a.IntrinsicFailureCount, "and count in the method's totals")
 		assert.Equal(t, int64(1), a.SuccessCount)
 	}
+}
+
+// testSample: the sample of real calls an artifact keeps (safe regeneration) is written with the
+// artifact, read back by another handle (another process or machine), kept by a metrics flush and
+// dropped when new code is promoted.
+func testSample(t *testing.T, open Open) {
+	s := open(t)
+	create(t, s, "r", "m", "package artifact\n// v1")
+	add := []registry.SampleEntry{
+		{Args: json.RawMessage(`{"b":2, "a":1}`), Value: json.RawMessage(`3`), Gen: 1, At: t0},
+		{Args: json.RawMessage(`{"a":5,"b":5}`), Err: "too big", Gen: 1, At: t0},
+	}
+	_, err := s.Update("r", "m", func(a *registry.Artifact, _ bool) error {
+		a.Sample, _ = registry.MergeSample(a.Sample, add, a.Generation, registry.DefaultSampleMax, registry.DefaultSampleMaxBytes)
+		return nil
+	})
+	require.NoError(t, err)
+	rec := s.NewRecorder(time.Hour)
+	rec.RecordGen("r", "m", 1, registry.Success, time.Millisecond, "")
+	rec.Close()
+
+	a, err := open(t).Load("r", "m")
+	require.NoError(t, err)
+	require.Len(t, a.Sample, 2)
+	assert.JSONEq(t, `{"a":1,"b":2}`, string(a.Sample[0].Args))
+	assert.JSONEq(t, `3`, string(a.Sample[0].Value))
+	assert.Equal(t, "too big", a.Sample[1].Err)
+	assert.EqualValues(t, 1, a.SuccessCount)
+
+	_, err = s.Update("r", "m", func(a *registry.Artifact, _ bool) error {
+		a.Promote("package artifact\n// v2", "regenerate:operator", "m", "pv", t0)
+		return nil
+	})
+	require.NoError(t, err)
+	a, err = open(t).Load("r", "m")
+	require.NoError(t, err)
+	assert.Empty(t, a.Sample, "a new generation does not inherit the answers of the code it replaced")
 }

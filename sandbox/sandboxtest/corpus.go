@@ -328,3 +328,17 @@ func checkError(t *testing.T, c Case, err error, stage string) {
 
 // JSONEqual compares two JSON documents by value (jsonval.Equal).
 func JSONEqual(a, b json.RawMessage) bool { return jsonval.Equal(a, b) }
+
+// BuildCacheDir is the build cache the tests of every package share, so that each wasm module is
+// built and compiled once across packages and runs: $FORGE_WASM_TEST_CACHE, else
+// os.UserCacheDir()/forge-test.
+func BuildCacheDir() string {
+	if dir := os.Getenv("FORGE_WASM_TEST_CACHE"); dir != "" {
+		return dir
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		d = os.TempDir()
+	}
+	return filepath.Join(d, "forge-test")
+}

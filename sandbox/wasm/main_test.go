@@ -3,13 +3,14 @@ package wasm
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/artifactforge/forge/sandbox/sandboxtest"
 )
 
 // testCacheDir is shared by every test and benchmark in the package (and across runs), so each
-// module is built and compiled once: $FORGE_WASM_TEST_CACHE, else os.UserCacheDir()/forge-test.
+// module is built and compiled once (sandboxtest.BuildCacheDir).
 var testCacheDir string
 
 // shared is the one Sandbox the tests use; the corpus runner gets it behind a Close that does
@@ -17,14 +18,7 @@ var testCacheDir string
 var shared *Sandbox
 
 func TestMain(m *testing.M) {
-	testCacheDir = os.Getenv("FORGE_WASM_TEST_CACHE")
-	if testCacheDir == "" {
-		d, err := os.UserCacheDir()
-		if err != nil {
-			d = os.TempDir()
-		}
-		testCacheDir = filepath.Join(d, "forge-test")
-	}
+	testCacheDir = sandboxtest.BuildCacheDir()
 	var err error
 	shared, err = New(Options{CacheDir: testCacheDir})
 	if err != nil {

@@ -3,6 +3,7 @@ package yaegi
 import (
 	"fmt"
 	"go/ast"
+	"go/constant"
 	"go/token"
 	"go/types"
 	"reflect"
@@ -997,16 +998,13 @@ func (r *rewriter) rewriteCall(c *ast.CallExpr) {
 		}
 		switch fn.Name {
 		case "min", "max":
-			t := r.typeOf(c)
-			if t == nil || len(c.Args) == 0 {
-				return
+			lit, whole, _, _ := r.minMax(c, fn.Name)
+			switch {
+			case whole != "":
+				r.add(r.off(c.Pos()), r.off(c.End()), whole)
+			case lit != "":
+				r.add(r.off(fn.Pos()), r.off(fn.End()), lit)
 			}
-			ts := r.typeString(t)
-			op := "<"
-			if fn.Name == "max" {
-				op = ">"
-			}
-			r.add(r.off(fn.Pos()), r.off(fn.End()), fmt.Sprintf("func(x %s, ys ...%s) %s { for _, y := range ys { if y %s x { x = y } }; return x }", ts, ts, ts, op))
 		case "clear":
 			if len(c.Args) != 1 {
 				return
@@ -1016,8 +1014,11 @@ func (r *rewriter) rewriteCall(c *ast.CallExpr) {
 				return
 			}
 			ts := r.typeString(t)
-			switch t.Underlying().(type) {
+			switch u := t.Underlying().(type) {
 			case *types.Map:
+				if mayHoldNaN(u.Key(), nil) {
+					return // gapRefusal refuses it
+				}
 				r.add(r.off(fn.Pos()), r.off(fn.End()), fmt.Sprintf("func(m %s) { for k := range m { delete(m, k) } }", ts))
 			case *types.Slice:
 				r.add(r.off(fn.Pos()), r.off(fn.End()), fmt.Sprintf("func(s %s) { for i := range s { var z %s; s[i] = z } }", ts, r.typeString(t.Underlying().(*types.Slice).Elem())))
@@ -1037,24 +1038,32 @@ func (r *rewriter) rewriteCall(c *ast.CallExpr) {
 			return
 		}
 		ts, es := r.typeString(t), r.typeString(sl.Elem())
+		float, known := floatKind(sl.Elem())
+		if !known && orderedSlicesFuncs[fn.Sel.Name] {
+			return // gapRefusal refuses it
+		}
+		less := func(a, b string) string { return lessText(a, b, float) }
 		var repl string
 		switch fn.Sel.Name {
 		case "Sort":
-			repl = fmt.Sprintf("func(s %s) { forge__sort.Slice(s, func(i, j int) bool { return s[i] < s[j] }) }", ts)
+			repl = fmt.Sprintf("func(s %s) { forge__sort.Slice(s, func(i, j int) bool { return %s }) }", ts, less("s[i]", "s[j]"))
 		case "SortFunc":
 			repl = fmt.Sprintf("func(s %s, cmp func(a, b %s) int) { forge__sort.Slice(s, func(i, j int) bool { return cmp(s[i], s[j]) < 0 }) }", ts, es)
 		case "SortStableFunc":
 			repl = fmt.Sprintf("func(s %s, cmp func(a, b %s) int) { forge__sort.SliceStable(s, func(i, j int) bool { return cmp(s[i], s[j]) < 0 }) }", ts, es)
 		case "IsSorted":
-			repl = fmt.Sprintf("func(s %s) bool { for i := 1; i < len(s); i++ { if s[i] < s[i-1] { return false } }; return true }", ts)
+			repl = fmt.Sprintf("func(s %s) bool { for i := 1; i < len(s); i++ { if %s { return false } }; return true }", ts, less("s[i]", "s[i-1]"))
 		case "Min", "Max":
-			op := "<"
-			if fn.Sel.Name == "Max" {
-				op = ">"
-			}
-			repl = fmt.Sprintf("func(s %s) %s { if len(s) == 0 { panic(\"slices.%s: empty list\") }; m := s[0]; for _, v := range s[1:] { if v %s m { m = v } }; return m }", ts, es, fn.Sel.Name, op)
+			// As slices.Min and slices.Max: the builtin min or max over the elements, in order.
+			repl = fmt.Sprintf("func(s %s) %s { if len(s) == 0 { panic(\"slices.%s: empty list\") }; m := s[0]; for _, v := range s[1:] { %s }; return m }",
+				ts, es, fn.Sel.Name, minMaxStep(strings.ToLower(fn.Sel.Name), "m", "v", float, "break"))
 		case "BinarySearch":
-			repl = fmt.Sprintf("func(s %s, t %s) (int, bool) { i := forge__sort.Search(len(s), func(i int) bool { return s[i] >= t }); return i, i < len(s) && s[i] == t }", ts, es)
+			// sort.Search's loop is slices.BinarySearch's, with cmp.Less for the predicate.
+			found := "s[i] == t"
+			if float {
+				found = "(s[i] == t || s[i] != s[i] && t != t)"
+			}
+			repl = fmt.Sprintf("func(s %s, t %s) (int, bool) { i := forge__sort.Search(len(s), func(i int) bool { return !(%s) }); return i, i < len(s) && %s }", ts, es, less("s[i]", "t"), found)
 		default:
 			return
 		}
@@ -1063,6 +1072,180 @@ func (r *rewriter) rewriteCall(c *ast.CallExpr) {
 		}
 		r.add(r.off(fn.Pos()), r.off(fn.End()), repl)
 	}
+}
+
+// orderedSlicesFuncs are the functions of package slices the rewrite replaces that order the
+// elements themselves (cmp.Less): their rewrite depends on whether the elements are floats.
+var orderedSlicesFuncs = map[string]bool{"Sort": true, "IsSorted": true, "Min": true, "Max": true, "BinarySearch": true}
+
+// floatKind reports whether values of t are floating-point numbers (NaN and signed zeros order
+// differently from other values), and whether that is known: a type parameter's constraint
+// must list its types (~int | ~string), or its values may be floats.
+func floatKind(t types.Type) (float, known bool) {
+	tp, ok := t.(*types.TypeParam)
+	if !ok {
+		b, ok := t.Underlying().(*types.Basic)
+		return ok && b.Info()&types.IsFloat != 0, ok
+	}
+	iface, ok := tp.Constraint().Underlying().(*types.Interface)
+	if !ok || iface.NumEmbeddeds() == 0 {
+		return false, false
+	}
+	for i := range iface.NumEmbeddeds() {
+		var terms []types.Type
+		switch e := iface.EmbeddedType(i).(type) {
+		case *types.Union:
+			for j := range e.Len() {
+				terms = append(terms, e.Term(j).Type())
+			}
+		default:
+			terms = append(terms, e)
+		}
+		for _, term := range terms {
+			f, k := floatKind(term)
+			if !k || f {
+				return f, k
+			}
+		}
+	}
+	return false, true
+}
+
+// mayHoldNaN reports whether a value of t may hold a NaN (a float or complex, in an interface,
+// a struct field or an array element), which no delete can remove from a map.
+func mayHoldNaN(t types.Type, seen map[types.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	if seen == nil {
+		seen = map[types.Type]bool{}
+	}
+	seen[t] = true
+	switch u := t.Underlying().(type) {
+	case *types.Basic:
+		return u.Info()&(types.IsFloat|types.IsComplex) != 0
+	case *types.Interface:
+		return true
+	case *types.Array:
+		return mayHoldNaN(u.Elem(), seen)
+	case *types.Struct:
+		for i := range u.NumFields() {
+			if mayHoldNaN(u.Field(i).Type(), seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// lessText is the Go expression for cmp.Less(a, b): for floats, a NaN is less than any other value.
+func lessText(a, b string, float bool) string {
+	if !float {
+		return a + " < " + b
+	}
+	return fmt.Sprintf("%s < %s || %s != %s && %s == %s", a, b, a, a, b, b)
+}
+
+// minMaxStep is the statement that folds y into x as the builtin min (op "min") or max does:
+// for floats, a NaN wins (stop ends the fold once x is one) and -0 is less than +0.
+func minMaxStep(op, x, y string, float bool, stop string) string {
+	cmp, sign := "<", "<"
+	if op == "max" {
+		cmp, sign = ">", ">"
+	}
+	if !float {
+		return fmt.Sprintf("if %s %s %s { %s = %s }", y, cmp, x, x, y)
+	}
+	return fmt.Sprintf("if %s != %s { %s }; if %s != %s || %s %s %s || %s == %s && 1/%s %s 0 { %s = %s }",
+		x, x, stop, y, y, y, cmp, x, y, x, y, sign, x, y)
+}
+
+// minMax returns the exact rewrite of a call c of the builtin min or max (name), which the
+// interpreter lacks: a function literal to call in place of the name, or the text of the whole
+// call when it is a constant (min(1, 2) -> (1), which stays a constant); or why there is none,
+// with what to write instead.
+func (r *rewriter) minMax(c *ast.CallExpr, name string) (lit, whole, msg, hint string) {
+	if r.info == nil || len(c.Args) == 0 {
+		return "", "", "", ""
+	}
+	if tv, ok := r.info.Types[c]; ok && tv.Value != nil {
+		return r.constMinMax(c, name, tv)
+	}
+	var t types.Type
+	var unknown ast.Expr
+	for _, a := range c.Args {
+		at := r.typeOf(a)
+		switch b, _ := at.(*types.Basic); {
+		case at == nil:
+			unknown = a
+		case b == nil || b.Info()&types.IsUntyped == 0:
+			t = at
+		}
+	}
+	if t == nil {
+		if unknown == nil {
+			unknown = c.Args[0]
+		}
+		return "", "", fmt.Sprintf("%s(...) of %s, whose type is not known before the interpreter runs: the interpreter has no builtin %s to give it", name, types.ExprString(unknown), name),
+			fmt.Sprintf("give the operand a declared type first (var x float64 = %s) and pass x to %s", types.ExprString(unknown), name)
+	}
+	float, known := floatKind(t)
+	if !known || float && isTypeParam(t) {
+		return "", "", fmt.Sprintf("%s(...) of the type parameter %s, whose values may be floats: the interpreter has no builtin %s, and NaN and -0 need their own comparison", name, r.typeString(t), name),
+			fmt.Sprintf("constrain %s to integers and strings (~int | ~string), or compare yourself: if b < a { a = b }", r.typeString(t))
+	}
+	ts := r.typeString(t)
+	return fmt.Sprintf("func(x %s, ys ...%s) %s { for _, y := range ys { %s }; return x }", ts, ts, ts, minMaxStep(name, "x", "y", float, "break")), "", "", ""
+}
+
+func isTypeParam(t types.Type) bool {
+	_, ok := t.(*types.TypeParam)
+	return ok
+}
+
+// constMinMax rewrites a constant call of min or max as the argument it evaluates to, converted
+// to the call's type when that is typed: T(arg), or (arg) when the argument has the call's own
+// untyped type. The call must fit on one line (the rewrite adds no newline).
+func (r *rewriter) constMinMax(c *ast.CallExpr, name string, tv types.TypeAndValue) (lit, whole, msg, hint string) {
+	if r.fset.Position(c.Pos()).Line != r.fset.Position(c.End()).Line {
+		return "", "", fmt.Sprintf("constant %s(...) written over several lines: the interpreter has no builtin %s", name, name), "write it on one line, or write the constant it gives"
+	}
+	b, _ := tv.Type.(*types.Basic)
+	untyped := b != nil && b.Info()&types.IsUntyped != 0
+	for _, a := range c.Args {
+		av, ok := r.info.Types[a]
+		if !ok || av.Value == nil || !constant.Compare(av.Value, token.EQL, tv.Value) {
+			continue
+		}
+		switch {
+		case !untyped:
+			return "", fmt.Sprintf("%s(%s)", r.typeString(tv.Type), r.textOrEmpty(a)), "", ""
+		case untypedLiteral(a, b):
+			return "", "(" + r.textOrEmpty(a) + ")", "", ""
+		}
+	}
+	return "", "", fmt.Sprintf("%s(...) of untyped constants of different kinds: the interpreter has no builtin %s", name, name),
+		fmt.Sprintf("write the constant it gives, of the kind you mean (%s)", tv.Value.String())
+}
+
+// untypedLiteral reports whether e is a literal of the untyped kind t (1 for untyped int, 2.5
+// for untyped float): written alone, it is a constant of the call's own kind.
+func untypedLiteral(e ast.Expr, t *types.Basic) bool {
+	lit, ok := ast.Unparen(e).(*ast.BasicLit)
+	if !ok {
+		return false
+	}
+	kinds := map[types.BasicKind]token.Token{types.UntypedInt: token.INT, types.UntypedFloat: token.FLOAT,
+		types.UntypedString: token.STRING, types.UntypedRune: token.CHAR}
+	return kinds[t.Kind()] == lit.Kind
+}
+
+// textOrEmpty is text, or "" when the rewriter has no source (gapRefusal's).
+func (r *rewriter) textOrEmpty(n ast.Node) string {
+	if r.src == "" {
+		return types.ExprString(n.(ast.Expr))
+	}
+	return r.text(n)
 }
 
 func isInteger(t types.Type) bool {
@@ -1081,7 +1264,19 @@ func (r *rewriter) rewriteRange(rs *ast.RangeStmt) {
 		}
 		n := r.tmp()
 		x := r.text(rs.X)
-		r.add(r.off(rs.For), r.off(rs.Body.Lbrace), fmt.Sprintf("for %s, %s := (%s)*0, (%s); %s < %s; %s++ ", key, n, x, x, key, n, key))
+		// As Go: x is evaluated once, and each iteration's key is its own (assigning it in the
+		// body does not move the loop: the count runs in a variable of its own then).
+		ts := r.typeString(t)
+		if b, ok := t.(*types.Basic); ok && b.Info()&types.IsUntyped != 0 {
+			ts = "int"
+		}
+		if rs.Tok == token.DEFINE && r.assignsVar(rs.Body, rs.Key) {
+			count := r.tmp()
+			r.add(r.off(rs.For), r.off(rs.Body.Lbrace), fmt.Sprintf("for %s, %s := %s(0), %s(%s); %s < %s; %s++ ", count, n, ts, ts, x, count, n, count))
+			r.add(r.off(rs.Body.Lbrace)+1, r.off(rs.Body.Lbrace)+1, fmt.Sprintf(" %s := %s; ", key, count))
+			return
+		}
+		r.add(r.off(rs.For), r.off(rs.Body.Lbrace), fmt.Sprintf("for %s, %s := %s(0), %s(%s); %s < %s; %s++ ", key, n, ts, ts, x, key, n, key))
 	}
 	if rs.Tok == token.DEFINE {
 		var names []string
@@ -1092,6 +1287,39 @@ func (r *rewriter) rewriteRange(rs *ast.RangeStmt) {
 		}
 		r.copyLoopVars(rs.Body, names, false)
 	}
+}
+
+// assignsVar reports whether body assigns the variable id declares (=, op=, ++, --) or takes
+// its address.
+func (r *rewriter) assignsVar(body *ast.BlockStmt, id ast.Expr) bool {
+	key, ok := id.(*ast.Ident)
+	if !ok || r.info == nil || r.info.Defs[key] == nil {
+		return false
+	}
+	obj := r.info.Defs[key]
+	is := func(e ast.Expr) bool {
+		x, ok := ast.Unparen(e).(*ast.Ident)
+		return ok && r.info.Uses[x] == obj
+	}
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			if n.Tok != token.DEFINE {
+				for _, l := range n.Lhs {
+					found = found || is(l)
+				}
+			}
+		case *ast.IncDecStmt:
+			found = found || is(n.X)
+		case *ast.UnaryExpr:
+			found = found || n.Op == token.AND && is(n.X)
+		case *ast.RangeStmt:
+			found = found || n.Tok == token.ASSIGN && (is(n.Key) || n.Value != nil && is(n.Value))
+		}
+		return !found
+	})
+	return found
 }
 
 func (r *rewriter) rewriteFor(fs *ast.ForStmt) {
@@ -1442,6 +1670,16 @@ func gapRefusal(fset *token.FileSet, f *ast.File, info *types.Info) *sandbox.Err
 		}
 		return true
 	})
+	ast.Inspect(f, func(n ast.Node) bool {
+		if msg, hint, at := r.builtinGap(n); msg != "" {
+			refuse(at, msg, hint)
+		}
+		return true
+	})
+	if at, msg, hint := r.embeddedGap(); at != nil {
+		refuse(at, msg, hint)
+	}
+	r.nilInterfaceGaps(refuse)
 	rewritten := map[*ast.SelectorExpr]bool{} // method expressions methodExprCalls rewrites
 	ast.Inspect(f, func(n ast.Node) bool {
 		if c, ok := n.(*ast.CallExpr); ok && len(c.Args) > 0 && !c.Ellipsis.IsValid() {
@@ -1481,6 +1719,343 @@ func gapRefusal(fset *token.FileSet, f *ast.File, info *types.Info) *sandbox.Err
 		return true
 	})
 	return first
+}
+
+// builtinGap returns why a call of min, max or clear, or of a slices function that orders the
+// elements itself, has no exact rewrite (see minMax, floatKind), and where.
+func (r *rewriter) builtinGap(n ast.Node) (msg, hint string, at ast.Node) {
+	c, ok := n.(*ast.CallExpr)
+	if !ok || r.info == nil {
+		return "", "", nil
+	}
+	switch fn := c.Fun.(type) {
+	case *ast.Ident:
+		if r.declared[fn.Name] || r.info.Uses[fn] == nil || r.info.Uses[fn].Parent() != types.Universe {
+			return "", "", nil
+		}
+		switch fn.Name {
+		case "min", "max":
+			_, _, msg, hint := r.minMax(c, fn.Name)
+			return msg, hint, c
+		case "clear":
+			if len(c.Args) != 1 {
+				break
+			}
+			t := r.typeOf(c.Args[0])
+			if t == nil {
+				return fmt.Sprintf("clear(%s), whose type is not known before the interpreter runs: the interpreter has no builtin clear", types.ExprString(c.Args[0])),
+					"delete the keys in a loop (for k := range m { delete(m, k) }) or zero the elements in a loop", c
+			}
+			if m, ok := t.Underlying().(*types.Map); ok && mayHoldNaN(m.Key(), nil) {
+				return fmt.Sprintf("clear(%s), a map whose keys may be NaN: the interpreter has no builtin clear, and delete cannot remove a NaN key", types.ExprString(c.Args[0])),
+					"make a new map (m = map[K]V{}) where the old one is no longer shared, or keep NaN out of the keys", c
+			}
+		}
+	case *ast.SelectorExpr:
+		x, ok := fn.X.(*ast.Ident)
+		if !ok || r.imports[x.Name] != "slices" || r.declared[x.Name] || !orderedSlicesFuncs[fn.Sel.Name] || len(c.Args) == 0 {
+			return "", "", nil
+		}
+		if t := r.typeOf(c.Args[0]); t != nil {
+			if sl, ok := t.Underlying().(*types.Slice); ok {
+				if _, known := floatKind(sl.Elem()); !known {
+					return fmt.Sprintf("slices.%s of a slice of %s, a type parameter whose values may be floats: the interpreter's slices.%s orders NaN and -0 differently from Go", fn.Sel.Name, r.typeString(sl.Elem()), fn.Sel.Name),
+						fmt.Sprintf("constrain %s to integers and strings (~int | ~string), or call slices.%sFunc with a comparison of your own", r.typeString(sl.Elem()), strings.TrimSuffix(fn.Sel.Name, "Search")), c
+				}
+			}
+		}
+	}
+	return "", "", nil
+}
+
+// embeddedGap returns the first field of a struct type of the file that embeds another type of
+// the file (a package's type embeds as Go does) and whose values go through encoding/json: the interpreter's reflection names the field X<Type> and does not
+// promote its fields, so json.Marshal writes {"Xbase":{...}} for Go's {"id":...} (and decoding
+// leaves the promoted fields unset). A value goes through encoding/json when the file imports
+// it, or when its type is reachable from an exported function's parameters or results (the
+// sandbox decodes args and encodes results with encoding/json).
+func (r *rewriter) embeddedGap() (at ast.Node, msg, hint string) {
+	if r.info == nil {
+		return nil, "", ""
+	}
+	_, usesJSON := r.importNamed("encoding/json")
+	reached := map[types.Type]bool{}
+	var reach func(t types.Type)
+	reach = func(t types.Type) {
+		if t == nil || reached[t] {
+			return
+		}
+		reached[t] = true
+		switch u := t.Underlying().(type) {
+		case *types.Pointer:
+			reach(u.Elem())
+		case *types.Slice:
+			reach(u.Elem())
+		case *types.Array:
+			reach(u.Elem())
+		case *types.Map:
+			reach(u.Key())
+			reach(u.Elem())
+		case *types.Struct:
+			for i := range u.NumFields() {
+				reach(u.Field(i).Type())
+			}
+		}
+	}
+	for _, d := range r.file.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.IsExported() {
+			if obj, ok := r.info.Defs[fd.Name].(*types.Func); ok {
+				sig := obj.Type().(*types.Signature)
+				for _, tup := range []*types.Tuple{sig.Params(), sig.Results()} {
+					for i := range tup.Len() {
+						reach(tup.At(i).Type())
+					}
+				}
+			}
+		}
+	}
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		ts, ok := n.(*ast.TypeSpec)
+		if !ok || at != nil {
+			return at == nil
+		}
+		st, ok := ts.Type.(*ast.StructType)
+		obj := r.info.Defs[ts.Name]
+		if !ok || obj == nil || !usesJSON && !reached[obj.Type()] {
+			return true
+		}
+		for _, fl := range st.Fields.List {
+			if emb := types.ExprString(fl.Type); len(fl.Names) == 0 && r.typeNames[strings.TrimPrefix(emb, "*")] {
+				at, msg = fl, fmt.Sprintf("struct %s embeds %s and its values go through encoding/json (json.Marshal, or the function's args and result): the interpreter encodes the embedded field as one named X%s instead of promoting its fields", ts.Name.Name, emb, strings.TrimPrefix(emb, "*"))
+				hint = fmt.Sprintf("write %s's fields out in %s instead of embedding %s", strings.TrimPrefix(emb, "*"), ts.Name.Name, emb)
+				return false
+			}
+		}
+		return true
+	})
+	return at, msg, hint
+}
+
+// importNamed returns the local name of the file's import of path.
+func (r *rewriter) importNamed(path string) (string, bool) {
+	for name, p := range r.imports {
+		if p == path {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// nilInterfaceGaps refuses every place the file turns a value of a concrete type that may be
+// nil (a pointer, slice, map, channel or function) into an interface with methods (error, an
+// interface of the file): the interpreter makes a nil value a nil interface, so `err != nil`
+// answers false where Go answers true (a nil *T returned as error). The places checked are
+// return statements, assignments and declarations, conversions, calls of the file's functions
+// and composite literals; a value built on the spot (&T{...}, new(T), make, a literal) is never
+// nil and passes.
+func (r *rewriter) nilInterfaceGaps(refuse func(n ast.Node, msg, hint string)) {
+	if r.info == nil {
+		return
+	}
+	nonNil := r.nonNilVars()
+	check := func(e ast.Expr, to types.Type) {
+		if to == nil || e == nil {
+			return
+		}
+		iface, ok := to.Underlying().(*types.Interface)
+		if !ok || iface.NumMethods() == 0 || isTypeParam(to) || mustBeNonNil(e) || nonNil[r.varOf(e)] {
+			return
+		}
+		from := r.typeOf(e)
+		if from == nil || isTypeParam(from) {
+			return
+		}
+		switch from.Underlying().(type) {
+		case *types.Pointer, *types.Slice, *types.Map, *types.Chan, *types.Signature:
+		default:
+			return
+		}
+		if tv := r.info.Types[e]; tv.IsNil() {
+			return
+		}
+		ft, it := r.typeString(from), r.typeString(to)
+		refuse(e, fmt.Sprintf("%s, a %s, becomes a %s here: the interpreter turns a nil %s into a nil %s, so a comparison with nil answers differently from Go", types.ExprString(e), ft, it, ft, it),
+			fmt.Sprintf("keep the concrete type (declare the result, variable or parameter as %s), or build the value where it becomes a %s (&T{...}), and write nil itself where there is none", ft, it))
+	}
+	var sigs []*types.Signature // enclosing functions' signatures, innermost last
+	var walk func(n ast.Node) bool
+	walk = func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncDecl, *ast.FuncLit:
+			var sig *types.Signature
+			if fd, ok := n.(*ast.FuncDecl); ok {
+				if obj, ok := r.info.Defs[fd.Name].(*types.Func); ok {
+					sig, _ = obj.Type().(*types.Signature)
+				}
+			} else {
+				sig, _ = r.typeOf(n.(*ast.FuncLit)).(*types.Signature)
+			}
+			sigs = append(sigs, sig)
+			for _, c := range childNodes(n) {
+				ast.Inspect(c, walk)
+			}
+			sigs = sigs[:len(sigs)-1]
+			return false
+		case *ast.ReturnStmt:
+			if len(sigs) > 0 && sigs[len(sigs)-1] != nil {
+				res := sigs[len(sigs)-1].Results()
+				if res.Len() == len(n.Results) {
+					for i, e := range n.Results {
+						check(e, res.At(i).Type())
+					}
+				}
+			}
+		case *ast.AssignStmt:
+			if n.Tok == token.ASSIGN && len(n.Lhs) == len(n.Rhs) {
+				for i, l := range n.Lhs {
+					check(n.Rhs[i], r.typeOf(l))
+				}
+			}
+		case *ast.ValueSpec:
+			if n.Type != nil && len(n.Values) == len(n.Names) {
+				for _, v := range n.Values {
+					check(v, r.typeOf(n.Type))
+				}
+			}
+		case *ast.CallExpr:
+			if tv, ok := r.info.Types[n.Fun]; ok && tv.IsType() && len(n.Args) == 1 {
+				check(n.Args[0], tv.Type)
+			} else if sig, ok := r.typeOf(n.Fun).(*types.Signature); ok {
+				for i, a := range n.Args {
+					switch {
+					case i < sig.Params().Len()-1 || !sig.Variadic() && i < sig.Params().Len():
+						check(a, sig.Params().At(i).Type())
+					case sig.Variadic() && !n.Ellipsis.IsValid():
+						check(a, sig.Params().At(sig.Params().Len()-1).Type().(*types.Slice).Elem())
+					}
+				}
+			}
+		case *ast.CompositeLit:
+			t := r.typeOf(n)
+			if t == nil {
+				break
+			}
+			for i, el := range n.Elts {
+				v := el
+				if kv, ok := el.(*ast.KeyValueExpr); ok {
+					v = kv.Value
+				}
+				switch u := t.Underlying().(type) {
+				case *types.Slice:
+					check(v, u.Elem())
+				case *types.Array:
+					check(v, u.Elem())
+				case *types.Map:
+					check(v, u.Elem())
+				case *types.Struct:
+					if kv, ok := el.(*ast.KeyValueExpr); ok {
+						if id, ok := kv.Key.(*ast.Ident); ok {
+							if f, ok := r.info.Uses[id].(*types.Var); ok {
+								check(v, f.Type())
+							}
+						}
+					} else if i < u.NumFields() {
+						check(v, u.Field(i).Type())
+					}
+				}
+			}
+		}
+		return true
+	}
+	ast.Inspect(r.file, walk)
+}
+
+// nonNilVars returns the variables of the file that are never nil: declared with a value built
+// on the spot (d := &T{...}, var s = make(...)) and never assigned again nor addressed.
+func (r *rewriter) nonNilVars() map[*types.Var]bool {
+	built := map[*types.Var]bool{}
+	changed := map[*types.Var]bool{}
+	ast.Inspect(r.file, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for i, l := range n.Lhs {
+				id, ok := l.(*ast.Ident)
+				if !ok {
+					continue
+				}
+				if v, ok := r.info.Defs[id].(*types.Var); ok && n.Tok == token.DEFINE && len(n.Lhs) == len(n.Rhs) && mustBeNonNil(n.Rhs[i]) {
+					built[v] = true
+				} else if v := r.varOf(id); v != nil {
+					changed[v] = true
+				}
+			}
+		case *ast.ValueSpec:
+			for i, id := range n.Names {
+				if v, ok := r.info.Defs[id].(*types.Var); ok && len(n.Values) == len(n.Names) && mustBeNonNil(n.Values[i]) {
+					built[v] = true
+				}
+			}
+		case *ast.UnaryExpr:
+			if n.Op == token.AND {
+				if v := r.varOf(n.X); v != nil {
+					changed[v] = true
+				}
+			}
+		case *ast.RangeStmt:
+			if n.Tok == token.ASSIGN {
+				for _, e := range []ast.Expr{n.Key, n.Value} {
+					if v := r.varOf(e); v != nil {
+						changed[v] = true
+					}
+				}
+			}
+		}
+		return true
+	})
+	for v := range changed {
+		delete(built, v)
+	}
+	return built
+}
+
+// varOf returns the variable e names, if it is an identifier of one.
+func (r *rewriter) varOf(e ast.Expr) *types.Var {
+	id, ok := ast.Unparen(e).(*ast.Ident)
+	if !ok {
+		return nil
+	}
+	v, _ := r.info.Uses[id].(*types.Var)
+	return v
+}
+
+// childNodes returns a function's type and body, for walking them inside it.
+func childNodes(n ast.Node) []ast.Node {
+	switch n := n.(type) {
+	case *ast.FuncDecl:
+		if n.Body == nil {
+			return []ast.Node{n.Type}
+		}
+		return []ast.Node{n.Type, n.Body}
+	case *ast.FuncLit:
+		return []ast.Node{n.Type, n.Body}
+	}
+	return nil
+}
+
+// mustBeNonNil reports whether e is a value built on the spot, which is never nil: &x, a
+// composite or function literal, new(T), make(...).
+func mustBeNonNil(e ast.Expr) bool {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.UnaryExpr:
+		return e.Op == token.AND
+	case *ast.CompositeLit, *ast.FuncLit:
+		return true
+	case *ast.CallExpr:
+		if id, ok := e.Fun.(*ast.Ident); ok {
+			return id.Name == "new" || id.Name == "make"
+		}
+	}
+	return false
 }
 
 // methodValues binds the receiver of a method value of the file's own types when the value is

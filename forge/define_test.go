@@ -1,0 +1,129 @@
+package forge
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/registry"
+)
+
+func TestDefineDecision(t *testing.T) {
+	mine := &registry.RoleRecord{Contract: registry.Contract{Role: "r"}, DefinedBy: "a"}
+	ops := &registry.RoleRecord{Contract: registry.Contract{Role: "r"}}
+	for _, tc := range []struct {
+		name   string
+		p      DefinePolicy
+		prev   *registry.RoleRecord
+		change string
+		want   string // "" allowed, else part of the refusal
+	}{
+		{"off", DefinePolicy{}, nil, "new", "--allow-define-roles"},
+		{"off with identities", DefinePolicy{Identities: true}, nil, "new", "define_roles: true"},
+		{"new", DefinePolicy{Allowed: true}, nil, "new", ""},
+		{"own role changed", DefinePolicy{Allowed: true}, mine, "changed", ""},
+		{"same contract again", DefinePolicy{Allowed: true}, ops, "unchanged", ""},
+		{"another client's role", DefinePolicy{Allowed: true}, &registry.RoleRecord{Contract: registry.Contract{Role: "r"}, DefinedBy: "b"}, "changed", `defined by client "b"`},
+		{"the operator's role", DefinePolicy{Allowed: true}, ops, "changed", "defined by the operator"},
+		{"redefine allowed", DefinePolicy{Allowed: true, Redefine: true}, ops, "changed", ""},
+	} {
+		err := defineDecision(tc.p, "a", tc.prev, tc.change)
+		if tc.want == "" {
+			assert.NoError(t, err, tc.name)
+			continue
+		}
+		require.Error(t, err, tc.name)
+		assert.ErrorIs(t, err, ErrDefineRefused, tc.name)
+		assert.Contains(t, err.Error(), tc.want, tc.name)
+	}
+}
+
+// TestDefineRole: a definition is checked (every problem, nothing written), refused when policy
+// says no (saying how to allow it), stored as the client's, and an event line with its name
+// either way; another client may not change it, its definer may.
+func TestDefineRole(t *testing.T) {
+	p := cassette(t, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK})
+	f := openForge(t, t.TempDir(), p)
+	a := WithClient(context.Background(), "agent-a")
+	contract := []byte(`{"role":"text","purpose":"string utilities","methods":{"upper":"func Upper(s string) string"}}`)
+
+	_, err := f.DefineRole(a, contract, DefinePolicy{}, false)
+	require.ErrorIs(t, err, ErrDefineRefused)
+	assert.Contains(t, err.Error(), "--allow-define-roles")
+	_, err = f.Store().Role("text")
+	require.ErrorIs(t, err, registry.ErrNotFound, "nothing written")
+
+	res, err := f.DefineRole(a, []byte(`{"role":"text","purpose":"","methods":{"upper":"func Up(s string) string"}}`), DefinePolicy{Allowed: true}, false)
+	require.ErrorIs(t, err, registry.ErrInvalidContract)
+	assert.Len(t, res.Problems, 2, "%v", res.Problems)
+
+	res, err = f.DefineRole(a, contract, DefinePolicy{}, true)
+	require.NoError(t, err, "a dry run checks only")
+	assert.True(t, res.OK)
+	assert.Equal(t, "new", res.Change)
+
+	res, err = f.DefineRole(a, contract, DefinePolicy{Allowed: true}, false)
+	require.NoError(t, err)
+	assert.Equal(t, DefineResult{OK: true, Role: "text", Problems: []registry.Problem{}, Change: "new", Fingerprint: res.Fingerprint, DefinedBy: "agent-a", Tools: []string{"text__upper"}}, res)
+	o := f.Call(a, "text", "upper", json.RawMessage(`{"s":"a"}`))
+	require.True(t, o.OK, "callable at once: %+v", o.Err)
+
+	changed := []byte(`{"role":"text","purpose":"string utilities, loud","methods":{"upper":"func Upper(s string) string"}}`)
+	_, err = f.DefineRole(WithClient(context.Background(), "agent-b"), changed, DefinePolicy{Allowed: true}, false)
+	require.ErrorIs(t, err, ErrDefineRefused)
+	assert.Contains(t, err.Error(), `defined by client "agent-a"`)
+	res, err = f.DefineRole(a, changed, DefinePolicy{Allowed: true}, false)
+	require.NoError(t, err)
+	assert.Equal(t, "changed", res.Change)
+	require.Len(t, res.Stale, 1)
+	assert.Equal(t, "upper", res.Stale[0].Method)
+	assert.Contains(t, res.Stale[0].Why, "the contract changed since it was verified")
+
+	var lines []Event
+	for _, e := range operatorLines(t, f) {
+		if e.Action == OpDefineRole {
+			lines = append(lines, e)
+		}
+	}
+	require.Len(t, lines, 4, "refused, new, refused, changed")
+	for i, want := range []struct {
+		who string
+		ok  bool
+	}{{"agent-a", false}, {"agent-a", true}, {"agent-b", false}, {"agent-a", true}} {
+		assert.Equal(t, want.who, lines[i].Who, "line %d", i)
+		assert.Equal(t, want.ok, lines[i].OK, "line %d", i)
+		assert.Equal(t, "text", lines[i].Role)
+	}
+}
+
+func TestDefineSwitches(t *testing.T) {
+	for v, want := range map[string]DefineSwitches{"": {}, "0": {}, "1": {Allow: true}, "true": {Allow: true}, "all": {Allow: true, Redefine: true}} {
+		got, err := DefineSwitchesFromEnv(func(string) string { return v })
+		require.NoError(t, err, v)
+		assert.Equal(t, want, got, v)
+	}
+	_, err := DefineSwitchesFromEnv(func(string) string { return "yes" })
+	assert.ErrorContains(t, err, "use 1")
+
+	on, all := DefineSwitches{Allow: true}, DefineSwitches{Allow: true, Redefine: true}
+	for _, tc := range []struct {
+		s        DefineSwitches
+		identity *DefineSwitches
+		want     DefinePolicy
+	}{
+		{DefineSwitches{}, nil, DefinePolicy{}},
+		{on, nil, DefinePolicy{Allowed: true}},
+		{all, nil, DefinePolicy{Allowed: true, Redefine: true}},
+		{DefineSwitches{Redefine: true}, nil, DefinePolicy{}},
+		{DefineSwitches{}, &all, DefinePolicy{Identities: true}},
+		{on, &DefineSwitches{}, DefinePolicy{Identities: true}},
+		{on, &on, DefinePolicy{Identities: true, Allowed: true}},
+		{on, &all, DefinePolicy{Identities: true, Allowed: true, Redefine: true}},
+		{all, &on, DefinePolicy{Identities: true, Allowed: true, Redefine: true}},
+	} {
+		assert.Equal(t, tc.want, tc.s.For(tc.identity), "%+v %+v", tc.s, tc.identity)
+	}
+}

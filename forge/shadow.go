@@ -1,0 +1,339 @@
+package forge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/artifactforge/forge/classifier"
+	"github.com/artifactforge/forge/internal/jsonval"
+	"github.com/artifactforge/forge/registry"
+	"github.com/artifactforge/forge/sandbox"
+)
+
+// Shadow verification (safe regeneration): before new code is promoted, after the gate, it
+// replays the sample of real calls the current generation answered (sample.go) and compares the
+// answers. What changed is classified (ReplayKind) and ShadowPolicy decides whether the new code
+// may be promoted.
+
+// ReplayKind classifies one sampled input replayed on new code.
+type ReplayKind string
+
+const (
+	ReplaySame        ReplayKind = "same"         // the same answer (a value, or an error again)
+	ReplayFixed       ReplayKind = "fixed"        // the failing call's own input now answers otherwise (expected)
+	ReplayNowSucceeds ReplayKind = "now_succeeds" // an answer that was an error is now a value
+	ReplayChanged     ReplayKind = "changed"      // a value that differs, or a value that is now an error
+	ReplaySkipped     ReplayKind = "skipped"      // the replay could not judge it (an outage, a deadline)
+)
+
+// DefaultMaxChangedPercent: for an artifact that is not blessed, new code that changes the
+// answers of more than this share of the sampled inputs is not promoted (the contract's
+// sample.max_changed_percent overrides it).
+const DefaultMaxChangedPercent = 10
+
+// maxReplayDiffs bounds the differences an Outcome and an error message show.
+const maxReplayDiffs = 5
+
+// ClassifyReplay compares a sampled answer (wasValue or wasErr) with the new code's (now or
+// nowErr). failing is the args of the call whose failure asked for the new code (nil: none).
+func ClassifyReplay(args, failing, wasValue json.RawMessage, wasErr string, now json.RawMessage, nowErr string) ReplayKind {
+	wasOK, nowOK := wasErr == "", nowErr == ""
+	switch {
+	case !wasOK && !nowOK:
+		return ReplaySame
+	case wasOK && nowOK && jsonval.Equal(wasValue, now):
+		return ReplaySame
+	case failing != nil && jsonval.Equal(args, failing):
+		return ReplayFixed
+	case !wasOK && nowOK:
+		return ReplayNowSucceeds
+	}
+	return ReplayChanged
+}
+
+// ShadowInput is what ShadowPolicy decides on.
+type ShadowInput struct {
+	Blessed       bool // the artifact the new code replaces is blessed
+	AcceptChanges bool // an operator accepted changed answers (--accept-changes)
+	// ContractChanged: the sample was answered under another contract (its fingerprint changed
+	// since): changed answers may be what the new contract asks, so they are reported, never
+	// blocking.
+	ContractChanged bool
+	Replayed        int // sampled inputs replayed and judged (skipped ones excluded)
+	Changed         int
+	// MaxChangedPercent for an artifact that is not blessed (0: DefaultMaxChangedPercent;
+	// negative: no threshold).
+	MaxChangedPercent int
+}
+
+// ShadowPolicy decides whether new code whose replay changed in.Changed answers may be promoted,
+// and if not, why. Answers that now succeed or are the failing input's never block.
+func ShadowPolicy(in ShadowInput) (block bool, why string) {
+	switch {
+	case in.Changed == 0 || in.AcceptChanges || in.ContractChanged:
+		return false, ""
+	case in.Blessed:
+		return true, fmt.Sprintf("the artifact is blessed and the new code changes %d of %d sampled answers", in.Changed, in.Replayed)
+	}
+	max := in.MaxChangedPercent
+	if max == 0 {
+		max = DefaultMaxChangedPercent
+	}
+	if max > 0 && in.Changed*100 > max*in.Replayed {
+		return true, fmt.Sprintf("the new code changes %d of %d sampled answers, more than %d%%", in.Changed, in.Replayed, max)
+	}
+	return false, ""
+}
+
+// ReplayDiff is one sampled input whose answer the new code does not keep.
+type ReplayDiff struct {
+	Kind   ReplayKind      `json:"kind"`
+	Args   json.RawMessage `json:"args"`
+	Was    json.RawMessage `json:"was,omitempty"`
+	WasErr string          `json:"was_error,omitempty"`
+	Now    json.RawMessage `json:"now,omitempty"`
+	NowErr string          `json:"now_error,omitempty"`
+}
+
+func (d ReplayDiff) String() string {
+	return fmt.Sprintf("%s, now %s", d.Answer(), answerText(d.Now, d.NowErr))
+}
+
+// Answer is the sampled input and its recorded answer: `args {...}: was "X"`.
+func (d ReplayDiff) Answer() string {
+	return fmt.Sprintf("args %s: was %s", d.Args, answerText(d.Was, d.WasErr))
+}
+
+func answerText(v json.RawMessage, err string) string {
+	if err != "" {
+		return fmt.Sprintf("error %q", err)
+	}
+	return string(v)
+}
+
+// Replay is what replaying a generation's sample on new code found (Meta.Replay).
+type Replay struct {
+	registry.ReplaySummary
+	Gen     int          `json:"gen"`               // the generation whose sample was replayed
+	Skipped int          `json:"skipped,omitempty"` // inputs the replay could not judge
+	Diffs   []ReplayDiff `json:"diffs,omitempty"`   // up to 5, changed answers first
+	Blocked string       `json:"blocked,omitempty"` // why the new code was not promoted
+	Nanos   int64        `json:"duration_ns"`
+	// sample is the replayed inputs with the new code's answers: the new generation's sample.
+	sample []registry.SampleEntry
+}
+
+// Summary is the replay in one line, for events and `forge history`.
+func (r *Replay) Summary() string { return ReplaySummaryLine(&r.ReplaySummary) }
+
+// ReplaySummaryLine is a replay's summary in one line (`forge history`, events).
+func ReplaySummaryLine(s *registry.ReplaySummary) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "replayed %d sampled input(s): %d same", s.Replayed, s.Same)
+	if s.Fixed > 0 {
+		fmt.Fprintf(&b, ", %d fixed", s.Fixed)
+	}
+	if s.NowSucceeds > 0 {
+		fmt.Fprintf(&b, ", %d now succeed", s.NowSucceeds)
+	}
+	if s.Changed > 0 {
+		fmt.Fprintf(&b, ", %d changed", s.Changed)
+		if s.Accepted {
+			b.WriteString(" (accepted)")
+		}
+	}
+	return b.String()
+}
+
+// shadow replays base's sample on p, the new code that passed the gate. It returns nil when there
+// is nothing to replay (no sample of base's generation, or sampling off for the role).
+func (c *call) shadow(ctx context.Context, base *registry.Artifact, p *compiled, failing json.RawMessage) *Replay {
+	if base == nil || base.Generation == 0 || len(base.Sample) == 0 {
+		return nil
+	}
+	if cfg := c.rt.rec.Sample; cfg != nil && cfg.Off {
+		return nil
+	}
+	start := time.Now()
+	r := &Replay{Gen: base.Generation}
+	var changed, other []ReplayDiff
+	for _, e := range base.Sample {
+		if e.Gen != base.Generation {
+			continue
+		}
+		if ctx.Err() != nil {
+			r.Skipped++
+			continue
+		}
+		e = e.Canonical() // a store may indent them
+		runStart := time.Now()
+		out, err := p.sb.Run(c.runCtx(ctx, p), p.prog, c.input(e.Args))
+		if err == nil {
+			err = checkDeliverable(c.rt.deliverable, out)
+		}
+		var nowErr string
+		if err != nil {
+			fl := c.runFailure(ctx, runStart, err)
+			if fl.result.Class == classifier.Extrinsic {
+				r.Skipped++ // not the code's answer: an outage, the caller's deadline, the sandbox
+				continue
+			}
+			nowErr = fl.msg
+		}
+		k := ClassifyReplay(e.Args, failing, e.Value, e.Err, out.Value, nowErr)
+		r.Replayed++
+		d := ReplayDiff{Kind: k, Args: e.Args, Was: e.Value, WasErr: e.Err, Now: out.Value, NowErr: nowErr}
+		switch k {
+		case ReplaySame:
+			r.Same++
+		case ReplayFixed:
+			r.Fixed++
+			other = append(other, d)
+		case ReplayNowSucceeds:
+			r.NowSucceeds++
+			other = append(other, d)
+		case ReplayChanged:
+			r.Changed++
+			changed = append(changed, d)
+		}
+		r.sample = append(r.sample, registry.SampleEntry{Args: e.Args, Value: bytes.Clone(out.Value), Err: nowErr, At: e.At})
+	}
+	r.Diffs = append(changed, other...)
+	if len(r.Diffs) > maxReplayDiffs {
+		r.Diffs = r.Diffs[:maxReplayDiffs]
+	}
+	r.Nanos = int64(time.Since(start))
+	return r
+}
+
+// judgeReplay applies ShadowPolicy to r: it sets r.Blocked when the new code may not be promoted.
+func (c *call) judgeReplay(r *Replay, base *registry.Artifact) {
+	maxPct := 0
+	if cfg := c.rt.rec.Sample; cfg != nil {
+		maxPct = cfg.MaxChangedPercent
+	}
+	_, why := ShadowPolicy(ShadowInput{Blessed: base.Lifecycle == registry.Blessed, AcceptChanges: c.acceptChanges,
+		ContractChanged: base.ContractFingerprint != c.rt.rec.Fingerprint, Replayed: r.Replayed, Changed: r.Changed, MaxChangedPercent: maxPct})
+	r.Accepted = c.acceptChanges && r.Changed > 0
+	r.Blocked = why
+}
+
+// blockedFailure is the failure of new code that the replay kept from being promoted.
+func (c *call) blockedFailure(r *Replay, base *registry.Artifact) *failure {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the new code of %s.%s was not promoted: %s (%s); generation %d stays current. Changed answers:",
+		c.role, c.method, r.Blocked, r.Summary(), base.Generation)
+	for _, d := range r.Diffs {
+		if d.Kind == ReplayChanged {
+			b.WriteString("\n  " + d.String())
+		}
+	}
+	fmt.Fprintf(&b, "\nIf the new answers are right, run the command again with --accept-changes; otherwise fix the contract's acceptance examples or edit the code (`forge edit %s %s`)", c.role, c.method)
+	return &failure{typ: "replay", result: classifier.Result{Class: classifier.Intrinsic, Rule: classifier.RuleReplayChanged}, msg: b.String()}
+}
+
+// replayFeedback is the repair prompt's feedback about the sampled inputs the candidate changed.
+func replayFeedback(r *Replay) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the code passed the acceptance examples but changes %d of %d answers the current code gave to real calls; keep these answers:", r.Changed, r.Replayed)
+	for _, d := range r.Diffs {
+		if d.Kind == ReplayChanged {
+			b.WriteString("\n  " + d.String())
+		}
+	}
+	return b.String()
+}
+
+// shadowGate replays base's sample on p, the new code that passed the gate, and applies the
+// policy: it returns the failure that keeps p from being promoted, or nil. The replay is kept in
+// the Outcome's meta and the event, and for persist (the new generation's sample and history).
+func (c *call) shadowGate(ctx context.Context, base *registry.Artifact, p *compiled, failing json.RawMessage) *failure {
+	r := c.shadow(ctx, base, p, failing)
+	c.replay = r
+	if r == nil {
+		return nil
+	}
+	c.judgeReplay(r, base)
+	c.meta.Replay = r
+	c.ev.Replay = r.Summary()
+	if r.Blocked != "" {
+		c.replay = nil
+		c.ev.Replay += "; not promoted: " + r.Blocked
+		return c.blockedFailure(r, base)
+	}
+	return nil
+}
+
+// keepReplay records the replay in a, just promoted to generation a.Generation: the replayed
+// inputs with the new code's answers are its sample, the summary its history entry's.
+func (c *call) keepReplay(a *registry.Artifact) {
+	r := c.replay
+	if r == nil || len(a.History) == 0 {
+		return
+	}
+	sum := r.ReplaySummary
+	a.History[0].Replay = &sum
+	max, maxBytes := c.rt.rec.Sample.Bounds()
+	entries := make([]registry.SampleEntry, len(r.sample))
+	for i, e := range r.sample {
+		e.Gen = a.Generation
+		entries[i] = e
+	}
+	a.Sample, _ = registry.MergeSample(nil, entries, a.Generation, max, maxBytes)
+}
+
+// ErrNoSample is returned by ReplaySample for an artifact that keeps no sample of real calls.
+var ErrNoSample = errors.New("no sample of real calls")
+
+// ReplaySample replays role.method's sample of real calls on generation gen of its code (0: the
+// current one; else a generation its history keeps) and reports how far the answers agree
+// (`forge replay`). Nothing is stored. The code is compiled, not gated again: an older
+// generation may not pass the contract as it is now, and its answers are what is asked.
+func (f *Forge) ReplaySample(ctx context.Context, role, method string, gen int) (*Replay, error) {
+	rt, err := f.roleRuntime(role)
+	if err != nil {
+		return nil, err
+	}
+	art, err := f.store.Load(role, method)
+	if err != nil {
+		return nil, err
+	}
+	code := art.Code
+	if gen != 0 && gen != art.Generation {
+		code = ""
+		var kept []string
+		for _, g := range art.History {
+			kept = append(kept, g.ID)
+			if g.ID == registry.GenerationID(gen) {
+				code = g.Code
+			}
+		}
+		if code == "" {
+			return nil, fmt.Errorf("forge: %s.%s keeps no generation %d (it keeps %s); pass one of those to --gen", role, method, gen, strings.Join(kept, ", "))
+		}
+	}
+	if len(art.Sample) == 0 {
+		return nil, fmt.Errorf("forge: %s.%s: %w: calls add inputs to it as they run, unless the role's contract turns it off (\"sample\": {\"off\": true})", role, method, ErrNoSample)
+	}
+	sb, err := f.sandbox(rt.backend)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := sb.Compile(ctx, sandbox.Source{Code: code, Func: method, Limits: rt.limits})
+	if err != nil {
+		return nil, fmt.Errorf("forge: %s.%s: compile the code to replay: %w", role, method, err)
+	}
+	p := newCompiled(nil, prog, sb, f.programs)
+	defer p.release()
+	c := &call{f: f, role: role, method: method, start: time.Now(), operator: true, rt: rt}
+	r := c.shadow(ctx, art, p, nil)
+	if r == nil {
+		return nil, fmt.Errorf("forge: %s.%s: %w of its generation %d (the role's contract may have turned it off)", role, method, ErrNoSample, art.Generation)
+	}
+	return r, nil
+}

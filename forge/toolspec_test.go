@@ -1,0 +1,150 @@
+package forge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/registry"
+)
+
+const docContract = `{"role":"text","purpose":"string utilities","methods":{"upper":"func Upper(s string) string","count":"func Count(words []string, opts map[string]int) int"},
+ "docs":{"upper":{"description":"Upper-cases a text.","params":{"s":"the text"},"examples":[{"args":{"s":"go"},"result":"GO"}]}}}`
+
+// TestToolSpecsStableAcrossRegeneration: every declared method is a tool before its first call;
+// its name, description and schemas are byte-identical after generation and after a
+// regeneration; only Lifecycle and Generation move.
+func TestToolSpecsStableAcrossRegeneration(t *testing.T) {
+	p := cassette(t,
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK},
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 2, Code: upperOK + "// v2\n"})
+	f := openForge(t, t.TempDir(), p)
+	_, err := f.DefineRole(context.Background(), []byte(docContract), DefinePolicy{Allowed: true}, false)
+	require.NoError(t, err)
+
+	before, err := f.ToolSpecs("")
+	require.NoError(t, err)
+	require.Len(t, before, 2)
+	up := before[1]
+	assert.Equal(t, "text__upper", up.Name)
+	assert.Equal(t, "Upper-cases a text. Method upper of role text: string utilities. Go signature: func Upper(s string) string. Example: {\"s\":\"go\"} returns \"GO\".", up.Description)
+	assert.Contains(t, string(up.InputSchema), `"s":{"description":"the text","type":"string"}`)
+	count := before[0]
+	assert.Contains(t, string(count.InputSchema), `"maximum":9223372036854775807`, "int64 bounds kept exactly")
+	assert.JSONEq(t, `{"type":"string"}`, string(up.ResultSchema))
+	assert.True(t, up.ReadOnly)
+	assert.True(t, up.Idempotent)
+	assert.False(t, up.OpenWorld)
+	assert.Empty(t, up.Lifecycle, "not generated yet")
+
+	require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
+	gen1, err := f.ToolSpecs("text")
+	require.NoError(t, err)
+	require.True(t, f.Regenerate(context.Background(), "text", "upper").OK)
+	gen2, err := f.ToolSpecs("text")
+	require.NoError(t, err)
+	assert.Equal(t, 1, gen1[1].Generation)
+	assert.Equal(t, 2, gen2[1].Generation)
+	for _, specs := range [][]ToolSpec{gen1, gen2} {
+		for i := range specs {
+			got, want := specs[i], before[i]
+			got.Lifecycle, got.Generation = "", 0
+			assert.Equal(t, want, got)
+		}
+	}
+}
+
+// TestToolsAsOpenAIStrict: the openai output passes a JSON Schema of OpenAI's function-tool
+// format with strict true, every object closed and every property required; a parameter strict
+// mode cannot say (a map) leaves that tool not strict, never a wrong strict schema.
+func TestToolsAsOpenAIStrict(t *testing.T) {
+	c, ps := registry.CheckContract([]byte(docContract), registry.Maxima{})
+	require.Empty(t, ps)
+	c.Methods["pair"] = "func Pair(p struct{ A string `json:\"a\"`; B *int `json:\"b,omitempty\"` }, tags ...string) (bool, error)"
+	c.Methods["any"] = "func Any(v any) int"
+	rec := &registry.RoleRecord{Contract: c, Fingerprint: c.Fingerprint()}
+	specs := BuildToolSpecs([]*registry.RoleRecord{rec}, nil)
+	require.Len(t, specs, 4)
+
+	v, err := ToolsAs(specs, ToolsOpenAI)
+	require.NoError(t, err)
+	tools := v.([]OpenAITool)
+	strict := map[string]bool{}
+	var strictOnes []OpenAITool
+	for _, tool := range tools {
+		strict[tool.Function.Name] = tool.Function.Strict
+		if tool.Function.Strict {
+			strictOnes = append(strictOnes, tool)
+		}
+	}
+	assert.Equal(t, map[string]bool{"text__upper": true, "text__pair": true, "text__count": false, "text__any": false}, strict)
+
+	sch := compileSchemaFile(t, "testdata/openai_tools_strict.schema.json")
+	doc, err := json.Marshal(strictOnes)
+	require.NoError(t, err)
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	require.NoError(t, err)
+	require.NoError(t, sch.Validate(inst), "%s", doc)
+	for _, tool := range strictOnes {
+		everyPropertyRequired(t, tool.Function.Name, tool.Function.Parameters)
+	}
+
+	// The schema refuses what strict mode refuses: an optional property, an open object.
+	bad := `[{"type":"function","function":{"name":"x","strict":true,"parameters":{"type":"object","properties":{"m":{"type":"object","properties":{},"required":[],"additionalProperties":{"type":"string"}}},"required":["m"],"additionalProperties":false}}}]`
+	inst, _ = jsonschema.UnmarshalJSON(bytes.NewReader([]byte(bad)))
+	assert.Error(t, sch.Validate(inst))
+
+	v, err = ToolsAs(specs, ToolsAnthropic)
+	require.NoError(t, err)
+	an := v.([]AnthropicTool)
+	assert.Equal(t, "text__upper", an[3].Name)
+	assert.NotContains(t, string(an[3].InputSchema), "$schema")
+	v, err = ToolsAs(specs, ToolsMCP)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(OutcomeSchema(json.RawMessage(`{"type":"string"}`))), string(v.([]MCPTool)[3].OutputSchema))
+	_, err = ToolsAs(specs, "langchain")
+	assert.ErrorContains(t, err, "use mcp, openai or anthropic")
+}
+
+func compileSchemaFile(t *testing.T, path string) *jsonschema.Schema {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	require.NoError(t, err)
+	comp := jsonschema.NewCompiler()
+	require.NoError(t, comp.AddResource("openai_tools_strict.schema.json", doc))
+	sch, err := comp.Compile("openai_tools_strict.schema.json")
+	require.NoError(t, err)
+	return sch
+}
+
+// everyPropertyRequired: in every object of schema, required lists every property.
+func everyPropertyRequired(t *testing.T, name string, schema json.RawMessage) {
+	var walk func(n any)
+	walk = func(n any) {
+		switch x := n.(type) {
+		case map[string]any:
+			if props, ok := x["properties"].(map[string]any); ok {
+				req, _ := x["required"].([]any)
+				assert.Len(t, req, len(props), "%s: %v", name, x)
+			}
+			for _, v := range x {
+				walk(v)
+			}
+		case []any:
+			for _, v := range x {
+				walk(v)
+			}
+		}
+	}
+	var s any
+	require.NoError(t, json.Unmarshal(schema, &s))
+	walk(s)
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"testing"
+)
+
+const heyReport = `
+Summary:
+  Total:	5.0050 secs
+  Requests/sec:	9213.4528
+
+Latency distribution:
+  10% in 0.0021 secs
+  50% in 0.0045 secs
+  99% in 0.0220 secs
+
+Status code distribution:
+  [200]	46114 responses
+`
+
+func TestParseHey(t *testing.T) {
+	x, err := parseHey("u", []byte(heyReport))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.rps != 9213.4528 || x.p50 != 0.0045 || x.p99 != 0.0220 {
+		t.Fatalf("got %+v", x)
+	}
+	for name, out := range map[string]string{
+		"a non-200 status": heyReport + "  [400]\t12 responses\n",
+		"errors":           heyReport + "\nError distribution:\n  [3]\tdial tcp: connection refused\n",
+		"no report":        "hey: usage",
+	} {
+		if _, err := parseHey("u", []byte(out)); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	rps := func(x result) float64 { return x.rps }
+	if m := median([]result{{rps: 3}, {rps: 1}, {rps: 2}}, rps); m != 2 {
+		t.Fatalf("odd: %v", m)
+	}
+	if m := median([]result{{rps: 4}, {rps: 1}, {rps: 2}, {rps: 3}}, rps); m != 2.5 {
+		t.Fatalf("even: %v", m)
+	}
+}

@@ -1,0 +1,70 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/forge"
+	"github.com/artifactforge/forge/provider/replay"
+	"github.com/artifactforge/forge/registry"
+)
+
+// forge_regen refuses new code that changes answers real calls got, and takes accept_changes.
+func TestRegenToolAcceptChanges(t *testing.T) {
+	changes := "package artifact\n\nimport \"strings\"\n\nfunc Upper(s string) string {\n\tif s == \"abc\" {\n\t\treturn s\n\t}\n\treturn strings.ToUpper(s)\n}\n"
+	var b strings.Builder
+	for i, code := range []string{upperOK, changes, changes} {
+		j, _ := json.Marshal(map[string]any{"role": "text", "method": "upper", "kind": "generate", "attempt": i + 1, "code": code})
+		b.Write(append(j, '\n'))
+	}
+	p, err := replay.New("test", []byte(b.String()))
+	require.NoError(t, err)
+	f, err := forge.Open(forge.Options{Store: t.TempDir(), Provider: p, DefaultSandbox: "yaegi", MaxProviderCalls: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	require.NoError(t, f.AddRole(registry.Contract{Role: "text", Purpose: "string utilities", Methods: map[string]string{"upper": "func Upper(s string) string"}}))
+	for _, s := range []string{"first", "abc"} {
+		require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"`+s+`"}`)).OK)
+	}
+	f.FlushSample()
+	require.NoError(t, f.Bless("text", "upper", false))
+
+	cs := inMemorySession(t, f, Options{OperatorVerbs: true})
+	regen := func(args map[string]any) (string, bool) {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "forge_regen", Arguments: args})
+		require.NoError(t, err)
+		out, _ := json.Marshal(res)
+		return string(out), !res.IsError
+	}
+	out, ok := regen(map[string]any{"role": "text", "method": "upper"})
+	assert.False(t, ok, out)
+	assert.Contains(t, out, `was \"ABC\", now \"abc\"`)
+	out, ok = regen(map[string]any{"role": "text", "method": "upper", "accept_changes": true})
+	assert.True(t, ok, out)
+	art, err := f.Store().Load("text", "upper")
+	require.NoError(t, err)
+	assert.Equal(t, 2, art.Generation)
+}
+
+// inMemorySession serves f over MCP in memory and returns a client's session; the test's cleanup
+// closes them.
+func inMemorySession(t *testing.T, f *forge.Forge, o Options) *sdk.ClientSession {
+	t.Helper()
+	s, err := New(f, o)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := s.SDK().Connect(context.Background(), st, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { ss.Close() })
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}

@@ -1,0 +1,4 @@
+// want: "apple"
+package artifact
+
+func Min3() string { return min("pear", "apple", "plum") }

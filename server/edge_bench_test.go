@@ -1,0 +1,48 @@
+package server
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/internal/edgefloor"
+)
+
+// BenchmarkEdgeHandler is the request path without the network: the floor handler and a warm
+// /v1/call through the server's handler (guards, request log as `forge serve` writes it, metrics,
+// the Outcome's encoding), in the same run. The difference is the edge's own cost per call.
+func BenchmarkEdgeHandler(b *testing.B) {
+	f := openForge(b, b.TempDir())
+	lw := NewLogWriter(io.Discard)
+	b.Cleanup(func() { lw.Close() })
+	s := New(f, Options{Logger: slog.New(slog.NewJSONHandler(lw, nil))})
+	warm := httptest.NewRecorder()
+	s.ServeHTTP(warm, newCallRequest())
+	require.Equal(b, 200, warm.Code, warm.Body.String())
+	for _, c := range []struct {
+		name string
+		h    http.Handler
+	}{{"floor", http.HandlerFunc(edgefloor.Handler)}, {"call", s}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				c.h.ServeHTTP(w, newCallRequest())
+				if w.Code != 200 {
+					b.Fatal(w.Code, w.Body.String())
+				}
+			}
+		})
+	}
+}
+
+func newCallRequest() *http.Request {
+	r := httptest.NewRequest("POST", "http://127.0.0.1:7077/v1/call/text/upper", strings.NewReader(`{"s":"hello"}`))
+	r.Header.Set("Content-Type", "application/json")
+	return r
+}
