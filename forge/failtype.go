@@ -18,6 +18,7 @@ const (
 	TypeStore           = "store"             // the store could not be read or written
 	TypeClosed          = "closed"            // the forge was closed
 	TypeNotFound        = "not_found"         // an operator verb found nothing to act on
+	TypeReplay          = "replay"            // new code answered sampled real calls differently
 
 	TypeCompile  = string(sandbox.KindCompile)
 	TypeDeadline = string(sandbox.KindDeadline)
