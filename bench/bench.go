@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,13 +22,10 @@ import (
 	"github.com/artifactforge/forge/sandbox"
 )
 
-// Backends a bench can run on.
-const (
-	BackendYaegi        = "yaegi"         // in-process interpreter (trusted code only)
-	BackendYaegiProcess = "yaegi-process" // yaegi in worker processes (limits.isolation "process")
-	BackendWasm         = "wasm"          // WebAssembly run by wazero
-	BackendDefault      = "default"       // what a contract that names no sandbox gets here
-)
+// Backends a bench can run on: BackendDefault, the name of any registered sandbox backend
+// (sandbox.Backends: "wasm", "yaegi" with forge/all), or NAME-MODE for a backend that contains
+// hostile code in isolation mode MODE (sandbox.Backend.ContainsIsolated: "yaegi-process").
+const BackendDefault = "default" // what a contract that names no sandbox gets here
 
 // Call patterns of the warm phase.
 const (
@@ -40,7 +38,7 @@ const (
 type Config struct {
 	Methods     int           `json:"methods"`
 	Roles       int           `json:"roles"`       // default: ceil(Methods/10), at least 1
-	Backend     string        `json:"backend"`     // default BackendYaegi
+	Backend     string        `json:"backend"`     // default BackendDefault
 	Concurrency int           `json:"concurrency"` // goroutines calling; default 1
 	Pattern     string        `json:"pattern"`     // default PatternRoundRobin
 	Calls       int           `json:"calls"`       // warm calls; default max(10,000, 10 x Methods); ignored with Duration
@@ -244,12 +242,10 @@ func (c *Config) normalize() error {
 		return fmt.Errorf("bench: --roles %d: use 1 to %d (the number of methods)", c.Roles, c.Methods)
 	}
 	if c.Backend == "" {
-		c.Backend = BackendYaegi
+		c.Backend = BackendDefault
 	}
-	switch c.Backend {
-	case BackendYaegi, BackendYaegiProcess, BackendWasm, BackendDefault:
-	default:
-		return fmt.Errorf("bench: --backend %q: use yaegi, yaegi-process, wasm or default", c.Backend)
+	if _, _, ok := placementOf(c.Backend); !ok {
+		return fmt.Errorf("bench: --backend %q: use %s", c.Backend, BackendChoices())
 	}
 	if c.Concurrency == 0 {
 		c.Concurrency = 1
@@ -325,33 +321,50 @@ func (c *Config) normalize() error {
 	return nil
 }
 
-// contract is the sandbox part of every role's contract and the forge's default sandbox for a
-// backend.
-func placementOf(backend string) (contractSandbox string, limits *registry.Limits, defaultSandbox string) {
-	switch backend {
-	case BackendYaegi:
-		return "yaegi", nil, "yaegi"
-	case BackendYaegiProcess:
-		return "yaegi", &registry.Limits{Isolation: sandbox.IsolationProcess}, "yaegi"
-	case BackendWasm:
-		return "wasm", nil, "wasm"
+// placementOf is the sandbox and limits of every role's contract for a --backend (also the
+// forge's default sandbox); ok is false for a backend that is not registered.
+func placementOf(backend string) (sandboxName string, limits *registry.Limits, ok bool) {
+	if backend == BackendDefault {
+		return "", nil, true
 	}
-	return "", nil, ""
+	for _, b := range sandbox.Backends() {
+		switch {
+		case backend == b.Name:
+			return b.Name, nil, true
+		case b.ContainsIsolated != "" && backend == b.Name+"-"+b.ContainsIsolated:
+			return b.Name, &registry.Limits{Isolation: b.ContainsIsolated}, true
+		}
+	}
+	return "", nil, false
+}
+
+// BackendChoices lists what --backend takes in this program, for help texts and errors.
+func BackendChoices() string {
+	var out []string
+	for _, b := range sandbox.Backends() {
+		out = append(out, b.Name)
+		if b.ContainsIsolated != "" {
+			out = append(out, b.Name+"-"+b.ContainsIsolated)
+		}
+	}
+	return strings.Join(append(out, BackendDefault), ", ")
 }
 
 // placementLabel names where a backend's methods run.
 func placementLabel(backend string) (string, error) {
-	switch backend {
-	case BackendYaegiProcess:
-		return "yaegi (isolation process)", nil
-	case BackendDefault:
+	if backend == BackendDefault {
 		p, err := forge.ChooseDefault("", sandbox.Backends())
 		if err != nil {
 			return "", fmt.Errorf("bench: --backend default: %w", err)
 		}
 		return "default: " + p.String(), nil
 	}
-	return backend, nil
+	name, limits, _ := placementOf(backend)
+	p := forge.Placement{Backend: name}
+	if limits != nil {
+		p.Isolation = limits.Isolation
+	}
+	return p.String(), nil
 }
 
 // Run builds the store, runs the phases and returns what it measured. A failure to build or open
@@ -390,7 +403,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.ProcessOnly {
 		return rep, afterForge(ctx, dir, cfg, ms, rep)
 	}
-	_, _, def := placementOf(cfg.Backend)
+	def, _, _ := placementOf(cfg.Backend)
 	f, err := forge.Open(forge.Options{Store: dir, DefaultSandbox: def, FlushInterval: cfg.FlushInterval, MaxLivePrograms: cfg.MaxLivePrograms})
 	if err != nil {
 		return nil, fmt.Errorf("bench: open the forge on %s: %w", dir, err)

@@ -16,7 +16,7 @@ import (
 
 // small is a run small enough for a unit test: yaegi in-process, a dozen methods.
 func small(mod ...func(*Config)) Config {
-	c := Config{Methods: 12, Roles: 3, Backend: BackendYaegi, Concurrency: 2, Calls: 240, BaselineCalls: 60, GenericPct: 20}
+	c := Config{Methods: 12, Roles: 3, Backend: "yaegi", Concurrency: 2, Calls: 240, BaselineCalls: 60, GenericPct: 20}
 	for _, m := range mod {
 		m(&c)
 	}
@@ -205,4 +205,35 @@ func TestBaselineRuns(t *testing.T) {
 	for seq := range int64(500) {
 		require.Equal(t, a(seq), b(seq), "every goroutine follows the same order")
 	}
+}
+
+// TestBackendsAreTheRegisteredOnes: --backend takes what the registered backends say they are,
+// and a refusal lists them.
+func TestBackendsAreTheRegisteredOnes(t *testing.T) {
+	tests := []struct {
+		backend, sandbox, isolation string
+		ok                          bool
+	}{
+		{BackendDefault, "", "", true},
+		{"wasm", "wasm", "", true},
+		{"yaegi", "yaegi", "", true},
+		{"yaegi-process", "yaegi", "process", true},
+		{"wasm-process", "", "", false},
+		{"lua", "", "", false},
+	}
+	for _, tc := range tests {
+		sb, limits, ok := placementOf(tc.backend)
+		assert.Equal(t, tc.ok, ok, tc.backend)
+		assert.Equal(t, tc.sandbox, sb, tc.backend)
+		if tc.isolation != "" {
+			require.NotNil(t, limits, tc.backend)
+			assert.Equal(t, tc.isolation, limits.Isolation)
+		} else {
+			assert.Nil(t, limits, tc.backend)
+		}
+	}
+	assert.Equal(t, "wasm, yaegi, yaegi-process, default", BackendChoices())
+	err := (&Config{Methods: 1, Backend: "lua"}).normalize()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "use wasm, yaegi, yaegi-process, default")
 }

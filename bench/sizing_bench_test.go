@@ -35,7 +35,7 @@ func openWarm(n int) *warmStore {
 	}
 	w := &warmStore{}
 	warmStores[n] = w
-	cfg := Config{Methods: n, Roles: max(1, n/10), Backend: BackendYaegi}
+	cfg := Config{Methods: n, Roles: max(1, n/10), Backend: "yaegi"}
 	if w.err = cfg.normalize(); w.err != nil {
 		return w
 	}

@@ -21,14 +21,9 @@ import (
 // tools, the recalled lessons, and the failure sections (the code that failed, earlier attempts),
 // under the model's token ceiling.
 
-// Default token ceilings by provider; Options.ContextTokens overrides them.
-var defaultCeilings = map[string]int{
-	"openai":    128_000,
-	"anthropic": 200_000,
-}
-
-// DefaultContextTokens is the ceiling of a provider with no default of its own (command:,
-// replay:, test providers).
+// DefaultContextTokens is the ceiling of a provider that registered none of its own
+// (provider.Registration.ContextTokens: command:, replay:, test providers);
+// Options.ContextTokens overrides both.
 const DefaultContextTokens = 32_000
 
 // MaxKnownTools bounds the known tools listed in a prompt.
@@ -68,7 +63,7 @@ func (f *Forge) budget(prov provider.Provider) assembler.Budget {
 	name := prov.Name()
 	ceiling := f.opts.ContextTokens
 	if ceiling <= 0 {
-		if ceiling = defaultCeilings[name]; ceiling == 0 {
+		if ceiling = provider.Lookup(name).ContextTokens; ceiling <= 0 {
 			ceiling = DefaultContextTokens
 		}
 	}
@@ -227,9 +222,9 @@ func (f *Forge) knownTools(role string) []assembler.Tool {
 func contextFailure(err error) *failure {
 	var tl *assembler.TooLargeError
 	if errors.As(err, &tl) {
-		return &failure{typ: "context_too_large", result: classifier.Result{Class: classifier.Extrinsic, Rule: RuleContextTooLarge}, msg: err.Error()}
+		return &failure{typ: TypeContextTooLarge, result: classifier.Result{Class: classifier.Extrinsic, Rule: RuleContextTooLarge}, msg: err.Error()}
 	}
-	return &failure{typ: "internal", result: classifier.Classify(classifier.Failure{Kind: classifier.KindInternal}), msg: err.Error()}
+	return &failure{typ: TypeInternal, result: classifier.Classify(classifier.Failure{Kind: classifier.KindInternal}), msg: err.Error()}
 }
 
 // PromptPreview is the prompt the next generation of role.method would send (with repair: the

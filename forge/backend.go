@@ -1,12 +1,11 @@
 package forge
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/artifactforge/forge/sandbox"
-	// The built-in backends register themselves.
-	_ "github.com/artifactforge/forge/sandbox/wasm"
-	_ "github.com/artifactforge/forge/sandbox/yaegi"
 )
 
 // Placement is where a role's code runs: a registered backend and its isolation mode.
@@ -26,15 +25,17 @@ func (p Placement) String() string {
 // DefaultPlacement is where this forge runs contracts that name no sandbox.
 func (f *Forge) DefaultPlacement() Placement { return f.placement }
 
-// FallbackPlacement is the default when no backend that contains hostile code on its own can run
-// here (the wasm backend needs a Go toolchain): the yaegi interpreter in worker processes, where
-// compile, initializers and calls all run under rlimits and a crash kills only the worker.
-var FallbackPlacement = Placement{Backend: "yaegi", Isolation: sandbox.IsolationProcess}
+// ErrNoSandbox is returned when no registered backend can run contracts that name no sandbox:
+// none is registered (the program imports no backend), or none that contains hostile code, on its
+// own or isolated, can run here.
+var ErrNoSandbox = errors.New("no sandbox backend can run here")
 
 // ChooseDefault decides where a contract that names no sandbox runs: the operator's choice if
 // there is one (Options.DefaultSandbox, $FORGE_SANDBOX), else the first registered backend that
-// contains hostile code on its own and can run here, else FallbackPlacement. Safe by default:
-// in-process yaegi, which is fast but no security boundary, is only ever used when named.
+// contains hostile code on its own and can run here (wasm with a Go toolchain), else the first
+// that contains it in an isolation mode (yaegi in worker processes, where compile, initializers
+// and calls all run under rlimits and a crash kills only the worker). Safe by default: a backend
+// that is no security boundary as built (in-process yaegi) is only ever used when named.
 func ChooseDefault(operator string, backends []sandbox.Backend) (Placement, error) {
 	if operator != "" {
 		for _, b := range backends {
@@ -49,5 +50,23 @@ func ChooseDefault(operator string, backends []sandbox.Backend) (Placement, erro
 			return Placement{Backend: b.Name}, nil
 		}
 	}
-	return FallbackPlacement, nil
+	for _, b := range backends {
+		if b.ContainsIsolated != "" && b.Usable() == nil {
+			return Placement{Backend: b.Name, Isolation: b.ContainsIsolated}, nil
+		}
+	}
+	if len(backends) == 0 {
+		return Placement{}, fmt.Errorf("forge: %w: this program registers no backend; import the set it ships, "+
+			"e.g. _ \"github.com/artifactforge/forge/forge/all\"", ErrNoSandbox)
+	}
+	var why []string
+	for _, b := range backends {
+		if err := b.Usable(); err != nil {
+			why = append(why, err.Error())
+		} else {
+			why = append(why, "sandbox "+b.Name+" does not contain hostile code")
+		}
+	}
+	return Placement{}, fmt.Errorf("forge: %w (%s); name one for trusted code with --sandbox or $FORGE_SANDBOX",
+		ErrNoSandbox, strings.Join(why, "; "))
 }

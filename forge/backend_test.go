@@ -12,7 +12,9 @@ import (
 
 func TestChooseDefault(t *testing.T) {
 	noToolchain := errors.New("no Go toolchain")
-	inproc := sandbox.Backend{Name: "yaegi"}
+	inproc := sandbox.Backend{Name: "yaegi", ContainsIsolated: sandbox.IsolationProcess}
+	isolated := Placement{Backend: "yaegi", Isolation: sandbox.IsolationProcess}
+	bare := sandbox.Backend{Name: "lua"}
 	wasmOK := sandbox.Backend{Name: "wasm", Contains: true}
 	wasmMissing := sandbox.Backend{Name: "wasm", Contains: true, Available: func() error { return noToolchain }}
 	tests := []struct {
@@ -23,8 +25,12 @@ func TestChooseDefault(t *testing.T) {
 		err      bool
 	}{
 		{"a containing backend that can run wins", "", []sandbox.Backend{wasmOK, inproc}, Placement{Backend: "wasm"}, false},
-		{"never in-process yaegi unasked", "", []sandbox.Backend{inproc}, FallbackPlacement, false},
-		{"no toolchain: isolated yaegi", "", []sandbox.Backend{wasmMissing, inproc}, FallbackPlacement, false},
+		{"never in-process yaegi unasked", "", []sandbox.Backend{inproc}, isolated, false},
+		{"no toolchain: isolated yaegi", "", []sandbox.Backend{wasmMissing, inproc}, isolated, false},
+		{"no backend registered", "", nil, Placement{}, true},
+		{"the fallback is whichever backend registers an isolation that contains", "", []sandbox.Backend{wasmMissing, bare,
+			{Name: "luajit", ContainsIsolated: "vm"}}, Placement{Backend: "luajit", Isolation: "vm"}, false},
+		{"nothing that contains can run", "", []sandbox.Backend{wasmMissing, bare}, Placement{}, true},
 		{"the operator names in-process yaegi", "yaegi", []sandbox.Backend{wasmOK, inproc}, Placement{Backend: "yaegi"}, false},
 		{"the operator names wasm", "wasm", []sandbox.Backend{wasmOK, inproc}, Placement{Backend: "wasm"}, false},
 		{"the operator names an unknown backend", "lua", []sandbox.Backend{wasmOK, inproc}, Placement{}, true},
@@ -34,7 +40,16 @@ func TestChooseDefault(t *testing.T) {
 			got, err := ChooseDefault(tc.operator, tc.backends)
 			if tc.err {
 				require.Error(t, err)
-				assert.ErrorIs(t, err, ErrUnknownSandbox)
+				if tc.operator != "" {
+					assert.ErrorIs(t, err, ErrUnknownSandbox)
+				} else {
+					assert.ErrorIs(t, err, ErrNoSandbox)
+					hint := "--sandbox"
+					if len(tc.backends) == 0 {
+						hint = "forge/all"
+					}
+					assert.Contains(t, err.Error(), hint, "says what to import or name")
+				}
 				return
 			}
 			require.NoError(t, err)
@@ -67,7 +82,7 @@ func TestContractWithoutSandboxGetsThePlacement(t *testing.T) {
 
 	rec, err := f.store.Role("text")
 	require.NoError(t, err)
-	fb, err := newRoleRuntime(rec, f.opts.Budget, FallbackPlacement)
+	fb, err := newRoleRuntime(rec, f.opts.Budget, Placement{Backend: "yaegi", Isolation: sandbox.IsolationProcess})
 	require.NoError(t, err)
 	assert.Equal(t, "yaegi", fb.backend)
 	assert.Equal(t, sandbox.IsolationProcess, fb.limits.Isolation)

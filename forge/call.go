@@ -195,11 +195,11 @@ func (c *call) run(ctx context.Context) Outcome {
 		return c.warmRun(ctx, art, p, w)
 	}
 	if err := registry.ValidateName("method", c.method); err != nil {
-		return c.fail(&failure{typ: "unknown_method", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()})
+		return c.fail(&failure{typ: TypeUnknownMethod, result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()})
 	}
 	if len(rt.rec.Methods) > 0 {
 		if _, ok := rt.rec.Methods[c.method]; !ok {
-			return c.fail(&failure{typ: "unknown_method", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs},
+			return c.fail(&failure{typ: TypeUnknownMethod, result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs},
 				msg: fmt.Sprintf("role %s declares no method %s (it declares %s); add it to the contract with `forge role add`", c.role, c.method, methodList(rt.rec.Methods))})
 		}
 	}
@@ -226,7 +226,7 @@ func (c *call) run(ctx context.Context) Outcome {
 	case errors.Is(loadErr, registry.ErrCorrupt), errors.Is(loadErr, registry.ErrIncompatible):
 		in.Artifact.Corrupt = true
 	default:
-		return c.fail(&failure{typ: "store", result: classifier.Classify(classifier.Failure{Kind: classifier.KindInternal}), msg: loadErr.Error()})
+		return c.fail(&failure{typ: TypeStore, result: classifier.Classify(classifier.Failure{Kind: classifier.KindInternal}), msg: loadErr.Error()})
 	}
 	c.ev.ArtifactHit = loadErr == nil
 
@@ -238,7 +238,7 @@ func (c *call) run(ctx context.Context) Outcome {
 		c.decided, c.hasDecided = d, loadErr == nil
 		return c.executePersisted(ctx, art)
 	case selector.Refuse:
-		return c.fail(&failure{typ: "refused", result: classifier.Result{Class: classifier.Extrinsic, Rule: classifier.Rule(d.Reason)},
+		return c.fail(&failure{typ: TypeRefused, result: classifier.Result{Class: classifier.Extrinsic, Rule: classifier.Rule(d.Reason)},
 			msg: d.Hint(c.role, c.method)})
 	}
 	if fl := c.checkArgsFirst(); fl != nil {
@@ -582,7 +582,7 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 		// The regeneration wrote the quarantined code again, byte for byte: the quarantine stands,
 		// and this call must not be answered by the code an operator took out of service. (An
 		// operator's own regeneration answers nobody; the CLI says the quarantine stands.)
-		return c.fail(&failure{typ: "refused", result: classifier.Result{Class: classifier.Extrinsic, Rule: classifier.Rule(selector.ReasonQuarantined)},
+		return c.fail(&failure{typ: TypeRefused, result: classifier.Result{Class: classifier.Extrinsic, Rule: classifier.Rule(selector.ReasonQuarantined)},
 			msg: fmt.Sprintf("%s.%s is quarantined and its regeneration wrote the same code again, so the quarantine stands: "+
 				"run `forge edit %s %s` to write the code yourself, `forge rollback %s %s` to restore an earlier generation, "+
 				"`forge quarantine lift %s %s` if the quarantine was a mistake (the gate checks the code again), "+
@@ -758,9 +758,9 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 		return res
 	}
 	if last == nil {
-		last = &failure{typ: "deadline", result: classifier.Classify(classifier.Failure{Kind: classifier.KindDeadline}), msg: "the call's context ended before an answer was verified"}
+		last = &failure{typ: TypeDeadline, result: classifier.Classify(classifier.Failure{Kind: classifier.KindDeadline}), msg: "the call's context ended before an answer was verified"}
 	}
-	res.fail = &failure{typ: "gate", result: last.result,
+	res.fail = &failure{typ: TypeGate, result: last.result,
 		msg: fmt.Sprintf("no generated code passed verification after %d provider call(s); last failure: %s", c.meta.ProviderCalls, last.msg)}
 	if c.operator {
 		// An operator asked for new code and none was usable: that says nothing about the
@@ -887,7 +887,7 @@ func (c *call) verify(ctx context.Context, code string) (ret *compiled, _ sandbo
 		if tests := testsFor(acc, c.method, prog.Signature().Func); tests != "" {
 			tester, ok := sb.(sandbox.Tester)
 			if !ok {
-				return nil, sandbox.Output{}, &failure{typ: "internal", result: classifier.Classify(classifier.Failure{Kind: classifier.KindInternal}),
+				return nil, sandbox.Output{}, &failure{typ: TypeInternal, result: classifier.Classify(classifier.Failure{Kind: classifier.KindInternal}),
 					msg: fmt.Sprintf("sandbox %s cannot run acceptance tests", c.rt.backend)}
 			}
 			results, err := tester.Test(ctx, src, tests, c.input(nil))
@@ -932,7 +932,7 @@ func (c *call) verify(ctx context.Context, code string) (ret *compiled, _ sandbo
 // retriable); a caller class cannot come from the code's own gate steps, so it is the forge's.
 func undecided(fl *failure) *failure {
 	if fl == nil {
-		return &failure{typ: "internal", result: classifier.Classify(classifier.Failure{Kind: classifier.KindInternal}),
+		return &failure{typ: TypeInternal, result: classifier.Classify(classifier.Failure{Kind: classifier.KindInternal}),
 			msg: "the gate returned neither a program nor a failure; nothing was persisted: report this as a forge bug"}
 	}
 	res := fl.result
@@ -1010,7 +1010,7 @@ func normalArgs(args json.RawMessage, sig sandbox.Signature) map[string]any {
 }
 
 func acceptanceFailure(msg string) *failure {
-	return &failure{typ: "acceptance", result: classifier.Classify(classifier.Failure{Kind: classifier.KindAcceptance}), msg: msg}
+	return &failure{typ: TypeAcceptance, result: classifier.Classify(classifier.Failure{Kind: classifier.KindAcceptance}), msg: msg}
 }
 
 // testsFor picks the acceptance test source for a method: its own, else the role's tests when
@@ -1035,7 +1035,7 @@ func checkDeclared(declared string, got sandbox.Signature) *failure {
 		return nil // the contract's declaration is checked when the role is added
 	}
 	if declOf(want) != declOf(got) {
-		return &failure{typ: "compile", result: classifier.Classify(classifier.Failure{Kind: classifier.KindCompile}),
+		return &failure{typ: TypeCompile, result: classifier.Classify(classifier.Failure{Kind: classifier.KindCompile}),
 			msg: fmt.Sprintf("signature mismatch: the contract declares %s, the code has %s", declOf(want), declOf(got))}
 	}
 	return nil

@@ -17,9 +17,9 @@ import (
 // whichever path met it first.
 func roleFailure(role string, err error) *failure {
 	if errors.Is(err, registry.ErrNotFound) || errors.Is(err, registry.ErrInvalidName) {
-		return &failure{typ: "unknown_role", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()}
+		return &failure{typ: TypeUnknownRole, result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()}
 	}
-	return &failure{typ: "store", result: classifier.Classify(classifier.Failure{Kind: classifier.KindInternal}),
+	return &failure{typ: TypeStore, result: classifier.Classify(classifier.Failure{Kind: classifier.KindInternal}),
 		msg: fmt.Sprintf("reading role %s from the store failed: %v; the call's args are not the cause: check the store with `forge doctor`, then call again", role, err)}
 }
 

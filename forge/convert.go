@@ -138,14 +138,14 @@ func classifyErr(err error, stale bool) *failure {
 	var pe *provider.Error
 	if errors.As(err, &pe) {
 		f := classifier.Failure{Kind: classifier.KindProvider, ProviderError: providerErrorOf(pe.Kind)}
-		return &failure{typ: "provider", result: classifier.Classify(f), msg: pe.Error()}
+		return &failure{typ: TypeProvider, result: classifier.Classify(f), msg: pe.Error()}
 	}
 	var df *deliverableError
 	if errors.As(err, &df) {
 		f := classifier.Failure{Kind: classifier.KindDeliverable, UpstreamRead: df.upstream, StaleContract: stale}
-		return &failure{typ: "deliverable", result: classifier.Classify(f), msg: df.Error()}
+		return &failure{typ: TypeDeliverable, result: classifier.Classify(f), msg: df.Error()}
 	}
-	return &failure{typ: "internal", result: classifier.Classify(classifier.Failure{Kind: classifier.KindInternal}), msg: err.Error()}
+	return &failure{typ: TypeInternal, result: classifier.Classify(classifier.Failure{Kind: classifier.KindInternal}), msg: err.Error()}
 }
 
 func providerErrorOf(k provider.ErrorKind) classifier.ProviderError {

@@ -60,7 +60,7 @@ func (f *Forge) EditWith(ctx context.Context, role, method, code string, opts Ed
 	}
 	c.rt = rt
 	if err := registry.ValidateName("method", method); err != nil {
-		return c.finish(c.fail(&failure{typ: "unknown_method", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()}))
+		return c.finish(c.fail(&failure{typ: TypeUnknownMethod, result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()}))
 	}
 	trig := repair.ByOperator(repair.VerbEdit, "")
 	var fl *failure
@@ -77,7 +77,7 @@ func (f *Forge) EditWith(ctx context.Context, role, method, code string, opts Ed
 		p, _, vf := c.verify(ctx, code)
 		if vf != nil {
 			fl = vf
-			fl.typ = "gate"
+			fl.typ = TypeGate
 			fl.msg = "the edited code did not pass the gate, nothing was stored: " + fl.msg
 			return nil
 		}

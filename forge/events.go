@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/artifactforge/forge/classifier"
 	"github.com/artifactforge/forge/provider"
 
 	"github.com/artifactforge/forge/internal/storepath"
@@ -180,12 +181,12 @@ func (e *Event) warmSuccess() bool {
 // warm successes are (one line per label, type and rule and interval), and they never fill the
 // log that holds the records that matter.
 func (e *Event) callerNoise() bool {
-	if e.Kind != "" || e.OK || e.FailureClass != "caller" || e.ProviderCalls > 0 || e.RepairAttempted || IsOperatorAction(e) {
+	if e.Kind != "" || e.OK || e.FailureClass != string(classifier.Caller) || e.ProviderCalls > 0 || e.RepairAttempted || IsOperatorAction(e) {
 		return false
 	}
 	switch e.FailureType {
-	case "unknown_role", "unknown_method", "args":
-		return e.FailureRule == "args" || e.FailureRule == "args_too_large"
+	case TypeUnknownRole, TypeUnknownMethod, TypeArgs:
+		return e.FailureRule == string(classifier.RuleArgs) || e.FailureRule == string(classifier.RuleArgsTooLarge)
 	}
 	return false
 }
@@ -199,9 +200,9 @@ const UnknownLabel = "_unknown"
 // UnknownLabel for a role or method that does not exist (or a name that cannot be one).
 func LabelsOf(e *Event) (role, method string) {
 	switch e.FailureType {
-	case "unknown_role":
+	case TypeUnknownRole:
 		return UnknownLabel, UnknownLabel
-	case "unknown_method":
+	case TypeUnknownMethod:
 		return e.Role, UnknownLabel
 	}
 	return e.Role, e.Method

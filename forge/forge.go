@@ -248,7 +248,7 @@ func (f *Forge) leave() { f.life.RUnlock() }
 
 // closedFailure is the failure of a call made on a closed Forge.
 func closedFailure(role, method string) *failure {
-	return &failure{typ: "closed", result: classifier.Classify(classifier.Failure{Kind: classifier.KindClosed}),
+	return &failure{typ: TypeClosed, result: classifier.Classify(classifier.Failure{Kind: classifier.KindClosed}),
 		msg: fmt.Sprintf("forge: %s.%s was called on a closed Forge; open a new one with forge.Open to make calls", role, method)}
 }
 
@@ -501,7 +501,7 @@ func (f *Forge) RegenerateWith(ctx context.Context, role, method string, opts Re
 			// The model wrote the quarantined code again: the quarantine stands, so the operator's
 			// regeneration did not do what it was asked. A refusal (the CLI exits 1; HTTP and MCP
 			// answer ok false), with the ways out.
-			o = c.fail(&failure{typ: "refused", result: classifier.Result{Class: classifier.Extrinsic, Rule: classifier.Rule(selector.ReasonQuarantined)},
+			o = c.fail(&failure{typ: TypeRefused, result: classifier.Result{Class: classifier.Extrinsic, Rule: classifier.Rule(selector.ReasonQuarantined)},
 				msg: fmt.Sprintf("%s.%s is still quarantined: the model wrote the quarantined code again (generation %d kept, %d provider call(s)); "+
 					"run `forge edit %s %s` to fix the code by hand, `forge rollback %s %s` if it has an earlier generation, "+
 					"`forge quarantine lift %s %s` if the quarantine was a mistake (the gate checks the code again), or change the role's contract and regenerate",

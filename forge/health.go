@@ -42,7 +42,7 @@ func (c *call) oversize() *failure {
 		what = fmt.Sprintf("the %s cap on a delegated call's args", sandbox.FormatSize(sandbox.MaxCallArgsBytes))
 		fix = "delegate smaller requests"
 	}
-	return &failure{typ: "args", result: classifier.Classify(classifier.Failure{Kind: classifier.KindArgsSize}),
+	return &failure{typ: TypeArgs, result: classifier.Classify(classifier.Failure{Kind: classifier.KindArgsSize}),
 		msg: fmt.Sprintf("args of %d bytes are larger than %s: the code could not even hold them, so nothing ran and the code's health is untouched; %s", n, what, fix)}
 }
 

@@ -92,7 +92,7 @@ func lessonOfEntry(e learner.Entry, score float64) Lesson {
 // knowledgeFor returns the learner and the client's roles, or why the request cannot be served.
 func (f *Forge) knowledgeFor(ctx context.Context) (*learner.Store, []string, error) {
 	if f.learn == nil {
-		return nil, nil, knowledgeErr("off", "learning is off on this forge (FORGE_LEARNING=off): there is no knowledge to recall or record")
+		return nil, nil, knowledgeErr(KnowledgeOff, "learning is off on this forge (FORGE_LEARNING=off): there is no knowledge to recall or record")
 	}
 	return f.learn, clientRoles(ctx), nil
 }
@@ -107,15 +107,15 @@ func domainFor(ctx context.Context, roles []string, domain string) (string, erro
 	d := strings.TrimSpace(domain)
 	switch {
 	case d == "":
-		return "", knowledgeErr("invalid", "name a domain: a role the client may use, or %q for lessons about the sandbox", learner.ForgeDomain)
+		return "", knowledgeErr(KnowledgeInvalid, "name a domain: a role the client may use, or %q for lessons about the sandbox", learner.ForgeDomain)
 	case strings.EqualFold(d, learner.ForgeDomain):
 		return learner.ForgeDomain, nil
 	}
 	if err := registry.ValidateName("role", d); err != nil {
-		return "", knowledgeErr("invalid", "domain %q: %v; a domain is a role's name or %q", d, err, learner.ForgeDomain)
+		return "", knowledgeErr(KnowledgeInvalid, "domain %q: %v; a domain is a role's name or %q", d, err, learner.ForgeDomain)
 	}
 	if !mayUse(roles, d) {
-		return "", knowledgeErr("refused", "client %s may not use role %s, so it may not read or write that role's lessons; ask the operator to add the role to the client", callerName(ctx), d)
+		return "", knowledgeErr(KnowledgeRefused, "client %s may not use role %s, so it may not read or write that role's lessons; ask the operator to add the role to the client", callerName(ctx), d)
 	}
 	return d, nil
 }
@@ -150,7 +150,7 @@ func (f *Forge) Recall(ctx context.Context, q RecallRequest) ([]Lesson, error) {
 	lq := learner.Query{Text: q.Query, MinConfidence: q.MinConfidence, Limit: q.Limit,
 		Allow: func(e *learner.Entry) bool { return visible(e, roles) }}
 	if q.MinConfidence < 0 || q.MinConfidence > 1 {
-		return nil, knowledgeErr("invalid", "min_confidence %v: use a number from 0 to 1", q.MinConfidence)
+		return nil, knowledgeErr(KnowledgeInvalid, "min_confidence %v: use a number from 0 to 1", q.MinConfidence)
 	}
 	if strings.TrimSpace(q.Domain) != "" {
 		d, err := domainFor(ctx, roles, q.Domain)
@@ -186,14 +186,14 @@ func (f *Forge) Record(ctx context.Context, r RecordRequest) (Lesson, bool, erro
 	}
 	cat, err := learner.ParseCategory(r.Category)
 	if err != nil {
-		return Lesson{}, false, knowledgeErr("invalid", "%v", err)
+		return Lesson{}, false, knowledgeErr(KnowledgeInvalid, "%v", err)
 	}
 	content := oneLine(r.Content)
 	if content == "" {
-		return Lesson{}, false, knowledgeErr("invalid", "a lesson needs a content: the lesson itself, one or two sentences")
+		return Lesson{}, false, knowledgeErr(KnowledgeInvalid, "a lesson needs a content: the lesson itself, one or two sentences")
 	}
 	if c := l.Caps(); c.MaxLessonBytes > 0 && len(content)+len(r.Reasoning) > c.MaxLessonBytes {
-		return Lesson{}, false, knowledgeErr("invalid", "the lesson is %d bytes (content and reasoning), over the cap of %d per lesson: shorten it", len(content)+len(r.Reasoning), c.MaxLessonBytes)
+		return Lesson{}, false, knowledgeErr(KnowledgeInvalid, "the lesson is %d bytes (content and reasoning), over the cap of %d per lesson: shorten it", len(content)+len(r.Reasoning), c.MaxLessonBytes)
 	}
 	scope := roles
 	if d != learner.ForgeDomain {
@@ -236,5 +236,5 @@ func (f *Forge) Confirm(ctx context.Context, domain, content string) (Lesson, er
 			return lessonOfEntry(e, 0), nil
 		}
 	}
-	return Lesson{}, knowledgeErr("not_found", "no lesson in domain %s with that content that client %s may read; recall them with forge_recall (GET /v1/knowledge)", d, callerName(ctx))
+	return Lesson{}, knowledgeErr(KnowledgeNotFound, "no lesson in domain %s with that content that client %s may read; recall them with forge_recall (GET /v1/knowledge)", d, callerName(ctx))
 }

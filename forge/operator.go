@@ -67,9 +67,9 @@ func (f *Forge) opEvent(ctx context.Context, action, role, method, detail string
 func (f *Forge) emitOp(e *Event, start time.Time, err error) {
 	e.OK = err == nil
 	if err != nil {
-		e.FailureType = "refused"
+		e.FailureType = TypeRefused
 		if errors.Is(err, registry.ErrNotFound) {
-			e.FailureType = "not_found"
+			e.FailureType = TypeNotFound
 		}
 		if e.Detail != "" {
 			e.Detail += "; "
@@ -195,7 +195,7 @@ func (f *Forge) LiftQuarantine(ctx context.Context, role, method string) Outcome
 	e := f.opEvent(ctx, OpLift, role, method, "")
 	done := func(o Outcome, err error) Outcome {
 		if err != nil && o.Err == nil {
-			o.Err = (&failure{typ: "refused", result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()}).toError()
+			o.Err = (&failure{typ: TypeRefused, result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()}).toError()
 		}
 		if o.Err != nil && err == nil {
 			err = errors.New(o.Err.Message)
@@ -277,7 +277,7 @@ func (f *Forge) RestoreQuarantined(ctx context.Context, id string) (registry.Res
 	}
 	if ent, ok := f.quarantineEntry(m, id); ok {
 		e.Role, e.Method = ent.Role, ent.Method
-		if ent.Kind == "artifact" {
+		if ent.Kind == registry.QuarantineArtifact {
 			if a, err := f.store.Load(ent.Role, ent.Method); err == nil {
 				e.ArtifactGenBefore, e.LifecycleBefore = a.Generation, string(a.Lifecycle)
 			}
@@ -287,7 +287,7 @@ func (f *Forge) RestoreQuarantined(ctx context.Context, id string) (registry.Res
 	if err == nil {
 		e.Role, e.Method = rr.Entry.Role, rr.Entry.Method
 		e.Detail += ": " + rr.Action + ": " + rr.Detail
-		if rr.Entry.Kind == "artifact" {
+		if rr.Entry.Kind == registry.QuarantineArtifact {
 			if a, lerr := f.store.Load(rr.Entry.Role, rr.Entry.Method); lerr == nil {
 				e.setAfter(a)
 			}
@@ -311,7 +311,7 @@ func (f *Forge) DismissQuarantined(ctx context.Context, id string) (registry.Qua
 	if err == nil {
 		e.Role, e.Method = ent.Role, ent.Method
 		e.Detail += " (" + ent.Kind + ": " + ent.Path + ") dismissed"
-		if ent.Kind == "artifact" {
+		if ent.Kind == registry.QuarantineArtifact {
 			if a, lerr := f.store.Load(ent.Role, ent.Method); lerr == nil {
 				e.ArtifactGenBefore, e.LifecycleBefore = a.Generation, string(a.Lifecycle)
 				e.setAfter(a)

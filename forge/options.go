@@ -39,8 +39,8 @@ type Options struct {
 	// first generation), else none: persisted artifacts still run, and generation fails with an
 	// error saying how to configure one.
 	Provider provider.Provider
-	// Sandboxes builds the backend for a contract's "sandbox" field ("yaegi" or "wasm"); nil uses
-	// the built-in backends. Each backend is built once, on first use.
+	// Sandboxes builds the backend for a contract's "sandbox" field; nil uses the registered
+	// backends (sandbox.Register; forge/all: "wasm", "yaegi"). Each is built once, on first use.
 	Sandboxes func(name string) (sandbox.Sandbox, error)
 	// DefaultSandbox is the backend for contracts that name none ("yaegi", "wasm"). Empty is the
 	// safe default (ChooseDefault): a backend that contains hostile code on its own (wasm, when a

@@ -2,6 +2,7 @@ package forge
 
 import (
 	"github.com/artifactforge/forge/repair"
+	"github.com/artifactforge/forge/sandbox"
 )
 
 // PromptVersion names the system prompt and the request layout. It is recorded on every
@@ -9,22 +10,15 @@ import (
 const PromptVersion = "2026-11-26.system-v3+" + repair.PromptLayout
 
 // systemPrompt is the stable part of every prompt for a role's sandbox backend, first so that
-// provider prompt caches hit. The yaegi backend adds the interpreter's known gaps.
+// provider prompt caches hit. A backend adds what it registered as its Prompt (the yaegi
+// interpreter: its known gaps).
 func systemPrompt(backend string) string {
-	if backend == "wasm" {
-		return systemRules + answerRule
-	}
-	return systemRules + yaegiGaps + answerRule
+	b, _ := sandbox.LookupBackend(backend)
+	return systemRules + b.Prompt + answerRule
 }
 
 const answerRule = `
 Answer with the whole file in one fenced go code block and nothing else.
-`
-
-// yaegiGaps are the interpreter's known gaps; the gate rewrites most of them, and saying so up
-// front saves gate round trips.
-const yaegiGaps = `- The interpreter (yaegi) has gaps: do not use the min, max or clear builtins, slices.Sort, "for i := range n"
-  over an integer, or rely on Go 1.22 per-iteration loop variables. Write explicit loops.
 `
 
 const systemRules = `You write one Go source file that implements one method of a Forge role.

@@ -234,7 +234,7 @@ func (c *call) blockedFailure(r *Replay, base *registry.Artifact) *failure {
 		}
 	}
 	fmt.Fprintf(&b, "\nIf the new answers are right, run the command again with --accept-changes; otherwise fix the contract's acceptance examples or edit the code (`forge edit %s %s`)", c.role, c.method)
-	return &failure{typ: "replay", result: classifier.Result{Class: classifier.Intrinsic, Rule: classifier.RuleReplayChanged}, msg: b.String()}
+	return &failure{typ: TypeReplay, result: classifier.Result{Class: classifier.Intrinsic, Rule: classifier.RuleReplayChanged}, msg: b.String()}
 }
 
 // replayFeedback is the repair prompt's feedback about the sampled inputs the candidate changed.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/artifactforge/forge/forge"
 	"github.com/artifactforge/forge/registry"
+	"github.com/artifactforge/forge/sandbox"
 )
 
 // Scopes of a client identity's TokenInfo for role definitions (server.Clients.MCP): the client's
@@ -20,19 +21,26 @@ const (
 )
 
 // contractSchema is the input schema of forge_define_role and forge_check_contract: a contract
-// object, as in a contract file.
-var contractSchema = json.RawMessage(`{"type":"object","required":["role","purpose"],"properties":{` +
-	`"role":{"type":"string","description":"the role's name: lower-case letters, digits and _ (e.g. text)"},` +
-	`"purpose":{"type":"string","description":"what the role's methods are for, in a sentence: the code generator writes from it"},` +
-	`"methods":{"type":"object","additionalProperties":{"type":"string"},"description":"method name -> Go signature, e.g. {\"word_count\": \"func WordCount(s string) int\"}; each becomes a tool at once"},` +
-	`"docs":{"type":"object","description":"method name -> {description, params: {name: description}, examples: [{args, result}]}: what an agent is told of the tool","additionalProperties":{"type":"object","properties":{` +
-	`"description":{"type":"string"},"params":{"type":"object","additionalProperties":{"type":"string"}},"examples":{"type":"array","items":{"type":"object","properties":{"args":{},"result":{}}}}}}},` +
-	`"deliverable":{"type":"object","description":"JSON Schema every result must satisfy"},` +
-	`"acceptance":{"type":"object","description":"examples [{method, args, expect | expect_error}] and Go tests the code must pass before it is kept"},` +
-	`"capabilities":{"type":"object","description":"what the code may use: http {allow: [hosts]}, log, now, rand, call"},` +
-	`"sandbox":{"type":"string","enum":["","yaegi","wasm"]},` +
-	`"limits":{"type":"object","description":"timeout, memory, output, max_depth, max_call_depth, isolation, instance"},` +
-	`"failure_policy":{"type":"object"}}}`)
+// object, as in a contract file. Its sandbox names are the backends registered in this program.
+func contractSchema() json.RawMessage {
+	names := []string{""}
+	for _, b := range sandbox.Backends() {
+		names = append(names, b.Name)
+	}
+	sandboxes, _ := json.Marshal(names)
+	return json.RawMessage(`{"type":"object","required":["role","purpose"],"properties":{` +
+		`"role":{"type":"string","description":"the role's name: lower-case letters, digits and _ (e.g. text)"},` +
+		`"purpose":{"type":"string","description":"what the role's methods are for, in a sentence: the code generator writes from it"},` +
+		`"methods":{"type":"object","additionalProperties":{"type":"string"},"description":"method name -> Go signature, e.g. {\"word_count\": \"func WordCount(s string) int\"}; each becomes a tool at once"},` +
+		`"docs":{"type":"object","description":"method name -> {description, params: {name: description}, examples: [{args, result}]}: what an agent is told of the tool","additionalProperties":{"type":"object","properties":{` +
+		`"description":{"type":"string"},"params":{"type":"object","additionalProperties":{"type":"string"}},"examples":{"type":"array","items":{"type":"object","properties":{"args":{},"result":{}}}}}}},` +
+		`"deliverable":{"type":"object","description":"JSON Schema every result must satisfy"},` +
+		`"acceptance":{"type":"object","description":"examples [{method, args, expect | expect_error}] and Go tests the code must pass before it is kept"},` +
+		`"capabilities":{"type":"object","description":"what the code may use: http {allow: [hosts]}, log, now, rand, call"},` +
+		`"sandbox":{"type":"string","enum":` + string(sandboxes) + `},` +
+		`"limits":{"type":"object","description":"timeout, memory, output, max_depth, max_call_depth, isolation, instance"},` +
+		`"failure_policy":{"type":"object"}}}`)
+}
 
 // definePolicy is the policy of the request's client: the server's switches, narrowed by the
 // client's identity when it has one (over HTTP with client identities).
@@ -77,12 +85,12 @@ func (s *Server) addDefineTools() {
 			return r, nil
 		}
 	}
-	s.srv.AddTool(&sdk.Tool{Name: "forge_define_role", InputSchema: contractSchema,
+	s.srv.AddTool(&sdk.Tool{Name: "forge_define_role", InputSchema: contractSchema(),
 		Description: "Define a role (or change one you defined): the arguments are its contract, as in a contract file. " +
 			"Every problem is reported before anything is written; once defined, each declared method is a tool (role__method) " +
 			"whose first call writes its code from the contract. Needs the server's permission (--allow-define-roles)."},
 		define(false))
-	s.srv.AddTool(&sdk.Tool{Name: "forge_check_contract", InputSchema: contractSchema,
+	s.srv.AddTool(&sdk.Tool{Name: "forge_check_contract", InputSchema: contractSchema(),
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
 		Description: "Check a role contract without writing it or paying a model: every problem forge_define_role would refuse it for " +
 			"(unknown fields or capabilities, a signature that declares another function than the method's, acceptance examples that do not fit the signature or the deliverable, limits over the operator's maxima)."},

@@ -1,5 +1,7 @@
-// Package provider is Forge's code generators: one small interface, Provider, and four
-// implementations chosen by a spec string with Open:
+// Package provider is Forge's code generators: one small interface, Provider, and the registry
+// Open chooses among by a spec string. Each implementation registers itself from its package's
+// init (Register: its name, how to configure it, its default prompt ceiling) and this package
+// names none of them; forge/all imports the four the CLI ships:
 //
 //	replay:PATH        a JSON Lines cassette of recorded answers (tests, demos, baselines)
 //	openai[:MODEL]     OpenAI-compatible chat completions (OpenAI, Ollama, vLLM, llama.cpp)
@@ -10,6 +12,6 @@
 // wrapped it in. Every failure is an *Error whose Kind (unavailable, rate_limited, bad_answer,
 // auth, config) is extrinsic: it never counts against an artifact's health.
 //
-// The shared types are defined in provider/internal/gen and re-exported here as aliases, so
-// that this package can import its implementations (for Open) while they use the same types.
+// The shared types are defined in provider/internal/gen, with the helpers the implementations
+// share, and re-exported here as aliases.
 package provider

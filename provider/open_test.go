@@ -136,3 +136,25 @@ func TestOpenNotConfiguredIsDistinguishable(t *testing.T) {
 	_, err = provider.Open("openai", func(string) string { return "" })
 	assert.NotErrorIs(t, err, provider.ErrNotConfigured)
 }
+
+// A provider registered from outside this package is opened by name and listed in Setup: adding
+// a provider is adding a package.
+func TestRegisteredProviderIsOpenedByName(t *testing.T) {
+	var gotRest string
+	provider.Register(provider.Registration{
+		Name:  "fake-test",
+		Usage: "fake-test:ANYTHING (for this test)",
+		Open: func(rest string, env func(string) string) (provider.Provider, error) {
+			gotRest = rest
+			return provider.Built(replay.New("fake", nil))
+		},
+	})
+	p, err := provider.Open("FAKE-test: some rest ", nil)
+	require.NoError(t, err)
+	assert.NotNil(t, p)
+	assert.Equal(t, "some rest", gotRest)
+	assert.Contains(t, provider.Setup(), "fake-test:ANYTHING")
+	assert.Panics(t, func() {
+		provider.Register(provider.Registration{Name: "fake-test", Open: func(string, func(string) string) (provider.Provider, error) { return nil, nil }})
+	})
+}

@@ -70,6 +70,11 @@ func (c *Contract) Check(max Maxima) []Problem {
 		msg := fmt.Sprintf(format, args...)
 		ps = append(ps, Problem{Field: field, Message: msg, Err: fmt.Errorf("%w: role %q: %s", ErrInvalidContract, c.Role, msg)})
 	}
+	if c.Sandbox != "" && validName(c.Sandbox) {
+		if _, ok := sandbox.LookupBackend(c.Sandbox); !ok {
+			bad("sandbox", "sandbox %q is unknown: use one of %s, or leave it out for the safe default", c.Sandbox, sandbox.BackendNames())
+		}
+	}
 	sigs := map[string]*sandbox.Signature{}
 	for _, m := range sortedKeys(c.Methods) {
 		decl := c.Methods[m]

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/sandbox"
 )
 
 func problemFields(ps []Problem) []string {
@@ -119,4 +121,28 @@ func TestCheckAcceptanceReachesTheMethods(t *testing.T) {
 	c.Acceptance = &Acceptance{Examples: []Example{{Method: "upper", Args: []byte(`{"s":"a"}`), Expect: []byte(`"A"`)}},
 		Tests: "package artifact\nimport \"testing\"\nfunc TestX(t *testing.T) { _ = Lower(\"A\") }", MethodTests: map[string]string{"upper": "package artifact"}}
 	assert.Empty(t, c.Check(Maxima{}))
+}
+
+// TestCheckAsksTheRegisteredBackends: role add takes a sandbox only if a backend of that name is
+// registered in this program, and the refusal lists those that are; Validate (how stored contracts
+// are read) takes any well-formed backend name, so a store stays readable by a program built
+// without one of its backends.
+func TestCheckAsksTheRegisteredBackends(t *testing.T) {
+	sandbox.Register(sandbox.Backend{Name: "checkprobe", Summary: "test",
+		New: func(sandbox.Config) (sandbox.Sandbox, error) { return nil, nil }})
+	c := Contract{Role: "text", Purpose: "p", Methods: map[string]string{"upper": ""}, Sandbox: "checkprobe"}
+	assert.Empty(t, c.Check(Maxima{}))
+
+	c.Sandbox = "lua"
+	require.NoError(t, c.Validate(), "stored contracts are read through Validate")
+	ps := c.Check(Maxima{})
+	require.Len(t, ps, 1)
+	assert.Equal(t, "sandbox", ps[0].Field)
+	assert.Contains(t, ps[0].Message, `sandbox "lua" is unknown`)
+	assert.Contains(t, ps[0].Message, "checkprobe")
+
+	c.Sandbox = "Not A Name"
+	err := c.Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "checkprobe", "says which names to use")
 }

@@ -250,10 +250,10 @@ func (c *Contract) validate(add func(Problem)) error {
 			}
 		}
 	}
-	switch c.Sandbox {
-	case "", "yaegi", "wasm":
-	default:
-		badAt("sandbox", "sandbox %q is unknown: use \"yaegi\" or \"wasm\"", c.Sandbox)
+	if c.Sandbox != "" && !validName(c.Sandbox) {
+		// Whether a backend of that name is registered is Check's matter: a stored contract stays
+		// readable by a program built without its backend (the call then says which to import).
+		badAt("sandbox", "sandbox %q is not a backend name: use one of %s, or leave it out for the safe default", c.Sandbox, sandbox.BackendNames())
 	}
 	if caps := c.Capabilities; caps != nil && caps.HTTP != nil {
 		for _, h := range caps.HTTP.Allow {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/artifactforge/forge/classifier"
 )
 
 // Outcome is the result of one call, as far as an artifact's health is concerned.
@@ -31,13 +33,13 @@ func OutcomeForClass(class string) (Outcome, error) {
 	switch class {
 	case "":
 		return Success, nil
-	case "intrinsic":
+	case string(classifier.Intrinsic):
 		return IntrinsicFailure, nil
-	case "adaptive":
+	case string(classifier.Adaptive):
 		return AdaptiveFailure, nil
-	case "extrinsic":
+	case string(classifier.Extrinsic):
 		return ExtrinsicFailure, nil
-	case "caller":
+	case string(classifier.Caller):
 		return CallerFailure, nil
 	}
 	return 0, fmt.Errorf("registry: unknown failure class %q", class)

@@ -29,6 +29,14 @@ const (
 )
 
 // QuarantineReport says which damaged file was moved where, why, and what was put in its place.
+// Kinds of a quarantined file (QuarantineEntry.Kind, QuarantineReport.Kind).
+const (
+	QuarantineRole     = "role"
+	QuarantineArtifact = "artifact"
+	QuarantineRegistry = "registry"
+	QuarantineFile     = "file"
+)
+
 type QuarantineReport struct {
 	ID       string    `json:"id,omitempty"` // the entry's name in quarantine/
 	Path     string    `json:"path"`
@@ -58,13 +66,13 @@ func classify(rel string) (kind, role, method string) {
 	parts := strings.Split(filepath.ToSlash(rel), "/")
 	switch {
 	case len(parts) == 3 && parts[0] == "tools" && strings.HasSuffix(parts[2], ".json"):
-		return "artifact", parts[1], strings.TrimSuffix(parts[2], ".json")
+		return QuarantineArtifact, parts[1], strings.TrimSuffix(parts[2], ".json")
 	case len(parts) == 2 && parts[0] == rolesDir && strings.HasSuffix(parts[1], ".json"):
-		return "role", strings.TrimSuffix(parts[1], ".json"), ""
+		return QuarantineRole, strings.TrimSuffix(parts[1], ".json"), ""
 	case len(parts) == 1 && parts[0] == legacyRegistry:
-		return "registry", "", ""
+		return QuarantineRegistry, "", ""
 	}
-	return "file", "", ""
+	return QuarantineFile, "", ""
 }
 
 // quarantine moves a damaged file to quarantine/, runs fix (which may put a replacement in its
@@ -244,11 +252,11 @@ func (s *Store) Restore(id string, now time.Time) (RestoreReport, error) {
 	}
 	hint := fmt.Sprintf("fix the file by hand (%s) and run `forge quarantine restore %s` again, or `forge quarantine dismiss %s` to keep the store as it is", ent.MovedTo, id, id)
 	switch ent.Kind {
-	case "role":
+	case QuarantineRole:
 		err = s.restoreRole(&rr, data, now, hint)
-	case "artifact":
+	case QuarantineArtifact:
 		err = s.restoreArtifact(&rr, data, now, hint)
-	case "registry":
+	case QuarantineRegistry:
 		rf, derr := decodeRegistry(data)
 		if derr != nil {
 			return rr, fmt.Errorf("registry: cannot restore %s: %w; %s", id, derr, hint)

@@ -80,7 +80,7 @@ func TestDecodeContract(t *testing.T) {
 		{"bad method name", `{"role":"text","purpose":"p","methods":{"Up":""}}`, "method name"},
 		{"bad signature", `{"role":"text","purpose":"p","methods":{"up":"upper(s)"}}`, "signature"},
 		{"bad deliverable", `{"role":"text","purpose":"p","deliverable":{"type":12}}`, "deliverable"},
-		{"bad sandbox", `{"role":"text","purpose":"p","sandbox":"docker"}`, "sandbox"},
+		{"bad sandbox", `{"role":"text","purpose":"p","sandbox":"Docker VM"}`, "sandbox"},
 		{"bad timeout", `{"role":"text","purpose":"p","limits":{"timeout":"soon"}}`, "limits.timeout"},
 		{"bad memory", `{"role":"text","purpose":"p","limits":{"memory":"lots"}}`, "limits.memory"},
 		{"bad isolation", `{"role":"text","purpose":"p","limits":{"isolation":"vm"}}`, "isolation"},

@@ -20,6 +20,15 @@ type Backend struct {
 	// a guest cannot crash, hang or poison the host process whatever it does. Only a backend that
 	// contains may serve contracts that name no sandbox.
 	Contains bool
+	// ContainsIsolated names the isolation mode (limits.isolation, e.g. IsolationProcess) under
+	// which a backend that does not contain on its own does; empty if none. When no containing
+	// backend can run here, contracts that name no sandbox fall back to such a backend in that
+	// mode (forge.ChooseDefault).
+	ContainsIsolated string
+	// Prompt is what code written for this backend must know beyond the common rules (its gaps,
+	// what to avoid); it is added to the system prompt of every generation for it. Empty: the
+	// backend runs the Go the rules describe.
+	Prompt string
 	// Available returns nil when the backend can run on this machine, else why not (the wasm
 	// backend needs a Go toolchain).
 	Available func() error

@@ -294,11 +294,11 @@ func (cs *Clients) gate(w http.ResponseWriter, r *http.Request, adminToken strin
 	}
 	switch {
 	case listing && !c.roles.All:
-		writeErr(w, http.StatusForbidden, "refused", fmt.Sprintf("client %s may call only some roles (%s): listings over every role need \"*\"; ask for one role (e.g. /v1/roles/%s, /v1/events?role=%s)",
+		writeErr(w, http.StatusForbidden, forge.TypeRefused, fmt.Sprintf("client %s may call only some roles (%s): listings over every role need \"*\"; ask for one role (e.g. /v1/roles/%s, /v1/events?role=%s)",
 			c.Name, strings.Join(c.roles.Names, ", "), c.roles.Names[0], c.roles.Names[0]))
 		return r, false
 	case role != "" && !c.MayCall(role):
-		writeErr(w, http.StatusForbidden, "refused", fmt.Sprintf("client %s may not call role %s (its roles: %s); ask the operator to add the role to the client in the clients file",
+		writeErr(w, http.StatusForbidden, forge.TypeRefused, fmt.Sprintf("client %s may not call role %s (its roles: %s); ask the operator to add the role to the client in the clients file",
 			c.Name, role, strings.Join(c.roles.Names, ", ")))
 		return r, false
 	}

@@ -42,8 +42,8 @@ func (s *Server) knowledgeCtx(r *http.Request) context.Context {
 func knowledgeErr(w http.ResponseWriter, err error) {
 	var ke *forge.KnowledgeError
 	if errors.As(err, &ke) {
-		status := map[string]int{"invalid": http.StatusBadRequest, "refused": http.StatusForbidden,
-			"not_found": http.StatusNotFound, "off": http.StatusConflict}[ke.Kind]
+		status := map[string]int{forge.KnowledgeInvalid: http.StatusBadRequest, forge.KnowledgeRefused: http.StatusForbidden,
+			forge.KnowledgeNotFound: http.StatusNotFound, forge.KnowledgeOff: http.StatusConflict}[ke.Kind]
 		if status == 0 {
 			status = http.StatusBadRequest
 		}
@@ -65,7 +65,7 @@ func (s *Server) handleRecall(w http.ResponseWriter, r *http.Request) {
 	} {
 		if v := q.Get(p.name); v != "" {
 			if err := p.set(v); err != nil {
-				writeErr(w, http.StatusBadRequest, "invalid", p.name+"="+strconv.Quote(v)+": not a number")
+				writeErr(w, http.StatusBadRequest, forge.KnowledgeInvalid, p.name+"="+strconv.Quote(v)+": not a number")
 				return
 			}
 		}
@@ -90,7 +90,7 @@ func (s *Server) decodeKnowledge(w http.ResponseWriter, r *http.Request, v any) 
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		writeErr(w, http.StatusBadRequest, "invalid", "the request body is not the JSON object this endpoint takes: "+err.Error())
+		writeErr(w, http.StatusBadRequest, forge.KnowledgeInvalid, "the request body is not the JSON object this endpoint takes: "+err.Error())
 		return false
 	}
 	return true

@@ -44,6 +44,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/artifactforge/forge/classifier"
 	"github.com/artifactforge/forge/forge"
 	"github.com/artifactforge/forge/registry"
 )
@@ -235,7 +236,7 @@ func (w *statusWriter) WriteHeader(code int) {
 			msg = "this endpoint takes " + w.Header().Get("Allow") + ", not this method (a call is POST /v1/call/{role}/{method} with the args as a JSON body)"
 		}
 		w.Header().Del("X-Content-Type-Options")
-		writeErr(w.ResponseWriter, code, "not_found", msg)
+		writeErr(w.ResponseWriter, code, forge.TypeNotFound, msg)
 		return
 	}
 	w.ResponseWriter.WriteHeader(code)
@@ -286,7 +287,7 @@ func writeErr(w http.ResponseWriter, status int, typ, msg string) {
 func storeErr(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, registry.ErrNotFound):
-		writeErr(w, http.StatusNotFound, "not_found", err.Error())
+		writeErr(w, http.StatusNotFound, forge.TypeNotFound, err.Error())
 	case errors.Is(err, registry.ErrInvalidName):
 		writeErr(w, http.StatusBadRequest, "args", err.Error())
 	default:
@@ -337,7 +338,7 @@ func writeOutcome(w http.ResponseWriter, o *forge.Outcome, edit bool) {
 	status, retry := callStatus(o)
 	if o.Err != nil {
 		w.Header().Set("X-Forge-Class", o.Err.Class)
-		if edit && o.Err.Class == "intrinsic" {
+		if edit && o.Err.Class == string(classifier.Intrinsic) {
 			status = http.StatusUnprocessableEntity
 		}
 	}
@@ -351,13 +352,13 @@ func writeOutcome(w http.ResponseWriter, o *forge.Outcome, edit bool) {
 func (s *Server) admin(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if s.o.AdminToken == "" {
-			writeErr(w, http.StatusForbidden, "refused", "operator verbs are disabled: start `forge serve` with --admin-token (or $FORGE_ADMIN_TOKEN)")
+			writeErr(w, http.StatusForbidden, forge.TypeRefused, "operator verbs are disabled: start `forge serve` with --admin-token (or $FORGE_ADMIN_TOKEN)")
 			return
 		}
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || !constantTimeEqual(tok, s.o.AdminToken) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="forge"`)
-			writeErr(w, http.StatusUnauthorized, "refused", "operator verbs need \"Authorization: Bearer TOKEN\" with the server's admin token")
+			writeErr(w, http.StatusUnauthorized, forge.TypeRefused, "operator verbs need \"Authorization: Bearer TOKEN\" with the server's admin token")
 			return
 		}
 		h(w, r)
@@ -425,7 +426,7 @@ func (s *Server) handleVerb(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, registry.ErrNotFound) || errors.Is(err, registry.ErrInvalidName) {
 			storeErr(w, err)
 		} else {
-			writeErr(w, http.StatusConflict, "refused", err.Error())
+			writeErr(w, http.StatusConflict, forge.TypeRefused, err.Error())
 		}
 		return
 	}

@@ -31,9 +31,9 @@ func callStatus(o *forge.Outcome) (status, retryAfter int) {
 	switch classifier.Class(e.Class) {
 	case classifier.Caller:
 		switch {
-		case e.Type == "unknown_role" || e.Type == "unknown_method":
+		case e.Type == forge.TypeUnknownRole || e.Type == forge.TypeUnknownMethod:
 			return http.StatusNotFound, 0
-		case e.Type == "refused":
+		case e.Type == forge.TypeRefused:
 			return http.StatusConflict, 0 // an operator verb the artifact's standing refuses (nothing to lift)
 		case rule == classifier.RuleReturnedAnswer:
 			return http.StatusOK, 0
@@ -60,9 +60,9 @@ func callStatus(o *forge.Outcome) (status, retryAfter int) {
 		return http.StatusServiceUnavailable, secs
 	case rule == classifier.RuleDeadlineCaller:
 		return http.StatusGatewayTimeout, 0
-	case e.Type == "refused":
+	case e.Type == forge.TypeRefused:
 		return http.StatusServiceUnavailable, 0
-	case e.Type == "provider" || rule == classifier.RuleHostHTTPDenied:
+	case e.Type == forge.TypeProvider || rule == classifier.RuleHostHTTPDenied:
 		return http.StatusBadGateway, 0
 	}
 	return http.StatusInternalServerError, 0

@@ -15,6 +15,7 @@ import (
 
 	"github.com/artifactforge/forge/bench"
 	"github.com/artifactforge/forge/registry"
+	"github.com/artifactforge/forge/sandbox/yaegi"
 )
 
 func init() { register(newBenchCmd) }
@@ -77,7 +78,8 @@ $FORGE_STORE is never used.`,
 	fl := cmd.Flags()
 	fl.IntVar(&cfg.Methods, "methods", 100, "methods to build and call")
 	fl.IntVar(&cfg.Roles, "roles", 0, "roles the methods are spread over (default: one per 10 methods)")
-	fl.StringVar(&cfg.Backend, "backend", bench.BackendYaegi, "yaegi (in-process), yaegi-process, wasm or default (what a contract naming no sandbox gets)")
+	fl.StringVar(&cfg.Backend, "backend", yaegi.Name, "where the methods run: "+bench.BackendChoices()+
+		" (NAME-MODE: in that isolation mode; default: what a contract naming no sandbox gets)")
 	fl.IntVar(&cfg.Concurrency, "concurrency", 1, "goroutines calling at once")
 	fl.StringVar(&cfg.Pattern, "pattern", bench.PatternRoundRobin, "warm call pattern: one, round-robin or zipf")
 	fl.IntVar(&cfg.Calls, "calls", 0, "warm calls (default: max(10000, 10 x methods))")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/artifactforge/forge/classifier"
 	"github.com/artifactforge/forge/forge"
 	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/sandbox"
@@ -261,15 +262,15 @@ func newCallCmd(a *app) *cobra.Command {
 				if err := interrupted(ctx, args[0], args[1], "call"); err != nil {
 					return err
 				}
-				if o.Err.Type == "refused" {
+				if o.Err.Type == forge.TypeRefused {
 					return codedError{exitFailed, errors.New(o.Err.Message)}
 				}
-				if o.Err.Class == "caller" {
+				if o.Err.Class == string(classifier.Caller) {
 					msg := o.Err.Message
 					switch o.Err.Type {
-					case "unknown_role":
+					case forge.TypeUnknownRole:
 						msg += knownRolesHint(f.Store(), args[0])
-					case "args":
+					case forge.TypeArgs:
 						msg += fmt.Sprintf("; give each parameter as name=value or all of them with --args JSON (the signature: `forge show %s %s`)", args[0], args[1])
 					}
 					return codedError{exitFailed, fmt.Errorf("%s (%s/%s)", msg, o.Err.Class, o.Err.Type)}
@@ -316,7 +317,7 @@ func newRegenCmd(a *app) *cobra.Command {
 					return err
 				}
 			}
-			if !o.OK && o.Err.Type == "refused" {
+			if !o.OK && o.Err.Type == forge.TypeRefused {
 				// Still quarantined (the model wrote the quarantined code again): the message
 				// says the ways out.
 				return codedError{exitFailed, errors.New(o.Err.Message)}

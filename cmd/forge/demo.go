@@ -463,7 +463,7 @@ func (d *demoRun) stepOperator(ctx context.Context) {
 	d.call(ctx, "text", "upper", `{"s":"blessed"}`, want{ok: true, value: `"BLESSED"`, source: forge.SourcePersisted, gen: 2, calls: 0, decision: "execute:blessed"})
 
 	d.operator("forge quarantine text upper", func() error { return d.f.Quarantine("text", "upper") })
-	d.call(ctx, "text", "upper", `{"s":"refused"}`, want{ok: false, calls: 0, decision: "refuse:quarantined", errType: "refused",
+	d.call(ctx, "text", "upper", `{"s":"refused"}`, want{ok: false, calls: 0, decision: "refuse:quarantined", errType: forge.TypeRefused,
 		msgSubstr: "forge rollback text upper"})
 
 	var rolled *registry.Artifact

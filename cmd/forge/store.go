@@ -357,7 +357,7 @@ func withQuarantined(s registry.Backend, rows []artifactRow) ([]artifactRow, err
 	}
 	anyArtifact := false
 	for i := range q {
-		anyArtifact = anyArtifact || q[i].Kind == "artifact"
+		anyArtifact = anyArtifact || q[i].Kind == registry.QuarantineArtifact
 	}
 	if !anyArtifact {
 		return rows, nil // rows come sorted from the index listing
@@ -369,7 +369,7 @@ func withQuarantined(s registry.Backend, rows []artifactRow) ([]artifactRow, err
 	for i := range q {
 		e := q[i]
 		k := registry.Key{Role: e.Role, Method: e.Method}
-		if e.Kind != "artifact" || have[k] {
+		if e.Kind != registry.QuarantineArtifact || have[k] {
 			continue
 		}
 		have[k] = true
@@ -568,7 +568,7 @@ func (a *app) loadArtifact(role, method string) (*registry.Artifact, error) {
 		// no quarantine to look in
 	} else if q, qerr := m.Quarantined(); qerr == nil {
 		for i := len(q) - 1; i >= 0; i-- {
-			if e := q[i]; e.Kind == "artifact" && e.Role == role && e.Method == method {
+			if e := q[i]; e.Kind == registry.QuarantineArtifact && e.Role == role && e.Method == method {
 				return nil, fmt.Errorf("%s.%s is quarantined (%s, %s): %s; put it back with `forge quarantine restore %s`, or regenerate with `forge regen %s %s`",
 					role, method, e.ID, fmtTime(&e.At), e.Reason, e.ID, role, method)
 			}

@@ -2,9 +2,12 @@ package wasm
 
 import "github.com/artifactforge/forge/sandbox"
 
+// Name is the backend's name in contracts ("sandbox": "wasm") and --sandbox.
+const Name = "wasm"
+
 func init() {
 	sandbox.Register(sandbox.Backend{
-		Name:     "wasm",
+		Name:     Name,
 		Summary:  "WebAssembly run by wazero: memory cap, fuel-checked deadline, no filesystem or sockets (needs a Go toolchain)",
 		Contains: true,
 		Available: func() error {

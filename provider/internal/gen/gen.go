@@ -1,6 +1,6 @@
-// Package gen holds the data types every code generator shares. It lives apart from package
-// provider only so that provider can import its implementations (for provider.Open) while they
-// import these types; provider re-exports all of them as aliases, so users never import gen.
+// Package gen holds what the code generators share: the data types (provider re-exports them as
+// aliases, so users never import gen) and the helpers of their implementations (settings from
+// env, HTTP with retries, healing an answer), which stay out of provider's public API.
 package gen
 
 // Kind says why the generator is asked: a first version or a fix of a failing one.
