@@ -1,3 +1,6 @@
+// Package bench is `forge bench`: it builds a store of generated methods (no model: their code is
+// written here), calls them warm, round-robin, Zipf-distributed or as processes, and reports
+// latency, memory and goroutines against a baseline measured in the same run (README, "Sizing").
 package bench
 
 import (
