@@ -382,6 +382,14 @@ func TestEmbeddedHostIsolated(t *testing.T) {
 			continue
 		}
 		if i%4 == 0 || slices.Contains(embeddedHostile, c.Name) {
+			if strings.HasPrefix(c.Name, "hoststate_") {
+				// These answer with the package state they found before changing it, which a
+				// pooled interpreter keeps from this program's earlier call (phase 1, or another
+				// goroutine's): that is the documented pooled semantics, not a leak. What this
+				// phase checks is that no other program sees the change, so each such call gets
+				// an interpreter of its own.
+				c.Limits.Instance = sandbox.InstancePerCall
+			}
 			mixed = append(mixed, c)
 		}
 	}
