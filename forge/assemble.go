@@ -210,8 +210,8 @@ func (f *Forge) knownTools(role string) []assembler.Tool {
 		if a.LastUsedAt != nil {
 			t.LastUsed = *a.LastUsedAt
 		}
-		if rec, err := f.store.Role(a.Role); err == nil {
-			t.Purpose = rec.Purpose
+		if rec, err := f.store.Role(a.Role); err == nil && !rec.AgentDefined {
+			t.Purpose = rec.Purpose // an agent's purpose is a caller's text: never another role's prompt
 		}
 		tools = append(tools, t)
 	}

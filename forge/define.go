@@ -88,7 +88,7 @@ func (f *Forge) DefineRole(ctx context.Context, contract []byte, policy DefinePo
 		f.emitOp(e, start, err)
 		return res, err
 	}
-	rec, old, err := f.store.PutRoleReport(c.By(who), f.now())
+	rec, old, err := f.store.PutRoleReport(c.ByAgent(who), f.now())
 	if err == nil && old != nil && old.Fingerprint != rec.Fingerprint {
 		e.Detail += " (was " + old.Fingerprint + ")"
 		res.Stale, err = StaleByContract(f.store, c.Role)

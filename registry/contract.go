@@ -43,6 +43,7 @@ type Contract struct {
 	Docs map[string]MethodDoc `json:"docs,omitempty"`
 
 	definedBy string // the client defining it (By); PutRole records it as RoleRecord.DefinedBy
+	byAgent   bool   // defined by an agent (ByAgent): RoleRecord.AgentDefined
 }
 
 // MethodDoc describes one method for an agent choosing among tools.
@@ -64,6 +65,13 @@ type DocExample struct {
 // By returns c as defined by client who: PutRole records who in the role's record (DefinedBy).
 func (c Contract) By(who string) Contract {
 	c.definedBy = who
+	return c
+}
+
+// ByAgent is By for a contract an agent wrote (forge_define_role, POST /v1/roles): its text is a
+// caller's, which PutRole records (RoleRecord.AgentDefined) so that prompts keep it as data.
+func (c Contract) ByAgent(who string) Contract {
+	c.definedBy, c.byAgent = who, true
 	return c
 }
 

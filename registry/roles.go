@@ -290,9 +290,9 @@ func ReplaceContract(cur *RoleRecord, c Contract, now time.Time) (next, prev *Ro
 	r.Fingerprint = c.Fingerprint()
 	switch {
 	case c.definedBy != "":
-		r.DefinedBy = c.definedBy
+		r.DefinedBy, r.AgentDefined = c.definedBy, c.byAgent
 	case cur != nil && cur.Fingerprint == r.Fingerprint:
-		r.DefinedBy = cur.DefinedBy // the same contract again (its docs, say) stays its definer's
+		r.DefinedBy, r.AgentDefined = cur.DefinedBy, cur.AgentDefined // the same contract again (its docs, say) stays its definer's
 	}
 	r.UpdatedAt = now.UTC()
 	return r, prev

@@ -36,6 +36,9 @@ type RoleRecord struct {
 	// DefinedBy is the client that last changed the contract (Contract.By; "" when none was
 	// named): whose role it is when another client asks to redefine it.
 	DefinedBy string `json:"defined_by,omitempty"`
+	// AgentDefined: an agent wrote the contract (Contract.ByAgent), not an operator; its purpose
+	// is a caller's text and never reaches another role's prompt.
+	AgentDefined bool `json:"agent_defined,omitempty"`
 }
 
 // Store is one store root on disk. It is safe for concurrent use by goroutines and processes.
