@@ -16,6 +16,9 @@
 //	GET  /v1/artifacts, /v1/artifacts/{role}/{method}, /v1/history/{role}/{method}, /v1/stale
 //	GET  /v1/stats?since=24h                  what reuse bought (forge.Stats)
 //	GET  /v1/events?role=&method=&class=&source=&trace=   Server-Sent Events (forge.Filter)
+//	GET  /v1/artifact-table, /v1/artifacts/{role}/{method}/activity, /v1/quarantine   the console's (console.go)
+//	POST /v1/admin/restore/{id}, /v1/admin/dismiss/{id}   a damaged file the store set aside
+//	GET  /ui/                                 the operator console (package server/ui)
 //	GET  /metrics                             Prometheus
 //	GET  /healthz, /readyz
 //
@@ -168,6 +171,7 @@ func New(f *forge.Forge, o Options) *Server {
 	s.mux.HandleFunc("GET /v1/stats", s.handleStats)
 	s.mux.HandleFunc("GET /v1/events", s.handleEvents)
 	s.knowledgeRoutes() // knowledge.go: /v1/knowledge
+	s.consoleRoutes()   // console.go: /ui and the endpoints it adds
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]bool{"ok": true}) })
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
