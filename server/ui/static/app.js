@@ -23,6 +23,8 @@ function el(tag, attrs, ...kids) {
   return e;
 }
 const $ = (sel) => document.querySelector(sel);
+// add appends kids to parent as el does: an absent kid (null, false) is skipped, not "null".
+function add(parent, ...kids) { parent.append(...kids.flat().filter((k) => k !== null && k !== undefined && k !== false)); return parent; }
 function svg(tag, attrs) {
   const e = document.createElementNS('http://www.w3.org/2000/svg', tag);
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
@@ -112,7 +114,9 @@ function confirmAction(verb, what) {
     $('#confirm-cancel').focus();
   });
 }
-// act sends a verb after its confirmation and shows the result in out.
+// act sends a verb after its confirmation and shows the result in out. A verb that was done
+// re-renders the page (after): its message stays shown on the new page for a while.
+let lastResult = null;
 async function act(verb, path, what, out, after) {
   if (!(await confirmAction(verb, what))) return;
   out.replaceChildren(message('', verb + ': sending…'));
@@ -121,12 +125,19 @@ async function act(verb, path, what, out, after) {
     let text = verb + ' done';
     if (r && r.artifact) text += ': ' + r.artifact.lifecycle + ', gen-' + r.artifact.generation;
     else if (r && r.ok === false && r.error) throw new Error(r.error.message);
+    lastResult = { kind: 'ok', text, until: Date.now() + 15000 };
     out.replaceChildren(message('ok', text));
+    if (after) after();
   } catch (e) {
     const hint = e.status === 401 || e.status === 403 ? ' (the server refused the admin token: check it)' : '';
     out.replaceChildren(message('error', verb + ' refused: ' + e.message + hint));
   }
-  if (after) after();
+}
+// resultBox is the element a page shows its operator action's result in.
+function resultBox() {
+  const out = el('div', { id: 'actionresult', 'aria-live': 'polite' });
+  if (lastResult && lastResult.until > Date.now()) out.append(message(lastResult.kind, lastResult.text));
+  return out;
 }
 function verbButton(verb, label, onclick) {
   const b = el('button', { type: 'button', 'data-verb': verb, onclick }, label);
@@ -433,7 +444,7 @@ async function viewArtifact(role, method) {
     return;
   }
   const gen = 'gen-' + a.generation;
-  const out = el('div', { id: 'actionresult', 'aria-live': 'polite' });
+  const out = resultBox();
   const what = { name, gen, lc: a.lifecycle };
   const reload = () => viewArtifact(role, method);
   const verb = (v, label, extra) => verbButton(v, label, () => act(v, '/v1/admin/' + v + '/' + esc(role) + '/' + esc(method) + (extra ? '?' + extra : ''), what, out, reload));
@@ -456,7 +467,7 @@ async function viewArtifact(role, method) {
   const contract = el('section', { 'aria-labelledby': 'h-contract' }, el('h3', { id: 'h-contract', text: 'Contract' }));
   if (rec) {
     const ex = ((rec.acceptance && rec.acceptance.examples) || []).filter((e) => e.method === method);
-    contract.append(el('p', { text: rec.purpose || '' }),
+    add(contract, el('p', { text: rec.purpose || '' }),
       el('pre', { class: 'code', id: 'contract' }, highlight((rec.methods && rec.methods[method]) || '')),
       (rec.docs && rec.docs[method] && rec.docs[method].description) ? el('p', { text: rec.docs[method].description }) : null,
       ex.length ? el('ul', {}, ex.map((e) => el('li', {}, el('code', { text: JSON.stringify(e.args) + ' → ' + (e.expect !== undefined ? JSON.stringify(e.expect) : e.expect_error ? 'error' : '?') })))) : null,
@@ -494,7 +505,7 @@ async function viewArtifact(role, method) {
       : el('p', { class: 'muted', text: 'no failed call in the event log' }));
   }
   const sample = (a.sample || []).length ? el('p', { class: 'muted', text: 'sample of real calls kept for safe regeneration: ' + a.sample.length + ' calls' }) : null;
-  main.replaceChildren(hdr, el('div', { class: 'grid' }, el('div', {}, contract, code), el('div', {}, activity, sample)), lineage);
+  main.replaceChildren(hdr, el('div', { class: 'grid' }, el('div', {}, contract, code), el('div', {}, activity, sample)), lineage); // el skips an absent sample
   listeners.add((ev) => { if (ev.artifact && ev.artifact.role === role && ev.artifact.method === method) reload(); });
 }
 
@@ -531,7 +542,7 @@ function viewEvents() {
 // ---- the quarantine queue -------------------------------------------------------------------
 async function viewQuarantine() {
   const main = $('#main');
-  const out = el('div', { id: 'actionresult', 'aria-live': 'polite' });
+  const out = resultBox();
   const arts = el('tbody', { id: 'qrows' }), files = el('tbody', { id: 'qfiles' });
   main.replaceChildren(el('h2', { text: 'Quarantine queue' }), out,
     el('h3', { text: 'Quarantined artifacts (refused until an operator acts)' }),
