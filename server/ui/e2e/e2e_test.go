@@ -65,7 +65,7 @@ func deps() string {
 
 func contract() registry.Contract {
 	return registry.Contract{Role: "text", Purpose: "string utilities",
-		Methods: map[string]string{"upper": "func Upper(s string) string", "lower": "func Lower(s string) string", "title": "func Title(s string) string"},
+		Methods:    map[string]string{"upper": "func Upper(s string) string", "lower": "func Lower(s string) string", "title": "func Title(s string) string"},
 		Acceptance: &registry.Acceptance{Examples: []registry.Example{{Method: "upper", Args: json.RawMessage(`{"s":"go"}`), Expect: json.RawMessage(`"GO"`)}}}}
 }
 
