@@ -98,6 +98,7 @@ try {
   await page.click('#confirm-ok');
   await page.waitForFunction(() => /blessed/.test(document.querySelector('#artifact-title')?.textContent || ''));
   await page.screenshot({ path: join(shots, 'artifact-blessed.png'), fullPage: true });
+  await page.screenshot({ path: join(shots, 'console.png') }); // the viewport: README's docs/console.png
 
   // 4. A change made by another forge on the same store arrives live in the table.
   step('live');

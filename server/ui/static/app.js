@@ -578,7 +578,7 @@ async function viewQuarantine() {
 }
 
 // ---- start ----------------------------------------------------------------------------------
-window.addEventListener('hashchange', () => { route(); $('#main').focus({ preventScroll: true }); });
+window.addEventListener('hashchange', () => { lastResult = null; route(); $('#main').focus({ preventScroll: true }); });
 document.addEventListener('DOMContentLoaded', () => {
   setupToken();
   refreshEconomics(false);
