@@ -74,6 +74,10 @@ try {
   must((await page.$$('#lineage li')).length === 2, 'the lineage does not list both generations');
   must((await page.textContent('#code')).includes('func Upper('), 'the current code is not shown');
   must(await page.$('#code .kw') !== null, 'the code is not highlighted');
+  // Stored text that looks like HTML stays text: no element made of it, no script run.
+  must((await page.textContent('#code')).includes('<img src=x onerror="window.__xss=1">'), 'the code comment is not shown as text');
+  must((await page.textContent('#h-contract + p')).includes('<script>'), 'the purpose is not shown as text');
+  must(await page.evaluate(() => window.__xss === undefined && !document.querySelector('main img, main script')), 'stored text became HTML');
   must(await page.$('svg.chart polyline.calls') !== null, 'no chart');
   must((await page.textContent('#contract')).includes('func Upper(s string) string'), 'the contract is not shown');
   must((await page.$$('#failures tbody tr')).length >= 1, 'the recent failures are not listed');

@@ -30,7 +30,7 @@ import (
 
 const (
 	upperV1 = "package artifact\n\nimport \"strings\"\n\nfunc Upper(s string) string { return strings.ToUpper(s) }\n"
-	upperV2 = "package artifact\n\nimport \"strings\"\n\n// Upper answers as before, on a copy of s.\nfunc Upper(s string) string {\n\tc := strings.Clone(s)\n\treturn strings.ToUpper(c)\n}\n"
+	upperV2 = "package artifact\n\nimport \"strings\"\n\n// Upper answers as before, on a copy of s <img src=x onerror=\"window.__xss=1\">.\nfunc Upper(s string) string {\n\tc := strings.Clone(s)\n\treturn strings.ToUpper(c)\n}\n"
 	lowerV1 = "package artifact\n\nimport \"strings\"\n\nfunc Lower(s string) string { return strings.ToLower(s) }\n"
 	titleV1 = "package artifact\n\nimport \"strings\"\n\nfunc Title(s string) string { return strings.ToTitle(s) }\n"
 	token   = "console-admin-token"
@@ -64,7 +64,7 @@ func deps() string {
 }
 
 func contract() registry.Contract {
-	return registry.Contract{Role: "text", Purpose: "string utilities",
+	return registry.Contract{Role: "text", Purpose: "string utilities <script>window.__xss=2</script>",
 		Methods:    map[string]string{"upper": "func Upper(s string) string", "lower": "func Lower(s string) string", "title": "func Title(s string) string"},
 		Acceptance: &registry.Acceptance{Examples: []registry.Example{{Method: "upper", Args: json.RawMessage(`{"s":"go"}`), Expect: json.RawMessage(`"GO"`)}}}}
 }
