@@ -111,7 +111,7 @@ func ArtifactTable(rows []ArtifactRow, q TableQuery) (TablePage, error) {
 	}
 	p := TablePage{All: len(rows), Offset: q.Offset, Limit: q.Limit, Sort: q.Sort, Desc: q.Desc, Lifecycles: map[string]int{}}
 	search := strings.ToLower(q.Search)
-	kept := make([]ArtifactRow, 0, len(rows))
+	kept := make([]*ArtifactRow, 0, len(rows)) // pointers: a row is ~200 bytes, and sorting swaps
 	for i := range rows {
 		r := &rows[i]
 		lc := rowLifecycle(r)
@@ -122,10 +122,10 @@ func ArtifactTable(rows []ArtifactRow, q TableQuery) (TablePage, error) {
 		if search != "" && !strings.Contains(strings.ToLower(r.Role+"."+r.Method), search) {
 			continue
 		}
-		kept = append(kept, *r)
+		kept = append(kept, r)
 	}
-	slices.SortStableFunc(kept, func(a, b ArtifactRow) int {
-		c := cmpOf(&a, &b)
+	slices.SortStableFunc(kept, func(a, b *ArtifactRow) int {
+		c := cmpOf(a, b)
 		if q.Desc {
 			c = -c
 		}
@@ -137,7 +137,10 @@ func ArtifactTable(rows []ArtifactRow, q TableQuery) (TablePage, error) {
 	p.Total = len(kept)
 	lo := min(q.Offset, len(kept))
 	hi := min(lo+q.Limit, len(kept))
-	p.Rows = kept[lo:hi:hi]
+	p.Rows = make([]ArtifactRow, 0, hi-lo)
+	for _, r := range kept[lo:hi] {
+		p.Rows = append(p.Rows, *r)
+	}
 	return p, nil
 }
 

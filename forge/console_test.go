@@ -2,6 +2,8 @@ package forge
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -112,4 +114,27 @@ func TestComputeActivity(t *testing.T) {
 	assert.Equal(t, int64(11), all.Timeline[0].Calls)
 	assert.Equal(t, []string{"caller", "intrinsic"}, []string{all.Failures[0].Class, all.Failures[1].Class}, "newest first")
 	assert.Len(t, ComputeActivity(nil, "r", "m", from, from, 10, 5).Timeline, 10, "an empty range still has its buckets")
+}
+
+// BenchmarkArtifactTable: one page sorted by calls over 10,000 rows, against copying the rows
+// (the least any page over them costs): go test -run '^$' -bench BenchmarkArtifactTable ./forge
+func BenchmarkArtifactTable(b *testing.B) {
+	rows := make([]ArtifactRow, 10000)
+	for i := range rows {
+		rows[i] = ArtifactRow{Role: "bulk", Method: fmt.Sprintf("m%05d", i), Lifecycle: "durable", Calls: int64(i % 97)}
+	}
+	b.Run("page=100,sort=calls", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := ArtifactTable(rows, TableQuery{Sort: "calls", Desc: true}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("baseline=copy", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = slices.Clone(rows)
+		}
+	})
 }
