@@ -119,6 +119,7 @@ try {
   step('events');
   await page.click('a[data-nav="events"]');
   await page.fill('#ev-role', 'text');
+  await page.waitForSelector('#events[data-stream="role=text"]', { state: 'attached' }); // the stream with the server's filter
   await page.evaluate(() => fetch('/v1/call/text/upper', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"s":"live"}' }));
   await ask('lift text.lower');
   await page.waitForSelector('#events li[data-kind="change"]');

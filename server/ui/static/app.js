@@ -173,20 +173,21 @@ function refreshEconomics(soon) {
 }
 
 // ---- live events (Server-Sent Events read with fetch, so that the token can be sent) ---------
-let stream = null;
-const listeners = new Set();
-function restartStream() {
-  if (stream) stream.abort();
-  stream = new AbortController();
-  const ctl = stream;
+// sse reads the Server-Sent Events of path until its controller is aborted, reconnecting with a
+// backoff: each event goes to onEvent, the connection's state ('on', 'off', an error) to onState.
+function sse(path, onEvent, onState) {
+  const ctl = new AbortController();
   (async () => {
     let backoff = 500;
     while (!ctl.signal.aborted) {
       try {
-        const r = await fetch('/v1/events', { headers: headers({ Accept: 'text/event-stream' }), signal: ctl.signal });
-        if (!r.ok) throw new Error('events: ' + r.status);
-        $('#live').textContent = 'live: connected';
-        document.body.dataset.live = 'on';
+        const r = await fetch(path, { headers: headers({ Accept: 'text/event-stream' }), signal: ctl.signal });
+        if (!r.ok) {
+          let m = r.status + ' ' + r.statusText;
+          try { m = (await r.json()).error.message; } catch (_) { /* not JSON */ }
+          throw new Error(m);
+        }
+        onState('on');
         backoff = 500;
         const reader = r.body.getReader();
         const dec = new TextDecoder();
@@ -202,19 +203,33 @@ function restartStream() {
             for (const line of chunk.split('\n')) if (line.startsWith('data: ')) data += line.slice(6);
             if (!data) continue;
             let ev; try { ev = JSON.parse(data); } catch (_) { continue; }
-            for (const fn of listeners) fn(ev);
+            onEvent(ev);
           }
         }
+        onState('off');
       } catch (e) {
         if (ctl.signal.aborted) return;
-        $('#live').textContent = 'live: reconnecting (' + e.message + ')';
+        onState(e.message);
       }
-      document.body.dataset.live = 'off';
       await new Promise((res) => setTimeout(res, backoff));
       backoff = Math.min(backoff * 2, 10000);
     }
   })();
+  return ctl;
 }
+
+// The page's own stream: every event, to the listeners of the page shown.
+let stream = null;
+const listeners = new Set();
+function restartStream() {
+  if (stream) stream.abort();
+  stream = sse('/v1/events', (ev) => { for (const fn of listeners) fn(ev); }, (st) => {
+    document.body.dataset.live = st === 'on' ? 'on' : 'off';
+    $('#live').textContent = st === 'on' ? 'live: connected' : 'live: reconnecting (' + st + ')';
+  });
+}
+// pageStreams are streams a page opened for itself; leaving the page ends them.
+const pageStreams = new Set();
 function eventName(ev) {
   if (ev.call) return ev.call.role + '.' + ev.call.method;
   if (ev.artifact) return ev.artifact.role + '.' + ev.artifact.method;
@@ -243,6 +258,8 @@ function describeEvent(ev) {
 // ---- router ---------------------------------------------------------------------------------
 function route() {
   listeners.clear();
+  for (const c of pageStreams) c.abort();
+  pageStreams.clear();
   listeners.add(onAnyEvent);
   const h = location.hash.replace(/^#/, '') || '/';
   const parts = h.split('/').filter(Boolean).map(decodeURIComponent);
@@ -524,19 +541,37 @@ function viewEvents() {
     el('div', { class: 'toolbar' }, f.role, f.cls, f.src, el('label', {}, f.changes, ' changes only'), pause),
     el('p', { class: 'muted', text: 'Calls of this server and changes of artifacts made by any process, newest first (the last 500).' }),
     list);
-  listeners.add((ev) => {
-    if (paused) return;
+  // Role, class and source are the stream's own filters (GET /v1/events?role=&class=&source=):
+  // changing one opens a new stream. "Changes only" hides the calls.
+  let ctl = null, t = 0;
+  function reopen() {
+    if (ctl) { ctl.abort(); pageStreams.delete(ctl); }
+    const q = new URLSearchParams();
+    if (f.role.value.trim()) q.set('role', f.role.value.trim());
+    if (f.cls.value) q.set('class', f.cls.value);
+    if (f.src.value) q.set('source', f.src.value);
+    const query = q.toString();
+    list.dataset.stream = '';
+    ctl = sse('/v1/events' + (query ? '?' + query : ''), show, (st) => {
+      list.dataset.stream = st === 'on' ? query || 'all' : '';
+      if (st !== 'on' && st !== 'off') state.textContent = 'the stream: ' + st;
+      else state.textContent = '';
+    });
+    pageStreams.add(ctl);
+  }
+  const state = el('span', { class: 'bad', role: 'status' });
+  list.before(state);
+  function show(ev) {
     const c = ev.call;
-    if (f.role.value && (c ? c.role : ev.artifact ? ev.artifact.role : ev.role) !== f.role.value.trim()) return;
-    if (f.changes.checked && !ev.artifact && !ev.role) return;
-    if ((f.cls.value || f.src.value) && !c) return;
-    if (f.cls.value && c.failure_class !== f.cls.value) return;
-    if (f.src.value && c.program_source !== f.src.value) return;
+    if (paused || (f.changes.checked && c)) return;
     const kind = ev.artifact ? 'change' : c && c.reason === 'operator' ? 'operator' : ev.kind;
     list.prepend(el('li', { 'data-kind': kind, class: c && !c.ok && c.reason !== 'operator' ? 'bad' : '' },
       new Date(ev.time || Date.now()).toLocaleTimeString() + '  ' + kind.padEnd(9) + ' ' + eventName(ev) + '  ' + describeEvent(ev)));
     while (list.childElementCount > 500) list.lastElementChild.remove();
-  });
+  }
+  f.role.addEventListener('input', () => { clearTimeout(t); t = setTimeout(reopen, 300); });
+  for (const x of [f.cls, f.src]) x.addEventListener('change', reopen);
+  reopen();
 }
 
 // ---- the quarantine queue -------------------------------------------------------------------
