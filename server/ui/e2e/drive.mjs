@@ -24,6 +24,26 @@ async function ask(what) {
 const step = (s) => process.stdout.write('STEP ' + s + '\n');
 function must(cond, msg) { if (!cond) throw new Error(msg); }
 
+// lowContrast lists the page's texts whose colour on their background is under 4.5:1 (WCAG AA);
+// disabled controls are exempt, as WCAG has them.
+async function lowContrast(page) {
+  return page.evaluate(() => {
+    const rgb = (c) => { const m = c.match(/[\d.]+/g).map(Number); return { r: m[0], g: m[1], b: m[2], a: m.length > 3 ? m[3] : 1 }; };
+    const lum = ({ r, g, b }) => [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+      .reduce((acc, v, i) => acc + v * [0.2126, 0.7152, 0.0722][i], 0);
+    const bgOf = (e) => { for (; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor); if (c.a > 0.5) return c; } return { r: 255, g: 255, b: 255 }; };
+    const bad = [];
+    for (const e of document.querySelectorAll('body *')) {
+      if (e.closest('button:disabled, dialog:not([open]), svg') || e.checkVisibility && !e.checkVisibility()) continue;
+      if (![...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim())) continue;
+      const fg = lum(rgb(getComputedStyle(e).color)), bg = lum(bgOf(e));
+      const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+      if (ratio < 4.5) bad.push(e.tagName + '.' + e.className + ' "' + e.textContent.trim().slice(0, 30) + '" ' + ratio.toFixed(2));
+    }
+    return bad;
+  });
+}
+
 // A fresh profile (playwright passes it as --user-data-dir).
 const ctx = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'forge-ui-')), {
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -56,6 +76,8 @@ try {
   const econ = await page.textContent('#economics');
   must(econ.includes('model calls per 1,000 calls') && econ.includes('tokens saved'), 'the reuse economics are missing: ' + econ);
   await page.screenshot({ path: join(shots, 'table.png'), fullPage: true });
+  const lowLight = await lowContrast(page);
+  must(lowLight.length === 0, 'text under 4.5:1 in the light theme: ' + lowLight.join('; '));
 
   // Keyboard: the skip link comes first, the sort buttons and the rows' links are reachable.
   await page.keyboard.press('Tab');
@@ -82,6 +104,8 @@ try {
   must((await page.textContent('#contract')).includes('func Upper(s string) string'), 'the contract is not shown');
   must((await page.$$('#failures tbody tr')).length >= 1, 'the recent failures are not listed');
   await page.screenshot({ path: join(shots, 'artifact.png'), fullPage: true });
+  const lowArtifact = await lowContrast(page);
+  must(lowArtifact.length === 0, 'text under 4.5:1 on the artifact page: ' + lowArtifact.join('; '));
 
   // 3. Bless: read-only without a token; refused with a wrong one; done with the right one.
   step('bless');
@@ -133,6 +157,8 @@ try {
   await page.waitForSelector('#qrows tr[data-artifact="text.title"]');
   must(await page.evaluate(() => getComputedStyle(document.body).backgroundColor) !== 'rgb(255, 255, 255)', 'no dark theme');
   await page.screenshot({ path: join(shots, 'quarantine-dark.png'), fullPage: true });
+  const lowDark = await lowContrast(page);
+  must(lowDark.length === 0, 'text under 4.5:1 in the dark theme: ' + lowDark.join('; '));
   await page.emulateMedia({ colorScheme: 'light' });
 
   must(consoleErrors.length === 0, 'the page logged errors: ' + consoleErrors.join('; '));
