@@ -348,13 +348,17 @@ function viewTable() {
       body.replaceChildren(el('tr', {}, el('td', { colspan: COLUMNS.length }, message('error', 'the artifact table: ' + e.message))));
     }
   }
-  // Live: a change to an artifact, or a call, reloads the page of the table (at most every 500 ms).
-  let pending = null, changed = new Set();
+  // Live: a change to an artifact reloads the page of the table at once; calls, whose counters
+  // reach the store's files at the recorder's interval anyway, at most every 5 s.
+  let pending = null, pendingFast = false, changed = new Set();
   listeners.add((ev) => {
     if (!ev.artifact && !(ev.call && ev.call.reason !== 'operator')) return;
     changed.add(eventName(ev));
-    if (pending) return;
-    pending = setTimeout(() => { pending = null; const c = changed; changed = new Set(); load(c); }, ev.artifact ? 50 : 500);
+    const fast = !!ev.artifact;
+    if (pending && (pendingFast || !fast)) return;
+    clearTimeout(pending);
+    pendingFast = fast;
+    pending = setTimeout(() => { pending = null; const c = changed; changed = new Set(); load(c); }, fast ? 50 : 5000);
   });
   load();
 }
