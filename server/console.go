@@ -131,7 +131,7 @@ func maintainerErr(w http.ResponseWriter, err error) {
 		writeErr(w, http.StatusNotImplemented, "store", err.Error())
 		return
 	case errors.Is(err, registry.ErrNoQuarantine):
-		writeErr(w, http.StatusNotFound, forge.TypeNotFound, err.Error()+": GET /v1/quarantine lists the pending entries")
+		writeErr(w, http.StatusNotFound, forge.TypeNotFound, err.Error()+" (GET /v1/quarantine lists the pending ones)")
 		return
 	}
 	storeErr(w, err)

@@ -61,9 +61,9 @@ the fleet store. Other forge processes on this machine use it with --store nats:
 server: go install -tags natsembedded ./cmd/forge (the default build leaves it out).
 
 With --clients FILE (or $FORGE_CLIENTS) every request but /healthz, /readyz, /metrics, the
-console's files and the operator verbs needs a client's bearer token; each client may call only the roles the file gives
-it, at most at its rate, and never shares a live instance with another client (README, "Client
-identities").
+console's files and the operator verbs needs a client's bearer token; each client may call only
+the roles the file gives it, at most at its rate, and never shares a live instance with another
+client (README, "Client identities").
 
 Guards (README, "Serving"): on loopback it answers only to localhost, 127.0.0.1 and [::1] (add
 names with --allowed-hosts or $FORGE_ALLOWED_HOSTS, comma-separated); calls and MCP messages need
