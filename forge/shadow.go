@@ -346,7 +346,7 @@ func generationCode(art *registry.Artifact, gen int, flag string) (string, error
 			return g.Code, nil
 		}
 	}
-	return "", fmt.Errorf("forge: %s.%s keeps no generation %d (it keeps %s); pass one of those to %s", art.Role, art.Method, gen, strings.Join(kept, ", "), flag)
+	return "", fmt.Errorf("forge: %s.%s keeps no generation %d (it keeps %s): %w; pass one of those to %s", art.Role, art.Method, gen, strings.Join(kept, ", "), registry.ErrNoGeneration, flag)
 }
 
 // compileKept compiles code role.method kept (a generation of its history) to replay it. It is

@@ -36,7 +36,8 @@ import (
 type Options struct {
 	// Version is reported to clients as the server's version.
 	Version string
-	// OperatorVerbs adds the tools that change artifacts (bless, quarantine, rollback, regen).
+	// OperatorVerbs adds the tools that change artifacts (bless, quarantine, rollback, regen) and
+	// those that replay the sample of real calls (replay, diff).
 	OperatorVerbs bool
 	// DefineRoles are the server's switches for forge_define_role (off unless Allow); where
 	// clients have identities, theirs narrow them (scopes DefineScope, RedefineScope).
@@ -200,6 +201,8 @@ type callArgs struct {
 	Method string          `json:"method"`
 	Args   json.RawMessage `json:"args"`
 	Gen    int             `json:"gen"`
+	From   int             `json:"from"` // forge_diff
+	To     int             `json:"to"`
 	Since  string          `json:"since"`
 	// AcceptChanges: forge_regen promotes code that changes sampled answers (safe regeneration).
 	AcceptChanges bool `json:"accept_changes"`
@@ -359,4 +362,5 @@ func (s *Server) addFixedTools() {
 		func(ctx context.Context, a callArgs) (any, error) {
 			return s.f.RegenerateWith(ctx, a.Role, a.Method, forge.RegenOptions{AcceptChanges: a.AcceptChanges}), nil
 		})
+	s.addReplayTools(verb) // replay.go
 }

@@ -168,6 +168,7 @@ func New(f *forge.Forge, o Options) *Server {
 	s.mux.HandleFunc("GET /v1/stats", s.handleStats)
 	s.mux.HandleFunc("GET /v1/events", s.handleEvents)
 	s.knowledgeRoutes() // knowledge.go: /v1/knowledge
+	s.replayRoutes()    // replay.go: /v1/artifacts/{role}/{method}/replay, /diff
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]bool{"ok": true}) })
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
