@@ -236,21 +236,20 @@ func (c *call) judgeReplay(r *Replay, base *registry.Artifact) {
 // blockedFailure is the failure of new code that the replay kept from being promoted.
 func (c *call) blockedFailure(r *Replay, base *registry.Artifact) *failure {
 	var b strings.Builder
-	fmt.Fprintf(&b, "the new code of %s.%s was not promoted: %s (%s); generation %d stays current. Changed answers:",
-		c.role, c.method, r.Blocked, r.Summary(), base.Generation)
-	for _, d := range r.Diffs {
-		if d.Kind == ReplayChanged {
-			b.WriteString("\n  " + d.String())
-		}
-	}
+	fmt.Fprintf(&b, "the new code of %s.%s was not promoted: %s (%s); generation %d stays current. Changed answers:%s",
+		c.role, c.method, r.Blocked, r.Summary(), base.Generation, r.changedLines())
 	fmt.Fprintf(&b, "\nIf the new answers are right, run the command again with --accept-changes; otherwise fix the contract's acceptance examples or edit the code (`forge edit %s %s`)", c.role, c.method)
 	return &failure{typ: TypeReplay, result: classifier.Result{Class: classifier.Intrinsic, Rule: classifier.RuleReplayChanged}, msg: b.String()}
 }
 
 // replayFeedback is the repair prompt's feedback about the sampled inputs the candidate changed.
 func replayFeedback(r *Replay) string {
+	return fmt.Sprintf("the code passed the acceptance examples but changes %d of %d answers the current code gave to real calls; keep these answers:%s", r.Changed, r.Replayed, r.changedLines())
+}
+
+// changedLines is the changed answers of r, one indented line each.
+func (r *Replay) changedLines() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "the code passed the acceptance examples but changes %d of %d answers the current code gave to real calls; keep these answers:", r.Changed, r.Replayed)
 	for _, d := range r.Diffs {
 		if d.Kind == ReplayChanged {
 			b.WriteString("\n  " + d.String())
@@ -288,13 +287,20 @@ func (c *call) keepReplay(a *registry.Artifact) {
 	}
 	sum := r.ReplaySummary
 	a.History[0].Replay = &sum
-	max, maxBytes := c.rt.rec.Sample.Bounds()
-	entries := make([]registry.SampleEntry, len(r.sample))
+	a.Sample = r.entries(a.Generation, c.rt.rec.Sample)
+}
+
+// entries is the replayed inputs with the new code's answers, as generation gen's sample within
+// the role's bounds.
+func (r *Replay) entries(gen int, cfg *registry.SampleConfig) []registry.SampleEntry {
+	max, maxBytes := cfg.Bounds()
+	out := make([]registry.SampleEntry, len(r.sample))
 	for i, e := range r.sample {
-		e.Gen = a.Generation
-		entries[i] = e
+		e.Gen = gen
+		out[i] = e
 	}
-	a.Sample, _ = registry.MergeSample(nil, entries, a.Generation, max, maxBytes)
+	out, _ = registry.MergeSample(nil, out, gen, max, maxBytes)
+	return out
 }
 
 // ErrNoSample is returned by ReplaySample for an artifact that keeps no sample of real calls.

@@ -407,7 +407,7 @@ func (s *Server) handleVerb(w http.ResponseWriter, r *http.Request) {
 	case "quarantine":
 		err = s.f.QuarantineContext(ctx, role, method)
 	case "lift":
-		o := s.f.LiftQuarantine(ctx, role, method)
+		o := s.f.LiftQuarantineWith(ctx, role, method, forge.PromoteOptions{AcceptChanges: acceptChanges(r)})
 		writeOutcome(w, &o, false)
 		return
 	case "rollback":
@@ -418,7 +418,7 @@ func (s *Server) handleVerb(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		_, err = s.f.RollbackContext(ctx, role, method, gen)
+		_, err = s.f.RollbackWith(ctx, role, method, gen, forge.PromoteOptions{AcceptChanges: acceptChanges(r)})
 	default:
 		writeErr(w, http.StatusNotFound, "args", fmt.Sprintf("unknown verb %q: use regen, bless, quarantine, lift, rollback or edit", verb))
 		return

@@ -71,6 +71,16 @@ func TestRegenRefusesChangedAnswersOfABlessedArtifact(t *testing.T) {
 	code, _, errOut = runCLI(t, s("diff", "text", "upper", "1", "9")...)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "keeps no generation 9")
+
+	// A rollback of a blessed artifact replays the sample on the kept code first.
+	code, _, errOut = runCLI(t, s("bless", "text", "upper")...)
+	require.Equal(t, 0, code, errOut)
+	code, _, errOut = runCLI(t, s("rollback", "text", "upper")...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, `args {"s":"abc"}: was "abc", now "ABC"`)
+	code, out, errOut = runCLI(t, s("rollback", "text", "upper", "--accept-changes")...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "gen-3: replayed 2 sampled input(s): 1 same, 1 changed (accepted)")
 }
 
 // forge replay reports agreement on the current and an earlier generation; forge sample shows
