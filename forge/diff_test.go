@@ -67,19 +67,7 @@ func TestUnifiedDiff(t *testing.T) {
 // diff of the previous and the current generation shows both the code and that input's two
 // answers.
 func TestDiffShowsCodeAndBehaviour(t *testing.T) {
-	p := cassette(t,
-		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK},
-		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 2, Code: upperExceptB})
-	f := openForge(t, t.TempDir(), p, sampleEvery, func(o *Options) { o.MaxProviderCalls = 1 })
-	require.NoError(t, f.AddRole(textContract()))
-	callAll(t, f, "first", "abc", "hello")
-
-	_, err := f.Diff(context.Background(), "text", "upper", 0, 0)
-	require.ErrorContains(t, err, "gen-1 has no generation before it")
-
-	o := f.RegenerateWith(context.Background(), "text", "upper", RegenOptions{AcceptChanges: true})
-	require.True(t, o.OK, "%+v", o.Err)
-
+	f := gen2Accepted(t)
 	d, err := f.Diff(context.Background(), "text", "upper", 0, 0)
 	require.NoError(t, err)
 	assert.Equal(t, 1, d.From)
@@ -100,4 +88,21 @@ func TestDiffShowsCodeAndBehaviour(t *testing.T) {
 
 	_, err = f.Diff(context.Background(), "text", "upper", 7, 0)
 	assert.ErrorContains(t, err, "keeps no generation 7 (it keeps gen-2, gen-1)")
+}
+
+// gen2Accepted leaves text.upper at gen-2 (upperExceptB, from a scripted model, its changes
+// accepted) with a sample of gen-2's answers ("abc" answers "abc"); gen-1 (upperOK) is kept.
+func gen2Accepted(t *testing.T) *Forge {
+	t.Helper()
+	p := cassette(t,
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK},
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 2, Code: upperExceptB})
+	f := openForge(t, t.TempDir(), p, sampleEvery, func(o *Options) { o.MaxProviderCalls = 1 })
+	require.NoError(t, f.AddRole(textContract()))
+	callAll(t, f, "first", "abc", "hello")
+	_, err := f.Diff(context.Background(), "text", "upper", 0, 0)
+	require.ErrorContains(t, err, "gen-1 has no generation before it")
+	o := f.RegenerateWith(context.Background(), "text", "upper", RegenOptions{AcceptChanges: true})
+	require.True(t, o.OK, "%+v", o.Err)
+	return f
 }

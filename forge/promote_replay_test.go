@@ -14,18 +14,10 @@ import (
 	"github.com/artifactforge/forge/registry"
 )
 
-// blessedGen2 leaves text.upper at gen-2 (upperExceptB, its changes accepted), blessed, with a
-// sample of gen-2's answers ("abc" answers "abc").
+// blessedGen2 is gen2Accepted, blessed.
 func blessedGen2(t *testing.T) *Forge {
 	t.Helper()
-	p := cassette(t,
-		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK},
-		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 2, Code: upperExceptB})
-	f := openForge(t, t.TempDir(), p, sampleEvery, func(o *Options) { o.MaxProviderCalls = 1 })
-	require.NoError(t, f.AddRole(textContract()))
-	callAll(t, f, "first", "abc", "hello")
-	o := f.RegenerateWith(context.Background(), "text", "upper", RegenOptions{AcceptChanges: true})
-	require.True(t, o.OK, "%+v", o.Err)
+	f := gen2Accepted(t)
 	require.NoError(t, f.Bless("text", "upper", false))
 	return f
 }

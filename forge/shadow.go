@@ -42,18 +42,16 @@ const maxReplayDiffs = 5
 // ClassifyReplay compares a sampled answer (wasValue or wasErr) with the new code's (now or
 // nowErr). failing is the args of the call whose failure asked for the new code (nil: none).
 func ClassifyReplay(args, failing, wasValue json.RawMessage, wasErr string, now json.RawMessage, nowErr string) ReplayKind {
-	wasOK, nowOK := wasErr == "", nowErr == ""
+	k := ClassifyAnswers(wasValue, wasErr, now, nowErr)
 	switch {
-	case !wasOK && !nowOK:
-		return ReplaySame
-	case wasOK && nowOK && jsonval.Equal(wasValue, now):
-		return ReplaySame
+	case k == ReplaySame:
+		return k
 	case failing != nil && jsonval.Equal(args, failing):
 		return ReplayFixed
-	case !wasOK && nowOK:
-		return ReplayNowSucceeds
+	case k == ReplayNowFails:
+		return ReplayChanged // a regeneration's policy counts it as a changed answer
 	}
-	return ReplayChanged
+	return k
 }
 
 // ShadowInput is what ShadowPolicy decides on.

@@ -82,33 +82,33 @@ type diffResult struct {
 }
 
 func (s *Server) handleReplay(w http.ResponseWriter, r *http.Request) {
-	q, ok := s.replayBody(w, r)
-	if !ok {
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.o.CallTimeout)
-	defer cancel()
-	rep, err := s.f.ReplaySample(ctx, r.PathValue("role"), r.PathValue("method"), q.Gen)
-	if err != nil {
-		replayErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, replayResult{OK: true, Replay: rep})
+	s.replayed(w, r, func(ctx context.Context, q replayRequest) (any, error) {
+		rep, err := s.f.ReplaySample(ctx, r.PathValue("role"), r.PathValue("method"), q.Gen)
+		return replayResult{OK: true, Replay: rep}, err
+	})
 }
 
 func (s *Server) handleDiff(w http.ResponseWriter, r *http.Request) {
+	s.replayed(w, r, func(ctx context.Context, q replayRequest) (any, error) {
+		d, err := s.f.Diff(ctx, r.PathValue("role"), r.PathValue("method"), q.From, q.To)
+		return diffResult{OK: true, DiffReport: d}, err
+	})
+}
+
+// replayed reads the request, runs fn within the call timeout and writes its answer or error.
+func (s *Server) replayed(w http.ResponseWriter, r *http.Request, fn func(context.Context, replayRequest) (any, error)) {
 	q, ok := s.replayBody(w, r)
 	if !ok {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.o.CallTimeout)
 	defer cancel()
-	d, err := s.f.Diff(ctx, r.PathValue("role"), r.PathValue("method"), q.From, q.To)
+	v, err := fn(ctx, q)
 	if err != nil {
 		replayErr(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, diffResult{OK: true, DiffReport: d})
+	writeJSON(w, http.StatusOK, v)
 }
 
 // replayErr maps a replay's or diff's error to a response.
