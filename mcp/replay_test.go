@@ -69,6 +69,16 @@ func TestRegenToolAcceptChanges(t *testing.T) {
 	assert.False(t, ok)
 	assert.Contains(t, out, "keeps no generation 9")
 
+	// forge_rollback replays the sample on the kept code: refused on a blessed artifact whose
+	// answers it changes, unless accept_changes.
+	require.NoError(t, f.Bless("text", "upper", false))
+	out, ok = tool("forge_rollback", map[string]any{"role": "text", "method": "upper"})
+	assert.False(t, ok, out)
+	assert.Contains(t, out, `was \"abc\", now \"ABC\"`)
+	out, ok = tool("forge_rollback", map[string]any{"role": "text", "method": "upper", "accept_changes": true})
+	assert.True(t, ok, out)
+	assert.Contains(t, out, `\"generation\":3`)
+
 	// Not offered without the operator verbs: they run code and show other callers' inputs.
 	plain := inMemorySession(t, f, Options{})
 	tools, err := plain.ListTools(context.Background(), nil)

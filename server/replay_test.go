@@ -95,4 +95,15 @@ func TestReplayAndDiffEndpoints(t *testing.T) {
 	assert.Contains(t, string(body), `unknown field \"form\"`)
 	resp, _ = post(t, ts.URL+"/v1/artifacts/text/nosuch/replay", "s3cret", "")
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+
+	// The rollback verb replays the sample on the kept code: refused on a blessed artifact whose
+	// answers it changes, unless ?accept_changes=1.
+	resp, body = post(t, ts.URL+"/v1/admin/bless/text/upper", "s3cret", "")
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	resp, body = post(t, ts.URL+"/v1/admin/rollback/text/upper", "s3cret", "")
+	assert.Equal(t, http.StatusConflict, resp.StatusCode)
+	assert.Contains(t, string(body), `args {\"s\":\"abc\"}: was \"abc\", now \"ABC\"`)
+	resp, body = post(t, ts.URL+"/v1/admin/rollback/text/upper?accept_changes=1", "s3cret", "")
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	assert.Contains(t, string(body), `"generation":3`)
 }

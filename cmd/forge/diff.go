@@ -51,7 +51,10 @@ Exit codes: 0 every sampled answer agrees (the code may differ), 3 some sampled 
 				return err
 			}
 			if a.jsonOut {
-				if err := a.printJSON(d); err != nil {
+				if err := a.printJSON(struct { // an action that runs code: an object with "ok" (the diff was made)
+					OK bool `json:"ok"`
+					*forge.DiffReport
+				}{true, d}); err != nil {
 					return err
 				}
 			} else {

@@ -61,8 +61,12 @@ func TestRegenRefusesChangedAnswersOfABlessedArtifact(t *testing.T) {
 	assert.Contains(t, errOut, "gen-1 and gen-2 answer 1 sampled input(s) differently")
 	code, out, _ = runCLI(t, s("diff", "--json", "text", "upper", "gen-2", "1")...)
 	assert.Equal(t, 3, code)
-	var d forge.DiffReport
+	var d struct {
+		OK bool `json:"ok"`
+		forge.DiffReport
+	}
 	require.NoError(t, json.Unmarshal([]byte(out), &d), out)
+	assert.True(t, d.OK, "an action that runs code says ok")
 	assert.Equal(t, [2]int{2, 1}, [2]int{d.From, d.To})
 	assert.Equal(t, 1, d.Changed)
 	code, _, errOut = runCLI(t, s("diff", "text", "upper", "2")...)
