@@ -172,6 +172,7 @@ func New(f *forge.Forge, o Options) *Server {
 	s.mux.HandleFunc("GET /v1/events", s.handleEvents)
 	s.knowledgeRoutes() // knowledge.go: /v1/knowledge
 	s.consoleRoutes()   // console.go: /ui and the endpoints it adds
+	s.replayRoutes()    // replay.go: /v1/artifacts/{role}/{method}/replay, /diff
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]bool{"ok": true}) })
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
@@ -410,7 +411,7 @@ func (s *Server) handleVerb(w http.ResponseWriter, r *http.Request) {
 	case "quarantine":
 		err = s.f.QuarantineContext(ctx, role, method)
 	case "lift":
-		o := s.f.LiftQuarantine(ctx, role, method)
+		o := s.f.LiftQuarantineWith(ctx, role, method, forge.PromoteOptions{AcceptChanges: acceptChanges(r)})
 		writeOutcome(w, &o, false)
 		return
 	case "rollback":
@@ -421,7 +422,7 @@ func (s *Server) handleVerb(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		_, err = s.f.RollbackContext(ctx, role, method, gen)
+		_, err = s.f.RollbackWith(ctx, role, method, gen, forge.PromoteOptions{AcceptChanges: acceptChanges(r)})
 	default:
 		writeErr(w, http.StatusNotFound, "args", fmt.Sprintf("unknown verb %q: use regen, bless, quarantine, lift, rollback or edit", verb))
 		return
