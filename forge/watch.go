@@ -128,7 +128,7 @@ func (s *Subscription) Close() {
 	s.once.Do(func() {
 		s.hub.mu.Lock()
 		delete(s.hub.subs, s)
-		s.hub.n.Store(int64(len(s.hub.subs)))
+		s.hub.n.Store(int64(len(s.hub.subs) + len(s.hub.observers)))
 		s.hub.mu.Unlock()
 		close(s.c)
 	})
@@ -153,6 +153,10 @@ func (h *liveHub) publish(e *LiveEvent) {
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
+	h.publishLocked(e)
+}
+
+func (h *liveHub) publishLocked(e *LiveEvent) {
 	for _, o := range h.observers {
 		o(e)
 	}
@@ -181,12 +185,37 @@ func (f *Forge) publishCall(h *liveHub, e Event) {
 	if h.n.Load() == 0 {
 		return // no listener: the warm path allocates nothing here
 	}
-	publishCallTo(h, e)
+	h.publishCall(&e)
 }
 
-//go:noinline
-func publishCallTo(h *liveHub, e Event) {
-	h.publish(&LiveEvent{Kind: LiveCall, Time: e.Time, Call: &e})
+// liveCall is a call's live event for the observers alone, reused (liveCalls).
+type liveCall struct {
+	le LiveEvent
+	ev Event
+}
+
+var liveCalls = sync.Pool{New: func() any { return new(liveCall) }}
+
+// publishCall publishes a call's event. Subscribers keep what they receive, so with any the
+// event is a copy of its own; the observers alone (`forge serve`'s metrics) read it during their
+// call, so then it is a reused one: a warm call under the server allocates nothing here.
+func (h *liveHub) publishCall(e *Event) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if len(h.subs) > 0 {
+		c := new(Event)
+		*c = *e
+		h.publishLocked(&LiveEvent{Kind: LiveCall, Time: e.Time, Call: c})
+		return
+	}
+	lc := liveCalls.Get().(*liveCall)
+	lc.ev = *e
+	lc.le = LiveEvent{Kind: LiveCall, Time: e.Time, Call: &lc.ev}
+	for _, o := range h.observers {
+		o(&lc.le)
+	}
+	*lc = liveCall{} // no strings kept alive in the pool
+	liveCalls.Put(lc)
 }
 
 // Subscribe returns a subscription to this forge's live events matching fl: its calls and, once
@@ -202,7 +231,8 @@ func (f *Forge) Subscribe(fl Filter) *Subscription {
 	return s
 }
 
-// Observe calls fn synchronously with every live event (metrics); fn must be fast and must not block.
+// Observe calls fn synchronously with every live event (metrics); fn must be fast, must not
+// block, and must not keep the event (or its Call) past its return: it may be reused.
 func (f *Forge) Observe(fn func(*LiveEvent)) {
 	h := f.hub()
 	h.mu.Lock()
