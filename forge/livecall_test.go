@@ -43,4 +43,10 @@ func TestObservedCallEventAllocatesNothing(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { f.publishCall(h, e) })
 	assert.Equal(t, "upper", last)
 	assert.Zero(t, allocs, "an observed call's live event allocates")
+	// A subscriber to changes only (MCP's tool list) takes no call: still nothing allocated.
+	changes := f.Subscribe(Filter{ChangesOnly: true})
+	defer changes.Close()
+	allocs = testing.AllocsPerRun(100, func() { f.publishCall(h, e) })
+	assert.Zero(t, allocs, "a call's live event allocates with a subscriber that takes no calls")
+	assert.Empty(t, changes.C)
 }

@@ -153,23 +153,23 @@ func (h *liveHub) publish(e *LiveEvent) {
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	h.publishLocked(e)
-}
-
-func (h *liveHub) publishLocked(e *LiveEvent) {
 	for _, o := range h.observers {
 		o(e)
 	}
 	for s := range h.subs {
-		if !s.filter.Match(e) {
-			continue
+		if s.filter.Match(e) {
+			h.send(s, e)
 		}
-		select {
-		case s.c <- *e:
-		default:
-			s.dropped.Add(1)
-			h.dropped.Add(1)
-		}
+	}
+}
+
+// send queues e for s, or counts it dropped when s has fallen behind.
+func (h *liveHub) send(s *Subscription, e *LiveEvent) {
+	select {
+	case s.c <- *e:
+	default:
+		s.dropped.Add(1)
+		h.dropped.Add(1)
 	}
 }
 
@@ -196,23 +196,30 @@ type liveCall struct {
 
 var liveCalls = sync.Pool{New: func() any { return new(liveCall) }}
 
-// publishCall publishes a call's event. Subscribers keep what they receive, so with any the
-// event is a copy of its own; the observers alone (`forge serve`'s metrics) read it during their
-// call, so then it is a reused one: a warm call under the server allocates nothing here.
+// publishCall publishes a call's event. The observers (`forge serve`'s metrics) read it during
+// their call, so for them it is a reused one; a subscriber keeps what it receives, so one whose
+// filter takes calls gets a copy of its own: a warm call under the server (whose MCP subscribes
+// to changes only) allocates nothing here.
 func (h *liveHub) publishCall(e *Event) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	if len(h.subs) > 0 {
-		c := new(Event)
-		*c = *e
-		h.publishLocked(&LiveEvent{Kind: LiveCall, Time: e.Time, Call: c})
-		return
-	}
 	lc := liveCalls.Get().(*liveCall)
 	lc.ev = *e
 	lc.le = LiveEvent{Kind: LiveCall, Time: e.Time, Call: &lc.ev}
 	for _, o := range h.observers {
 		o(&lc.le)
+	}
+	var kept *LiveEvent
+	for s := range h.subs {
+		if !s.filter.Match(&lc.le) {
+			continue
+		}
+		if kept == nil {
+			c := new(Event)
+			*c = *e
+			kept = &LiveEvent{Kind: LiveCall, Time: e.Time, Call: c}
+		}
+		h.send(s, kept)
 	}
 	*lc = liveCall{} // no strings kept alive in the pool
 	liveCalls.Put(lc)
