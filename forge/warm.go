@@ -28,3 +28,26 @@ func (f *Forge) WarmUp(ctx context.Context, started func()) (warmed bool, took t
 	err = w.Warm(ctx)
 	return true, time.Since(start), err
 }
+
+// BackgroundWarmUp decides whether a command starting up should warm the machine's default
+// backend in a detached process that outlives it (sandbox.Backend.NeedsWarm and Warm): on a fresh
+// machine the first wasm build waits for the Go toolchain to compile its standard library for
+// wasip1 (~6 s of CPU for a call module), and a warm-up started by the first forge command (the
+// README's `forge --version`, `forge role add`) has done it, or part of it, by the time a first
+// call builds. operator is $FORGE_SANDBOX, setting $FORGE_WARM ("off" turns it off); the
+// default is what ChooseDefault picks. It returns the backend to warm.
+func BackgroundWarmUp(operator, setting string, backends []sandbox.Backend) (sandbox.Backend, bool) {
+	if setting == "off" {
+		return sandbox.Backend{}, false
+	}
+	p, err := ChooseDefault(operator, backends)
+	if err != nil {
+		return sandbox.Backend{}, false
+	}
+	for _, b := range backends {
+		if b.Name == p.Backend {
+			return b, b.NeedsWarm != nil && b.Warm != nil && b.NeedsWarm()
+		}
+	}
+	return sandbox.Backend{}, false
+}

@@ -1,0 +1,11 @@
+//go:build !unix
+
+package wasm
+
+import (
+	"context"
+	"time"
+)
+
+// lockFile: without flock there is no lock; callers only lose the saving of duplicate work.
+func lockFile(context.Context, string, time.Duration) (release func()) { return func() {} }

@@ -1,0 +1,134 @@
+package wasm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/artifactforge/forge/sandbox"
+)
+
+// The machine's warm-up. The standard library the Go toolchain compiles for wasip1 lands in the
+// user's Go build cache, which every store of the user shares; so a marker and a lock per user,
+// Go version and build cache say whether it is there and let one process build it while the
+// others wait (a detached warm-up that an earlier command started, a first call, a second store).
+// The store's own marker (builder.warmMarker) stays: it is what a forge that never ran this code
+// path left.
+
+// lockWaiting, if set (tests), is called when lockFile starts waiting for the lock at path.
+var lockWaiting func(path string)
+
+// machineWarmDir is the directory of the machine markers and locks (a variable: tests point it at
+// a temporary directory so that they neither read nor write the user's).
+var machineWarmDir = func() (string, error) {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "forge", "wasm-warm"), nil
+}
+
+// goCacheDir is the Go build cache the toolchain uses with this environment ($GOCACHE, else the
+// user cache directory's go-build, as the go command does): the warm-up is per cache.
+func goCacheDir() string {
+	if d := os.Getenv("GOCACHE"); d != "" {
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "go-build")
+}
+
+// machineWarmPath is the marker of one kind of module's warm-up with tc and the current build
+// cache ("" if there is no place for it); the lock is the same path with ".lock".
+func machineWarmPath(tc toolchain, test bool) string {
+	dir, err := machineWarmDir()
+	if err != nil || dir == "" {
+		return ""
+	}
+	kind := "call"
+	if test {
+		kind = "test"
+	}
+	sum := sha256.Sum256([]byte(goCacheDir()))
+	return filepath.Join(dir, tc.version+"-"+hex.EncodeToString(sum[:6])+"-"+kind)
+}
+
+// machineWarm reports whether the machine marker of this kind exists.
+func machineWarm(tc toolchain, test bool) bool {
+	p := machineWarmPath(tc, test)
+	if p == "" {
+		return false
+	}
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// markMachineWarm writes the machine marker of this kind (a cache: failing to write it costs a
+// needless warm-up later, nothing else).
+func markMachineWarm(tc toolchain, test bool) {
+	if p := machineWarmPath(tc, test); p != "" {
+		_ = writeFileAtomic(filepath.Dir(p), p, []byte(tc.version+"\n"+goCacheDir()+"\n"))
+	}
+}
+
+// lockMachineWarm waits until this process holds the machine's warm-up lock of this kind, or ctx
+// ends (then it goes on without it: the lock only saves duplicate work). The returned func
+// releases it.
+func lockMachineWarm(ctx context.Context, tc toolchain, test bool) (release func()) {
+	p := machineWarmPath(tc, test)
+	if p == "" || os.MkdirAll(filepath.Dir(p), 0o755) != nil {
+		return func() {}
+	}
+	return lockFile(ctx, p+".lock", 50*time.Millisecond)
+}
+
+// MachineNeedsWarm reports, without building anything, whether the toolchain forge would use has
+// not yet built a module of each kind for wasip1 into the current Go build cache on this machine,
+// as far as the machine markers say (sandbox.Backend.NeedsWarm). No toolchain: nothing to warm.
+func MachineNeedsWarm() bool {
+	tc, err := findToolchain("")
+	if err != nil {
+		return false
+	}
+	return !machineWarm(tc, false) || !machineWarm(tc, true)
+}
+
+// WarmMachine builds the trivial call module, then the trivial test module, into the current Go
+// build cache (sandbox.Backend.Warm), each under the machine's lock of its kind and skipped if its
+// marker says another process did it meanwhile. It is what a detached warm-up runs, so that a
+// first call started while it works waits for it rather than compile the standard library a
+// second time on the same cores.
+func WarmMachine(ctx context.Context) error {
+	tc, err := findToolchain("")
+	if err != nil {
+		return err
+	}
+	for _, test := range []bool{false, true} {
+		if err := warmMachineKind(ctx, tc, test); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func warmMachineKind(ctx context.Context, tc toolchain, test bool) error {
+	wctx, cancel := context.WithTimeout(ctx, warmTimeout)
+	defer cancel()
+	release := lockMachineWarm(wctx, tc, test)
+	defer release()
+	if machineWarm(tc, test) {
+		return nil
+	}
+	if _, err := (&builder{}).runGoBuild(wctx, tc, warmGuest(test), warmTimeout, true); err != nil {
+		return &sandbox.Error{Kind: sandbox.KindInternal, Err: err,
+			Message: "the warm-up build of a trivial wasm module failed: " + err.Error()}
+	}
+	markMachineWarm(tc, test)
+	return nil
+}
