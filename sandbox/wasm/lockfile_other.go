@@ -8,4 +8,6 @@ import (
 )
 
 // lockFile: without flock there is no lock; callers only lose the saving of duplicate work.
-func lockFile(context.Context, string, time.Duration) (release func()) { return func() {} }
+func lockFile(context.Context, string, time.Duration) (release func(), waited bool) {
+	return func() {}, false
+}

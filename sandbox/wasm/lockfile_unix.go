@@ -10,16 +10,16 @@ import (
 )
 
 // lockFile takes an exclusive flock on path (created if missing), polling every poll until it gets
-// it or ctx ends; the returned func releases it. Without the lock (ctx ended, no file) it returns a
+// it or ctx ends; the returned func releases it, and waited says whether another holder made it wait. Without the lock (ctx ended, no file) it returns a
 // func that does nothing: the callers' locks only save duplicate work. lockWaiting is called when it starts waiting.
-func lockFile(ctx context.Context, path string, poll time.Duration) (release func()) {
+func lockFile(ctx context.Context, path string, poll time.Duration) (release func(), waited bool) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return func() {}
+		return func() {}, false
 	}
-	for waited := false; ; waited = true {
+	for ; ; waited = true {
 		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
-			return func() { f.Close() }
+			return func() { f.Close() }, waited
 		}
 		if !waited && lockWaiting != nil {
 			lockWaiting(path)
@@ -27,7 +27,7 @@ func lockFile(ctx context.Context, path string, poll time.Duration) (release fun
 		select {
 		case <-ctx.Done():
 			f.Close()
-			return func() {}
+			return func() {}, waited
 		case <-time.After(poll):
 		}
 	}

@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/artifactforge/forge/sandbox"
 )
 
 // The machine's warm-up. The standard library the Go toolchain compiles for wasip1 lands in the
@@ -79,11 +77,11 @@ func markMachineWarm(tc toolchain, test bool) {
 
 // lockMachineWarm waits until this process holds the machine's warm-up lock of this kind, or ctx
 // ends (then it goes on without it: the lock only saves duplicate work). The returned func
-// releases it.
-func lockMachineWarm(ctx context.Context, tc toolchain, test bool) (release func()) {
+// releases it; waited says whether another process held it.
+func lockMachineWarm(ctx context.Context, tc toolchain, test bool) (release func(), waited bool) {
 	p := machineWarmPath(tc, test)
 	if p == "" || os.MkdirAll(filepath.Dir(p), 0o755) != nil {
-		return func() {}
+		return func() {}, false
 	}
 	return lockFile(ctx, p+".lock", 50*time.Millisecond)
 }
@@ -120,14 +118,13 @@ func WarmMachine(ctx context.Context) error {
 func warmMachineKind(ctx context.Context, tc toolchain, test bool) error {
 	wctx, cancel := context.WithTimeout(ctx, warmTimeout)
 	defer cancel()
-	release := lockMachineWarm(wctx, tc, test)
+	release, _ := lockMachineWarm(wctx, tc, test)
 	defer release()
 	if machineWarm(tc, test) {
 		return nil
 	}
 	if _, err := (&builder{}).runGoBuild(wctx, tc, warmGuest(test), warmTimeout, true); err != nil {
-		return &sandbox.Error{Kind: sandbox.KindInternal, Err: err,
-			Message: "the warm-up build of a trivial wasm module failed: " + err.Error()}
+		return warmFailed(err)
 	}
 	markMachineWarm(tc, test)
 	return nil
