@@ -72,8 +72,8 @@ func TestProgressShowsTheWarmUp(t *testing.T) {
 	require.NoError(t, w.Warm(context.Background()))
 	assert.Equal(t, 1, fake.warms)
 	assert.False(t, w.NeedsWarm())
-	assert.Contains(t, out.String(), "forge: preparing the wasm sandbox (the Go toolchain compiles its standard library for wasm once, tens of seconds) ...\n")
-	assert.Contains(t, out.String(), "forge: preparing the wasm sandbox (the Go toolchain compiles its standard library for wasm once, tens of seconds): done in ")
+	assert.Contains(t, out.String(), "forge: preparing the wasm sandbox (the Go toolchain compiles its standard library for wasm once: seconds for calls, half a minute for tests) ...\n")
+	assert.Contains(t, out.String(), "forge: preparing the wasm sandbox (the Go toolchain compiles its standard library for wasm once: seconds for calls, half a minute for tests): done in ")
 
 	before := len(out.String())
 	_, _ = sb.Compile(context.Background(), sandbox.Source{Func: "Upper"})
@@ -100,7 +100,7 @@ func TestServeWarmsAtStart(t *testing.T) {
 			continue
 		}
 		assert.Equal(t, 1, fake.warms)
-		assert.Contains(t, out.String(), `"msg":"preparing the sandbox in the background: the Go toolchain compiles its standard library for wasm once, tens of seconds"`)
+		assert.Contains(t, out.String(), `"msg":"preparing the sandbox in the background: the Go toolchain compiles its standard library for wasm once: seconds for calls, half a minute for tests"`)
 		assert.Contains(t, out.String(), `"msg":"sandbox ready","sandbox":"yaegi","took":"`)
 	}
 }

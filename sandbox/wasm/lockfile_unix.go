@@ -32,3 +32,13 @@ func lockFile(ctx context.Context, path string, poll time.Duration) (release fun
 		}
 	}
 }
+
+// lockHeld reports whether another open file holds the flock on path (a missing file: no).
+func lockHeld(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil
+}

@@ -88,13 +88,21 @@ func lockMachineWarm(ctx context.Context, tc toolchain, test bool) (release func
 
 // MachineNeedsWarm reports, without building anything, whether the toolchain forge would use has
 // not yet built a module of each kind for wasip1 into the current Go build cache on this machine,
-// as far as the machine markers say (sandbox.Backend.NeedsWarm). No toolchain: nothing to warm.
+// as far as the machine markers say, and no process is at it (sandbox.Backend.NeedsWarm): every
+// command of a first session would otherwise start one more warm-up that waits for the first.
+// No toolchain: nothing to warm.
 func MachineNeedsWarm() bool {
 	tc, err := findToolchain("")
 	if err != nil {
 		return false
 	}
-	return !machineWarm(tc, false) || !machineWarm(tc, true)
+	for _, test := range []bool{false, true} {
+		if machineWarm(tc, test) {
+			continue
+		}
+		return !lockHeld(machineWarmPath(tc, test) + ".lock")
+	}
+	return false
 }
 
 // WarmMachine builds the trivial call module, then the trivial test module, into the current Go

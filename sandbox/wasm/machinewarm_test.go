@@ -15,8 +15,8 @@ import (
 )
 
 // TestMachineWarm (issue 25): the warm-up is the machine's, per Go build cache: once it passed, a
-// new store on the same machine needs none (its first build only checks the cache), and another
-// build cache does.
+// new store on the same machine needs none, and another build cache does; while a process warms
+// (holds a lock) no other is needed.
 func TestMachineWarm(t *testing.T) {
 	tc, err := shared.builder.toolchain()
 	if err != nil {
@@ -26,6 +26,17 @@ func TestMachineWarm(t *testing.T) {
 	machineWarmDir = func() (string, error) { return dir, nil }
 	defer func() { machineWarmDir = testMachineWarmDir }()
 	require.True(t, MachineNeedsWarm(), "no marker yet")
+	if runtime.GOOS != "windows" && runtime.GOOS != "plan9" {
+		release, _ := lockMachineWarm(context.Background(), tc, false)
+		assert.False(t, MachineNeedsWarm(), "a warm-up of the call module is running")
+		release()
+		markMachineWarm(tc, false)
+		release, _ = lockMachineWarm(context.Background(), tc, true)
+		assert.False(t, MachineNeedsWarm(), "a warm-up of the test module is running")
+		release()
+		require.NoError(t, os.Remove(machineWarmPath(tc, false)))
+		require.True(t, MachineNeedsWarm(), "none running")
+	}
 	require.NoError(t, WarmMachine(context.Background()))
 	assert.False(t, MachineNeedsWarm(), "both kinds warmed")
 	assert.True(t, machineWarm(tc, false) && machineWarm(tc, true))
