@@ -9,7 +9,7 @@ import (
 
 // WarmUp prepares the default placement's backend ahead of the first method if it says it needs
 // it (sandbox.Warmer: the wasm backend on a machine whose Go build cache has no standard library
-// for wasip1 yet: 42 s of CPU, once). started, if not nil, is called just before the warm-up begins, so
+// for wasip1 yet: 38 s of CPU, once). started, if not nil, is called just before the warm-up begins, so
 // that the caller can say what it waits for; warmed says whether there was one, took how long it
 // took. A backend with nothing to warm (yaegi, a wasm toolchain already warm) costs nothing.
 func (f *Forge) WarmUp(ctx context.Context, started func()) (warmed bool, took time.Duration, err error) {

@@ -109,18 +109,19 @@ func MachineNeedsWarm() bool {
 // build cache (sandbox.Backend.Warm), each under the machine's lock of its kind and skipped if its
 // marker says another process did it meanwhile. It is what a detached warm-up runs, so that a
 // first call started while it works waits for it rather than compile the standard library a
-// second time on the same cores.
+// second time on the same cores. The test module's part, which no first call of a method without
+// acceptance tests waits for, runs at nice 10 (politely): it would otherwise take the cores from
+// that call's own build as soon as the call's part is done.
 func WarmMachine(ctx context.Context) error {
 	tc, err := findToolchain("")
 	if err != nil {
 		return err
 	}
-	for _, test := range []bool{false, true} {
-		if err := warmMachineKind(ctx, tc, test); err != nil {
-			return err
-		}
+	if err := warmMachineKind(ctx, tc, false); err != nil {
+		return err
 	}
-	return nil
+	politely(func() { err = warmMachineKind(ctx, tc, true) })
+	return err
 }
 
 func warmMachineKind(ctx context.Context, tc toolchain, test bool) error {
