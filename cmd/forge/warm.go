@@ -75,7 +75,7 @@ func warmInBackground(args []string, stderr io.Writer) bool {
 	if cmd.Start() != nil {
 		return false
 	}
-	_ = cmd.Process.Release()
+	go func() { _ = cmd.Wait() }() // reaped if it ends first (serve, mcp); a command's exit leaves it running
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		fmt.Fprintf(f, "forge: preparing the %s sandbox in the background (%s); a first call meanwhile waits for it\n", b.Name, warmingWhat)
 	}
