@@ -337,8 +337,8 @@ func (b *builder) warmUp(ctx context.Context, tc toolchain, test bool) error {
 			return nil, warmFailed(err)
 		}
 		flag.Store(true)
-		// The marker only spares later processes an early warm-up (NeedsWarm): a build cache
-		// emptied since then costs a slow first build again, which the build path still warms.
+		// The store's marker spares later processes an early warm-up (NeedsWarm); the machine's
+		// also their trivial build (above), every store of this user and build cache included.
 		_ = writeFileAtomic(b.root, b.warmMarker(tc, test), []byte(tc.version+"\n"))
 		markMachineWarm(tc, test)
 		return nil, nil
