@@ -71,3 +71,39 @@ func TestWarmUp(t *testing.T) {
 		})
 	}
 }
+
+// TestBackgroundWarmUp: a command warms the default backend in the background only if that
+// backend registers a machine warm-up, says it is needed, and the operator did not turn it off;
+// $FORGE_SANDBOX picks the backend as it does for calls.
+func TestBackgroundWarmUp(t *testing.T) {
+	warm := func() error { return nil }
+	wasm := func(needs bool) sandbox.Backend {
+		return sandbox.Backend{Name: "wasm", Contains: true, NeedsWarm: func() bool { return needs },
+			Warm: func(context.Context) error { return warm() }}
+	}
+	yaegi := sandbox.Backend{Name: "yaegi", ContainsIsolated: sandbox.IsolationProcess}
+	noTool := wasm(true)
+	noTool.Available = func() error { return errors.New("no toolchain") }
+	for _, tc := range []struct {
+		name, operator, setting string
+		backends                []sandbox.Backend
+		want                    string
+	}{
+		{"a cold machine warms its default", "", "", []sandbox.Backend{wasm(true), yaegi}, "wasm"},
+		{"a warm machine does not", "", "", []sandbox.Backend{wasm(false), yaegi}, ""},
+		{"turned off", "", "off", []sandbox.Backend{wasm(true), yaegi}, ""},
+		{"another default", "yaegi", "", []sandbox.Backend{wasm(true), yaegi}, ""},
+		{"the operator names it", "wasm", "", []sandbox.Backend{yaegi, wasm(true)}, "wasm"},
+		{"an unknown default", "lua", "", []sandbox.Backend{wasm(true), yaegi}, ""},
+		{"no toolchain: the default is not wasm", "", "", []sandbox.Backend{noTool, yaegi}, ""},
+		{"a backend without a machine warm-up", "", "", []sandbox.Backend{{Name: "wasm", Contains: true}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, ok := BackgroundWarmUp(tc.operator, tc.setting, tc.backends)
+			assert.Equal(t, tc.want != "", ok)
+			if ok {
+				assert.Equal(t, tc.want, b.Name)
+			}
+		})
+	}
+}

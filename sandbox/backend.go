@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -39,6 +40,11 @@ type Backend struct {
 	// Everything in the cache can be rebuilt. `forge prune` and `forge doctor` call it through
 	// forge.PruneCaches.
 	PruneCache func(cacheDir string, unusedSince time.Time, dryRun bool) (CacheReport, error)
+	// NeedsWarm and Warm, if set, are Warmer for the machine rather than a store: whether this
+	// machine's toolchain has yet to prepare itself for the backend, and that preparation, which
+	// needs no store (what a detached warm-up runs; see forge.BackgroundWarmUp).
+	NeedsWarm func() bool
+	Warm      func(context.Context) error
 }
 
 // CacheFile is one file of a backend's cache.

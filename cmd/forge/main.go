@@ -199,6 +199,10 @@ func main() {
 	// A forge process serves as its own isolation worker (and as the worker of agents that embed
 	// forge and find this binary through $FORGE_WORKER or PATH).
 	yaegi.MaybeServeWorker()
+	if len(os.Args) == 2 && os.Args[1] == warmChildArg {
+		os.Exit(warmChild())
+	}
 	ownProcess = true
+	warmInBackground(os.Args[1:], os.Stderr)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

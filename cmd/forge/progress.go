@@ -161,7 +161,7 @@ func (s *progressSandbox) firstBuild() string {
 }
 
 // warmingWhat is what a sandbox warm-up does (sandbox.Warmer; the wasm backend's).
-const warmingWhat = "the Go toolchain compiles its standard library for wasm once, tens of seconds"
+const warmingWhat = "the Go toolchain compiles its standard library for wasm once: seconds for calls, half a minute for tests"
 
 // NeedsWarm and Warm pass sandbox.Warmer through, the warm-up shown as a step.
 func (s *progressSandbox) NeedsWarm() bool {

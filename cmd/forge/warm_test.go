@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"log/slog"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -70,8 +72,8 @@ func TestProgressShowsTheWarmUp(t *testing.T) {
 	require.NoError(t, w.Warm(context.Background()))
 	assert.Equal(t, 1, fake.warms)
 	assert.False(t, w.NeedsWarm())
-	assert.Contains(t, out.String(), "forge: preparing the wasm sandbox (the Go toolchain compiles its standard library for wasm once, tens of seconds) ...\n")
-	assert.Contains(t, out.String(), "forge: preparing the wasm sandbox (the Go toolchain compiles its standard library for wasm once, tens of seconds): done in ")
+	assert.Contains(t, out.String(), "forge: preparing the wasm sandbox (the Go toolchain compiles its standard library for wasm once: seconds for calls, half a minute for tests) ...\n")
+	assert.Contains(t, out.String(), "forge: preparing the wasm sandbox (the Go toolchain compiles its standard library for wasm once: seconds for calls, half a minute for tests): done in ")
 
 	before := len(out.String())
 	_, _ = sb.Compile(context.Background(), sandbox.Source{Func: "Upper"})
@@ -98,7 +100,56 @@ func TestServeWarmsAtStart(t *testing.T) {
 			continue
 		}
 		assert.Equal(t, 1, fake.warms)
-		assert.Contains(t, out.String(), `"msg":"preparing the sandbox in the background: the Go toolchain compiles its standard library for wasm once, tens of seconds"`)
+		assert.Contains(t, out.String(), `"msg":"preparing the sandbox in the background: the Go toolchain compiles its standard library for wasm once: seconds for calls, half a minute for tests"`)
 		assert.Contains(t, out.String(), `"msg":"sandbox ready","sandbox":"yaegi","took":"`)
+	}
+}
+
+// TestWarmsInBackground: help and shell completion (run at every Tab) never start the background
+// warm-up, nor does the warm-up process itself; every other command may.
+func TestWarmsInBackground(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{nil, true},
+		{[]string{"--version"}, true},
+		{[]string{"role", "add", "-f", "c.json"}, true},
+		{[]string{"call", "ver", "add", "a=2"}, true},
+		{[]string{"help"}, false},
+		{[]string{"call", "--help"}, false},
+		{[]string{"-h"}, false},
+		{[]string{"completion", "bash"}, false},
+		{[]string{"__complete", "call", ""}, false},
+		{[]string{warmChildArg}, false},
+		{[]string{"call", "x", "y", "--", "--help"}, true},
+	} {
+		assert.Equal(t, tc.want, warmsInBackground(tc.args), "%q", tc.args)
+	}
+}
+
+// TestBinWarmsInBackground (issue 25): on a machine whose wasm toolchain never warmed (no marker
+// in this HOME's cache directory), a first forge command starts the warm-up in a process that
+// outlives it and leaves the machine's markers. The build cache is the test's own, already warm,
+// so the warm-up costs two trivial builds.
+func TestBinWarmsInBackground(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds wasm modules")
+	}
+	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
+	require.NoError(t, err)
+	home := t.TempDir()
+	env := []string{"HOME=" + home, "XDG_CACHE_HOME=" + filepath.Join(home, "cache"), "GOCACHE=" + strings.TrimSpace(string(gocache)),
+		"FORGE_SANDBOX=", "FORGE_WARM="}
+	r := bin(t, nil, env, "--version")
+	require.Equal(t, 0, r.code, r.stderr)
+	dir := filepath.Join(home, "cache", "forge", "wasm-warm")
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(50 * time.Millisecond) { // a hang bound
+		call, _ := filepath.Glob(filepath.Join(dir, "go*-call"))
+		test, _ := filepath.Glob(filepath.Join(dir, "go*-test"))
+		if len(call) == 1 && len(test) == 1 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "no warm-up markers in %s", dir)
 	}
 }

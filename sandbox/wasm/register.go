@@ -18,5 +18,7 @@ func init() {
 			return New(Options{CacheDir: c.CacheDir, RecordDir: c.RecordDir, PoolSize: c.PoolSize, IdleTimeout: c.IdleTimeout})
 		},
 		PruneCache: PruneCache,
+		NeedsWarm:  MachineNeedsWarm,
+		Warm:       WarmMachine,
 	})
 }

@@ -26,9 +26,13 @@ func TestWarmMarker(t *testing.T) {
 	defer again.Close()
 	assert.False(t, again.NeedsWarm(), "the next process on this cache finds the marker")
 
+	// Another store on this machine has no marker, but the machine has (TestMachineWarm).
 	other, err := New(Options{CacheDir: t.TempDir()})
 	require.NoError(t, err)
 	defer other.Close()
+	assert.False(t, other.NeedsWarm(), "the machine's marker")
+	machineWarmDir = func() (string, error) { return t.TempDir(), nil }
+	defer func() { machineWarmDir = testMachineWarmDir }()
 	assert.True(t, other.NeedsWarm(), "another cache has no marker")
 
 }
