@@ -64,6 +64,10 @@ func newStatsCmd(a *app) *cobra.Command {
 			if st.EventsDropped > 0 {
 				fmt.Fprintf(a.stdout, "events dropped: %d log line(s) were not written (the log's \"dropped\" records): these figures miss them\n", st.EventsDropped)
 			}
+			if st.RecordsOnly > 0 {
+				fmt.Fprintf(a.stdout, "records: %d generation(s), repair(s) and operator action(s) from events/records.jsonl, whose lines the event log rotated away, are counted; calls that persisted code served before %s are not (the log kept them only until it rotated)\n",
+					st.RecordsOnly, fmtTime(&st.LogSince))
+			}
 			if len(o.Failures) > 0 {
 				keys := make([]string, 0, len(o.Failures))
 				for k := range o.Failures {
