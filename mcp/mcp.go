@@ -264,16 +264,19 @@ func (s *Server) addFixedTools() {
 				Generation int    `json:"generation,omitempty"`
 				Error      string `json:"error,omitempty"`
 			}
-			sums, err := s.f.Store().Summaries()
+			ls, err := forge.List(s.f.Store()) // the listing of forge ls and /v1/artifacts
 			if err != nil {
 				return errResult(err), nil
 			}
-			rows := make([]row, 0, len(sums))
-			for _, sm := range sums {
-				if sm.Err != nil {
-					rows = append(rows, row{Role: sm.Role, Method: sm.Method, Error: sm.Err.Error()})
-				} else {
-					rows = append(rows, row{sm.Role, sm.Method, string(sm.Lifecycle), sm.Generation, ""})
+			rows := make([]row, 0, len(ls))
+			for _, l := range ls {
+				switch {
+				case l.Quarantine != nil:
+					rows = append(rows, row{Role: l.Role, Method: l.Method, Lifecycle: string(registry.Quarantined), Error: l.Err.Error()})
+				case l.Err != nil:
+					rows = append(rows, row{Role: l.Role, Method: l.Method, Error: l.Err.Error()})
+				default:
+					rows = append(rows, row{l.Role, l.Method, string(l.Lifecycle), l.Generation, ""})
 				}
 			}
 			return jsonResult(map[string]any{"artifacts": rows}), nil

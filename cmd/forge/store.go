@@ -267,27 +267,24 @@ func newLsCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			sums, err := s.Summaries() // the summary index: no artifact file is read unless it changed
+			ls, err := forge.List(s) // the summary index: no artifact file is read unless it changed
 			if err != nil {
 				return err
 			}
-			rows := make([]artifactRow, 0, len(sums))
-			for _, sm := range sums {
-				row := artifactRow{Role: sm.Role, Method: sm.Method}
-				var qe *registry.QuarantinedError
-				if errors.As(sm.Err, &qe) {
-					continue // listed below, with the other quarantined artifacts
-				}
-				if sm.Err != nil {
-					row.Error = sm.Err.Error()
-				} else {
-					row.Lifecycle, row.Generation, row.LastUsedAt = sm.Lifecycle, sm.Generation, sm.LastUsedAt
-					row.SuccessCount, row.FailureCount = sm.SuccessCount, sm.FailureCount
+			rows := make([]artifactRow, 0, len(ls))
+			for i := range ls {
+				l := &ls[i]
+				row := artifactRow{Role: l.Role, Method: l.Method, Quarantine: l.Quarantine}
+				switch {
+				case l.Quarantine != nil:
+					row.Lifecycle, row.Error = registry.Quarantined, "the file was quarantined: "+l.Quarantine.Reason
+				case l.Err != nil:
+					row.Error = l.Err.Error()
+				default:
+					row.Lifecycle, row.Generation, row.LastUsedAt = l.Lifecycle, l.Generation, l.LastUsedAt
+					row.SuccessCount, row.FailureCount = l.SuccessCount, l.FailureCount
 				}
 				rows = append(rows, row)
-			}
-			if rows, err = withQuarantined(s, rows); err != nil {
-				return err
 			}
 			if a.jsonOut {
 				return a.printJSON(rows)
@@ -342,47 +339,6 @@ func writeTable[R ~[7]string](w io.Writer, rows []R) error {
 		bw.WriteByte('\n')
 	}
 	return bw.Flush()
-}
-
-// withQuarantined adds a row for each artifact in quarantine/ that has no file in its place, so
-// that a damaged or hand-edited artifact is listed (with why) instead of vanishing.
-func withQuarantined(s registry.Backend, rows []artifactRow) ([]artifactRow, error) {
-	m, ok := s.(registry.Maintainer)
-	if !ok {
-		return rows, nil // a backend without a quarantine has no such files
-	}
-	q, err := m.Quarantined()
-	if err != nil {
-		return nil, err
-	}
-	anyArtifact := false
-	for i := range q {
-		anyArtifact = anyArtifact || q[i].Kind == registry.QuarantineArtifact
-	}
-	if !anyArtifact {
-		return rows, nil // rows come sorted from the index listing
-	}
-	have := map[registry.Key]bool{}
-	for _, r := range rows {
-		have[registry.Key{Role: r.Role, Method: r.Method}] = true
-	}
-	for i := range q {
-		e := q[i]
-		k := registry.Key{Role: e.Role, Method: e.Method}
-		if e.Kind != registry.QuarantineArtifact || have[k] {
-			continue
-		}
-		have[k] = true
-		rows = append(rows, artifactRow{Role: e.Role, Method: e.Method, Lifecycle: registry.Quarantined, Quarantine: &e,
-			Error: "the file was quarantined: " + e.Reason})
-	}
-	sort.SliceStable(rows, func(i, j int) bool {
-		if rows[i].Role != rows[j].Role {
-			return rows[i].Role < rows[j].Role
-		}
-		return rows[i].Method < rows[j].Method
-	})
-	return rows, nil
 }
 
 // shortReason is the part of a quarantine reason after the path that it names.
