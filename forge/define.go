@@ -51,7 +51,8 @@ type DefineResult struct {
 	Stale []StaleArtifact `json:"stale_artifacts,omitempty"`
 }
 
-// DefineRole checks a contract as a client wrote it (JSON, the contract file's schema) and, unless
+// DefineRole checks a contract as a client wrote it (JSON, the contract file's schema; an agent's
+// declares its methods, and its text for other agents is bounded: agentTextProblems) and, unless
 // dryRun, stores it as the client ctx names (WithClient) under policy: the one role definition of
 // every edge (MCP forge_define_role, POST /v1/roles, Forge.AddRole, `forge role add`'s check).
 // A contract with problems is refused with every problem named (registry.Refusal; nothing is
@@ -60,6 +61,9 @@ type DefineResult struct {
 // The new role's methods are callable at once.
 func (f *Forge) DefineRole(ctx context.Context, contract []byte, policy DefinePolicy, dryRun bool) (DefineResult, error) {
 	c, ps := f.CheckContract(contract)
+	if !slices.ContainsFunc(ps, func(p registry.Problem) bool { return p.Field == "" }) { // the JSON read
+		ps = append(ps, agentTextProblems(&c)...)
+	}
 	res := DefineResult{Role: c.Role, DryRun: dryRun, Problems: ps, Tools: toolNames(&c)}
 	if res.Problems == nil {
 		res.Problems = []registry.Problem{}
