@@ -218,6 +218,9 @@ func ComputeStats(events []Event, since time.Time) Stats {
 			continue
 		}
 		st.Overall.add(e)
+		if e.Method == "" && IsOperatorAction(e) {
+			continue // of a role (define_role) or the store (dismiss): no method's row
+		}
 		k := [2]string{e.Role, e.Method}
 		fg := per[k]
 		if fg == nil {

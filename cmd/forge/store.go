@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -145,20 +146,14 @@ func newRoleCmd(a *app) *cobra.Command {
 			case len(ps) > 0:
 				return fmt.Errorf("%s: %w; fix the contract and run `%s` again", what, registry.Refusal(c.Role, ps), again)
 			}
-			s, err := a.openStore()
+			f, err := a.openForge()
 			if err != nil {
 				return err
 			}
-			defer s.Close()
-			rec, prev, err := s.PutRoleReport(c.By(forge.CLIClient()), time.Now())
+			defer a.closeForge(f)
+			rec, stale, err := f.PutContract(operatorCtx(context.Background()), c)
 			if err != nil {
 				return err
-			}
-			var stale []forge.StaleArtifact
-			if prev != nil && prev.Fingerprint != rec.Fingerprint {
-				if stale, err = forge.StaleByContract(s, rec.Role); err != nil {
-					return err
-				}
 			}
 			if a.jsonOut {
 				return a.printJSON(struct {
