@@ -494,7 +494,7 @@ func (s *Server) handleArtifacts(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) handleArtifact(w http.ResponseWriter, r *http.Request) {
-	a, err := s.f.Store().Load(r.PathValue("role"), r.PathValue("method"))
+	a, err := forge.LoadArtifact(s.f.Store(), r.PathValue("role"), r.PathValue("method")) // a missing one says why
 	if err != nil {
 		storeErr(w, err)
 		return
@@ -503,7 +503,7 @@ func (s *Server) handleArtifact(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
-	a, err := s.f.Store().Load(r.PathValue("role"), r.PathValue("method"))
+	a, err := forge.LoadArtifact(s.f.Store(), r.PathValue("role"), r.PathValue("method")) // a missing one says why
 	if err != nil {
 		storeErr(w, err)
 		return

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -497,50 +496,15 @@ each with ` + "`forge quarantine restore ID` or `forge quarantine dismiss ID`" +
 	}
 }
 
-// loadArtifact reads role.method's artifact from the store. A missing one says why: the method
-// is not declared by its role, its file is in quarantine (and how to restore it), or it is created
-// by the first call.
+// loadArtifact reads role.method's artifact from the store; a missing one says why
+// (forge.LoadArtifact).
 func (a *app) loadArtifact(role, method string) (*registry.Artifact, error) {
 	s, err := a.openStoreRO()
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	art, err := s.Load(role, method)
-	var qe *registry.QuarantinedError
-	if errors.As(err, &qe) {
-		return nil, fmt.Errorf("%s.%s: its file is damaged and was quarantined (%s): %v; put it back with `forge quarantine restore %s`, or regenerate with `forge regen %s %s`",
-			role, method, qe.Report.ID, qe.Err, qe.Report.ID, role, method)
-	}
-	if !errors.Is(err, registry.ErrNotFound) {
-		return art, err
-	}
-	if m, ok := s.(registry.Maintainer); !ok {
-		// no quarantine to look in
-	} else if q, qerr := m.Quarantined(); qerr == nil {
-		for i := len(q) - 1; i >= 0; i-- {
-			if e := q[i]; e.Kind == registry.QuarantineArtifact && e.Role == role && e.Method == method {
-				return nil, fmt.Errorf("%s.%s is quarantined (%s, %s): %s; put it back with `forge quarantine restore %s`, or regenerate with `forge regen %s %s`",
-					role, method, e.ID, fmtTime(&e.At), e.Reason, e.ID, role, method)
-			}
-		}
-	}
-	rec, rerr := s.Role(role)
-	if errors.Is(rerr, registry.ErrNotFound) {
-		return nil, fmt.Errorf("role %q is not in the store %s; add it with `forge role add -f contract.json` (see `forge role ls`)", role, s.Location())
-	}
-	if rerr == nil && len(rec.Methods) > 0 {
-		if _, ok := rec.Methods[method]; !ok {
-			declared := make([]string, 0, len(rec.Methods))
-			for m := range rec.Methods {
-				declared = append(declared, m)
-			}
-			sort.Strings(declared)
-			return nil, fmt.Errorf("method %q is not declared by role %s (it declares: %s); add it to the contract's methods and run `forge role add -f contract.json`",
-				method, role, strings.Join(declared, ", "))
-		}
-	}
-	return nil, fmt.Errorf("%w; it is created by the first `forge call %s %s`", err, role, method)
+	return forge.LoadArtifact(s, role, method)
 }
 
 func fmtTime(t *time.Time) string {
