@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/artifactforge/forge/provider"
@@ -339,6 +341,21 @@ func withRecords(evs, recs []Event) ([]Event, int) {
 	}
 	n := len(out)
 	return append(out, evs...), n
+}
+
+// ParseAge reads an age, for a window that ends now (stats' since) or a retention (prune's
+// older-than): a Go duration ("24h", "90m") or a number of days ("7d"); zero is an age
+// (everything as of now), a negative one is not. One reading for the CLI, HTTP and MCP.
+func ParseAge(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(d); err == nil && n >= 0 && n <= math.MaxInt64/int(24*time.Hour) {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	} else if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return d, nil
+	}
+	return 0, fmt.Errorf("%q is not an age: write e.g. 24h, 90m or 7d (0s: up to now)", s)
 }
 
 // Stats summarises this forge's store's event log, after writing queued events.

@@ -188,7 +188,7 @@ var (
 		`"method":{"type":"string","description":"the method to call; it is written from the role's contract if it does not exist yet"},` +
 		`"args":{"type":"object","description":"the method's arguments by parameter name"}},"required":["role","method"]}`)
 	rollbackSchema = json.RawMessage(`{"type":"object","properties":{"role":{"type":"string"},"method":{"type":"string"},"gen":{"type":"integer","description":"generation to restore (default: the one before the current)"}},"required":["role","method"]}`)
-	statsSchema    = json.RawMessage(`{"type":"object","properties":{"since":{"type":"string","description":"only calls within this age, e.g. 24h"}}}`)
+	statsSchema    = json.RawMessage(`{"type":"object","properties":{"since":{"type":"string","description":"only calls within this age, e.g. 24h or 7d"}}}`)
 	emptySchema    = json.RawMessage(`{"type":"object"}`)
 )
 
@@ -292,9 +292,9 @@ func (s *Server) addFixedTools() {
 			}
 			var since time.Time
 			if a.Since != "" {
-				d, err := time.ParseDuration(a.Since)
+				d, err := forge.ParseAge(a.Since)
 				if err != nil {
-					return errResult(fmt.Errorf("since %q is not a duration (e.g. 24h)", a.Since)), nil
+					return errResult(fmt.Errorf("since %v", err)), nil
 				}
 				since = time.Now().Add(-d)
 			}

@@ -24,9 +24,9 @@ func newStatsCmd(a *app) *cobra.Command {
 		RunE: func(*cobra.Command, []string) error {
 			var from time.Time
 			if since != "" {
-				d, err := parseAge(since)
+				d, err := forge.ParseAge(since)
 				if err != nil {
-					return usagef("--since %q is not an age (write e.g. 24h or 7d)", since)
+					return usagef("--since %v", err)
 				}
 				from = time.Now().Add(-d)
 			}
