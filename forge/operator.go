@@ -267,13 +267,13 @@ func (f *Forge) LiftQuarantine(ctx context.Context, role, method string) Outcome
 
 // RestoreQuarantined puts back a damaged file the store quarantined (registry.Maintainer's
 // Restore; `forge quarantine restore ID`) and writes the operator's line.
-func (f *Forge) RestoreQuarantined(ctx context.Context, id string) (registry.RestoreReport, error) {
+func (f *Forge) RestoreQuarantined(ctx context.Context, id string) (Restored, error) {
 	start := time.Now()
 	e := f.opEvent(ctx, OpRestore, "", "", "entry "+id)
 	m, err := f.Maintainer()
 	if err != nil {
 		f.emitOp(e, start, err)
-		return registry.RestoreReport{}, err
+		return Restored{}, err
 	}
 	if ent, ok := f.quarantineEntry(m, id); ok {
 		e.Role, e.Method = ent.Role, ent.Method
@@ -294,7 +294,18 @@ func (f *Forge) RestoreQuarantined(ctx context.Context, id string) (registry.Res
 		}
 	}
 	f.emitOp(e, start, err)
-	return rr, err
+	res := Restored{RestoreReport: rr, Stale: []StaleArtifact{}}
+	if err == nil && rr.Role != nil && (rr.Previous == nil || rr.Previous.Fingerprint != rr.Role.Fingerprint) {
+		res.Stale, err = StaleByContract(f.store, rr.Role.Role)
+	}
+	return res, err
+}
+
+// Restored is what RestoreQuarantined did, and the artifacts a role's restored contract made
+// stale (their next call repairs them).
+type Restored struct {
+	registry.RestoreReport
+	Stale []StaleArtifact `json:"stale_artifacts"`
 }
 
 // DismissQuarantined resolves a quarantine entry, keeping the store as it is (registry.Maintainer's
