@@ -29,6 +29,9 @@ type ToolSpec struct {
 	ReadOnly   bool `json:"read_only"`
 	Idempotent bool `json:"idempotent"`
 	OpenWorld  bool `json:"open_world"`
+	// Destructive: it may change the open world (HTTP, not read-only). Every listing (MCP
+	// tools/list, ToolsAs) says this one.
+	Destructive bool `json:"destructive"`
 
 	// Lifecycle and Generation are the current artifact's ("" and 0: not generated yet).
 	Lifecycle  string `json:"lifecycle,omitempty"`
@@ -199,6 +202,7 @@ func toolSpec(rec *registry.RoleRecord, m string, sm *registry.Summary, parse fu
 	t.OpenWorld = caps.HTTP != nil
 	t.ReadOnly = caps.HTTP == nil && !caps.Call
 	t.Idempotent = t.ReadOnly && !caps.Now && !caps.Rand
+	t.Destructive = !t.ReadOnly && t.OpenWorld
 	if sm != nil {
 		t.Lifecycle, t.Generation = string(sm.Lifecycle), sm.Generation
 	}

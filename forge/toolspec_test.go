@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -230,4 +231,29 @@ func TestMethodRefusal(t *testing.T) {
 	assert.Equal(t, TypeUnknownMethod, o.Err.Type)
 	assert.Contains(t, o.Err.Message, "declares no methods")
 	assert.Zero(t, o.Meta.ProviderCalls)
+}
+
+// The annotations of a tool are decided once, in its ToolSpec, from the role's capabilities;
+// MCP's tools/list and ToolsAs(…, "mcp") both say them.
+func TestToolHintsFromCapabilities(t *testing.T) {
+	web := &registry.HTTPCapability{Allow: []string{"example.com"}}
+	for _, c := range []struct {
+		name                                         string
+		caps                                         *registry.Capabilities
+		readOnly, idempotent, openWorld, destructive bool
+	}{
+		{"none", nil, true, true, false, false},
+		{"clock", &registry.Capabilities{Now: true}, true, false, false, false},
+		{"delegation", &registry.Capabilities{Call: true}, false, false, false, false},
+		{"http", &registry.Capabilities{HTTP: web}, false, false, true, true},
+	} {
+		rec := &registry.RoleRecord{Contract: registry.Contract{Role: "r", Purpose: "p", Methods: map[string]string{"m": "func M() int"}, Capabilities: c.caps}}
+		s := BuildToolSpecs([]*registry.RoleRecord{rec}, nil)[0]
+		assert.Equal(t, [4]bool{c.readOnly, c.idempotent, c.openWorld, c.destructive}, [4]bool{s.ReadOnly, s.Idempotent, s.OpenWorld, s.Destructive}, c.name)
+		v, err := ToolsAs([]ToolSpec{s}, ToolsMCP)
+		require.NoError(t, err)
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		assert.Contains(t, string(b), fmt.Sprintf(`"destructiveHint":%v`, c.destructive), c.name)
+	}
 }
