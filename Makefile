@@ -2,7 +2,7 @@ GO ?= go
 PKGS ?= ./...
 FUZZTIME ?= 10s
 
-.PHONY: build test race bench fuzz lint cross demo baselines test-wasm bench-sizing bench-http
+.PHONY: build test race bench fuzz lint cross demo baselines test-wasm bench-sizing bench-http ui-deps ui-test
 
 build:
 	$(GO) build -o bin/forge ./cmd/forge
@@ -71,3 +71,11 @@ BENCH_HTTP_ROUNDS ?= 5
 BENCH_HTTP_FLAGS ?=
 bench-http: build
 	$(GO) run ./internal/benchhttp -forge bin/forge -rounds $(BENCH_HTTP_ROUNDS) $(BENCH_HTTP_FLAGS)
+
+# What the console's browser test needs (Debian's chromium, playwright-core in server/ui/e2e); then
+# ui-test runs it, keeping its screenshots in bin/ui-shots.
+ui-deps:
+	bash .ci/ui-deps
+
+ui-test: ui-deps
+	FORGE_UI_REQUIRE=1 FORGE_UI_SHOTS=$(CURDIR)/bin/ui-shots $(GO) test -count=1 -run TestConsoleInChromium -v ./server/ui/e2e

@@ -15,6 +15,11 @@ type Input struct {
 	// OthersPass: the code's recent calls held no failure that counts toward health before this
 	// one: every other recent input passed.
 	OthersPass bool
+	// PreviousFails: the generation before the code, run on the same args, failed too (a failure
+	// of its own, not an outage).
+	PreviousFails bool
+	// SamplePasses: every input of the code's sample of real calls (at least one) got a value.
+	SamplePasses bool
 	// Delegates: the code may delegate (host.Call), so what it does with an input depends on
 	// other roles' code too, and no evidence about the input alone can be had from its runs.
 	Delegates bool
@@ -36,6 +41,10 @@ type Input struct {
 //     recent input passed, is the input's (caller, input_specific): changing the code does not
 //     help, so it neither degrades the code nor spends more repairs; the input or the contract's
 //     limits must change.
+//   - A failure that the previous generation fails on too, while every input of the code's
+//     sample of real calls got a value, is the input's (caller, input_previous_fails): two
+//     versions of the code fail on it and the inputs callers send pass, so it is evidence about
+//     the input, not the code (safe regeneration's blame).
 //   - Anything else is the code's, as classified.
 //
 // An artifact is thus degraded only by failures on several distinct inputs (selector.Health and
@@ -48,6 +57,8 @@ func Attribute(r Result, in Input) Result {
 		return Result{Caller, RuleInputRepeated}
 	case in.OtherCodeFails && in.OthersPass:
 		return Result{Caller, RuleInputSpecific}
+	case in.PreviousFails && in.SamplePasses:
+		return Result{Caller, RuleInputPreviousFails}
 	}
 	return r
 }

@@ -26,6 +26,11 @@ func TestAttribute(t *testing.T) {
 		{"the contract covers the input: always the code's", mem, Input{Covered: true, Counted: true, OtherCodeFails: true, OthersPass: true}, mem},
 		{"code that delegates: a repeat is still the code's", mem, Input{Delegates: true, Counted: true}, mem},
 		{"code that delegates: every version failing is still the code's", Result{Intrinsic, RuleCallDepthCap}, Input{Delegates: true, OtherCodeFails: true, OthersPass: true}, Result{Intrinsic, RuleCallDepthCap}},
+		{"the previous generation fails on it too, every sampled input passes: the input's", mem, Input{PreviousFails: true, SamplePasses: true}, Result{Caller, RuleInputPreviousFails}},
+		{"the previous generation fails on it too, but a sampled input fails: the code's", drift, Input{PreviousFails: true}, drift},
+		{"every sampled input passes, the previous generation does not fail on it: the code's", mem, Input{SamplePasses: true}, mem},
+		{"the previous generation fails too, but the contract covers the input: the code's", mem, Input{Covered: true, PreviousFails: true, SamplePasses: true}, mem},
+		{"the previous generation fails too, but the code delegates: the code's", mem, Input{Delegates: true, PreviousFails: true, SamplePasses: true}, mem},
 		{"an outage stays an outage", outage, Input{Counted: true, OtherCodeFails: true, OthersPass: true}, outage},
 		{"a caller error stays as it is", bad, Input{Counted: true}, bad},
 	} {
@@ -45,7 +50,7 @@ func TestAttributeNeverCounts(t *testing.T) {
 			for _, b := range bools {
 				for _, c := range bools {
 					for _, d := range bools {
-						got := Attribute(r, Input{Covered: a, Counted: b, OtherCodeFails: c, OthersPass: d, Delegates: a && d})
+						got := Attribute(r, Input{Covered: a, Counted: b, OtherCodeFails: c, OthersPass: d, Delegates: a && d, PreviousFails: c != d, SamplePasses: b || d})
 						assert.True(t, got.Rule.Valid())
 						assert.Equal(t, got.Rule.Class(), got.Class)
 						if !r.Class.CountsTowardHealth() {

@@ -159,6 +159,7 @@ func TestClassifyMatrix(t *testing.T) {
 	for rule := range fired {
 		fired[Attribute(Result{rule.Class(), rule}, Input{Counted: true}).Rule]++
 		fired[Attribute(Result{rule.Class(), rule}, Input{OtherCodeFails: true, OthersPass: true}).Rule]++
+		fired[Attribute(Result{rule.Class(), rule}, Input{PreviousFails: true, SamplePasses: true}).Rule]++
 	}
 	for rule := range rules {
 		assert.NotZero(t, fired[rule], "rule %s never fires", rule)

@@ -21,6 +21,9 @@ const (
 	// RuleInputSpecific: every version of the code that passes the acceptance set fails on these
 	// args while the others pass (see Attribute): the failure is the input's.
 	RuleInputSpecific Rule = "input_specific"
+	// RuleInputPreviousFails: the previous generation fails on these args too, while every input
+	// of the code's sample of real calls passes (see Attribute): the failure is the input's.
+	RuleInputPreviousFails Rule = "input_previous_fails"
 )
 
 // Intrinsic rules: the artifact's own code is at fault.
@@ -86,12 +89,13 @@ type ruleInfo struct {
 
 // rules is the one table of every rule, its class and whether a plain retry may help.
 var rules = map[Rule]ruleInfo{
-	RuleArgs:           {Caller, false},
-	RuleReturnedAnswer: {Caller, false},
-	RuleClosed:         {Caller, false},
-	RuleArgsTooLarge:   {Caller, false},
-	RuleInputRepeated:  {Caller, false},
-	RuleInputSpecific:  {Caller, false},
+	RuleArgs:               {Caller, false},
+	RuleReturnedAnswer:     {Caller, false},
+	RuleClosed:             {Caller, false},
+	RuleArgsTooLarge:       {Caller, false},
+	RuleInputRepeated:      {Caller, false},
+	RuleInputSpecific:      {Caller, false},
+	RuleInputPreviousFails: {Caller, false},
 
 	RuleCompile:         {Intrinsic, false},
 	RulePolicy:          {Intrinsic, false},

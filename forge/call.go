@@ -422,7 +422,7 @@ func (c *call) executeProgram(ctx context.Context, art *registry.Artifact, p *co
 	if p != nil {
 		fl = c.judgeReturned(fl, c.args, sig)
 	}
-	fl = c.attribute(fl, art, sig) // health hook: one input counts once
+	fl = c.attribute(ctx, fl, art, sig) // health hook: one input counts once
 	c.recordFailure(fl)
 	if fl.result.Class == classifier.Intrinsic { // the code's own failure; never a caller's input
 		c.f.samples.offer(c.rt.rec.Sample, art, gen, c.role, c.method, c.args, nil, fl.msg)

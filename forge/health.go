@@ -2,6 +2,7 @@ package forge
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -135,7 +136,7 @@ func (c *call) covered(args json.RawMessage, sig sandbox.Signature) bool {
 // attribute applies the health rule to a failure of art's code on this call's args: a repeat of
 // an input that already counted against this generation is the input's (caller,
 // input_repeated); a failure that counts is remembered (and tagged for the store).
-func (c *call) attribute(fl *failure, art *registry.Artifact, sig sandbox.Signature) *failure {
+func (c *call) attribute(ctx context.Context, fl *failure, art *registry.Artifact, sig sandbox.Signature) *failure {
 	if fl == nil || !fl.result.Class.CountsTowardHealth() || art == nil || c.operator {
 		return fl
 	}
@@ -145,7 +146,24 @@ func (c *call) attribute(fl *failure, art *registry.Artifact, sig sandbox.Signat
 	// caller failure), so the store's last failure naming this input means it counted.
 	known := c.f.inputs.has(k, tag)
 	counted := known || strings.HasSuffix(art.LastFailureReason, tag)
-	r := classifier.Attribute(fl.result, classifier.Input{Covered: c.covered(c.args, sig), Counted: counted, Delegates: c.rt.caps.Call})
+	in := classifier.Input{Covered: c.covered(c.args, sig), Counted: counted, Delegates: c.rt.caps.Call}
+	if !in.Covered && !in.Counted && !in.Delegates {
+		in.SamplePasses = samplePasses(art)
+	}
+	var prevGen int
+	var prevErr string
+	if in.SamplePasses {
+		prevGen, prevErr = c.previousFails(ctx, art)
+		in.PreviousFails = prevErr != ""
+	}
+	r := classifier.Attribute(fl.result, in)
+	if r.Rule == classifier.RuleInputPreviousFails {
+		c.f.inputs.add(k, tag) // a repeat is the input's at once, with no run of the older code
+		return &failure{typ: fl.typ, result: r, args: fl.args, input: tag,
+			msg: fmt.Sprintf("%s (%s); generation %d of %s.%s fails on these args too (%s) while every input of the sample of real calls passes on generation %d: "+
+				"the failure is the input's, not the code's, so the code's health is untouched and no repair is spent on it: change the args, or the role's contract (an acceptance example that says what these args must give)",
+				fl.msg, fl.result, prevGen, c.role, c.method, prevErr, art.Generation)}
+	}
 	if r != fl.result {
 		if !known {
 			c.f.inputs.add(k, tag) // known to this process from now on (it came from the store)
@@ -180,4 +198,42 @@ func (c *call) inputSpecific(base *registry.Artifact, onArgs *failure, n int) *f
 			"while its other recent calls passed: the failure is the input's, not the code's, so the code's health is untouched. "+
 			"Change the args, or the role's contract (its limits, or an acceptance example that says what these args must give)",
 			c.role, c.method, base.Generation, c.cause.result, c.cause.msg, n, onArgs.msg)}
+}
+
+// samplePasses reports whether art's sample of real calls holds inputs of its current generation
+// and every one of them got a value (blame: the inputs callers send pass).
+func samplePasses(art *registry.Artifact) bool {
+	n := 0
+	for _, e := range art.Sample {
+		if e.Gen != art.Generation {
+			continue
+		}
+		if e.Err != "" {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+// previousFails runs the generation before art's, from its history, on this call's args: the
+// generation and the message of its own failure, or "" when it answers, is not kept, or could
+// not judge (an outage, a deadline). It runs on a failure only, once per failing input (the
+// ledger remembers it).
+func (c *call) previousFails(ctx context.Context, art *registry.Artifact) (int, string) {
+	prev := art.Generation - 1
+	code, err := generationCode(art, prev, "")
+	if prev < 1 || err != nil || code == art.Code {
+		return prev, ""
+	}
+	p, err := c.f.compileKept(ctx, c.rt, c.role, c.method, code)
+	if err != nil {
+		return prev, ""
+	}
+	defer p.release()
+	_, msg, ok := c.answer(ctx, p, c.args)
+	if !ok {
+		return prev, ""
+	}
+	return prev, msg
 }

@@ -100,8 +100,11 @@ func (e *Event) setAfter(a *registry.Artifact) {
 // operate is an operator action on an existing artifact: a locked read-modify-write whose line
 // says the generation and lifecycle before and after (unchanged when refused).
 func (f *Forge) operate(ctx context.Context, action, detail, role, method string, fn func(a *registry.Artifact) error) (*registry.Artifact, error) {
-	start := time.Now()
-	e := f.opEvent(ctx, action, role, method, detail)
+	return f.operateEvent(time.Now(), f.opEvent(ctx, action, role, method, detail), role, method, fn)
+}
+
+// operateEvent is operate with the action's line already started.
+func (f *Forge) operateEvent(start time.Time, e *Event, role, method string, fn func(a *registry.Artifact) error) (*registry.Artifact, error) {
 	var before *registry.Artifact
 	art, err := f.update(role, method, func(a *registry.Artifact) error {
 		b := *a
@@ -156,11 +159,7 @@ func (f *Forge) QuarantineContext(ctx context.Context, role, method string) erro
 
 // RollbackContext is Rollback by the client ctx names (WithClient), for the event log.
 func (f *Forge) RollbackContext(ctx context.Context, role, method string, gen int) (*registry.Artifact, error) {
-	detail := "to the previous generation"
-	if gen > 0 {
-		detail = "to " + registry.GenerationID(gen)
-	}
-	return f.operate(ctx, OpRollback, detail, role, method, func(a *registry.Artifact) error { return a.Rollback(gen, f.now()) })
+	return f.RollbackWith(ctx, role, method, gen, PromoteOptions{})
 }
 
 // ArchiveContext is Archive by the client ctx names (WithClient), for the event log.
@@ -191,6 +190,13 @@ var ErrNotQuarantined = errors.New("not quarantined")
 // run again. Code the gate refuses stays quarantined, and the Outcome's error carries the gate's
 // feedback. The Outcome has no value (no args were given).
 func (f *Forge) LiftQuarantine(ctx context.Context, role, method string) Outcome {
+	return f.LiftQuarantineWith(ctx, role, method, PromoteOptions{})
+}
+
+// LiftQuarantineWith is LiftQuarantine with the operator's options: after the gate, the code
+// replays the sample of real calls, and the quarantine stands when the policy says so (more
+// changed answers than the threshold, unless AcceptChanges). The Outcome's meta has the replay.
+func (f *Forge) LiftQuarantineWith(ctx context.Context, role, method string, opts PromoteOptions) Outcome {
 	start := time.Now()
 	e := f.opEvent(ctx, OpLift, role, method, "")
 	done := func(o Outcome, err error) Outcome {
@@ -218,8 +224,8 @@ func (f *Forge) LiftQuarantine(ctx context.Context, role, method string) Outcome
 	if err := registry.ValidateName("method", method); err != nil {
 		return done(Outcome{}, err)
 	}
-	c := &call{f: f, role: role, method: method, start: start, rt: rt, operator: true}
-	var gateErr *failure
+	c := &call{f: f, role: role, method: method, start: start, rt: rt, operator: true, acceptChanges: opts.AcceptChanges}
+	var gateErr, replayErr *failure
 	err = f.store.WithGenerationLock(role, method, func() error {
 		a, err := f.store.Load(role, method)
 		if err != nil {
@@ -235,13 +241,21 @@ func (f *Forge) LiftQuarantine(ctx context.Context, role, method string) Outcome
 			gateErr = fl
 			return nil
 		}
-		p.release() // the call that runs it compiles it again, as after any store change
+		replayErr = c.shadowGate(ctx, a, p, nil) // the code may answer otherwise now (a runtime changed)
+		p.release()                              // the call that runs it compiles it again, as after any store change
+		e.Replay = c.ev.Replay
+		if replayErr != nil {
+			return nil
+		}
 		art, err := f.update(role, method, func(b *registry.Artifact) error {
 			if b.Generation != a.Generation || b.Lifecycle != registry.Quarantined {
 				return fmt.Errorf("forge: %s.%s changed while its code was checked (now gen %d, %s): look at `forge show %s %s` and run the command again if it is still wanted",
 					role, method, b.Generation, b.Lifecycle, role, method)
 			}
 			b.Lifecycle = registry.Candidate
+			if r := c.replay; r != nil && r.Changed+r.NowSucceeds > 0 {
+				b.Sample = r.entries(b.Generation, rt.rec.Sample) // the answers it gives now
+			}
 			return nil
 		})
 		if err != nil {
@@ -255,6 +269,10 @@ func (f *Forge) LiftQuarantine(ctx context.Context, role, method string) Outcome
 			role, method, e.ArtifactGen, gateErr.msg, role, method, role, method, role, method)
 		return done(Outcome{Err: gateErr.toError()}, nil)
 	}
+	if replayErr != nil {
+		replayErr.msg = fmt.Sprintf("the quarantine of %s.%s stands: %s", role, method, replayErr.msg)
+		return done(Outcome{Err: replayErr.toError(), Meta: Meta{Replay: c.meta.Replay}}, nil)
+	}
 	if err != nil {
 		if errors.Is(err, registry.ErrNotFound) {
 			err = fmt.Errorf("forge: %s.%s: %w; it is created by the first `forge call %s %s`", role, method, err, role, method)
@@ -262,12 +280,19 @@ func (f *Forge) LiftQuarantine(ctx context.Context, role, method string) Outcome
 		return done(Outcome{}, err)
 	}
 	e.Detail = "the gate passed the code again"
-	return done(Outcome{}, nil)
+	return done(Outcome{Meta: Meta{Replay: c.meta.Replay}}, nil)
 }
 
 // RestoreQuarantined puts back a damaged file the store quarantined (registry.Maintainer's
 // Restore; `forge quarantine restore ID`) and writes the operator's line.
 func (f *Forge) RestoreQuarantined(ctx context.Context, id string) (Restored, error) {
+	return f.RestoreQuarantinedWith(ctx, id, PromoteOptions{})
+}
+
+// RestoreQuarantinedWith is RestoreQuarantined with the operator's options: restored code that
+// becomes an artifact's new generation replays the sample of real calls the code before it
+// answered, and is rolled back when the policy says so (restoreReplay).
+func (f *Forge) RestoreQuarantinedWith(ctx context.Context, id string, opts PromoteOptions) (Restored, error) {
 	start := time.Now()
 	e := f.opEvent(ctx, OpRestore, "", "", "entry "+id)
 	m, err := f.Maintainer()
@@ -275,16 +300,34 @@ func (f *Forge) RestoreQuarantined(ctx context.Context, id string) (Restored, er
 		f.emitOp(e, start, err)
 		return Restored{}, err
 	}
-	if ent, ok := f.quarantineEntry(m, id); ok {
+	var before *registry.Artifact
+	ent, ok := f.quarantineEntry(m, id)
+	if ok {
 		e.Role, e.Method = ent.Role, ent.Method
 		if ent.Kind == registry.QuarantineArtifact {
 			if a, err := f.store.Load(ent.Role, ent.Method); err == nil {
 				e.ArtifactGenBefore, e.LifecycleBefore = a.Generation, string(a.Lifecycle)
+				before = a
 			}
 		}
 	}
-	rr, err := m.Restore(id, f.now())
-	if err == nil {
+	var rr registry.RestoreReport
+	restore := func() error {
+		rr, err = m.Restore(id, f.now())
+		if err == nil && rr.Action == "accepted" && before != nil {
+			err = f.restoreReplay(ctx, e, before, opts)
+		}
+		return err
+	}
+	if ok && ent.Kind == registry.QuarantineArtifact && registry.ValidateName("role", ent.Role) == nil && registry.ValidateName("method", ent.Method) == nil {
+		// No generation of another process lands between the restore and its replay.
+		if lerr := f.store.WithGenerationLock(ent.Role, ent.Method, restore); err == nil {
+			err = lerr
+		}
+	} else {
+		err = restore()
+	}
+	if err == nil || errors.Is(err, ErrReplayChanged) {
 		e.Role, e.Method = rr.Entry.Role, rr.Entry.Method
 		e.Detail += ": " + rr.Action + ": " + rr.Detail
 		if rr.Entry.Kind == registry.QuarantineArtifact {

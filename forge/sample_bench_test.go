@@ -95,3 +95,41 @@ func BenchmarkShadowReplay100(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSampleFlushReload is what a sample flush costs every other process watching the store:
+// the flush rewrites the artifact's record, the watcher drops its cached copy, and its next call
+// reads and decodes the record again (the compiled program is kept: the code did not change).
+// One op is that read and decode, of a record without a sample and with a full default one.
+func BenchmarkSampleFlushReload(b *testing.B) {
+	for _, full := range []bool{false, true} {
+		name := "no_sample"
+		if full {
+			name = "full_sample"
+		}
+		b.Run(name, func(b *testing.B) {
+			f := warmForge(b, func(o *Options) { o.SampleEvery = 1 })
+			if full {
+				for i := 0; i < registry.DefaultSampleMax; i++ {
+					if o := f.Call(context.Background(), "text", "upper", json.RawMessage(fmt.Sprintf(`{"s":"hello world %d"}`, i))); !o.OK {
+						b.Fatal(o.Err)
+					}
+				}
+				f.FlushSample()
+			}
+			path := f.Store().(*registry.Store).ArtifactPath("text", "upper")
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				data, err := os.ReadFile(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				a, err := registry.DecodeArtifact(data)
+				if err != nil || (full && len(a.Sample) != registry.DefaultSampleMax) {
+					b.Fatalf("%v %d", err, len(a.Sample))
+				}
+				b.SetBytes(int64(len(data)))
+			}
+		})
+	}
+}

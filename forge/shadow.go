@@ -42,18 +42,16 @@ const maxReplayDiffs = 5
 // ClassifyReplay compares a sampled answer (wasValue or wasErr) with the new code's (now or
 // nowErr). failing is the args of the call whose failure asked for the new code (nil: none).
 func ClassifyReplay(args, failing, wasValue json.RawMessage, wasErr string, now json.RawMessage, nowErr string) ReplayKind {
-	wasOK, nowOK := wasErr == "", nowErr == ""
+	k := ClassifyAnswers(wasValue, wasErr, now, nowErr)
 	switch {
-	case !wasOK && !nowOK:
-		return ReplaySame
-	case wasOK && nowOK && jsonval.Equal(wasValue, now):
-		return ReplaySame
+	case k == ReplaySame:
+		return k
 	case failing != nil && jsonval.Equal(args, failing):
 		return ReplayFixed
-	case !wasOK && nowOK:
-		return ReplayNowSucceeds
+	case k == ReplayNowFails:
+		return ReplayChanged // a regeneration's policy counts it as a changed answer
 	}
-	return ReplayChanged
+	return k
 }
 
 // ShadowInput is what ShadowPolicy decides on.
@@ -171,23 +169,14 @@ func (c *call) shadow(ctx context.Context, base *registry.Artifact, p *compiled,
 			continue
 		}
 		e = e.Canonical() // a store may indent them
-		runStart := time.Now()
-		out, err := p.sb.Run(c.runCtx(ctx, p), p.prog, c.input(e.Args))
-		if err == nil {
-			err = checkDeliverable(c.rt.deliverable, out)
+		now, nowErr, ok := c.answer(ctx, p, e.Args)
+		if !ok {
+			r.Skipped++ // not the code's answer: an outage, the caller's deadline, the sandbox
+			continue
 		}
-		var nowErr string
-		if err != nil {
-			fl := c.runFailure(ctx, runStart, err)
-			if fl.result.Class == classifier.Extrinsic {
-				r.Skipped++ // not the code's answer: an outage, the caller's deadline, the sandbox
-				continue
-			}
-			nowErr = fl.msg
-		}
-		k := ClassifyReplay(e.Args, failing, e.Value, e.Err, out.Value, nowErr)
+		k := ClassifyReplay(e.Args, failing, e.Value, e.Err, now, nowErr)
 		r.Replayed++
-		d := ReplayDiff{Kind: k, Args: e.Args, Was: e.Value, WasErr: e.Err, Now: out.Value, NowErr: nowErr}
+		d := ReplayDiff{Kind: k, Args: e.Args, Was: e.Value, WasErr: e.Err, Now: now, NowErr: nowErr}
 		switch k {
 		case ReplaySame:
 			r.Same++
@@ -201,7 +190,7 @@ func (c *call) shadow(ctx context.Context, base *registry.Artifact, p *compiled,
 			r.Changed++
 			changed = append(changed, d)
 		}
-		r.sample = append(r.sample, registry.SampleEntry{Args: e.Args, Value: bytes.Clone(out.Value), Err: nowErr, At: e.At})
+		r.sample = append(r.sample, registry.SampleEntry{Args: e.Args, Value: now, Err: nowErr, At: e.At})
 	}
 	r.Diffs = append(changed, other...)
 	if len(r.Diffs) > maxReplayDiffs {
@@ -209,6 +198,25 @@ func (c *call) shadow(ctx context.Context, base *registry.Artifact, p *compiled,
 	}
 	r.Nanos = int64(time.Since(start))
 	return r
+}
+
+// answer runs p on args as a replay does: the code's answer (a value, or the message of a failure
+// of the code's own), or ok false when the run says nothing about the code (an extrinsic failure:
+// an outage, the caller's deadline, the sandbox).
+func (c *call) answer(ctx context.Context, p *compiled, args json.RawMessage) (value json.RawMessage, errMsg string, ok bool) {
+	start := time.Now()
+	out, err := p.sb.Run(c.runCtx(ctx, p), p.prog, c.input(args))
+	if err == nil {
+		err = checkDeliverable(c.rt.deliverable, out)
+	}
+	if err != nil {
+		fl := c.runFailure(ctx, start, err)
+		if fl.result.Class == classifier.Extrinsic {
+			return nil, "", false
+		}
+		return nil, fl.msg, true
+	}
+	return bytes.Clone(out.Value), "", true
 }
 
 // judgeReplay applies ShadowPolicy to r: it sets r.Blocked when the new code may not be promoted.
@@ -226,21 +234,20 @@ func (c *call) judgeReplay(r *Replay, base *registry.Artifact) {
 // blockedFailure is the failure of new code that the replay kept from being promoted.
 func (c *call) blockedFailure(r *Replay, base *registry.Artifact) *failure {
 	var b strings.Builder
-	fmt.Fprintf(&b, "the new code of %s.%s was not promoted: %s (%s); generation %d stays current. Changed answers:",
-		c.role, c.method, r.Blocked, r.Summary(), base.Generation)
-	for _, d := range r.Diffs {
-		if d.Kind == ReplayChanged {
-			b.WriteString("\n  " + d.String())
-		}
-	}
+	fmt.Fprintf(&b, "the new code of %s.%s was not promoted: %s (%s); generation %d stays current. Changed answers:%s",
+		c.role, c.method, r.Blocked, r.Summary(), base.Generation, r.changedLines())
 	fmt.Fprintf(&b, "\nIf the new answers are right, run the command again with --accept-changes; otherwise fix the contract's acceptance examples or edit the code (`forge edit %s %s`)", c.role, c.method)
 	return &failure{typ: TypeReplay, result: classifier.Result{Class: classifier.Intrinsic, Rule: classifier.RuleReplayChanged}, msg: b.String()}
 }
 
 // replayFeedback is the repair prompt's feedback about the sampled inputs the candidate changed.
 func replayFeedback(r *Replay) string {
+	return fmt.Sprintf("the code passed the acceptance examples but changes %d of %d answers the current code gave to real calls; keep these answers:%s", r.Changed, r.Replayed, r.changedLines())
+}
+
+// changedLines is the changed answers of r, one indented line each.
+func (r *Replay) changedLines() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "the code passed the acceptance examples but changes %d of %d answers the current code gave to real calls; keep these answers:", r.Changed, r.Replayed)
 	for _, d := range r.Diffs {
 		if d.Kind == ReplayChanged {
 			b.WriteString("\n  " + d.String())
@@ -278,13 +285,20 @@ func (c *call) keepReplay(a *registry.Artifact) {
 	}
 	sum := r.ReplaySummary
 	a.History[0].Replay = &sum
-	max, maxBytes := c.rt.rec.Sample.Bounds()
-	entries := make([]registry.SampleEntry, len(r.sample))
+	a.Sample = r.entries(a.Generation, c.rt.rec.Sample)
+}
+
+// entries is the replayed inputs with the new code's answers, as generation gen's sample within
+// the role's bounds.
+func (r *Replay) entries(gen int, cfg *registry.SampleConfig) []registry.SampleEntry {
+	max, maxBytes := cfg.Bounds()
+	out := make([]registry.SampleEntry, len(r.sample))
 	for i, e := range r.sample {
-		e.Gen = a.Generation
-		entries[i] = e
+		e.Gen = gen
+		out[i] = e
 	}
-	a.Sample, _ = registry.MergeSample(nil, entries, a.Generation, max, maxBytes)
+	out, _ = registry.MergeSample(nil, out, gen, max, maxBytes)
+	return out
 }
 
 // ErrNoSample is returned by ReplaySample for an artifact that keeps no sample of real calls.
@@ -303,23 +317,46 @@ func (f *Forge) ReplaySample(ctx context.Context, role, method string, gen int) 
 	if err != nil {
 		return nil, err
 	}
-	code := art.Code
-	if gen != 0 && gen != art.Generation {
-		code = ""
-		var kept []string
-		for _, g := range art.History {
-			kept = append(kept, g.ID)
-			if g.ID == registry.GenerationID(gen) {
-				code = g.Code
-			}
-		}
-		if code == "" {
-			return nil, fmt.Errorf("forge: %s.%s keeps no generation %d (it keeps %s); pass one of those to --gen", role, method, gen, strings.Join(kept, ", "))
-		}
+	code, err := generationCode(art, gen, "--gen")
+	if err != nil {
+		return nil, err
 	}
 	if len(art.Sample) == 0 {
 		return nil, fmt.Errorf("forge: %s.%s: %w: calls add inputs to it as they run, unless the role's contract turns it off (\"sample\": {\"off\": true})", role, method, ErrNoSample)
 	}
+	p, err := f.compileKept(ctx, rt, role, method, code)
+	if err != nil {
+		return nil, err
+	}
+	defer p.release()
+	c := &call{f: f, role: role, method: method, start: time.Now(), operator: true, rt: rt}
+	r := c.shadow(ctx, art, p, nil)
+	if r == nil {
+		return nil, fmt.Errorf("forge: %s.%s: %w of its generation %d (the role's contract may have turned it off)", role, method, ErrNoSample, art.Generation)
+	}
+	return r, nil
+}
+
+// generationCode is the code of art's generation gen (0: the current one), from its kept history;
+// flag names how the caller chooses another one, for the error.
+func generationCode(art *registry.Artifact, gen int, flag string) (string, error) {
+	if gen == 0 || gen == art.Generation {
+		return art.Code, nil
+	}
+	var kept []string
+	for _, g := range art.History {
+		kept = append(kept, g.ID)
+		if g.ID == registry.GenerationID(gen) {
+			return g.Code, nil
+		}
+	}
+	return "", fmt.Errorf("forge: %s.%s keeps no generation %d (it keeps %s): %w; pass one of those to %s", art.Role, art.Method, gen, strings.Join(kept, ", "), registry.ErrNoGeneration, flag)
+}
+
+// compileKept compiles code role.method kept (a generation of its history) to replay it. It is
+// not gated again: an older generation may not pass the contract as it is now, and its answers
+// are what is asked.
+func (f *Forge) compileKept(ctx context.Context, rt *roleRuntime, role, method, code string) (*compiled, error) {
 	sb, err := f.sandbox(rt.backend)
 	if err != nil {
 		return nil, err
@@ -328,12 +365,5 @@ func (f *Forge) ReplaySample(ctx context.Context, role, method string, gen int) 
 	if err != nil {
 		return nil, fmt.Errorf("forge: %s.%s: compile the code to replay: %w", role, method, err)
 	}
-	p := newCompiled(nil, prog, sb, f.programs)
-	defer p.release()
-	c := &call{f: f, role: role, method: method, start: time.Now(), operator: true, rt: rt}
-	r := c.shadow(ctx, art, p, nil)
-	if r == nil {
-		return nil, fmt.Errorf("forge: %s.%s: %w of its generation %d (the role's contract may have turned it off)", role, method, ErrNoSample, art.Generation)
-	}
-	return r, nil
+	return newCompiled(nil, prog, sb, f.programs), nil
 }

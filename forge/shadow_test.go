@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -250,4 +251,47 @@ func TestStaleContractRepairIsNotBlockedByTheSample(t *testing.T) {
 	assert.Equal(t, 1, o.Meta.Replay.Changed)
 	art, _ := f.Store().Load("text", "upper")
 	assert.Equal(t, 2, art.Generation)
+}
+
+// A flush of the sample of real calls rewrites the artifact's record, but watchers see no
+// change (no `forge watch` line, SSE event or MCP list_changed): only a generation, lifecycle or
+// readability change is one. (The store change itself is fed to the live layer directly, so that
+// the test does not depend on how the file watcher batches changes.)
+func TestSampleFlushIsNoLiveChange(t *testing.T) {
+	p := cassette(t, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK})
+	f := openForge(t, t.TempDir(), p, sampleEvery)
+	require.NoError(t, f.AddRole(textContract()))
+	callAll(t, f, "first")
+	require.NoError(t, f.Watch())
+	sub := f.Subscribe(Filter{ChangesOnly: true})
+	defer sub.Close()
+	k := registry.Key{Role: "text", Method: "upper"}
+	drain := func() []LiveEvent {
+		var evs []LiveEvent
+		f.publishArtifact(f.hub(), k, time.Now())
+		for {
+			select {
+			case e := <-sub.C:
+				evs = append(evs, e)
+			default:
+				return evs
+			}
+		}
+	}
+	drain() // whatever the file watcher already delivered
+
+	callAll(t, f, "abc", "hello") // the sample grows: the record is rewritten
+	art, err := f.Store().Load("text", "upper")
+	require.NoError(t, err)
+	require.Len(t, art.Sample, 2)
+	assert.Empty(t, drain(), "a sample-only change is no live change")
+
+	require.NoError(t, f.Bless("text", "upper", false))
+	f.publishArtifact(f.hub(), k, time.Now()) // or the file watcher did: one of the two publishes it
+	select {
+	case e := <-sub.C:
+		assert.Equal(t, string(registry.Blessed), e.Artifact.Lifecycle)
+	case <-time.After(liveHang):
+		t.Fatal("the bless was not published (a hang)")
+	}
 }

@@ -285,7 +285,8 @@ func (f *Forge) onStoreChange(h *liveHub, batch []registry.Change) {
 }
 
 // publishArtifact reads k's artifact (a complete file: writes are renames) and publishes its
-// change, unless nothing a subscriber sees changed (a metrics flush).
+// change, unless nothing a subscriber sees changed (a metrics flush, a flush of the sample of
+// real calls: only its generation, lifecycle or readability make a change).
 func (f *Forge) publishArtifact(h *liveHub, k registry.Key, now time.Time) {
 	a, err := f.store.Load(k.Role, k.Method)
 	var cur ArtifactChange

@@ -36,7 +36,8 @@ import (
 type Options struct {
 	// Version is reported to clients as the server's version.
 	Version string
-	// OperatorVerbs adds the tools that change artifacts (bless, quarantine, rollback, regen).
+	// OperatorVerbs adds the tools that change artifacts (bless, quarantine, rollback, regen) and
+	// those that replay the sample of real calls (replay, diff).
 	OperatorVerbs bool
 	// DefineRoles are the server's switches for forge_define_role (off unless Allow); where
 	// clients have identities, theirs narrow them (scopes DefineScope, RedefineScope).
@@ -187,19 +188,26 @@ var (
 	callSchema       = json.RawMessage(`{"type":"object","properties":{"role":{"type":"string","description":"a role from forge_roles"},` +
 		`"method":{"type":"string","description":"the method to call; it is written from the role's contract if it does not exist yet"},` +
 		`"args":{"type":"object","description":"the method's arguments by parameter name"}},"required":["role","method"]}`)
-	rollbackSchema = json.RawMessage(`{"type":"object","properties":{"role":{"type":"string"},"method":{"type":"string"},"gen":{"type":"integer","description":"generation to restore (default: the one before the current)"}},"required":["role","method"]}`)
+	rollbackSchema = json.RawMessage(`{"type":"object","properties":{"role":{"type":"string"},"method":{"type":"string"},"gen":{"type":"integer","description":"generation to restore (default: the one before the current)"},` + acceptChangesProp + `},"required":["role","method"]}`)
 	statsSchema    = json.RawMessage(`{"type":"object","properties":{"since":{"type":"string","description":"only calls within this age, e.g. 24h or 7d"}}}`)
 	emptySchema    = json.RawMessage(`{"type":"object"}`)
 )
 
-var regenSchema = json.RawMessage(`{"type":"object","properties":{"role":{"type":"string"},"method":{"type":"string"},` +
-	`"accept_changes":{"type":"boolean","description":"promote the new code even if it changes answers the current code gave to real calls"}},"required":["role","method"]}`)
+// acceptChangesProp is the accept_changes property of the tools that promote code.
+const acceptChangesProp = `"accept_changes":{"type":"boolean","description":"promote the code even if it changes answers the current code gave to real calls"}`
+
+var (
+	regenSchema = json.RawMessage(`{"type":"object","properties":{"role":{"type":"string"},"method":{"type":"string"},` + acceptChangesProp + `},"required":["role","method"]}`)
+	liftSchema  = regenSchema
+)
 
 type callArgs struct {
 	Role   string          `json:"role"`
 	Method string          `json:"method"`
 	Args   json.RawMessage `json:"args"`
 	Gen    int             `json:"gen"`
+	From   int             `json:"from"` // forge_diff
+	To     int             `json:"to"`
 	Since  string          `json:"since"`
 	// AcceptChanges: forge_regen promotes code that changes sampled answers (safe regeneration).
 	AcceptChanges bool `json:"accept_changes"`
@@ -347,19 +355,20 @@ func (s *Server) addFixedTools() {
 			}
 			return loaded(a)
 		})
-	verb("forge_rollback", "Make an earlier kept generation of role.method current again.", rollbackSchema,
+	verb("forge_rollback", "Make an earlier kept generation of role.method current again. Code that changes answers real calls got on a blessed artifact (or more than the threshold) is refused unless accept_changes is true.", rollbackSchema,
 		func(ctx context.Context, a callArgs) (any, error) {
-			if _, err := s.f.RollbackContext(ctx, a.Role, a.Method, a.Gen); err != nil {
+			if _, err := s.f.RollbackWith(ctx, a.Role, a.Method, a.Gen, forge.PromoteOptions{AcceptChanges: a.AcceptChanges}); err != nil {
 				return nil, err
 			}
 			return loaded(a)
 		})
-	verb("forge_lift", "Lift an operator's quarantine of role.method once the gate has passed its current code again (the way back from a mistaken quarantine).", roleMethodSchema,
+	verb("forge_lift", "Lift an operator's quarantine of role.method once the gate has passed its current code again (the way back from a mistaken quarantine). Code that changes answers real calls got stays quarantined unless accept_changes is true.", liftSchema,
 		func(ctx context.Context, a callArgs) (any, error) {
-			return s.f.LiftQuarantine(ctx, a.Role, a.Method), nil
+			return s.f.LiftQuarantineWith(ctx, a.Role, a.Method, forge.PromoteOptions{AcceptChanges: a.AcceptChanges}), nil
 		})
 	verb("forge_regen", "Write role.method's code again from its contract now (provider calls). New code that changes answers real calls got is refused (the answers are shown) unless accept_changes is true.", regenSchema,
 		func(ctx context.Context, a callArgs) (any, error) {
 			return s.f.RegenerateWith(ctx, a.Role, a.Method, forge.RegenOptions{AcceptChanges: a.AcceptChanges}), nil
 		})
+	s.addReplayTools(verb) // replay.go
 }

@@ -50,6 +50,42 @@ func TestRegenToolAcceptChanges(t *testing.T) {
 	art, err := f.Store().Load("text", "upper")
 	require.NoError(t, err)
 	assert.Equal(t, 2, art.Generation)
+
+	// forge_diff and forge_replay: the same forge functions as `forge diff` and `forge replay`.
+	tool := func(name string, args map[string]any) (string, bool) {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+		require.NoError(t, err)
+		out, _ := json.Marshal(res)
+		return string(out), !res.IsError
+	}
+	out, ok = tool("forge_diff", map[string]any{"role": "text", "method": "upper"})
+	require.True(t, ok, out)
+	assert.Contains(t, out, `--- gen-1\n+++ gen-2`)
+	assert.Contains(t, out, `\"kind\":\"changed\",\"args\":{\"s\":\"abc\"},\"was\":\"ABC\",\"now\":\"abc\"`)
+	out, ok = tool("forge_replay", map[string]any{"role": "text", "method": "upper", "gen": 1})
+	require.True(t, ok, out)
+	assert.Contains(t, out, `\"changed\":1`)
+	out, ok = tool("forge_diff", map[string]any{"role": "text", "method": "upper", "from": 9})
+	assert.False(t, ok)
+	assert.Contains(t, out, "keeps no generation 9")
+
+	// forge_rollback replays the sample on the kept code: refused on a blessed artifact whose
+	// answers it changes, unless accept_changes.
+	require.NoError(t, f.Bless("text", "upper", false))
+	out, ok = tool("forge_rollback", map[string]any{"role": "text", "method": "upper"})
+	assert.False(t, ok, out)
+	assert.Contains(t, out, `was \"abc\", now \"ABC\"`)
+	out, ok = tool("forge_rollback", map[string]any{"role": "text", "method": "upper", "accept_changes": true})
+	assert.True(t, ok, out)
+	assert.Contains(t, out, `\"generation\":3`)
+
+	// Not offered without the operator verbs: they run code and show other callers' inputs.
+	plain := inMemorySession(t, f, Options{})
+	tools, err := plain.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	for _, tl := range tools.Tools {
+		assert.NotContains(t, []string{"forge_replay", "forge_diff"}, tl.Name)
+	}
 }
 
 // inMemorySession serves f over MCP in memory and returns a client's session; the test's cleanup

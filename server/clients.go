@@ -248,7 +248,7 @@ func roleOf(escapedPath string) (role string, listing bool) {
 			return r, false
 		}
 		return "", true
-	case "stale", "stats":
+	case "stale", "stats", "artifact-table", "quarantine":
 		return "", true
 	}
 	return "", false
@@ -260,6 +260,8 @@ func (cs *Clients) gate(w http.ResponseWriter, r *http.Request, adminToken strin
 	switch p := r.URL.Path; {
 	case p == "/healthz" || p == "/readyz" || p == "/metrics" || strings.HasPrefix(p, "/v1/admin/"):
 		return r, true // probes and metrics are open; operator verbs keep the admin token
+	case p == "/ui" || strings.HasPrefix(p, "/ui/"):
+		return r, true // the console's static files hold no data: what it reads sends a token
 	}
 	tok := bearer(r)
 	if adminToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(adminToken)) == 1 {

@@ -16,6 +16,9 @@
 //	GET  /v1/artifacts, /v1/artifacts/{role}/{method}, /v1/history/{role}/{method}, /v1/stale
 //	GET  /v1/stats?since=24h                  what reuse bought (forge.Stats)
 //	GET  /v1/events?role=&method=&class=&source=&trace=   Server-Sent Events (forge.Filter)
+//	GET  /v1/artifact-table, /v1/artifacts/{role}/{method}/activity, /v1/quarantine   the console's (console.go)
+//	POST /v1/admin/restore/{id}, /v1/admin/dismiss/{id}   a damaged file the store set aside
+//	GET  /ui/                                 the operator console (package server/ui)
 //	GET  /metrics                             Prometheus
 //	GET  /healthz, /readyz
 //
@@ -168,6 +171,8 @@ func New(f *forge.Forge, o Options) *Server {
 	s.mux.HandleFunc("GET /v1/stats", s.handleStats)
 	s.mux.HandleFunc("GET /v1/events", s.handleEvents)
 	s.knowledgeRoutes() // knowledge.go: /v1/knowledge
+	s.consoleRoutes()   // console.go: /ui and the endpoints it adds
+	s.replayRoutes()    // replay.go: /v1/artifacts/{role}/{method}/replay, /diff
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]bool{"ok": true}) })
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
@@ -406,7 +411,7 @@ func (s *Server) handleVerb(w http.ResponseWriter, r *http.Request) {
 	case "quarantine":
 		err = s.f.QuarantineContext(ctx, role, method)
 	case "lift":
-		o := s.f.LiftQuarantine(ctx, role, method)
+		o := s.f.LiftQuarantineWith(ctx, role, method, forge.PromoteOptions{AcceptChanges: acceptChanges(r)})
 		writeOutcome(w, &o, false)
 		return
 	case "rollback":
@@ -417,7 +422,7 @@ func (s *Server) handleVerb(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		_, err = s.f.RollbackContext(ctx, role, method, gen)
+		_, err = s.f.RollbackWith(ctx, role, method, gen, forge.PromoteOptions{AcceptChanges: acceptChanges(r)})
 	default:
 		writeErr(w, http.StatusNotFound, "args", fmt.Sprintf("unknown verb %q: use regen, bless, quarantine, lift, rollback or edit", verb))
 		return

@@ -361,7 +361,8 @@ func newBlessCmd(a *app) *cobra.Command {
 }
 
 func newRollbackCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var opts forge.PromoteOptions
+	cmd := &cobra.Command{
 		Use:   "rollback ROLE METHOD [GEN]",
 		Short: "Make an earlier kept generation current again (default: the one before the current)",
 		Args:  nameArgs(2, 3, "role", "method"),
@@ -377,15 +378,18 @@ func newRollbackCmd(a *app) *cobra.Command {
 			var art *registry.Artifact
 			err := a.operator(args, func(ctx context.Context, f *forge.Forge) error {
 				var err error
-				art, err = f.RollbackContext(ctx, args[0], args[1], gen)
+				art, err = f.RollbackWith(ctx, args[0], args[1], gen, opts)
 				return err
 			}, "")
 			if err == nil && !a.jsonOut {
 				fmt.Fprintf(a.stdout, "%s.%s rolled back: generation %d is %s\n", args[0], args[1], art.Generation, art.History[0].Trigger)
+				printHistoryReplays(a, art.History[:1])
 			}
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&opts.AcceptChanges, "accept-changes", false, "roll back even if the kept code changes answers of the sample of real calls (shown when refused)")
+	return cmd
 }
 
 // operator runs an operator verb on an existing artifact and prints what it did. The context

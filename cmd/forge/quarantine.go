@@ -79,6 +79,7 @@ dismiss with ` + "`forge quarantine -- ls METHOD`.",
 			return nil
 		},
 	}
+	var restoreOpts, liftOpts forge.PromoteOptions
 	restore := &cobra.Command{
 		Use:   "restore ID",
 		Short: "Put a quarantined file back (a hand edit is taken over); see `forge quarantine ls`",
@@ -89,7 +90,7 @@ dismiss with ` + "`forge quarantine -- ls METHOD`.",
 				return err
 			}
 			defer a.closeForge(f)
-			rr, err := f.RestoreQuarantined(operatorCtx(context.Background()), args[0])
+			rr, err := f.RestoreQuarantinedWith(operatorCtx(context.Background()), args[0], restoreOpts)
 			if err != nil {
 				return err
 			}
@@ -136,7 +137,7 @@ dismiss with ` + "`forge quarantine -- ls METHOD`.",
 				return err
 			}
 			defer a.closeForge(f)
-			o := f.LiftQuarantine(operatorCtx(context.Background()), args[0], args[1])
+			o := f.LiftQuarantineWith(operatorCtx(context.Background()), args[0], args[1], liftOpts)
 			if a.jsonOut {
 				if err := a.printJSON(o); err != nil {
 					return err
@@ -151,6 +152,8 @@ dismiss with ` + "`forge quarantine -- ls METHOD`.",
 			return nil
 		},
 	}
+	restore.Flags().BoolVar(&restoreOpts.AcceptChanges, "accept-changes", false, "keep restored code even if it changes answers of the sample of real calls (shown when refused)")
+	lift.Flags().BoolVar(&liftOpts.AcceptChanges, "accept-changes", false, "lift the quarantine even if the code changes answers of the sample of real calls (shown when refused)")
 	cmd.AddCommand(ls, restore, dismiss, lift)
 	return cmd
 }

@@ -59,7 +59,10 @@ keeps, and reports the answers that agree and those that differ. Nothing is stor
 				return err
 			}
 			if a.jsonOut {
-				return a.printJSON(r)
+				return a.printJSON(struct { // an action that runs code: an object with "ok"
+					OK bool `json:"ok"`
+					*forge.Replay
+				}{true, r})
 			}
 			fmt.Fprintf(a.stdout, "%s.%s: %d of %d sampled answers agree\n", args[0], args[1], r.Same, r.Replayed)
 			printReplay(a, r)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/forge"
 )
 
 // The done-when scenario through the CLI: a regeneration right on the contract but wrong on an
@@ -48,6 +50,41 @@ func TestRegenRefusesChangedAnswersOfABlessedArtifact(t *testing.T) {
 	code, out, _ = runCLI(t, s("history", "text", "upper")...)
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "gen-2: replayed 2 sampled input(s): 1 same, 1 changed (accepted)")
+
+	// forge diff: the code and the answers that differ (exit 3), default previous vs current.
+	code, out, errOut = runCLI(t, s("diff", "text", "upper")...)
+	assert.Equal(t, 3, code, errOut)
+	assert.Contains(t, out, "--- gen-1\n+++ gen-2\n")
+	assert.Contains(t, out, "+\tif strings.Contains(s, \"b\") {\n")
+	assert.Contains(t, out, "2 sampled input(s) replayed on gen-1 and gen-2: 1 same, 1 changed, 0 now succeed, 0 now fail")
+	assert.Contains(t, out, `changed: args {"s":"abc"}: was "ABC", now "abc"`)
+	assert.Contains(t, errOut, "gen-1 and gen-2 answer 1 sampled input(s) differently")
+	code, out, _ = runCLI(t, s("diff", "--json", "text", "upper", "gen-2", "1")...)
+	assert.Equal(t, 3, code)
+	var d struct {
+		OK bool `json:"ok"`
+		forge.DiffReport
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &d), out)
+	assert.True(t, d.OK, "an action that runs code says ok")
+	assert.Equal(t, [2]int{2, 1}, [2]int{d.From, d.To})
+	assert.Equal(t, 1, d.Changed)
+	code, _, errOut = runCLI(t, s("diff", "text", "upper", "2")...)
+	assert.Equal(t, 2, code, "one generation alone is a usage error")
+	assert.Contains(t, errOut, "give two generations or none")
+	code, _, errOut = runCLI(t, s("diff", "text", "upper", "1", "9")...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "keeps no generation 9")
+
+	// A rollback of a blessed artifact replays the sample on the kept code first.
+	code, _, errOut = runCLI(t, s("bless", "text", "upper")...)
+	require.Equal(t, 0, code, errOut)
+	code, _, errOut = runCLI(t, s("rollback", "text", "upper")...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, `args {"s":"abc"}: was "abc", now "ABC"`)
+	code, out, errOut = runCLI(t, s("rollback", "text", "upper", "--accept-changes")...)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "gen-3: replayed 2 sampled input(s): 1 same, 1 changed (accepted)")
 }
 
 // forge replay reports agreement on the current and an earlier generation; forge sample shows

@@ -51,8 +51,8 @@ response: the Outcome), operator verbs under /v1/admin/ (only with --admin-token
 $FORGE_ADMIN_TOKEN, sent as "Authorization: Bearer TOKEN"), read endpoints (/v1/roles,
 /v1/artifacts, /v1/history, /v1/stale, /v1/stats), GET /v1/events as Server-Sent Events (filters
 role, method, class, source, trace), Prometheus /metrics, /healthz, /readyz, and the MCP server
-(streamable HTTP) at /mcp. It watches its store: changes by other forge processes are served at
-once. It binds 127.0.0.1 unless told otherwise; SIGTERM or SIGINT finishes in-flight calls first.
+(streamable HTTP) at /mcp, and the operator console at /ui (README, "Console"). It watches its
+store: changes by other forge processes are served at once. It binds 127.0.0.1 unless told otherwise; SIGTERM or SIGINT finishes in-flight calls first.
 
 With --nats-embedded DIR it also runs a single-node NATS JetStream server (data in DIR, listening
 on 127.0.0.1:4222 unless --nats-listen says otherwise) and keeps the store there: the quickstart of
@@ -60,10 +60,10 @@ the fleet store. Other forge processes on this machine use it with --store nats:
 (the URL is printed at start); the server stops when serve does. It needs a forge built with the
 server: go install -tags natsembedded ./cmd/forge (the default build leaves it out).
 
-With --clients FILE (or $FORGE_CLIENTS) every request but /healthz, /readyz, /metrics and the
-operator verbs needs a client's bearer token; each client may call only the roles the file gives
-it, at most at its rate, and never shares a live instance with another client (README, "Client
-identities").
+With --clients FILE (or $FORGE_CLIENTS) every request but /healthz, /readyz, /metrics, the
+console's files and the operator verbs needs a client's bearer token; each client may call only
+the roles the file gives it, at most at its rate, and never shares a live instance with another
+client (README, "Client identities").
 
 Guards (README, "Serving"): on loopback it answers only to localhost, 127.0.0.1 and [::1] (add
 names with --allowed-hosts or $FORGE_ALLOWED_HOSTS, comma-separated); calls and MCP messages need
