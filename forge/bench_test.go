@@ -16,7 +16,7 @@ import (
 	"github.com/artifactforge/forge/sandbox/yaegi"
 )
 
-func warmForge(b *testing.B, mod ...func(*Options)) *Forge {
+func warmForge(b testing.TB, mod ...func(*Options)) *Forge {
 	b.Helper()
 	p := cassette(b, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK})
 	f := openForge(b, b.TempDir(), p, mod...)

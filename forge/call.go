@@ -91,17 +91,33 @@ type call struct {
 	warmHit    bool // the call took the warm path (run): nothing was compiled or decided
 	decided    selector.Decision
 	hasDecided bool
+	// within is CallWithin's bound (0: none); cancel ends its context once bound made it.
+	within time.Duration
+	cancel context.CancelFunc
 }
 
 // Call runs role.method with args (a JSON object by parameter name, or an array by position).
 // A healthy persisted artifact runs with no provider call; otherwise the code is generated,
 // repaired or regenerated first. The Outcome says what happened; Call never panics.
 func (f *Forge) Call(ctx context.Context, role, method string, args json.RawMessage) Outcome {
+	return f.callWithin(ctx, 0, role, method, args)
+}
+
+// CallWithin is Call bounded by timeout, as Call on a context with that timeout, without a timer
+// where none is needed: a warm call whose role's own time limit (the sandbox's deadline) ends
+// before timeout runs on ctx as it is, and the bound is made only if the call goes on to anything
+// else (compiling, generating, repairing). `forge serve` bounds every call so (--call-timeout).
+func (f *Forge) CallWithin(ctx context.Context, timeout time.Duration, role, method string, args json.RawMessage) Outcome {
+	return f.callWithin(ctx, timeout, role, method, args)
+}
+
+func (f *Forge) callWithin(ctx context.Context, within time.Duration, role, method string, args json.RawMessage) Outcome {
 	if !f.enter() {
 		return Outcome{Err: closedFailure(role, method).toError()}
 	}
 	defer f.leave()
-	c := &call{f: f, role: role, method: method, client: ClientFrom(ctx), args: args, start: time.Now()}
+	c := &call{f: f, role: role, method: method, client: ClientFrom(ctx), args: args, start: time.Now(), within: within}
+	defer c.unbind()
 	c.ev.Role, c.ev.Method, c.ev.CallID, c.ev.Client = role, method, newID(), c.client
 	if sandbox.CallDepth(ctx) > 0 {
 		if parent := callerInfo(ctx); parent != nil {
@@ -114,7 +130,7 @@ func (f *Forge) Call(ctx context.Context, role, method string, args json.RawMess
 		c.ev.TraceID = c.ev.CallID
 	}
 	if cand := c.candidate(); cand != nil {
-		return c.finish(c.executeCandidate(ctx, cand))
+		return c.finish(c.executeCandidate(c.bound(ctx), cand))
 	}
 	o := c.run(ctx)
 	return c.finish(o)
@@ -175,6 +191,9 @@ func (c *call) run(ctx context.Context) Outcome {
 		return c.fail(c.oversize())
 	}
 	c.rt = rt
+	if c.within > 0 && rt.limits.WithDefaults().Timeout > c.within {
+		ctx = c.bound(ctx) // the caller's bound ends first: the run needs it
+	}
 	key := liveKey{Role: c.role, Method: c.method, Client: c.client}
 	// The warm path: the live program remembers the decision made for one store snapshot under
 	// this role runtime (warmState; the method was checked against the same contract then), so
@@ -190,6 +209,7 @@ func (c *call) run(ctx context.Context) Outcome {
 	if ok && w != nil && art == w.art && f.programs.take(p) {
 		return c.warmRun(ctx, art, p, w)
 	}
+	ctx = c.bound(ctx) // not warm: compiling or generating may follow
 	if err := registry.ValidateName("method", c.method); err != nil {
 		return c.fail(c.unknownMethod(err.Error()))
 	}
@@ -439,7 +459,24 @@ func (c *call) executeProgram(ctx context.Context, art *registry.Artifact, p *co
 	}
 	c.meta.RepairAttempted = plan.Step == repair.StepRepair
 	c.cause = fl
-	return c.produce(ctx, art, plan.Trigger, &repair.Attempt{Code: art.Code, Error: fl.msg, Result: fl.result, Args: string(c.args)})
+	return c.produce(c.bound(ctx), art, plan.Trigger, &repair.Attempt{Code: art.Code, Error: fl.msg, Result: fl.result, Args: string(c.args)})
+}
+
+// bound returns ctx with CallWithin's timeout (from the call's start), made once; ctx itself
+// when the call has no bound or already made it.
+func (c *call) bound(ctx context.Context) context.Context {
+	if c.within <= 0 || c.cancel != nil {
+		return ctx
+	}
+	ctx, c.cancel = context.WithDeadline(ctx, c.start.Add(c.within))
+	return ctx
+}
+
+// unbind ends the context bound made, if any.
+func (c *call) unbind() {
+	if c.cancel != nil {
+		c.cancel()
+	}
 }
 
 // warmRun runs a warm hit: the live program p (referenced) with its warm state w for art.

@@ -199,7 +199,11 @@ func appendStrOmit(b []byte, k, v string) []byte {
 // appendStr appends a JSON string; anything but plain printable ASCII goes through encoding/json
 // so that escaping is exactly the standard library's.
 func appendStr(b []byte, k, v string) []byte {
-	b = appendKey(b, k)
+	return appendString(appendKey(b, k), v)
+}
+
+// appendString appends v as a JSON string, escaped as encoding/json escapes it (appendStr).
+func appendString(b []byte, v string) []byte {
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {

@@ -89,14 +89,8 @@ func (h *liveHub) publishStep(e *LiveEvent) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	for s := range h.subs {
-		if !s.filter.Match(e) {
-			continue
-		}
-		select {
-		case s.c <- *e:
-		default:
-			s.dropped.Add(1)
-			h.dropped.Add(1)
+		if s.filter.Match(e) {
+			h.send(s, e)
 		}
 	}
 }

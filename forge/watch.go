@@ -128,7 +128,7 @@ func (s *Subscription) Close() {
 	s.once.Do(func() {
 		s.hub.mu.Lock()
 		delete(s.hub.subs, s)
-		s.hub.n.Store(int64(len(s.hub.subs)))
+		s.hub.n.Store(int64(len(s.hub.subs) + len(s.hub.observers)))
 		s.hub.mu.Unlock()
 		close(s.c)
 	})
@@ -157,15 +157,19 @@ func (h *liveHub) publish(e *LiveEvent) {
 		o(e)
 	}
 	for s := range h.subs {
-		if !s.filter.Match(e) {
-			continue
+		if s.filter.Match(e) {
+			h.send(s, e)
 		}
-		select {
-		case s.c <- *e:
-		default:
-			s.dropped.Add(1)
-			h.dropped.Add(1)
-		}
+	}
+}
+
+// send queues e for s, or counts it dropped when s has fallen behind.
+func (h *liveHub) send(s *Subscription, e *LiveEvent) {
+	select {
+	case s.c <- *e:
+	default:
+		s.dropped.Add(1)
+		h.dropped.Add(1)
 	}
 }
 
@@ -181,12 +185,44 @@ func (f *Forge) publishCall(h *liveHub, e Event) {
 	if h.n.Load() == 0 {
 		return // no listener: the warm path allocates nothing here
 	}
-	publishCallTo(h, e)
+	h.publishCall(&e)
 }
 
-//go:noinline
-func publishCallTo(h *liveHub, e Event) {
-	h.publish(&LiveEvent{Kind: LiveCall, Time: e.Time, Call: &e})
+// liveCall is a call's live event for the observers alone, reused (liveCalls).
+type liveCall struct {
+	le LiveEvent
+	ev Event
+}
+
+var liveCalls = sync.Pool{New: func() any { return new(liveCall) }}
+
+// publishCall publishes a call's event. The observers (`forge serve`'s metrics) read it during
+// their call, so for them it is a reused one; a subscriber keeps what it receives, so one whose
+// filter takes calls gets a copy of its own: a warm call under the server (whose MCP subscribes
+// to changes only) allocates nothing here.
+func (h *liveHub) publishCall(e *Event) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	lc := liveCalls.Get().(*liveCall)
+	lc.ev = *e
+	lc.le = LiveEvent{Kind: LiveCall, Time: e.Time, Call: &lc.ev}
+	for _, o := range h.observers {
+		o(&lc.le)
+	}
+	var kept *LiveEvent
+	for s := range h.subs {
+		if !s.filter.Match(&lc.le) {
+			continue
+		}
+		if kept == nil {
+			c := new(Event)
+			*c = *e
+			kept = &LiveEvent{Kind: LiveCall, Time: e.Time, Call: c}
+		}
+		h.send(s, kept)
+	}
+	*lc = liveCall{} // no strings kept alive in the pool
+	liveCalls.Put(lc)
 }
 
 // Subscribe returns a subscription to this forge's live events matching fl: its calls and, once
@@ -202,7 +238,8 @@ func (f *Forge) Subscribe(fl Filter) *Subscription {
 	return s
 }
 
-// Observe calls fn synchronously with every live event (metrics); fn must be fast and must not block.
+// Observe calls fn synchronously with every live event (metrics); fn must be fast, must not
+// block, and must not keep the event (or its Call) past its return: it may be reused.
 func (f *Forge) Observe(fn func(*LiveEvent)) {
 	h := f.hub()
 	h.mu.Lock()
