@@ -211,17 +211,19 @@ func (c *call) run(ctx context.Context) Outcome {
 	}
 	ctx = c.bound(ctx) // not warm: compiling or generating may follow
 	if err := registry.ValidateName("method", c.method); err != nil {
-		return c.fail(&failure{typ: TypeUnknownMethod, result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: err.Error()})
+		return c.fail(c.unknownMethod(err.Error()))
 	}
-	if len(rt.rec.Methods) > 0 {
-		if _, ok := rt.rec.Methods[c.method]; !ok {
-			return c.fail(&failure{typ: TypeUnknownMethod, result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs},
-				msg: fmt.Sprintf("role %s declares no method %s (it declares %s); add it to the contract with `forge role add`", c.role, c.method, methodList(rt.rec.Methods))})
-		}
+	if msg := methodRefusal(rt.rec, c.method, false); msg != "" {
+		return c.fail(c.unknownMethod(msg))
 	}
 	var loadErr error
 	if !ok {
 		art, loadErr = f.store.Load(c.role, c.method)
+	}
+	if errors.Is(loadErr, registry.ErrNotFound) {
+		if msg := methodRefusal(rt.rec, c.method, true); msg != "" {
+			return c.fail(c.unknownMethod(msg))
+		}
 	}
 	in := selector.Input{
 		Switches: f.opts.Switches,
@@ -277,6 +279,11 @@ func (c *call) run(ctx context.Context) Outcome {
 		c.meta.RepairAttempted = true
 	}
 	return c.produce(ctx, art, trig, failed)
+}
+
+// unknownMethod is the caller's failure of calling a method its role does not take (methodRefusal).
+func (c *call) unknownMethod(msg string) *failure {
+	return &failure{typ: TypeUnknownMethod, result: classifier.Result{Class: classifier.Caller, Rule: classifier.RuleArgs}, msg: msg}
 }
 
 func methodList(m map[string]string) string {

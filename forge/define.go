@@ -51,7 +51,8 @@ type DefineResult struct {
 	Stale []StaleArtifact `json:"stale_artifacts,omitempty"`
 }
 
-// DefineRole checks a contract as a client wrote it (JSON, the contract file's schema) and, unless
+// DefineRole checks a contract as a client wrote it (JSON, the contract file's schema; an agent's
+// declares its methods, and its text for other agents is bounded: agentTextProblems) and, unless
 // dryRun, stores it as the client ctx names (WithClient) under policy: the one role definition of
 // every edge (MCP forge_define_role, POST /v1/roles, Forge.AddRole, `forge role add`'s check).
 // A contract with problems is refused with every problem named (registry.Refusal; nothing is
@@ -60,6 +61,9 @@ type DefineResult struct {
 // The new role's methods are callable at once.
 func (f *Forge) DefineRole(ctx context.Context, contract []byte, policy DefinePolicy, dryRun bool) (DefineResult, error) {
 	c, ps := f.CheckContract(contract)
+	if !slices.ContainsFunc(ps, func(p registry.Problem) bool { return p.Field == "" }) { // the JSON read
+		ps = append(ps, agentTextProblems(&c)...)
+	}
 	res := DefineResult{Role: c.Role, DryRun: dryRun, Problems: ps, Tools: toolNames(&c)}
 	if res.Problems == nil {
 		res.Problems = []registry.Problem{}
@@ -88,17 +92,47 @@ func (f *Forge) DefineRole(ctx context.Context, contract []byte, policy DefinePo
 		f.emitOp(e, start, err)
 		return res, err
 	}
-	rec, old, err := f.store.PutRoleReport(c.ByAgent(who), f.now())
-	if err == nil && old != nil && old.Fingerprint != rec.Fingerprint {
-		e.Detail += " (was " + old.Fingerprint + ")"
-		res.Stale, err = StaleByContract(f.store, c.Role)
-	}
+	rec, stale, err := f.storeContract(c.ByAgent(who), e)
 	f.emitOp(e, start, err)
 	if err != nil {
 		return res, err
 	}
-	res.OK, res.DefinedBy = true, rec.DefinedBy
+	res.OK, res.DefinedBy, res.Stale = true, rec.DefinedBy, stale
 	return res, nil
+}
+
+// storeContract stores c (By or ByAgent says whose) and lists the artifacts its change made
+// stale; e is the definition's event line, told the fingerprint it replaced.
+func (f *Forge) storeContract(c registry.Contract, e *Event) (registry.RoleRecord, []StaleArtifact, error) {
+	rec, old, err := f.store.PutRoleReport(c, f.now())
+	if err != nil || old == nil || old.Fingerprint == rec.Fingerprint {
+		return rec, nil, err
+	}
+	e.Detail += " (was " + old.Fingerprint + ")"
+	stale, err := StaleByContract(f.store, c.Role)
+	return rec, stale, err
+}
+
+// PutContract stores contract c as the operator's (`forge role add`): checked as `forge role
+// check` does (a refusal names every problem; nothing is written), under no definition policy
+// (the operator is trusted), recorded as defined by the client ctx names (WithClient; the CLI's
+// cli:USER), with the event line of every definition (OpDefineRole). It returns the stored
+// record and the artifacts the change made stale (their next call repairs them).
+func (f *Forge) PutContract(ctx context.Context, c registry.Contract) (registry.RoleRecord, []StaleArtifact, error) {
+	if err := registry.Refusal(c.Role, c.Check(f.opts.Maxima)); err != nil {
+		return registry.RoleRecord{}, nil, err
+	}
+	start := time.Now()
+	fp := c.Fingerprint()
+	prev, err := f.store.Role(c.Role)
+	if err != nil && !errors.Is(err, registry.ErrNotFound) {
+		return registry.RoleRecord{}, nil, err
+	}
+	e := f.opEvent(ctx, OpDefineRole, c.Role, "", changeOf(prev, &c, fp)+" "+fp)
+	e.ContractFingerprint = fp
+	rec, stale, err := f.storeContract(c.By(f.who(ctx)), e)
+	f.emitOp(e, start, err)
+	return rec, stale, err
 }
 
 // changeOf is "new", "changed" or "unchanged": contract c of fingerprint fp against prev (its

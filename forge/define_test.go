@@ -3,6 +3,7 @@ package forge
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -126,4 +127,41 @@ func TestDefineSwitches(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, tc.s.For(tc.identity), "%+v %+v", tc.s, tc.identity)
 	}
+}
+
+// TestPutContract: the operator's definition (`forge role add`) is checked, stored as the
+// client ctx names with no policy and not as an agent's, is an event line like every
+// definition, and says which artifacts a change made stale.
+func TestPutContract(t *testing.T) {
+	p := cassette(t, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK})
+	dir := t.TempDir()
+	f := openForge(t, dir, p)
+	ops := WithClient(context.Background(), "cli:ops")
+	c := registry.Contract{Role: "text", Purpose: "string utilities", Methods: map[string]string{"upper": "func Upper(s string) string"}}
+
+	_, _, err := f.PutContract(ops, registry.Contract{Role: "text"})
+	require.ErrorIs(t, err, registry.ErrInvalidContract, "no purpose")
+	rec, stale, err := f.PutContract(ops, c)
+	require.NoError(t, err)
+	assert.Equal(t, "cli:ops", rec.DefinedBy)
+	assert.False(t, rec.AgentDefined)
+	assert.Empty(t, stale)
+	require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
+
+	c.Purpose = "string utilities, changed"
+	_, stale, err = f.PutContract(ops, c)
+	require.NoError(t, err)
+	require.Len(t, stale, 1)
+	assert.Equal(t, "upper", stale[0].Method)
+
+	f.Flush()
+	evs, err := ReadEvents(dir)
+	require.NoError(t, err)
+	var lines []string
+	for _, e := range evs {
+		if e.Action == OpDefineRole {
+			lines = append(lines, e.Who+" "+strings.Fields(e.Detail)[0])
+		}
+	}
+	assert.Equal(t, []string{"cli:ops new", "cli:ops changed"}, lines, "the refused contract wrote nothing, not even a line")
 }

@@ -285,20 +285,20 @@ func (f *Forge) LiftQuarantineWith(ctx context.Context, role, method string, opt
 
 // RestoreQuarantined puts back a damaged file the store quarantined (registry.Maintainer's
 // Restore; `forge quarantine restore ID`) and writes the operator's line.
-func (f *Forge) RestoreQuarantined(ctx context.Context, id string) (registry.RestoreReport, error) {
+func (f *Forge) RestoreQuarantined(ctx context.Context, id string) (Restored, error) {
 	return f.RestoreQuarantinedWith(ctx, id, PromoteOptions{})
 }
 
 // RestoreQuarantinedWith is RestoreQuarantined with the operator's options: restored code that
 // becomes an artifact's new generation replays the sample of real calls the code before it
 // answered, and is rolled back when the policy says so (restoreReplay).
-func (f *Forge) RestoreQuarantinedWith(ctx context.Context, id string, opts PromoteOptions) (registry.RestoreReport, error) {
+func (f *Forge) RestoreQuarantinedWith(ctx context.Context, id string, opts PromoteOptions) (Restored, error) {
 	start := time.Now()
 	e := f.opEvent(ctx, OpRestore, "", "", "entry "+id)
 	m, err := f.Maintainer()
 	if err != nil {
 		f.emitOp(e, start, err)
-		return registry.RestoreReport{}, err
+		return Restored{}, err
 	}
 	var before *registry.Artifact
 	ent, ok := f.quarantineEntry(m, id)
@@ -337,7 +337,18 @@ func (f *Forge) RestoreQuarantinedWith(ctx context.Context, id string, opts Prom
 		}
 	}
 	f.emitOp(e, start, err)
-	return rr, err
+	res := Restored{RestoreReport: rr, Stale: []StaleArtifact{}}
+	if err == nil && rr.Role != nil && (rr.Previous == nil || rr.Previous.Fingerprint != rr.Role.Fingerprint) {
+		res.Stale, err = StaleByContract(f.store, rr.Role.Role)
+	}
+	return res, err
+}
+
+// Restored is what RestoreQuarantined did, and the artifacts a role's restored contract made
+// stale (their next call repairs them).
+type Restored struct {
+	registry.RestoreReport
+	Stale []StaleArtifact `json:"stale_artifacts"`
 }
 
 // DismissQuarantined resolves a quarantine entry, keeping the store as it is (registry.Maintainer's

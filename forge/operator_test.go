@@ -283,3 +283,36 @@ func TestRegenerateOfQuarantinedSameCodeIsARefusal(t *testing.T) {
 	assert.False(t, got[1].OK)
 	assert.Equal(t, "quarantined", got[1].Lifecycle)
 }
+
+// Restoring a role's hand-edited contract says which artifacts the new contract made stale
+// (Restored.Stale: forge decides, `forge quarantine restore` prints it).
+func TestRestoreQuarantinedRoleNamesStale(t *testing.T) {
+	store := t.TempDir()
+	p := cassette(t, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK})
+	f := openForge(t, store, p)
+	require.NoError(t, f.AddRole(textContract()))
+	require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
+
+	path := filepath.Join(store, "roles", "text.json")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(data, &doc))
+	doc["purpose"] = "string utilities, edited by hand"
+	data, err = json.Marshal(doc)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+
+	m, err := f.Maintainer()
+	require.NoError(t, err)
+	_, err = m.Doctor() // finds the hand edit: quarantined, the last-good contract restored
+	require.NoError(t, err)
+	q, err := m.Quarantined()
+	require.NoError(t, err)
+	require.Len(t, q, 1, "%+v", q)
+	rr, err := f.RestoreQuarantined(WithClient(context.Background(), "cli:ops"), q[0].ID)
+	require.NoError(t, err)
+	assert.Equal(t, "accepted", rr.Action, rr.Detail)
+	require.Len(t, rr.Stale, 1, "%+v", rr)
+	assert.Equal(t, "upper", rr.Stale[0].Method)
+}

@@ -41,6 +41,46 @@ func TestCallVolumeCannotEraseRecords(t *testing.T) {
 		ids = append(ids, e.CallID)
 	}
 	assert.Equal(t, []ID{1, 2}, ids, "records.jsonl holds the generation and the operator action, and no call noise")
+
+	// Leftover 3c: stats (forge stats, /v1/stats, forge_stats) count them too, once each.
+	st, err := StoreStats(store, time.Time{})
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, st.Overall.Generated, "the generation the log rotated away is counted")
+	assert.EqualValues(t, 1, st.Overall.ProviderCalls)
+	assert.EqualValues(t, 1, st.Overall.OperatorActions, "the bless the log rotated away is counted")
+	assert.EqualValues(t, 2, st.RecordsOnly)
+	assert.Equal(t, evs[0].Time, st.LogSince)
+	assert.EqualValues(t, len(evs), st.Overall.Calls-1, "every call line of the log counts once, and the generation")
+}
+
+// Leftover 3c: a record still in the event log is counted once, not once per file.
+func TestWithRecordsCountsEachRecordOnce(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	gen := Event{Time: t0, CallID: 1, Action: "generate", ProgramSource: SourceGenerated, ProviderCalls: 1}
+	old := Event{Time: t0.Add(-time.Hour), CallID: 9, Action: "generate", ProgramSource: SourceGenerated, ProviderCalls: 1}
+	warm := Event{Time: t0.Add(time.Second), CallID: 2, Action: "execute", ProgramSource: SourcePersisted, OK: true}
+	for _, c := range []struct {
+		name      string
+		evs, recs []Event
+		want      []ID
+		only      int
+	}{
+		{"no records", []Event{gen, warm}, nil, []ID{1, 2}, 0},
+		{"every record in the log", []Event{gen, warm}, []Event{gen}, []ID{1, 2}, 0},
+		{"one rotated away", []Event{gen, warm}, []Event{old, gen}, []ID{9, 1, 2}, 1},
+		{"the log rotated whole", nil, []Event{old, gen}, []ID{9, 1}, 2},
+		{"a non-record line of the same id is not the record", []Event{{Time: t0, CallID: 1, Action: "execute", ProgramSource: SourcePersisted}}, []Event{gen}, []ID{1, 1}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			all, only := withRecords(c.evs, c.recs)
+			var ids []ID
+			for _, e := range all {
+				ids = append(ids, e.CallID)
+			}
+			assert.Equal(t, c.want, ids)
+			assert.Equal(t, c.only, only)
+		})
+	}
 }
 
 // Issue 22 item 8: calls to made-up roles and methods, and args refused before anything runs,

@@ -1,7 +1,9 @@
 package forge
 
 import (
+	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/artifactforge/forge/registry"
 )
@@ -13,6 +15,10 @@ type Listed struct {
 	// Contract is the role's record now; nil when the role is not in the store (or its record
 	// cannot be read), and for a summary with an Err.
 	Contract *registry.RoleRecord
+	// Quarantine is set for an artifact whose file the store moved to quarantine/ (damaged, or
+	// edited by hand) and that has no file in its place: it is listed, with why and the entry to
+	// restore (Err is then a *registry.QuarantinedError), not lost from the listing.
+	Quarantine *registry.QuarantineReport
 }
 
 // ContractCurrent reports whether the artifact was verified against its role's contract as it is
@@ -49,7 +55,56 @@ func List(s registry.Backend) ([]Listed, error) {
 		}
 		out[i].Contract = rec
 	}
-	return out, nil
+	return withQuarantined(s, out)
+}
+
+// withQuarantined gives each artifact of ls that its store holds in quarantine and that has no
+// readable file in its place its quarantine entry (the newest), adding a row for those the
+// summaries no longer list, in the listing's order (role, method).
+func withQuarantined(s registry.Backend, ls []Listed) ([]Listed, error) {
+	m, ok := s.(registry.Maintainer)
+	if !ok {
+		return ls, nil // a backend without a quarantine has no such files
+	}
+	q, err := m.Quarantined()
+	if err != nil {
+		return nil, err
+	}
+	newest := map[registry.Key]*registry.QuarantineReport{}
+	for i := range q { // oldest first: the newest entry of a key wins
+		if q[i].Kind == registry.QuarantineArtifact {
+			newest[registry.Key{Role: q[i].Role, Method: q[i].Method}] = &q[i]
+		}
+	}
+	if len(newest) == 0 {
+		return ls, nil
+	}
+	for i := range ls {
+		k := registry.Key{Role: ls[i].Role, Method: ls[i].Method}
+		e, ok := newest[k]
+		if !ok {
+			continue
+		}
+		delete(newest, k)
+		var qe *registry.QuarantinedError
+		if errors.As(ls[i].Err, &qe) { // quarantined by this very listing
+			ls[i].Quarantine = e
+		}
+	}
+	if len(newest) == 0 {
+		return ls, nil
+	}
+	for _, e := range newest {
+		ls = append(ls, Listed{Summary: registry.Summary{Role: e.Role, Method: e.Method,
+			Err: &registry.QuarantinedError{Report: *e, Err: errors.New(e.Reason)}}, Quarantine: e})
+	}
+	sort.SliceStable(ls, func(i, j int) bool {
+		if ls[i].Role != ls[j].Role {
+			return ls[i].Role < ls[j].Role
+		}
+		return ls[i].Method < ls[j].Method
+	})
+	return ls, nil
 }
 
 // StaleArtifact is an artifact verified against something that is no longer current.

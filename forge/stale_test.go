@@ -2,6 +2,8 @@ package forge
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,11 +23,11 @@ func TestStaleWhy(t *testing.T) {
 		current bool
 		why     string // "" when not stale
 	}{
-		{"current", Listed{ok, rec}, true, ""},
-		{"contract changed", Listed{with(func(s *registry.Summary) { s.ContractFingerprint = "sha256:old" }), rec}, false, "generation 2 was verified against contract sha256:old"},
-		{"no role", Listed{ok, nil}, false, "its role is not in the registry"},
-		{"another runtime", Listed{with(func(s *registry.Summary) { s.RuntimeVersion = "9.0.0" }), rec}, true, "runtime 9.0.0"},
-		{"unreadable", Listed{with(func(s *registry.Summary) { s.Err = errors.New("damaged") }), nil}, false, "damaged"},
+		{"current", Listed{Summary: ok, Contract: rec}, true, ""},
+		{"contract changed", Listed{Summary: with(func(s *registry.Summary) { s.ContractFingerprint = "sha256:old" }), Contract: rec}, false, "generation 2 was verified against contract sha256:old"},
+		{"no role", Listed{Summary: ok, Contract: nil}, false, "its role is not in the registry"},
+		{"another runtime", Listed{Summary: with(func(s *registry.Summary) { s.RuntimeVersion = "9.0.0" }), Contract: rec}, true, "runtime 9.0.0"},
+		{"unreadable", Listed{Summary: with(func(s *registry.Summary) { s.Err = errors.New("damaged") }), Contract: nil}, false, "damaged"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			assert.Equal(t, c.current, c.l.ContractCurrent())
@@ -90,4 +92,39 @@ func TestListReadsEachRoleOnce(t *testing.T) {
 	rows, err = StaleByContract(s, "a")
 	require.NoError(t, err)
 	assert.Empty(t, rows)
+}
+
+// Leftover 3d: an artifact whose file the store quarantined is listed by every listing that
+// follows (forge ls, /v1/artifacts), with its quarantine entry, not only by the listing that
+// found it damaged; the one beside a healthy file of the same method is not.
+func TestListKeepsQuarantinedArtifacts(t *testing.T) {
+	dir := t.TempDir()
+	s, err := registry.Open(dir)
+	require.NoError(t, err)
+	defer s.Close()
+	now := time.Now()
+	_, err = s.PutRole(registry.Contract{Role: "a", Purpose: "tools"}, now)
+	require.NoError(t, err)
+	for _, m := range []string{"m1", "m2"} {
+		_, err := s.Update("a", m, func(a *registry.Artifact, _ bool) error {
+			a.Promote("package artifact\n", "initial_forge", "m", "pv", now)
+			return nil
+		})
+		require.NoError(t, err)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tools", "a", "m2.json"), []byte(`{"role": "a", "meth`), 0o644))
+	for _, pass := range []string{"the listing that finds it damaged", "a later listing"} {
+		ls, err := List(s)
+		require.NoError(t, err)
+		require.Len(t, ls, 2, pass)
+		assert.Equal(t, "m1", ls[0].Method, pass)
+		assert.Nil(t, ls[0].Quarantine, pass)
+		l := ls[1]
+		assert.Equal(t, "m2", l.Method, pass)
+		require.NotNil(t, l.Quarantine, pass)
+		assert.NotEmpty(t, l.Quarantine.ID, pass)
+		var qe *registry.QuarantinedError
+		require.ErrorAs(t, l.Err, &qe, pass)
+		assert.Contains(t, l.Err.Error(), "quarantine", pass)
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/artifactforge/forge/provider"
@@ -26,6 +28,12 @@ type Stats struct {
 	// EventsDropped is how many log lines the log's "dropped" records say were not written (in
 	// the same time range): calls the figures cannot count.
 	EventsDropped int64 `json:"events_dropped,omitempty"`
+	// RecordsOnly counts the records (generations, repairs, calls that asked the model, operator
+	// actions) read from events/records.jsonl alone: the event log rotated their lines away, and
+	// they are counted all the same. The calls that persisted code served before LogSince (the
+	// event log's oldest line) are not: only the log had them.
+	RecordsOnly int64     `json:"records_only,omitempty"`
+	LogSince    time.Time `json:"log_since,omitzero"`
 }
 
 // MethodFigures are one role.method's figures.
@@ -212,6 +220,9 @@ func ComputeStats(events []Event, since time.Time) Stats {
 			continue
 		}
 		st.Overall.add(e)
+		if e.Method == "" && IsOperatorAction(e) {
+			continue // of a role (define_role) or the store (dismiss): no method's row
+		}
 		k := [2]string{e.Role, e.Method}
 		fg := per[k]
 		if fg == nil {
@@ -273,13 +284,78 @@ func readRotated(base string) ([]Event, error) {
 	return out, nil
 }
 
-// StoreStats reads a store's event log and summarises it (see ComputeStats).
+// StoreStats reads a store's event log and its records (ReadRecords) and summarises them (see
+// ComputeStats): the records whose lines the log rotated away count too (Stats.RecordsOnly).
 func StoreStats(store string, since time.Time) (Stats, error) {
 	evs, err := ReadEvents(store)
 	if err != nil {
 		return Stats{}, err
 	}
-	return ComputeStats(evs, since), nil
+	recs, err := ReadRecords(store)
+	if err != nil {
+		return Stats{}, err
+	}
+	all, only := withRecords(evs, recs)
+	st := ComputeStats(all, since)
+	if only > 0 {
+		for i := range only { // the records-only lines come first; since filters them too
+			if since.IsZero() || !all[i].Time.Before(since) {
+				st.RecordsOnly++
+			}
+		}
+		if st.RecordsOnly > 0 && len(evs) > 0 {
+			st.LogSince = evs[0].Time
+		}
+	}
+	return st, nil
+}
+
+// recordKey names one line: a record is the same line in both files.
+type recordKey struct {
+	call         ID
+	at           int64
+	action, kind string
+}
+
+func recordKeyOf(e *Event) recordKey {
+	return recordKey{e.CallID, e.Time.UnixNano(), e.Action, e.Kind}
+}
+
+// withRecords is the event log's lines evs with the records recs that are not among them (the
+// log rotated them away) put first, and how many those are.
+func withRecords(evs, recs []Event) ([]Event, int) {
+	in := make(map[recordKey]bool)
+	for i := range evs {
+		if isRecord(&evs[i]) {
+			in[recordKeyOf(&evs[i])] = true
+		}
+	}
+	var out []Event
+	for i := range recs {
+		if !in[recordKeyOf(&recs[i])] {
+			out = append(out, recs[i])
+		}
+	}
+	if len(out) == 0 {
+		return evs, 0
+	}
+	n := len(out)
+	return append(out, evs...), n
+}
+
+// ParseAge reads an age, for a window that ends now (stats' since) or a retention (prune's
+// older-than): a Go duration ("24h", "90m") or a number of days ("7d"); zero is an age
+// (everything as of now), a negative one is not. One reading for the CLI, HTTP and MCP.
+func ParseAge(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(d); err == nil && n >= 0 && n <= math.MaxInt64/int(24*time.Hour) {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	} else if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return d, nil
+	}
+	return 0, fmt.Errorf("%q is not an age: write e.g. 24h, 90m or 7d (0s: up to now)", s)
 }
 
 // Stats summarises this forge's store's event log, after writing queued events.

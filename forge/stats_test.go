@@ -57,3 +57,15 @@ func TestForgeStatsFromTheLog(t *testing.T) {
 	assert.Equal(t, p.n.Load(), st.Overall.ProviderCalls)
 	assert.InDelta(t, 100, st.Overall.ModelCallsPer1000, 1e-9)
 }
+
+func TestParseAge(t *testing.T) {
+	for s, want := range map[string]time.Duration{"24h": 24 * time.Hour, "7d": 7 * 24 * time.Hour, "0d": 0, "0s": 0, " 90m ": 90 * time.Minute} {
+		d, err := ParseAge(s)
+		assert.NoError(t, err, s)
+		assert.Equal(t, want, d, s)
+	}
+	for _, s := range []string{"", "-1h", "-2d", "week", "1.5d", "99999999999999d"} {
+		_, err := ParseAge(s)
+		assert.Error(t, err, s)
+	}
+}

@@ -64,7 +64,7 @@ func ToolsAs(specs []ToolSpec, format string) (any, error) {
 		out := make([]MCPTool, len(specs))
 		for i, t := range specs {
 			out[i] = MCPTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: OutcomeSchema(t.ResultSchema),
-				Annotations: MCPAnnotations{ReadOnlyHint: t.ReadOnly, IdempotentHint: t.Idempotent, OpenWorldHint: t.OpenWorld, DestructiveHint: !t.ReadOnly && t.OpenWorld}}
+				Annotations: MCPAnnotations{ReadOnlyHint: t.ReadOnly, IdempotentHint: t.Idempotent, OpenWorldHint: t.OpenWorld, DestructiveHint: t.Destructive}}
 		}
 		return out, nil
 	case ToolsOpenAI:

@@ -29,6 +29,9 @@ type ToolSpec struct {
 	ReadOnly   bool `json:"read_only"`
 	Idempotent bool `json:"idempotent"`
 	OpenWorld  bool `json:"open_world"`
+	// Destructive: it may change the open world (HTTP, not read-only). Every listing (MCP
+	// tools/list, ToolsAs) says this one.
+	Destructive bool `json:"destructive"`
 
 	// Lifecycle and Generation are the current artifact's ("" and 0: not generated yet).
 	Lifecycle  string `json:"lifecycle,omitempty"`
@@ -154,14 +157,28 @@ func toolSpec(rec *registry.RoleRecord, m string, sm *registry.Summary, parse fu
 	if len(rec.Deliverable) > 0 {
 		t.ResultSchema = rec.Deliverable
 	}
-	t.InputSchema = describeParams(params, doc.Params)
-
+	// An agent's text reaches other agents' models here: marked as its, and bounded (a role
+	// stored before DefineRole bounded it is cut to the same bounds).
+	text, paramText, examples := func(s string) string { return s }, doc.Params, doc.Examples
 	var d strings.Builder
+	if rec.AgentDefined {
+		d.WriteString(agentMark(rec))
+		text = func(s string) string { return clip(s, MaxAgentText) }
+		if len(paramText) > 0 {
+			paramText = make(map[string]string, len(doc.Params))
+			for p, s := range doc.Params {
+				paramText[p] = clip(s, MaxAgentParamText)
+			}
+		}
+		examples = examples[:min(len(examples), MaxAgentExamples)]
+	}
+	t.InputSchema = describeParams(params, paramText)
+
 	if doc.Description != "" {
-		d.WriteString(strings.TrimSpace(doc.Description))
+		d.WriteString(text(strings.TrimSpace(doc.Description)))
 		d.WriteString(" ")
 	}
-	purpose := strings.TrimSpace(rec.Purpose)
+	purpose := text(strings.TrimSpace(rec.Purpose))
 	if !strings.HasSuffix(purpose, ".") && !strings.HasSuffix(purpose, "!") && !strings.HasSuffix(purpose, "?") {
 		purpose += "."
 	}
@@ -169,12 +186,12 @@ func toolSpec(rec *registry.RoleRecord, m string, sm *registry.Summary, parse fu
 	if decl != "" {
 		fmt.Fprintf(&d, " Go signature: %s.", decl)
 	}
-	for _, ex := range doc.Examples {
-		fmt.Fprintf(&d, " Example: %s", compactJSON(ex.Args))
-		if len(ex.Result) > 0 {
-			fmt.Fprintf(&d, " returns %s", compactJSON(ex.Result))
+	for _, ex := range examples {
+		s := exampleText(ex)
+		if rec.AgentDefined {
+			s = clip(s, MaxAgentParamText)
 		}
-		d.WriteString(".")
+		fmt.Fprintf(&d, " Example: %s.", s)
 	}
 	t.Description = d.String()
 
@@ -185,6 +202,7 @@ func toolSpec(rec *registry.RoleRecord, m string, sm *registry.Summary, parse fu
 	t.OpenWorld = caps.HTTP != nil
 	t.ReadOnly = caps.HTTP == nil && !caps.Call
 	t.Idempotent = t.ReadOnly && !caps.Now && !caps.Rand
+	t.Destructive = !t.ReadOnly && t.OpenWorld
 	if sm != nil {
 		t.Lifecycle, t.Generation = string(sm.Lifecycle), sm.Generation
 	}

@@ -80,6 +80,7 @@ func agentSession(t *testing.T, connect func(t *testing.T, s *Server, c *sdk.Cli
 	require.NotNil(t, tool, "listed at once")
 	desc := tool.Description
 	assert.Contains(t, desc, "Counts the words of a text.")
+	assert.Regexp(t, `^\(defined by agent "[^"]+"\) `, desc, "an agent's text, marked as its for other agents' models")
 	assert.Equal(t, "none", tool.Meta[MetaLifecycle])
 	assert.True(t, tool.Annotations.ReadOnlyHint)
 	in, _ := json.Marshal(tool.InputSchema)

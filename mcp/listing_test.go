@@ -206,11 +206,30 @@ func TestToolListAndArtifactsFromSummariesMatchEach(t *testing.T) {
 	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "forge_artifacts", Arguments: map[string]any{}})
 	require.NoError(t, err)
 	require.False(t, res.IsError, "%+v", res.Content)
-	got := res.Content[0].(*sdk.TextContent).Text
-	assert.Equal(t, wantRows, strings.ReplaceAll(got, after, before))
+	got := strings.ReplaceAll(res.Content[0].(*sdk.TextContent).Text, after, before)
 	assert.Contains(t, wantRows, `"method":"future"`)
 	assert.Contains(t, wantRows, "incompatible schema version")
-	assert.NotContains(t, wantRows, `"method":"broken"`, "quarantined by the first listing")
+	assert.NotContains(t, wantRows, `"method":"broken"`, "Each: quarantined by the first listing, gone from the next")
+	// forge_artifacts lists it all the same, from the quarantine (forge.List, as `forge ls` and
+	// /v1/artifacts do); the other rows are Each's.
+	var rows struct {
+		Artifacts []map[string]any `json:"artifacts"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(got), &rows))
+	var broken map[string]any
+	kept := rows.Artifacts[:0]
+	for _, r := range rows.Artifacts {
+		if r["method"] == "broken" {
+			broken = r
+			continue
+		}
+		kept = append(kept, r)
+	}
+	require.NotNil(t, broken, "the quarantined artifact is listed: %s", got)
+	assert.Equal(t, "quarantined", broken["lifecycle"])
+	assert.Contains(t, broken["error"], "quarantine")
+	k, _ := json.Marshal(map[string]any{"artifacts": kept})
+	assert.JSONEq(t, wantRows, string(k))
 }
 
 // BenchmarkToolSet1000 is the tool set Sync computes, on 1,000 declared methods of role text

@@ -189,7 +189,7 @@ var (
 		`"method":{"type":"string","description":"the method to call; it is written from the role's contract if it does not exist yet"},` +
 		`"args":{"type":"object","description":"the method's arguments by parameter name"}},"required":["role","method"]}`)
 	rollbackSchema = json.RawMessage(`{"type":"object","properties":{"role":{"type":"string"},"method":{"type":"string"},"gen":{"type":"integer","description":"generation to restore (default: the one before the current)"},` + acceptChangesProp + `},"required":["role","method"]}`)
-	statsSchema    = json.RawMessage(`{"type":"object","properties":{"since":{"type":"string","description":"only calls within this age, e.g. 24h"}}}`)
+	statsSchema    = json.RawMessage(`{"type":"object","properties":{"since":{"type":"string","description":"only calls within this age, e.g. 24h or 7d"}}}`)
 	emptySchema    = json.RawMessage(`{"type":"object"}`)
 )
 
@@ -272,16 +272,19 @@ func (s *Server) addFixedTools() {
 				Generation int    `json:"generation,omitempty"`
 				Error      string `json:"error,omitempty"`
 			}
-			sums, err := s.f.Store().Summaries()
+			ls, err := forge.List(s.f.Store()) // the listing of forge ls and /v1/artifacts
 			if err != nil {
 				return errResult(err), nil
 			}
-			rows := make([]row, 0, len(sums))
-			for _, sm := range sums {
-				if sm.Err != nil {
-					rows = append(rows, row{Role: sm.Role, Method: sm.Method, Error: sm.Err.Error()})
-				} else {
-					rows = append(rows, row{sm.Role, sm.Method, string(sm.Lifecycle), sm.Generation, ""})
+			rows := make([]row, 0, len(ls))
+			for _, l := range ls {
+				switch {
+				case l.Quarantine != nil:
+					rows = append(rows, row{Role: l.Role, Method: l.Method, Lifecycle: string(registry.Quarantined), Error: l.Err.Error()})
+				case l.Err != nil:
+					rows = append(rows, row{Role: l.Role, Method: l.Method, Error: l.Err.Error()})
+				default:
+					rows = append(rows, row{l.Role, l.Method, string(l.Lifecycle), l.Generation, ""})
 				}
 			}
 			return jsonResult(map[string]any{"artifacts": rows}), nil
@@ -297,9 +300,9 @@ func (s *Server) addFixedTools() {
 			}
 			var since time.Time
 			if a.Since != "" {
-				d, err := time.ParseDuration(a.Since)
+				d, err := forge.ParseAge(a.Since)
 				if err != nil {
-					return errResult(fmt.Errorf("since %q is not a duration (e.g. 24h)", a.Since)), nil
+					return errResult(fmt.Errorf("since %v", err)), nil
 				}
 				since = time.Now().Add(-d)
 			}

@@ -45,7 +45,7 @@ func (a toolState) same(b toolState) bool { return a.key == b.key && a.told == b
 
 // methodTool is spec as an MCP tool (without _meta).
 func methodTool(spec forge.ToolSpec) *sdk.Tool {
-	openWorld, destructive := spec.OpenWorld, !spec.ReadOnly && spec.OpenWorld
+	openWorld, destructive := spec.OpenWorld, spec.Destructive
 	return &sdk.Tool{Name: spec.Name, Description: spec.Description, InputSchema: spec.InputSchema,
 		OutputSchema: forge.OutcomeSchema(spec.ResultSchema),
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: spec.ReadOnly, IdempotentHint: spec.Idempotent,

@@ -126,7 +126,7 @@ func TestDefineRolesWithClientIdentities(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "alice", rec.DefinedBy)
 
-	resp, body = do(t, "POST", ts.URL+"/v1/roles", carolToken, `{"role":"words","purpose":"mine now"}`)
+	resp, body = do(t, "POST", ts.URL+"/v1/roles", carolToken, `{"role":"words","purpose":"mine now","methods":{"word_count":"func WordCount(s string) int"}}`)
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 	assert.Contains(t, string(body), `defined by client \"alice\"`)
 

@@ -513,7 +513,7 @@ func (s *Server) handleArtifacts(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) handleArtifact(w http.ResponseWriter, r *http.Request) {
-	a, err := s.f.Store().Load(r.PathValue("role"), r.PathValue("method"))
+	a, err := forge.LoadArtifact(s.f.Store(), r.PathValue("role"), r.PathValue("method")) // a missing one says why
 	if err != nil {
 		storeErr(w, err)
 		return
@@ -522,7 +522,7 @@ func (s *Server) handleArtifact(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
-	a, err := s.f.Store().Load(r.PathValue("role"), r.PathValue("method"))
+	a, err := forge.LoadArtifact(s.f.Store(), r.PathValue("role"), r.PathValue("method")) // a missing one says why
 	if err != nil {
 		storeErr(w, err)
 		return
@@ -542,9 +542,9 @@ func (s *Server) handleStale(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
 	var since time.Time
 	if v := r.URL.Query().Get("since"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			writeErr(w, http.StatusBadRequest, "args", fmt.Sprintf("since=%q is not a duration (write e.g. 24h)", v))
+		d, err := forge.ParseAge(v)
+		if err != nil {
+			writeErr(w, http.StatusBadRequest, "args", "since="+err.Error())
 			return
 		}
 		since = time.Now().Add(-d)

@@ -7,11 +7,8 @@ import (
 	"os"
 	"os/signal"
 	"sync"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/artifactforge/forge/bench"
 	"github.com/artifactforge/forge/registry"
@@ -103,30 +100,22 @@ func isBenchUsage(err error) bool {
 	return errors.As(err, &ce)
 }
 
-// benchBar shows bench's phases on stderr: a bar per phase on a terminal, a line per phase with
-// -v otherwise, nothing under --json.
+// benchBar shows bench's phases as counted steps of the CLI's one progress reporter
+// (slowSteps.count): a bar per phase on a terminal, a line per phase with -v otherwise, nothing
+// under --json.
 type benchBar struct {
-	a       *app
-	mu      sync.Mutex
-	phase   string
-	bar     *progressbar.ProgressBar
-	term    bool
-	lastVal int64
-	start   time.Time
+	steps *slowSteps
+	mu    sync.Mutex
+	phase string
+	cur   *countedStep
 }
 
 func (a *app) benchProgress() *benchBar {
-	if a.jsonOut {
+	steps := a.steps()
+	if steps == nil {
 		return nil
 	}
-	terminal := false
-	if f, ok := a.stderr.(*os.File); ok {
-		terminal = term.IsTerminal(int(f.Fd()))
-	}
-	if !terminal && !a.verbose {
-		return nil
-	}
-	return &benchBar{a: a, term: terminal}
+	return &benchBar{steps: steps}
 }
 
 func (p *benchBar) update(phase string, done, total int64) {
@@ -136,37 +125,10 @@ func (p *benchBar) update(phase string, done, total int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if phase != p.phase {
-		p.finishLocked()
-		p.phase, p.start = phase, time.Now()
-		if p.term {
-			p.bar = progressbar.NewOptions64(total,
-				progressbar.OptionSetWriter(p.a.stderr),
-				progressbar.OptionSetDescription("bench: "+phase),
-				progressbar.OptionShowCount(),
-				progressbar.OptionSetElapsedTime(true),
-				progressbar.OptionThrottle(100*time.Millisecond),
-				progressbar.OptionClearOnFinish(),
-			)
-		} else {
-			fmt.Fprintf(p.a.stderr, "forge: bench: %s ...\n", phase)
-		}
+		p.cur.finish()
+		p.phase, p.cur = phase, p.steps.count("bench: "+phase, total)
 	}
-	if p.bar != nil && done > p.lastVal {
-		_ = p.bar.Set64(done)
-	}
-	p.lastVal = max(p.lastVal, done)
-}
-
-func (p *benchBar) finishLocked() {
-	if p.phase == "" {
-		return
-	}
-	if p.bar != nil {
-		_ = p.bar.Finish()
-		p.bar = nil
-	}
-	fmt.Fprintf(p.a.stderr, "forge: bench: %s: done in %s\n", p.phase, time.Since(p.start).Round(time.Millisecond))
-	p.lastVal = 0
+	p.cur.set(done)
 }
 
 func (p *benchBar) done() {
@@ -175,6 +137,6 @@ func (p *benchBar) done() {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.finishLocked()
-	p.phase = ""
+	p.cur.finish()
+	p.phase, p.cur = "", nil
 }

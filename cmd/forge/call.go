@@ -455,18 +455,13 @@ func newStaleCmd(a *app) *cobra.Command {
 	}
 }
 
-// parseAge parses a retention age: a Go duration or a number of days ("30d"). Zero ("0s",
-// "0d") is an age: everything not used as of now.
+// parseAge parses --older-than (forge.ParseAge).
 func parseAge(s string) (time.Duration, error) {
-	if d, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(d)
-		if err == nil && n >= 0 {
-			return time.Duration(n) * 24 * time.Hour, nil
-		}
-	} else if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return d, nil
+	d, err := forge.ParseAge(s)
+	if err != nil {
+		return 0, usagef("--older-than %v (0s: everything not used as of now)", err)
 	}
-	return 0, usagef("--older-than %q is not an age (write e.g. 30d, 12h, or 0s for everything not used as of now)", s)
+	return d, nil
 }
 
 // humanBytes prints a byte count in binary units (12.3 MiB).

@@ -144,7 +144,9 @@ func TestMalformedJSONSaysWhere(t *testing.T) {
 func TestEventLogUnwritableSaysEventsOff(t *testing.T) {
 	store := t.TempDir()
 	yaegiRole(t, store)
-	require.NoError(t, os.MkdirAll(filepath.Join(store, "events", "forge.jsonl"), 0o755))
+	log := filepath.Join(store, "events", "forge.jsonl")
+	require.NoError(t, os.Remove(log)) // role add's line (define_role)
+	require.NoError(t, os.MkdirAll(log, 0o755))
 	prov := answerScript(t, reverseCode)
 	code, _, errs := runCLI(t, "--store", store, prov, "call", "str", "reverse", "s=abc")
 	assert.Equal(t, 1, code)

@@ -33,7 +33,7 @@ func operatorEvents(t *testing.T, store string) []forge.Event {
 	return out
 }
 
-// TestCLIEveryOperatorActionIsLogged (issue 22, item 9): bless, quarantine, lift, rollback,
+// TestCLIEveryOperatorActionIsLogged (issue 22, item 9): role add, bless, quarantine, lift, rollback,
 // regen, regen --next-call, edit, prune, quarantine dismiss and restore each write one event line
 // with who ("cli:USER"), what, and the generation before and after; forge stats counts them.
 func TestCLIEveryOperatorActionIsLogged(t *testing.T) {
@@ -78,7 +78,7 @@ func TestCLIEveryOperatorActionIsLogged(t *testing.T) {
 		ok            bool
 		before, after int
 	}{
-		{forge.OpBless, true, 1, 1}, {forge.OpQuarantine, true, 1, 1}, {forge.OpLift, true, 1, 1},
+		{forge.OpDefineRole, true, 0, 0}, {forge.OpBless, true, 1, 1}, {forge.OpQuarantine, true, 1, 1}, {forge.OpLift, true, 1, 1},
 		{forge.OpRegenerate, true, 1, 2}, {forge.OpRollback, true, 2, 3}, {forge.OpRegenNextCall, true, 3, 3},
 		{forge.OpEdit, true, 3, 4}, {forge.OpArchive, true, 4, 4}, {forge.OpDismiss, true, 0, 0}, {forge.OpRestore, false, 0, 0},
 	}
@@ -94,8 +94,8 @@ func TestCLIEveryOperatorActionIsLogged(t *testing.T) {
 		assert.Equal(t, w.before, e.ArtifactGenBefore, "line %d %s: generation before", i, e.Action)
 		assert.Equal(t, w.after, e.ArtifactGen, "line %d %s: generation after", i, e.Action)
 	}
-	assert.Equal(t, "archived", got[7].Lifecycle)
-	assert.Equal(t, "reverse", got[8].Method)
+	assert.Equal(t, "archived", got[8].Lifecycle)
+	assert.Equal(t, "reverse", got[9].Method)
 
 	code, out, errs = runCLI(t, s("--json", "stats")...)
 	require.Equal(t, 0, code, errs)
@@ -105,7 +105,7 @@ func TestCLIEveryOperatorActionIsLogged(t *testing.T) {
 	assert.Equal(t, int64(1), st.Overall.OperatorActionsByAction[forge.OpLift])
 	code, out, _ = runCLI(t, s("stats")...)
 	require.Equal(t, 0, code)
-	assert.Contains(t, out, "operator actions 10")
+	assert.Contains(t, out, "operator actions 11")
 	assert.Contains(t, out, "bless 1")
 }
 
@@ -325,7 +325,7 @@ func TestBinREADMEOperatorSession(t *testing.T) {
 		assert.Equal(t, forge.CLIClient(), e.Who)
 		actions = append(actions, e.Action)
 	}
-	assert.Equal(t, []string{forge.OpBless, forge.OpQuarantine, forge.OpLift, forge.OpRegenNextCall, forge.OpEdit}, actions)
+	assert.Equal(t, []string{forge.OpDefineRole, forge.OpBless, forge.OpQuarantine, forge.OpLift, forge.OpRegenNextCall, forge.OpEdit}, actions)
 }
 
 // TestWatchShowsAnEditAsAnEdit (issue 23, item 6): `forge watch` printed an edit made by another

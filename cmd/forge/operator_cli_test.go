@@ -335,7 +335,7 @@ func TestBinUsageAndStoreErrors(t *testing.T) {
 
 	r = bin(t, nil, nil, storeArgs(store, "show", "text", "lower")...)
 	assert.Equal(t, 1, r.code)
-	assert.Contains(t, r.stderr, `method "lower" is not declared by role text (it declares: upper)`)
+	assert.Contains(t, r.stderr, `role text declares no method lower (it declares upper)`, "the call's own words (forge.LoadArtifact)")
 	r = bin(t, nil, nil, storeArgs(store, "show", "ghost", "m")...)
 	assert.Contains(t, r.stderr, `role "ghost" is not in the store`)
 

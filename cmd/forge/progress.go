@@ -102,7 +102,7 @@ func (p *slowSteps) step(what string) (done func()) {
 		if !p.terminal {
 			fmt.Fprintf(p.w, "forge: %s ...\n", what)
 			<-stop
-			fmt.Fprintf(p.w, "forge: %s: done in %s\n", what, p.clock().Sub(start).Round(time.Millisecond))
+			p.done(what, start)
 			return
 		}
 		// The elapsed time is the step's (since it started, not since the spinner showed), drawn
@@ -132,12 +132,67 @@ func (p *slowSteps) step(what string) (done func()) {
 			break
 		}
 		_ = bar.Finish()
-		fmt.Fprintf(p.w, "forge: %s: done in %s\n", what, p.clock().Sub(start).Round(time.Millisecond))
+		p.done(what, start)
 	}()
 	return func() {
 		close(stop)
 		<-finished
 	}
+}
+
+// countedStep is a step whose amount of work is known (bench's phases): a bar counting it on a
+// terminal, else the start and end lines a step has.
+type countedStep struct {
+	p     *slowSteps
+	what  string
+	start time.Time
+	bar   *progressbar.ProgressBar
+	last  int64
+}
+
+// count starts a counted step of total units, shown at once (it is long by nature).
+func (p *slowSteps) count(what string, total int64) *countedStep {
+	c := &countedStep{p: p, what: what, start: p.clock()}
+	if p.terminal {
+		c.bar = progressbar.NewOptions64(total,
+			progressbar.OptionSetWriter(p.w),
+			progressbar.OptionSetDescription(what),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)
+	} else {
+		fmt.Fprintf(p.w, "forge: %s ...\n", what)
+	}
+	return c
+}
+
+// set moves the count to done (never back).
+func (c *countedStep) set(done int64) {
+	if c == nil || done <= c.last {
+		return
+	}
+	c.last = done
+	if c.bar != nil {
+		_ = c.bar.Set64(done)
+	}
+}
+
+// finish ends the step with the line every step ends with.
+func (c *countedStep) finish() {
+	if c == nil {
+		return
+	}
+	if c.bar != nil {
+		_ = c.bar.Finish()
+	}
+	c.p.done(c.what, c.start)
+}
+
+// done is the line a step ends with.
+func (p *slowSteps) done(what string, start time.Time) {
+	fmt.Fprintf(p.w, "forge: %s: done in %s\n", what, p.clock().Sub(start).Round(time.Millisecond))
 }
 
 // progressSandbox reports slow compiles of the sandbox it wraps.

@@ -126,3 +126,29 @@ func TestBinProviderRetriesVisibleWithVerbose(t *testing.T) {
 	assert.NotContains(t, r.stderr, "retry 1 of 2")
 	oneJSONDoc(t, r.stdout)
 }
+
+// TestCountedStepsAreSteps (issue 26 item 3: one progress mechanism in the CLI): bench's phases
+// are counted steps of the same reporter as a call's slow steps: the same start and end lines
+// with -v, a bar counting the work on a terminal, and the count never goes back.
+func TestCountedStepsAreSteps(t *testing.T) {
+	for _, terminal := range []bool{true, false} {
+		var w syncBuffer
+		p := &slowSteps{w: &w, terminal: terminal}
+		c := p.count("bench: cold (first call: compile)", 10)
+		c.set(4)
+		c.set(3)
+		assert.EqualValues(t, 4, c.last, "terminal=%v", terminal)
+		c.set(10)
+		c.finish()
+		out := w.String()
+		assert.Contains(t, out, "forge: bench: cold (first call: compile): done in", "terminal=%v", terminal)
+		if terminal {
+			assert.Contains(t, out, "(4/10)", "the bar counts the work (drawn at most every 100 ms)")
+		} else {
+			assert.True(t, strings.HasPrefix(out, "forge: bench: cold (first call: compile) ...\n"), out)
+		}
+	}
+	var nilStep *countedStep
+	nilStep.set(1)
+	nilStep.finish()
+}

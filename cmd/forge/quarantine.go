@@ -90,26 +90,18 @@ dismiss with ` + "`forge quarantine -- ls METHOD`.",
 				return err
 			}
 			defer a.closeForge(f)
-			s := f.Store()
 			rr, err := f.RestoreQuarantinedWith(operatorCtx(context.Background()), args[0], restoreOpts)
 			if err != nil {
 				return err
 			}
-			var stale []forge.StaleArtifact
-			if rr.Role != nil && (rr.Previous == nil || rr.Previous.Fingerprint != rr.Role.Fingerprint) {
-				if stale, err = forge.StaleByContract(s, rr.Role.Role); err != nil {
-					return err
-				}
-			}
 			if a.jsonOut {
 				return a.printJSON(struct {
 					OK bool `json:"ok"`
-					registry.RestoreReport
-					Stale []forge.StaleArtifact `json:"stale_artifacts"`
-				}{true, rr, nonNil(stale)})
+					forge.Restored
+				}{true, rr})
 			}
 			fmt.Fprintf(a.stdout, "%s: %s\n", rr.Action, rr.Detail)
-			printStale(a, stale)
+			printStale(a, rr.Stale)
 			return nil
 		},
 	}

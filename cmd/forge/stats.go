@@ -24,9 +24,9 @@ func newStatsCmd(a *app) *cobra.Command {
 		RunE: func(*cobra.Command, []string) error {
 			var from time.Time
 			if since != "" {
-				d, err := parseAge(since)
+				d, err := forge.ParseAge(since)
 				if err != nil {
-					return usagef("--since %q is not an age (write e.g. 24h or 7d)", since)
+					return usagef("--since %v", err)
 				}
 				from = time.Now().Add(-d)
 			}
@@ -63,6 +63,10 @@ func newStatsCmd(a *app) *cobra.Command {
 			}
 			if st.EventsDropped > 0 {
 				fmt.Fprintf(a.stdout, "events dropped: %d log line(s) were not written (the log's \"dropped\" records): these figures miss them\n", st.EventsDropped)
+			}
+			if st.RecordsOnly > 0 {
+				fmt.Fprintf(a.stdout, "records: %d generation(s), repair(s) and operator action(s) from events/records.jsonl, whose lines the event log rotated away, are counted; calls that persisted code served before %s are not (the log kept them only until it rotated)\n",
+					st.RecordsOnly, fmtTime(&st.LogSince))
 			}
 			if len(o.Failures) > 0 {
 				keys := make([]string, 0, len(o.Failures))

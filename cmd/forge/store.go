@@ -3,12 +3,12 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -145,20 +145,14 @@ func newRoleCmd(a *app) *cobra.Command {
 			case len(ps) > 0:
 				return fmt.Errorf("%s: %w; fix the contract and run `%s` again", what, registry.Refusal(c.Role, ps), again)
 			}
-			s, err := a.openStore()
+			f, err := a.openForge()
 			if err != nil {
 				return err
 			}
-			defer s.Close()
-			rec, prev, err := s.PutRoleReport(c.By(forge.CLIClient()), time.Now())
+			defer a.closeForge(f)
+			rec, stale, err := f.PutContract(operatorCtx(context.Background()), c)
 			if err != nil {
 				return err
-			}
-			var stale []forge.StaleArtifact
-			if prev != nil && prev.Fingerprint != rec.Fingerprint {
-				if stale, err = forge.StaleByContract(s, rec.Role); err != nil {
-					return err
-				}
 			}
 			if a.jsonOut {
 				return a.printJSON(struct {
@@ -267,27 +261,24 @@ func newLsCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			sums, err := s.Summaries() // the summary index: no artifact file is read unless it changed
+			ls, err := forge.List(s) // the summary index: no artifact file is read unless it changed
 			if err != nil {
 				return err
 			}
-			rows := make([]artifactRow, 0, len(sums))
-			for _, sm := range sums {
-				row := artifactRow{Role: sm.Role, Method: sm.Method}
-				var qe *registry.QuarantinedError
-				if errors.As(sm.Err, &qe) {
-					continue // listed below, with the other quarantined artifacts
-				}
-				if sm.Err != nil {
-					row.Error = sm.Err.Error()
-				} else {
-					row.Lifecycle, row.Generation, row.LastUsedAt = sm.Lifecycle, sm.Generation, sm.LastUsedAt
-					row.SuccessCount, row.FailureCount = sm.SuccessCount, sm.FailureCount
+			rows := make([]artifactRow, 0, len(ls))
+			for i := range ls {
+				l := &ls[i]
+				row := artifactRow{Role: l.Role, Method: l.Method, Quarantine: l.Quarantine}
+				switch {
+				case l.Quarantine != nil:
+					row.Lifecycle, row.Error = registry.Quarantined, "the file was quarantined: "+l.Quarantine.Reason
+				case l.Err != nil:
+					row.Error = l.Err.Error()
+				default:
+					row.Lifecycle, row.Generation, row.LastUsedAt = l.Lifecycle, l.Generation, l.LastUsedAt
+					row.SuccessCount, row.FailureCount = l.SuccessCount, l.FailureCount
 				}
 				rows = append(rows, row)
-			}
-			if rows, err = withQuarantined(s, rows); err != nil {
-				return err
 			}
 			if a.jsonOut {
 				return a.printJSON(rows)
@@ -342,47 +333,6 @@ func writeTable[R ~[7]string](w io.Writer, rows []R) error {
 		bw.WriteByte('\n')
 	}
 	return bw.Flush()
-}
-
-// withQuarantined adds a row for each artifact in quarantine/ that has no file in its place, so
-// that a damaged or hand-edited artifact is listed (with why) instead of vanishing.
-func withQuarantined(s registry.Backend, rows []artifactRow) ([]artifactRow, error) {
-	m, ok := s.(registry.Maintainer)
-	if !ok {
-		return rows, nil // a backend without a quarantine has no such files
-	}
-	q, err := m.Quarantined()
-	if err != nil {
-		return nil, err
-	}
-	anyArtifact := false
-	for i := range q {
-		anyArtifact = anyArtifact || q[i].Kind == registry.QuarantineArtifact
-	}
-	if !anyArtifact {
-		return rows, nil // rows come sorted from the index listing
-	}
-	have := map[registry.Key]bool{}
-	for _, r := range rows {
-		have[registry.Key{Role: r.Role, Method: r.Method}] = true
-	}
-	for i := range q {
-		e := q[i]
-		k := registry.Key{Role: e.Role, Method: e.Method}
-		if e.Kind != registry.QuarantineArtifact || have[k] {
-			continue
-		}
-		have[k] = true
-		rows = append(rows, artifactRow{Role: e.Role, Method: e.Method, Lifecycle: registry.Quarantined, Quarantine: &e,
-			Error: "the file was quarantined: " + e.Reason})
-	}
-	sort.SliceStable(rows, func(i, j int) bool {
-		if rows[i].Role != rows[j].Role {
-			return rows[i].Role < rows[j].Role
-		}
-		return rows[i].Method < rows[j].Method
-	})
-	return rows, nil
 }
 
 // shortReason is the part of a quarantine reason after the path that it names.
@@ -546,50 +496,15 @@ each with ` + "`forge quarantine restore ID` or `forge quarantine dismiss ID`" +
 	}
 }
 
-// loadArtifact reads role.method's artifact from the store. A missing one says why: the method
-// is not declared by its role, its file is in quarantine (and how to restore it), or it is created
-// by the first call.
+// loadArtifact reads role.method's artifact from the store; a missing one says why
+// (forge.LoadArtifact).
 func (a *app) loadArtifact(role, method string) (*registry.Artifact, error) {
 	s, err := a.openStoreRO()
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	art, err := s.Load(role, method)
-	var qe *registry.QuarantinedError
-	if errors.As(err, &qe) {
-		return nil, fmt.Errorf("%s.%s: its file is damaged and was quarantined (%s): %v; put it back with `forge quarantine restore %s`, or regenerate with `forge regen %s %s`",
-			role, method, qe.Report.ID, qe.Err, qe.Report.ID, role, method)
-	}
-	if !errors.Is(err, registry.ErrNotFound) {
-		return art, err
-	}
-	if m, ok := s.(registry.Maintainer); !ok {
-		// no quarantine to look in
-	} else if q, qerr := m.Quarantined(); qerr == nil {
-		for i := len(q) - 1; i >= 0; i-- {
-			if e := q[i]; e.Kind == registry.QuarantineArtifact && e.Role == role && e.Method == method {
-				return nil, fmt.Errorf("%s.%s is quarantined (%s, %s): %s; put it back with `forge quarantine restore %s`, or regenerate with `forge regen %s %s`",
-					role, method, e.ID, fmtTime(&e.At), e.Reason, e.ID, role, method)
-			}
-		}
-	}
-	rec, rerr := s.Role(role)
-	if errors.Is(rerr, registry.ErrNotFound) {
-		return nil, fmt.Errorf("role %q is not in the store %s; add it with `forge role add -f contract.json` (see `forge role ls`)", role, s.Location())
-	}
-	if rerr == nil && len(rec.Methods) > 0 {
-		if _, ok := rec.Methods[method]; !ok {
-			declared := make([]string, 0, len(rec.Methods))
-			for m := range rec.Methods {
-				declared = append(declared, m)
-			}
-			sort.Strings(declared)
-			return nil, fmt.Errorf("method %q is not declared by role %s (it declares: %s); add it to the contract's methods and run `forge role add -f contract.json`",
-				method, role, strings.Join(declared, ", "))
-		}
-	}
-	return nil, fmt.Errorf("%w; it is created by the first `forge call %s %s`", err, role, method)
+	return forge.LoadArtifact(s, role, method)
 }
 
 func fmtTime(t *time.Time) string {

@@ -44,9 +44,15 @@ const workerProtocol = 2
 // exitMemory is the worker's exit code when its memory watchdog trips.
 const exitMemory = 3
 
-// DefaultCompileTimeout bounds starting a worker and compiling a program in it (type check,
+// DefaultCompileTimeout bounds compiling a program in a worker that greeted (type check,
 // interpreter compile and package initializers; the initializers also get the call's Timeout).
 const DefaultCompileTimeout = 5 * time.Second
+
+// DefaultGreetTimeout bounds the wait for a started worker's greeting. It is a hang bound, not a
+// latency expectation: a worker process on a loaded machine may take seconds to be scheduled and
+// reach main, and the only binary that never greets is one that is not a forge worker (a
+// misconfiguration, said as such).
+const DefaultGreetTimeout = 2 * time.Minute
 
 // WorkerConfig says how isolation-mode workers are started. The worker binary is, in order:
 // Command; Path; $FORGE_WORKER; this executable if it serves workers (it called
@@ -67,9 +73,12 @@ type WorkerConfig struct {
 	// CPUSeconds is the RLIMIT_CPU of each worker (default 600): a worker that used it up dies
 	// and is replaced.
 	CPUSeconds int
-	// CompileTimeout bounds starting a worker and compiling the program in it (default
+	// CompileTimeout bounds compiling the program in a worker once it greeted (default
 	// DefaultCompileTimeout).
 	CompileTimeout time.Duration
+	// GreetTimeout bounds the wait for a started worker's greeting (default
+	// DefaultGreetTimeout): a hang bound for a binary that is not a forge worker.
+	GreetTimeout time.Duration
 }
 
 // isolatedGate is everything an isolated Compile does in the host: the bounded parse, the
@@ -161,6 +170,9 @@ func newWorkerPool(cfg WorkerConfig) *workerPool {
 	if cfg.CompileTimeout <= 0 {
 		cfg.CompileTimeout = DefaultCompileTimeout
 	}
+	if cfg.GreetTimeout <= 0 {
+		cfg.GreetTimeout = DefaultGreetTimeout
+	}
 	p := &workerPool{cfg: cfg, idle: map[workerKey][]*worker{}, live: map[workerKey]int{}, refs: map[progKey]int{}}
 	p.cond = sync.NewCond(&p.mu)
 	return p
@@ -239,7 +251,9 @@ func (p *workerPool) spawn(key workerKey) (*worker, error) {
 	}()
 	// The worker greets with its protocol version first: a binary that is not a worker of this
 	// version is the sandbox's problem (internal), never mistaken for the code's slow compile.
-	greet := time.NewTimer(p.cfg.CompileTimeout)
+	// Its bound is its own (GreetTimeout), not the compile's: the compile's bound measured how
+	// soon a loaded machine scheduled a new process, and tripped on a real worker.
+	greet := time.NewTimer(p.cfg.GreetTimeout)
 	defer greet.Stop()
 	select {
 	case m := <-w.msgs:
@@ -257,7 +271,7 @@ func (p *workerPool) spawn(key workerKey) (*worker, error) {
 		w.kill()
 		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: fmt.Sprintf(
 			"isolation worker %s did not greet within %v: it is not a forge worker of this version (protocol %d); point $%s at a forge binary built from the same version",
-			argv[0], p.cfg.CompileTimeout, workerProtocol, WorkerPathEnv)}
+			argv[0], p.cfg.GreetTimeout, workerProtocol, WorkerPathEnv)}
 	}
 }
 

@@ -286,7 +286,7 @@ func TestForeignWorkerBinary(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			sb := New(Options{Worker: WorkerConfig{Command: []string{"sh", "-c", c.script}, CompileTimeout: 300 * time.Millisecond}})
+			sb := New(Options{Worker: WorkerConfig{Command: []string{"sh", "-c", c.script}, GreetTimeout: 300 * time.Millisecond}})
 			defer sb.Close()
 			_, err := sb.Compile(context.Background(), isolatedSource("package artifact\n\nfunc F() int { return 1 }\n"))
 			if sandbox.KindOf(err) != sandbox.KindInternal || !strings.Contains(err.Error(), c.contains) {
@@ -316,5 +316,29 @@ func TestWorkerClipsGuestText(t *testing.T) {
 			}
 			t.Fatalf("error of %d bytes, want a clipped one", n)
 		}
+	}
+}
+
+// TestSlowStartingWorkerIsWaitedFor checks that a worker which greets later than the compile
+// bound (a loaded machine schedules a new process late) is waited for and serves: the greeting
+// has a hang bound of its own (GreetTimeout), not the compile's.
+func TestSlowStartingWorkerIsWaitedFor(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh:", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	// The worker starts 1.5 s late, past the compile bound of 1 s.
+	sb := New(Options{Worker: WorkerConfig{Command: []string{"sh", "-c", `sleep 1.5; exec "$0" -test.run='^$'`, exe}, CompileTimeout: time.Second}})
+	defer sb.Close()
+	p, err := sb.Compile(context.Background(), isolatedSource("package artifact\n\nfunc F() int { return 7 }\n"))
+	if err != nil {
+		t.Fatalf("a worker that greets late was refused: %v", err)
+	}
+	out, err := sb.Run(context.Background(), p, sandbox.Input{})
+	if err != nil || string(out.Value) != "7" {
+		t.Fatalf("Run = %s, %v; want 7", out.Value, err)
 	}
 }
