@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"time"
 
+	"github.com/artifactforge/forge/internal/storepath"
 	"github.com/artifactforge/forge/provider"
 )
 
@@ -249,7 +249,7 @@ func readRotated(base string) ([]Event, error) {
 		if i > 0 {
 			path = fmt.Sprintf("%s.%d", base, i)
 		}
-		f, err := os.Open(path)
+		f, err := storepath.OpenRegular(path, "read events from")
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -43,21 +44,17 @@ const MaxFileBytes = 16 << 20
 // refused before a byte is read, as ErrCorrupt naming the file: the caller quarantines it like
 // any damage, and nothing else is lost.
 func readStoreFile(path string) ([]byte, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
+	f, err := storepath.OpenRegular(path, "read")
+	if errors.Is(err, storepath.ErrNotRegular) {
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file (%v): forge writes only regular files there", ErrCorrupt, path, fi.Mode().Type())
-	}
-	if fi.Size() > MaxFileBytes {
-		return nil, fmt.Errorf("%w: %s is %d bytes, over the %d-byte bound of a store file", ErrCorrupt, path, fi.Size(), MaxFileBytes)
-	}
-	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > MaxFileBytes {
+		return nil, fmt.Errorf("%w: %s is %d bytes, over the %d-byte bound of a store file", ErrCorrupt, path, fi.Size(), MaxFileBytes)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1)) // it may have grown since the Stat
 	if err == nil && len(data) > MaxFileBytes {
 		err = fmt.Errorf("%w: %s is over the %d-byte bound of a store file", ErrCorrupt, path, MaxFileBytes)
