@@ -42,12 +42,13 @@ const MaxFileBytes = 16 << 20
 // readStoreFile reads a role or artifact file. One that is not a regular file (a named pipe
 // would block the read until a writer came; a device would never end) or is over MaxFileBytes is
 // refused before a byte is read, as ErrCorrupt naming the file: the caller quarantines it like
-// any damage, and nothing else is lost.
+// any damage, and nothing else is lost. A directory in its place is refused too, as a store
+// error (nothing is moved).
 func readStoreFile(path string) ([]byte, error) {
 	f, err := storepath.OpenRegular(path, "read")
-	if errors.Is(err, storepath.ErrNotRegular) {
-		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
-	}
+	if fi, serr := os.Stat(path); errors.Is(err, storepath.ErrNotRegular) && serr == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err) // a pipe, a device: damage, quarantined
+	} // a directory is a store that cannot be read (the forge's failure), not damage to set aside
 	if err != nil {
 		return nil, err
 	}
