@@ -157,7 +157,7 @@ func (s *Store) Quarantined() ([]QuarantineReport, error) {
 func (s *Store) quarantineEntry(id string) QuarantineReport {
 	p := filepath.Join(s.root, quarantineDir, id)
 	var rep QuarantineReport
-	if b, err := os.ReadFile(p + whySuffix); err == nil && json.Unmarshal(b, &rep) == nil {
+	if b, err := storepath.ReadRegular(p+whySuffix, "read"); err == nil && json.Unmarshal(b, &rep) == nil {
 		rep.ID, rep.MovedTo = id, p
 		return rep
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/artifactforge/forge/internal/storepath"
 )
 
 // Roles are stored one file per role, roles/<role>.json, each written with its last-good copy
@@ -416,7 +418,7 @@ func (s *Store) migrateLegacy() error {
 func (s *Store) migrateLegacyLocked() error {
 	legacy := filepath.Join(s.root, legacyRegistry)
 	{
-		data, err := os.ReadFile(legacy)
+		data, err := storepath.ReadRegular(legacy, "read")
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil // another process migrated it meanwhile
 		}
