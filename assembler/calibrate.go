@@ -46,13 +46,13 @@ type Calibrator struct {
 
 type obs struct{ chars, tokens int }
 
-// OpenCalibrator reads path (absent: nothing calibrated yet). A file that does not parse is
-// ignored and replaced on the next Save: calibration is a cache, rebuilt by later calls.
+// OpenCalibrator reads path (absent: nothing calibrated yet). A file that does not parse, or is
+// not a regular file, is ignored and replaced on the next Save: calibration is a cache, rebuilt by later calls.
 func OpenCalibrator(path string) (*Calibrator, error) {
 	c := &Calibrator{path: path, m: map[string]Calibration{}, new: map[string][]obs{}}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return c, nil
+	b, err := storepath.ReadRegular(path, "read token calibration")
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, storepath.ErrNotRegular) {
+		return c, nil // not a file forge wrote (a planted pipe): ignored like one that does not parse
 	}
 	if err != nil {
 		return nil, fmt.Errorf("assembler: read %s: %w", path, err)
@@ -121,7 +121,7 @@ func (c *Calibrator) Save() error {
 	}
 	defer l.Close()
 	disk := map[string]Calibration{}
-	if b, err := os.ReadFile(c.path); err == nil {
+	if b, err := storepath.ReadRegular(c.path, "read token calibration"); err == nil {
 		_ = json.Unmarshal(b, &disk)
 	}
 	for model, list := range pending {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/artifactforge/forge/registry"
@@ -88,7 +89,7 @@ func (f *Forge) DefineRole(ctx context.Context, contract []byte, policy DefinePo
 	start := time.Now()
 	e := f.opEvent(ctx, OpDefineRole, c.Role, "", res.Change+" "+res.Fingerprint)
 	e.ContractFingerprint = res.Fingerprint
-	if err := defineDecision(policy, who, prev, res.Change); err != nil {
+	if err := defineDecision(policy, who, clientRoles(ctx), c.Role, prev, res.Change); err != nil {
 		f.emitOp(e, start, err)
 		return res, err
 	}
@@ -147,14 +148,20 @@ func changeOf(prev *registry.RoleRecord, c *registry.Contract, fp string) string
 	return "changed"
 }
 
-// defineDecision is whether client may make change ("new", "changed", "unchanged") to role prev
-// (nil when new) under policy p; the refusal says how to allow it.
-func defineDecision(p DefinePolicy, client string, prev *registry.RoleRecord, change string) error {
+// defineDecision is whether client, which may call roles (nil or "*": every role), may make
+// change ("new", "changed", "unchanged") to role (prev: its record, nil when new) under policy p;
+// the refusal says how to allow it.
+func defineDecision(p DefinePolicy, client string, roles []string, role string, prev *registry.RoleRecord, change string) error {
 	if !p.Allowed {
 		if p.Identities {
 			return fmt.Errorf("%w: client %q may not define roles: the operator allows it with define_roles: true for the client in the clients file (and the server's --allow-define-roles or FORGE_ALLOW_DEFINE_ROLES=1)", ErrDefineRefused, client)
 		}
 		return fmt.Errorf("%w: this server does not let its clients define roles: the operator allows it with --allow-define-roles on `forge mcp` or `forge serve` (or FORGE_ALLOW_DEFINE_ROLES=1), or adds the role with `forge role add -f contract.json`", ErrDefineRefused)
+	}
+	if roles != nil && !slices.Contains(roles, "*") && !slices.Contains(roles, role) {
+		// A role it cannot call would serve only other clients: a name another client lists and
+		// the operator has not added yet would be called as this client wrote it.
+		return fmt.Errorf("%w: client %q may define only the roles it may call (%s), and not %s: ask the operator to add the role to the client in the clients file", ErrDefineRefused, client, strings.Join(roles, ", "), role)
 	}
 	if change != "changed" || p.Redefine || prev.DefinedBy == client {
 		return nil

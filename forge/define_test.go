@@ -20,18 +20,26 @@ func TestDefineDecision(t *testing.T) {
 		p      DefinePolicy
 		prev   *registry.RoleRecord
 		change string
-		want   string // "" allowed, else part of the refusal
+		want   string   // "" allowed, else part of the refusal
+		roles  []string // the roles the client may call; nil: every role
 	}{
-		{"off", DefinePolicy{}, nil, "new", "--allow-define-roles"},
-		{"off with identities", DefinePolicy{Identities: true}, nil, "new", "define_roles: true"},
-		{"new", DefinePolicy{Allowed: true}, nil, "new", ""},
-		{"own role changed", DefinePolicy{Allowed: true}, mine, "changed", ""},
-		{"same contract again", DefinePolicy{Allowed: true}, ops, "unchanged", ""},
-		{"another client's role", DefinePolicy{Allowed: true}, &registry.RoleRecord{Contract: registry.Contract{Role: "r"}, DefinedBy: "b"}, "changed", `defined by client "b"`},
-		{"the operator's role", DefinePolicy{Allowed: true}, ops, "changed", "defined by the operator"},
-		{"redefine allowed", DefinePolicy{Allowed: true, Redefine: true}, ops, "changed", ""},
+		{"off", DefinePolicy{}, nil, "new", "--allow-define-roles", nil},
+		{"off with identities", DefinePolicy{Identities: true}, nil, "new", "define_roles: true", nil},
+		{"new", DefinePolicy{Allowed: true}, nil, "new", "", nil},
+		{"own role changed", DefinePolicy{Allowed: true}, mine, "changed", "", nil},
+		{"same contract again", DefinePolicy{Allowed: true}, ops, "unchanged", "", nil},
+		{"another client's role", DefinePolicy{Allowed: true}, &registry.RoleRecord{Contract: registry.Contract{Role: "r"}, DefinedBy: "b"}, "changed", `defined by client "b"`, nil},
+		{"the operator's role", DefinePolicy{Allowed: true}, ops, "changed", "defined by the operator", nil},
+		{"redefine allowed", DefinePolicy{Allowed: true, Redefine: true}, ops, "changed", "", nil},
+		// A client of some roles defines only those: another name could be a role another
+		// client lists and the operator has not added yet, which it would then call as this
+		// client wrote it.
+		{"a role among the client's", DefinePolicy{Allowed: true}, nil, "new", "", []string{"q", "r"}},
+		{"a client of every role", DefinePolicy{Allowed: true}, nil, "new", "", []string{"*"}},
+		{"a role the client may not call", DefinePolicy{Allowed: true}, nil, "new", "may define only the roles it may call (q)", []string{"q"}},
+		{"nor change it, redefine or not", DefinePolicy{Allowed: true, Redefine: true}, mine, "changed", "may define only the roles it may call (q)", []string{"q"}},
 	} {
-		err := defineDecision(tc.p, "a", tc.prev, tc.change)
+		err := defineDecision(tc.p, "a", tc.roles, "r", tc.prev, tc.change)
 		if tc.want == "" {
 			assert.NoError(t, err, tc.name)
 			continue

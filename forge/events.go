@@ -636,7 +636,7 @@ func (l *eventLog) recordDropped(n int64) {
 // DroppedEvents sums the events that the store's event logs dropped because their queue was full
 // (events/dropped.jsonl): forge doctor reports it. A store with no drops answers 0.
 func DroppedEvents(storeRoot string) (int64, error) {
-	data, err := os.ReadFile(filepath.Join(storeRoot, "events", droppedFile))
+	data, err := storepath.ReadRegular(filepath.Join(storeRoot, "events", droppedFile), "read")
 	if os.IsNotExist(err) {
 		return 0, nil
 	}
@@ -659,7 +659,7 @@ func DroppedEvents(storeRoot string) (int64, error) {
 
 // readEvents reads a store's current event log.
 func readEvents(store string) ([]Event, error) {
-	data, err := os.ReadFile(filepath.Join(store, "events", "forge.jsonl"))
+	data, err := storepath.ReadRegular(filepath.Join(store, "events", "forge.jsonl"), "read")
 	if err != nil {
 		return nil, err
 	}

@@ -48,11 +48,22 @@ func (c *call) oversize() *failure {
 }
 
 // inputTag is the fingerprint of args recorded with a failure that counted: "[input <hex>]".
-func inputTag(args json.RawMessage) string {
+// It is taken of the input the code gets, not of its spelling (registry.CanonicalInput, args by
+// position named by the signature), so that one input cannot count again as {"b":0,"a":1}, [1,0],
+// {"\u0061":1,...} or [1,-0].
+func inputTag(args json.RawMessage, sig sandbox.Signature) string {
+	names := make([]string, len(sig.Params))
+	for i, p := range sig.Params {
+		names[i] = p.Name
+	}
 	h := fnv.New64a()
-	var buf bytes.Buffer
-	if json.Compact(&buf, args) == nil {
-		args = buf.Bytes() // insignificant whitespace does not make another input
+	if v, err := registry.CanonicalInput(args, names); err == nil {
+		args = v
+	} else {
+		var buf bytes.Buffer
+		if json.Compact(&buf, args) == nil {
+			args = buf.Bytes() // insignificant whitespace does not make another input
+		}
 	}
 	_, _ = h.Write(args)
 	return fmt.Sprintf("[input %016x]", h.Sum64())
@@ -140,7 +151,7 @@ func (c *call) attribute(ctx context.Context, fl *failure, art *registry.Artifac
 	if fl == nil || !fl.result.Class.CountsTowardHealth() || art == nil || c.operator {
 		return fl
 	}
-	tag := inputTag(c.args)
+	tag := inputTag(c.args, sig)
 	k := ledgerKey{c.role, c.method, art.Generation}
 	// A tag is recorded only with a failure that counted, or a repeat of one (never with another
 	// caller failure), so the store's last failure naming this input means it counted.
@@ -192,7 +203,11 @@ func (c *call) inputSpecific(base *registry.Artifact, onArgs *failure, n int) *f
 	if r.Class.CountsTowardHealth() {
 		return nil
 	}
-	c.f.inputs.add(ledgerKey{c.role, c.method, base.Generation}, inputTag(c.args))
+	tag := c.cause.input // the tag attribute took of these args, with the signature
+	if tag == "" {
+		tag = inputTag(c.args, sandbox.Signature{})
+	}
+	c.f.inputs.add(ledgerKey{c.role, c.method, base.Generation}, tag)
 	return &failure{typ: c.cause.typ, result: r,
 		msg: fmt.Sprintf("%s.%s fails on these args in every version that passes its acceptance set — generation %d (%s: %s) and %d generated one(s) (last: %s) — "+
 			"while its other recent calls passed: the failure is the input's, not the code's, so the code's health is untouched. "+

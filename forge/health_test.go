@@ -74,20 +74,27 @@ func TestRepeatedInputCountsOnce(t *testing.T) {
 	require.NoError(t, gen.Close())
 
 	var rules []string
-	for range 4 {
+	for i := range 4 {
 		f := openForge(t, store, nil) // a new process, no generator: nothing can repair
 		o := f.Call(context.Background(), "calc", "div", json.RawMessage(`{"a": 1, "b": 0}`))
 		require.False(t, o.OK)
 		rules = append(rules, o.Err.Class+"/"+o.Err.Rule)
-		// The same args written otherwise are the same input.
-		o = f.Call(context.Background(), "calc", "div", json.RawMessage(`{"a":1,"b":0}`))
-		require.False(t, o.OK)
-		rules = append(rules, o.Err.Class+"/"+o.Err.Rule)
+		// The same args written otherwise are the same input: spacing, key order, by position,
+		// escapes, number spellings.
+		spellings := []string{`{"a":1,"b":0}`, `{"b": 0, "a": 1}`, `[1, 0]`, `{"\u0061": 1, "b": 0}`, `[1, -0]`, `{"a": 1, "b": 0, "b": 0}`}
+		if i > 0 {
+			spellings = spellings[:1] // the recent window (20 calls) keeps the first failure
+		}
+		for _, same := range spellings {
+			o = f.Call(context.Background(), "calc", "div", json.RawMessage(same))
+			require.False(t, o.OK, same)
+			rules = append(rules, o.Err.Class+"/"+o.Err.Rule+" "+same)
+		}
 		require.NoError(t, f.Close())
 	}
 	assert.Equal(t, "intrinsic/panic", rules[0], "the first failure on an input is the code's")
 	for _, r := range rules[1:] {
-		assert.Equal(t, "caller/input_repeated", r)
+		assert.True(t, strings.HasPrefix(r, "caller/input_repeated"), r)
 	}
 
 	f := openForge(t, store, nil)

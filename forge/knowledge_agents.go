@@ -226,9 +226,12 @@ func (f *Forge) Confirm(ctx context.Context, domain, content string) (Lesson, er
 	}
 	for i := range es {
 		if strings.EqualFold(strings.TrimSpace(es[i].Content), strings.TrimSpace(content)) && visible(&es[i], roles) {
-			e, err := l.Confirm(d, es[i].Content)
+			e, err := l.ConfirmAs(d, es[i].Content, ClientFrom(ctx))
 			if errors.Is(err, learner.ErrNotFound) {
 				break
+			}
+			if errors.Is(err, learner.ErrCounted) {
+				return lessonOfEntry(e, 0), knowledgeErr(KnowledgeRefused, "client %s recorded or already confirmed this lesson: its confidence counts each client once, so no client raises it alone; nothing changed", callerName(ctx))
 			}
 			if err != nil {
 				return Lesson{}, err

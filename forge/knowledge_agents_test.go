@@ -50,7 +50,8 @@ func TestAgentKnowledge(t *testing.T) {
 	_, err = f.Confirm(other, "forge", l.Content)
 	require.True(t, errors.As(err, &ke))
 	assert.Equal(t, "not_found", ke.Kind)
-	c, err := f.Confirm(bot, "forge", "DAY NUMBERS ## TASK ARE SMALL INTS")
+	third := WithClientRoles(WithClient(context.Background(), "third"), []string{"alpha"}) // bot's own does not count
+	c, err := f.Confirm(third, "forge", "DAY NUMBERS ## TASK ARE SMALL INTS")
 	require.NoError(t, err)
 	assert.InDelta(t, 0.2, c.Confidence, 1e-9)
 
@@ -74,4 +75,44 @@ func TestAgentKnowledge(t *testing.T) {
 	_, err = off.Recall(bot, RecallRequest{Query: "x"})
 	require.True(t, errors.As(err, &ke))
 	assert.Equal(t, "off", ke.Kind)
+}
+
+// TestAgentConfirmsCountOncePerClient: no single client can raise a lesson's confidence alone
+// (a lesson with more confidence ranks first in prompts and is evicted last): confirming or
+// recording again one's own lesson does not count, another client's confirmation counts once.
+func TestAgentConfirmsCountOncePerClient(t *testing.T) {
+	f := openForge(t, t.TempDir(), newScript(nil))
+	require.NoError(t, f.AddRole(intContract("alpha", "day")))
+	bot := WithClientRoles(WithClient(context.Background(), "bot"), []string{"alpha"})
+	other := WithClientRoles(WithClient(context.Background(), "other"), []string{"alpha"})
+	l, _, err := f.Record(bot, RecordRequest{Content: "days are 1 to 31", Domain: "alpha"})
+	require.NoError(t, err)
+	start := l.Confidence
+
+	var ke *KnowledgeError
+	for range 5 {
+		_, err = f.Confirm(bot, "alpha", "days are 1 to 31")
+		require.True(t, errors.As(err, &ke), "a client's confirmation of its own lesson is refused: %v", err)
+		assert.Equal(t, KnowledgeRefused, ke.Kind)
+		assert.Contains(t, ke.Msg, "counts each client once")
+		l, created, err := f.Record(bot, RecordRequest{Content: "Days are 1 to 31 ", Domain: "alpha"})
+		require.NoError(t, err)
+		assert.False(t, created)
+		assert.Equal(t, start, l.Confidence, "recording one's own lesson again does not confirm it")
+	}
+	l, err = f.Confirm(other, "alpha", "days are 1 to 31")
+	require.NoError(t, err)
+	assert.Greater(t, l.Confidence, start, "another client's confirmation counts")
+	once := l.Confidence
+	_, err = f.Confirm(other, "alpha", "days are 1 to 31")
+	require.True(t, errors.As(err, &ke), "%v", err)
+	l, _, err = f.Record(other, RecordRequest{Content: "days are 1 to 31", Domain: "alpha"})
+	require.NoError(t, err)
+	assert.Equal(t, once, l.Confidence, "once per client, confirmed or recorded")
+
+	// The operator vouches as often as it likes (it is trusted); forge's own confirmations (a
+	// lesson that helped a generation pass) are not a client's.
+	e, err := f.learn.Confirm("alpha", "days are 1 to 31")
+	require.NoError(t, err)
+	assert.Greater(t, e.Confidence, once)
 }

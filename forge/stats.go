@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -16,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/artifactforge/forge/internal/storepath"
 	"github.com/artifactforge/forge/provider"
 )
 
@@ -260,7 +260,7 @@ func readRotated(base string) ([]Event, error) {
 		if i > 0 {
 			path = fmt.Sprintf("%s.%d", base, i)
 		}
-		f, err := os.Open(path)
+		f, err := storepath.OpenRegular(path, "read events from")
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/artifactforge/forge/internal/storepath"
 	"github.com/artifactforge/forge/registry"
 )
 
@@ -408,7 +409,7 @@ func TailEventsReady(ctx context.Context, store string, ready func(), fn func(Ev
 	// it keeps cur: a catch-up must start from the file read last, or it reads the rotated
 	// files twice (seen under load: the same events delivered again).
 	open := func(fromEnd bool) bool {
-		fh, err := os.Open(path)
+		fh, err := storepath.OpenRegular(path, "follow events in")
 		if err != nil {
 			return false
 		}
@@ -500,7 +501,7 @@ func catchUp(path string, prev, now os.FileInfo, fn func(Event)) {
 	}
 	var files []rotated
 	for i := 1; i <= eventLogKeep; i++ {
-		f, err := os.Open(fmt.Sprintf("%s.%d", path, i))
+		f, err := storepath.OpenRegular(fmt.Sprintf("%s.%d", path, i), "follow events in")
 		if err != nil {
 			continue
 		}

@@ -113,7 +113,7 @@ func (d *dirDocs) Read(name string) ([]byte, string, error) {
 // readStamped reads a file (nil, "", nil when it does not exist); a file larger than limit (when
 // limit > 0) is not read: the error is an *OversizeError.
 func readStamped(path string, limit int64) ([]byte, string, error) {
-	f, err := os.Open(path)
+	f, err := storepath.OpenRegular(path, "read knowledge from")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, "", nil
 	}

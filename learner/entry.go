@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -81,6 +82,10 @@ type Entry struct {
 	// Scope is, for an agent's lesson, the roles whose prompts it may reach: the roles its
 	// client may use when it recorded it ("*": every role; empty: none).
 	Scope []string `yaml:"scope,omitempty" json:"scope,omitempty"`
+	// ConfirmedBy are the clients whose confirmations of this lesson counted (ConfirmAs): each
+	// counts once, and the client that recorded an agent's lesson never, so that no single
+	// client raises a lesson's confidence alone.
+	ConfirmedBy []string `yaml:"confirmed_by,omitempty" json:"confirmed_by,omitempty"`
 }
 
 // legacyLearned is the content forge gave learned lessons before provenance:
@@ -129,6 +134,22 @@ func (e Entry) Confirm(now time.Time) Entry {
 	e.UseCount++
 	e.UpdatedAt = now.UTC()
 	return e
+}
+
+// counted reports whether client (an agent's; "" is the anonymous one) already counted for e: it
+// recorded e as an agent's lesson, or confirmed it.
+func (e *Entry) counted(client string) bool {
+	return (e.Provenance() == FromAgent && e.Client == client) || slices.Contains(e.ConfirmedBy, client)
+}
+
+// confirmAs is Confirm by an agent's client, which counts once (false: it had, e is returned).
+func (e Entry) confirmAs(now time.Time, client string) (Entry, bool) {
+	if e.counted(client) {
+		return e, false
+	}
+	e = e.Confirm(now)
+	e.ConfirmedBy = append(slices.Clone(e.ConfirmedBy), client)
+	return e, true
 }
 
 // round2 keeps confidences at two decimals, so that ten confirmations make exactly 1.0.

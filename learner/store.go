@@ -330,7 +330,11 @@ func (s *Store) Record(e Entry) (Entry, bool, error) {
 		created = false // fn runs again when a Docs retries its Modify
 		for i := range entries {
 			if sameContent(entries[i].Content, e.Content) {
-				entries[i] = entries[i].Confirm(now)
+				if e.Provenance() == FromAgent {
+					entries[i], _ = entries[i].confirmAs(now, e.Client) // an agent's counts once
+				} else {
+					entries[i] = entries[i].Confirm(now)
+				}
 				entries[i].adopt(e)
 				out = entries[i]
 				return entries, nil
@@ -348,12 +352,33 @@ func (s *Store) Record(e Entry) (Entry, bool, error) {
 
 // Confirm raises the confidence of domain's entry with content (ignoring case).
 func (s *Store) Confirm(domain, content string) (Entry, error) {
+	return s.confirm(domain, content, nil)
+}
+
+// ErrCounted: the client's confirmation of a lesson does not count again (ConfirmAs).
+var ErrCounted = errors.New("this client already counted for the lesson")
+
+// ConfirmAs is Confirm by an agent's client ("" the anonymous one): it counts once per client,
+// and never for the client that recorded the lesson; one that does not count changes nothing and
+// returns the entry with ErrCounted.
+func (s *Store) ConfirmAs(domain, content, client string) (Entry, error) {
+	return s.confirm(domain, content, &client)
+}
+
+func (s *Store) confirm(domain, content string, client *string) (Entry, error) {
 	now := s.o.Now().UTC()
 	var out Entry
 	err := s.modify(domain, func(entries []Entry) ([]Entry, error) {
 		for i := range entries {
 			if sameContent(entries[i].Content, content) {
-				entries[i] = entries[i].Confirm(now)
+				if client == nil {
+					entries[i] = entries[i].Confirm(now)
+				} else if e, ok := entries[i].confirmAs(now, *client); ok {
+					entries[i] = e
+				} else {
+					out = e
+					return nil, ErrCounted
+				}
 				out = entries[i]
 				return entries, nil
 			}

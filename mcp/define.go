@@ -52,14 +52,6 @@ func (s *Server) definePolicy(req *sdk.CallToolRequest) forge.DefinePolicy {
 	return s.o.DefineRoles.For(&forge.DefineSwitches{Allow: slices.Contains(sc, DefineScope), Redefine: slices.Contains(sc, RedefineScope)})
 }
 
-// withClientOf is ctx naming the request's client, if it has one.
-func withClientOf(ctx context.Context, req *sdk.CallToolRequest) context.Context {
-	if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil {
-		return forge.WithClient(ctx, req.Extra.TokenInfo.UserID)
-	}
-	return ctx
-}
-
 func (s *Server) addDefineTools() {
 	define := func(dryRun bool) sdk.ToolHandler {
 		return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -67,7 +59,7 @@ func (s *Server) addDefineTools() {
 			if len(args) == 0 || string(args) == "null" {
 				args = json.RawMessage(`{}`)
 			}
-			res, err := s.f.DefineRole(withClientOf(ctx, req), args, s.definePolicy(req), dryRun)
+			res, err := s.f.DefineRole(clientCtx(ctx, req), args, s.definePolicy(req), dryRun) // its client and the roles it may define
 			if err == nil && !dryRun {
 				err = s.Sync() // its methods are tools now: list_changed before this answer
 			}

@@ -35,9 +35,9 @@ var (
 		`"content":{"type":"string","description":"the lesson's content as recalled (any case)"}},"required":["domain","content"]}`)
 )
 
-// knowledgeCtx is the tool call's context naming its client and the roles it may call (every
+// clientCtx is the tool call's context naming its client and the roles it may call (every
 // role when the session has no TokenInfo).
-func knowledgeCtx(ctx context.Context, req *sdk.CallToolRequest) context.Context {
+func clientCtx(ctx context.Context, req *sdk.CallToolRequest) context.Context {
 	if req == nil || req.Extra == nil || req.Extra.TokenInfo == nil {
 		return ctx
 	}
@@ -86,7 +86,7 @@ func (s *Server) addKnowledgeTools() {
 			if err := decodeInto(req, &q); err != nil {
 				return errResult(err), nil
 			}
-			ls, err := s.f.Recall(knowledgeCtx(ctx, req), q)
+			ls, err := s.f.Recall(clientCtx(ctx, req), q)
 			if ls == nil {
 				ls = []forge.Lesson{}
 			}
@@ -99,7 +99,7 @@ func (s *Server) addKnowledgeTools() {
 			if err := decodeInto(req, &r); err != nil {
 				return errResult(err), nil
 			}
-			l, created, err := s.f.Record(knowledgeCtx(ctx, req), r)
+			l, created, err := s.f.Record(clientCtx(ctx, req), r)
 			return knowledgeResult(map[string]any{"ok": true, "created": created, "lesson": l}, err), nil
 		})
 	s.srv.AddTool(&sdk.Tool{Name: "forge_confirm", InputSchema: confirmSchema,
@@ -112,7 +112,7 @@ func (s *Server) addKnowledgeTools() {
 			if err := decodeInto(req, &r); err != nil {
 				return errResult(err), nil
 			}
-			l, err := s.f.Confirm(knowledgeCtx(ctx, req), r.Domain, r.Content)
+			l, err := s.f.Confirm(clientCtx(ctx, req), r.Domain, r.Content)
 			return knowledgeResult(map[string]any{"ok": true, "lesson": l}, err), nil
 		})
 }

@@ -8,6 +8,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/forge"
 )
 
 // TestKnowledgeTools: forge_record, forge_recall and forge_confirm over an MCP session (issue 24
@@ -50,6 +52,11 @@ func TestKnowledgeTools(t *testing.T) {
 	assert.Equal(t, "agent", l["provenance"].(map[string]any)["source"])
 	assert.InDelta(t, 0.1, l["confidence"], 1e-9, "a recall confirms nothing")
 	v, ok = call("forge_confirm", map[string]any{"domain": "text", "content": "UPPER keeps non-letters"})
+	require.False(t, ok, "the session recorded it: its own confirmation does not count")
+	assert.Contains(t, v["error"].(map[string]any)["message"], "counts each client once")
+	_, _, err = f.Record(forge.WithClient(context.Background(), "teammate"), forge.RecordRequest{Content: "upper keeps digits", Domain: "text"})
+	require.NoError(t, err)
+	v, ok = call("forge_confirm", map[string]any{"domain": "text", "content": "UPPER keeps digits"})
 	require.True(t, ok, "%v", v)
 	assert.InDelta(t, 0.2, v["lesson"].(map[string]any)["confidence"], 1e-9)
 	_, ok = call("forge_confirm", map[string]any{"domain": "text", "content": "never recorded"})

@@ -18,6 +18,7 @@ import (
 	"unsafe"
 
 	"github.com/artifactforge/forge/internal/atomicfile"
+	"github.com/artifactforge/forge/internal/storepath"
 )
 
 // The summary index. index/<role>.json holds one Summary per artifact of the role — what `forge
@@ -324,7 +325,7 @@ func decodeEntry(role string, line string, sm *Summary) bool {
 // readIndex appends a role's index entries (sorted by method) to out; ok is false if the index
 // is missing or unusable (it is then rebuilt from the files).
 func (s *Store) readIndex(role string, out []Summary) (h indexHeader, _ []Summary, ok bool) {
-	data, err := os.ReadFile(s.indexPath(role))
+	data, err := storepath.ReadRegular(s.indexPath(role), "read")
 	if err != nil {
 		return h, out, false
 	}

@@ -355,7 +355,7 @@ type keyedRec struct {
 // readJournal reads the complete lines of a journal from off on; it returns them and how many
 // bytes they took. A torn last line (no newline yet, or a crashed writer's) is left for later.
 func readJournal(path, j string, off int64) (recs []keyedRec, n int64, bad int64, err error) {
-	f, err := os.Open(path)
+	f, err := storepath.OpenRegular(path, "read")
 	if err != nil {
 		return nil, 0, 0, err
 	}

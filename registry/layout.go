@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/artifactforge/forge/internal/storepath"
 )
 
 // Store layouts. Layout 1 (no store.json) keeps counters only inside the artifact files and role
@@ -32,7 +34,7 @@ type storeMeta struct {
 var ErrNewerLayout = errors.New("store layout is newer than this forge")
 
 func (s *Store) readLayout() (int, error) {
-	data, err := os.ReadFile(filepath.Join(s.root, storeFile))
+	data, err := storepath.ReadRegular(filepath.Join(s.root, storeFile), "read")
 	if errors.Is(err, fs.ErrNotExist) {
 		return 1, nil
 	}

@@ -7,13 +7,15 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/artifactforge/forge/internal/storepath"
 )
 
 // tryLockExisting takes the flock of an existing file without waiting and without creating it
 // (a lock attempt must never bring back a journal another process has just compacted and
 // removed). ok is false if the file is gone or someone else holds it; release unlocks it.
 func tryLockExisting(path string) (release func(), ok bool, err error) {
-	f, err := os.Open(path)
+	f, err := storepath.OpenRegular(path, "lock")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}

@@ -157,7 +157,7 @@ func (s *Store) Quarantined() ([]QuarantineReport, error) {
 func (s *Store) quarantineEntry(id string) QuarantineReport {
 	p := filepath.Join(s.root, quarantineDir, id)
 	var rep QuarantineReport
-	if b, err := os.ReadFile(p + whySuffix); err == nil && json.Unmarshal(b, &rep) == nil {
+	if b, err := storepath.ReadRegular(p+whySuffix, "read"); err == nil && json.Unmarshal(b, &rep) == nil {
 		rep.ID, rep.MovedTo = id, p
 		return rep
 	}
@@ -246,8 +246,10 @@ func (s *Store) Restore(id string, now time.Time) (RestoreReport, error) {
 	if err := storepath.Check(s.root, ent.MovedTo, "restore"); err != nil {
 		return rr, fmt.Errorf("registry: %w", err)
 	}
-	data, err := os.ReadFile(ent.MovedTo)
-	if err != nil {
+	data, err := readStoreFile(ent.MovedTo)
+	if errors.Is(err, ErrCorrupt) {
+		data = nil // not a regular file, or over the bound: nothing in it can be used, like an emptied file
+	} else if err != nil {
 		return rr, fmt.Errorf("registry: read %s: %w", ent.MovedTo, err)
 	}
 	hint := fmt.Sprintf("fix the file by hand (%s) and run `forge quarantine restore %s` again, or `forge quarantine dismiss %s` to keep the store as it is", ent.MovedTo, id, id)

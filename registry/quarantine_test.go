@@ -22,8 +22,10 @@ func TestDamagedRoleFileIsRestoredFromItsLastGoodCopy(t *testing.T) {
 			b, _ := os.ReadFile(p)
 			require.NoError(t, os.WriteFile(p, b[:len(b)/2], 0o644))
 		},
-		"garbage": func(p string) { require.NoError(t, os.WriteFile(p, []byte("\x00\x01garbage"), 0o644)) },
-		"emptied": func(p string) { require.NoError(t, os.WriteFile(p, nil, 0o644)) },
+		"garbage":        func(p string) { require.NoError(t, os.WriteFile(p, []byte("\x00\x01garbage"), 0o644)) },
+		"emptied":        func(p string) { require.NoError(t, os.WriteFile(p, nil, 0o644)) },
+		"over the bound": overBound,
+		"not a file":     notAFile(t),
 	} {
 		t.Run(name, func(t *testing.T) {
 			root := t.TempDir()

@@ -238,6 +238,8 @@ func TestCorruptArtifactIsQuarantined(t *testing.T) {
 			b, _ := os.ReadFile(p)
 			require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(b), `"method_name": "m"`, `"method_name": "other"`, 1)), 0o644))
 		},
+		"over the bound": overBound,
+		"not a file":     notAFile(t),
 	} {
 		t.Run(name, func(t *testing.T) {
 			s, err := Open(t.TempDir())

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/artifactforge/forge/internal/storepath"
 )
 
 // Roles are stored one file per role, roles/<role>.json, each written with its last-good copy
@@ -90,7 +92,7 @@ func encodeRole(rec *RoleRecord) ([]byte, error) {
 }
 
 func (s *Store) readRole(name string) (*RoleRecord, error) {
-	data, err := os.ReadFile(s.rolePath(name))
+	data, err := readStoreFile(s.rolePath(name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("registry: role %q: %w; add it with `forge role add -f contract.json` (or --role %s --purpose ...)", name, ErrNotFound, name)
 	}
@@ -108,7 +110,7 @@ func (s *Store) readRole(name string) (*RoleRecord, error) {
 // read it as corrupt (err). The file is quarantined and, if the last-good copy is intact, put back
 // in its place. It returns the restored record, or nil if nothing could be restored.
 func (s *Store) repairRoleLocked(name string, damage error) (*RoleRecord, QuarantineReport) {
-	good, gerr := os.ReadFile(s.roleGoodPath(name))
+	good, gerr := readStoreFile(s.roleGoodPath(name))
 	var rec *RoleRecord
 	restored := ""
 	if gerr == nil {
@@ -379,7 +381,7 @@ func (s *Store) restoreMissingRole(name string) (*RoleRecord, error) {
 		if _, err := os.Stat(s.rolePath(name)); err == nil {
 			return nil
 		}
-		good, err := os.ReadFile(s.roleGoodPath(name))
+		good, err := readStoreFile(s.roleGoodPath(name))
 		if err != nil {
 			return fmt.Errorf("registry: role %q: %w (its last-good copy: %v); add it with `forge role add`", name, ErrNotFound, err)
 		}
@@ -416,7 +418,7 @@ func (s *Store) migrateLegacy() error {
 func (s *Store) migrateLegacyLocked() error {
 	legacy := filepath.Join(s.root, legacyRegistry)
 	{
-		data, err := os.ReadFile(legacy)
+		data, err := storepath.ReadRegular(legacy, "read")
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil // another process migrated it meanwhile
 		}

@@ -3,6 +3,7 @@ package registry
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"time"
 )
 
@@ -71,7 +72,8 @@ func (e SampleEntry) size() int { return len(e.Args) + len(e.Value) + len(e.Err)
 // from cur. Only entries of generation gen are kept (an answer of other code says nothing about
 // gen's). An input already kept is replaced by the newer entry; then the oldest entries are
 // dropped until at most max remain in at most maxBytes. An entry alone larger than maxBytes is
-// never kept. Args are compared as canonical JSON; entries whose args or value are not JSON are dropped.
+// never kept. Args are compared as inputs (CanonicalInput: one input spelled otherwise is kept
+// once, the newest spelling); entries whose args or value are not JSON are dropped.
 func MergeSample(cur, add []SampleEntry, gen, max, maxBytes int) ([]SampleEntry, bool) {
 	if max <= 0 || maxBytes <= 0 {
 		return nil, len(cur) > 0
@@ -92,9 +94,9 @@ func MergeSample(cur, add []SampleEntry, gen, max, maxBytes int) ([]SampleEntry,
 		if canonEntry(&e) != nil {
 			continue
 		}
-		canon := e.Args
+		key, _ := CanonicalInput(e.Args, nil) // the same input spelled otherwise is kept once
 		i := 0
-		for i < len(out) && !bytes.Equal(out[i].Args, canon) {
+		for i < len(out) && !sameInput(out[i].Args, key) {
 			i++
 		}
 		if i < len(out) {
@@ -119,6 +121,59 @@ func MergeSample(cur, add []SampleEntry, gen, max, maxBytes int) ([]SampleEntry,
 		out = nil
 	}
 	return out, changed
+}
+
+// CanonicalInput is args as one text per input the code gets: canonical JSON (keys sorted, a
+// repeated key the last one, strings unescaped) with every number written one way (an integer in
+// decimal, any other as the shortest float64 text, -0 as 0), and, given the parameters' names,
+// args by position named. One input then cannot pass for many ({"b":0,"a":1}, [1,-0], 1.0 and
+// 10e-1 for a float): the health rule counts it once (forge's input tags) and the sample keeps it
+// once.
+func CanonicalInput(args []byte, params []string) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if a, ok := v.([]any); ok && len(params) > 0 && len(a) <= len(params) {
+		m := make(map[string]any, len(a))
+		for i, x := range a {
+			m[params[i]] = x
+		}
+		v = m
+	}
+	var buf bytes.Buffer
+	writeCanonical(&buf, canonicalNumbers(v))
+	return buf.Bytes(), nil
+}
+
+// canonicalNumbers writes every number of v one way (CanonicalInput).
+func canonicalNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return json.Number(strconv.FormatInt(i, 10))
+		}
+		if f, err := x.Float64(); err == nil {
+			return json.Number(strconv.FormatFloat(f+0, 'g', -1, 64)) // +0: -0 is 0
+		}
+	case []any:
+		for i := range x {
+			x[i] = canonicalNumbers(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = canonicalNumbers(x[k])
+		}
+	}
+	return v
+}
+
+// sameInput reports whether kept args are the input of key (CanonicalInput's).
+func sameInput(args, key []byte) bool {
+	k, err := CanonicalInput(args, nil)
+	return err == nil && bytes.Equal(k, key)
 }
 
 // canonEntry rewrites e's args and value as canonical JSON (a store may have indented them).

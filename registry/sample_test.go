@@ -34,6 +34,10 @@ func TestMergeSample(t *testing.T) {
 		{"entry larger than the bound never kept", nil, []SampleEntry{e(`1`, `123456789`, 1)}, 1, 9, 6, nil, false},
 		{"other generations dropped", []SampleEntry{e(`1`, `1`, 1)}, []SampleEntry{e(`2`, `2`, 2), e(`3`, `3`, 1)}, 2, 9, 100, []string{`2`}, true},
 		{"args that are not JSON dropped", nil, []SampleEntry{e(`{`, `1`, 1)}, 1, 9, 100, nil, false},
+		// One input spelled many ways is kept once (the newest spelling): a caller cannot fill the
+		// sample with one input, whose changed answer would then block a good repair alone.
+		{"one input spelled otherwise is kept once", []SampleEntry{e(`{"x":1,"y":0}`, `1`, 1)},
+			[]SampleEntry{e(`{"x":1.0,"y":-0}`, `1`, 1), e(`{"y":0e3,"x":10e-1}`, `1`, 1), e(`{"x":1,"y":0,"y":0}`, `1`, 1)}, 1, 9, 1000, []string{`{"x":1,"y":0}`}, false},
 		{"off purges", []SampleEntry{e(`1`, `1`, 1)}, []SampleEntry{e(`2`, `2`, 1)}, 1, 0, 0, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -107,6 +107,9 @@ func OpenWith(root string, o OpenOptions) (*Store, error) {
 			return nil, fmt.Errorf("registry: create store %s: %w (check the path and its permissions)", root, writeErr(root, err))
 		}
 	}
+	if err := checkStoreDirs(root); err != nil {
+		return nil, err
+	}
 	s := &Store{root: root, artifacts: make(map[Key]*snapshot), roles: make(map[string]*roleSnap), OnQuarantine: o.OnQuarantine, ov: newOverlay()}
 	s.revalidate.Store(int64(DefaultRevalidate))
 	s.maxCached.Store(int64(DefaultMaxCached))
@@ -284,7 +287,7 @@ func validateKey(role, method string) error {
 
 func (s *Store) readArtifact(role, method string) (*Artifact, error) {
 	path := s.ArtifactPath(role, method)
-	data, err := os.ReadFile(path)
+	data, err := readStoreFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("registry: artifact %s.%s: %w", role, method, ErrNotFound)
 	}

@@ -121,6 +121,9 @@ func ParseClients(data []byte) (*Clients, error) {
 	return NewClients(list)
 }
 
+// AdminClient is the client the admin token calls as; no client of the clients file may take it.
+const AdminClient = "admin"
+
 // NewClients checks the configuration and builds the clients.
 func NewClients(list []ClientConfig) (*Clients, error) {
 	if len(list) == 0 {
@@ -132,6 +135,9 @@ func NewClients(list []ClientConfig) (*Clients, error) {
 		at := fmt.Sprintf("client %d (%q)", i+1, c.Name)
 		if !clientName.MatchString(c.Name) {
 			return nil, fmt.Errorf("%s: name: use 1 to 64 letters, digits, '.', '_' and '-'", at)
+		}
+		if c.Name == AdminClient {
+			return nil, fmt.Errorf("%s: name: %q is the operator's (the admin token calls as %q): give the client another name", at, AdminClient, AdminClient)
 		}
 		if names[c.Name] {
 			return nil, fmt.Errorf("%s: the name is used twice", at)
@@ -266,7 +272,7 @@ func (cs *Clients) gate(w http.ResponseWriter, r *http.Request, adminToken strin
 	tok := bearer(r)
 	if adminToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(adminToken)) == 1 {
 		// The operator reads everything (and calls as the client "admin").
-		return r.WithContext(forge.WithClient(r.Context(), "admin")), true
+		return r.WithContext(forge.WithClient(r.Context(), AdminClient)), true
 	}
 	c := cs.Lookup(tok)
 	if c == nil {

@@ -150,6 +150,9 @@ func TestParseClientsRefusals(t *testing.T) {
 		{`[{name: a, token: 0123456789abcdef0, roles: "*", rate: 10/day}]`, "period"},
 		{`[{name: "a b", token: 0123456789abcdef0, roles: "*"}]`, "name"},
 		{`[{name: a, token: 0123456789abcdef0, roles: "*", rol: x}]`, "rol"},
+		// The admin token calls as "admin": a client of that name would share the operator's
+		// live programs and lessons' name, and change the roles the operator defined over HTTP.
+		{`[{name: admin, token: 0123456789abcdef0, roles: [text], define_roles: true}]`, `"admin" is the operator's`},
 	} {
 		_, err := ParseClients([]byte(tc.conf))
 		if assert.Error(t, err, tc.conf) {

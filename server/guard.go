@@ -22,9 +22,9 @@ import (
 //   - the cross-site check: a request that is not GET, HEAD or OPTIONS and that a browser marks
 //     as coming from another site (Sec-Fetch-Site, or an Origin other than the Host) is refused,
 //     unless its origin is one of Options.CORSOrigins;
-//   - JSON only: a call (/v1/call/...), a replay or diff of the sample (replay.go) and an MCP
-//     message (POST /mcp) must say "Content-Type: application/json", a type no page can send to
-//     another site without a preflight, which the server refuses unless CORS is on for that origin;
+//   - JSON only: a POST to the API (/v1/..., the operator verbs aside) and an MCP message must say
+//     "Content-Type: application/json", a type no page can send to another site without a
+//     preflight, which the server refuses unless CORS is on for that origin;
 //   - CORS is off unless Options.CORSOrigins names origins: then those origins (and only they)
 //     get the preflight answer and the Access-Control-Allow-* headers.
 //
@@ -177,11 +177,15 @@ func first(v []string) string {
 	return v[0]
 }
 
-// needsJSON: the endpoints that run code and take JSON bodies.
+// needsJSON: the POSTs that must be JSON. Every POST of the API changes state or runs code (a
+// call, a role definition, a lesson recorded or confirmed, which reaches later prompts), so all of
+// /v1/ does, but the operator verbs, which need the admin token in a header no page can send to
+// another site unasked; and MCP.
 func needsJSON(path string) bool {
-	return strings.HasPrefix(path, "/v1/call/") || path == "/mcp" || strings.HasPrefix(path, "/mcp/") ||
-		path == "/v1/roles" || // a role definition: its methods are written by a paid model on their first call
-		strings.HasPrefix(path, "/v1/artifacts/") && (strings.HasSuffix(path, "/replay") || strings.HasSuffix(path, "/diff")) // replay.go
+	if rest, ok := strings.CutPrefix(path, "/v1/"); ok {
+		return !strings.HasPrefix(rest, "admin/")
+	}
+	return path == "/mcp" || strings.HasPrefix(path, "/mcp/")
 }
 
 // isJSON reports whether a Content-Type is application/json (parameters such as charset aside).

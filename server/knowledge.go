@@ -26,9 +26,10 @@ func (s *Server) knowledgeRoutes() {
 	s.mux.HandleFunc("POST /v1/knowledge/confirm", s.handleConfirm)
 }
 
-// knowledgeCtx is the request's context with the roles its client may call (every role without
-// client identities, or for the operator's token).
-func (s *Server) knowledgeCtx(r *http.Request) context.Context {
+// clientCtx is the request's context with the roles its client may call (every role without
+// client identities, or for the operator's token): the lessons it may read and write, and the
+// roles it may define.
+func (s *Server) clientCtx(r *http.Request) context.Context {
 	ctx := r.Context()
 	if cs := s.o.Clients; cs != nil {
 		if c := cs.Lookup(bearer(r)); c != nil && !c.roles.All {
@@ -70,7 +71,7 @@ func (s *Server) handleRecall(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	hits, err := s.f.Recall(s.knowledgeCtx(r), req)
+	hits, err := s.f.Recall(s.clientCtx(r), req)
 	if err != nil {
 		knowledgeErr(w, err)
 		return
@@ -101,7 +102,7 @@ func (s *Server) handleRecord(w http.ResponseWriter, r *http.Request) {
 	if !s.decodeKnowledge(w, r, &req) {
 		return
 	}
-	l, created, err := s.f.Record(s.knowledgeCtx(r), req)
+	l, created, err := s.f.Record(s.clientCtx(r), req)
 	if err != nil {
 		knowledgeErr(w, err)
 		return
@@ -121,7 +122,7 @@ func (s *Server) handleConfirm(w http.ResponseWriter, r *http.Request) {
 	if !s.decodeKnowledge(w, r, &req) {
 		return
 	}
-	l, err := s.f.Confirm(s.knowledgeCtx(r), req.Domain, req.Content)
+	l, err := s.f.Confirm(s.clientCtx(r), req.Domain, req.Content)
 	if err != nil {
 		knowledgeErr(w, err)
 		return

@@ -62,7 +62,7 @@ func (s *Server) handleDefineRole(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	dryRun := r.URL.Query().Get("dry_run") == "1" || r.URL.Query().Get("dry_run") == "true"
-	ctx, cancel := context.WithTimeout(r.Context(), s.o.CallTimeout)
+	ctx, cancel := context.WithTimeout(s.clientCtx(r), s.o.CallTimeout)
 	defer cancel()
 	res, err := s.f.DefineRole(ctx, body, s.definePolicy(r), dryRun)
 	out := defineResponse{DefineResult: res}

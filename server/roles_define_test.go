@@ -16,6 +16,7 @@ import (
 	"github.com/artifactforge/forge/forge"
 	forgemcp "github.com/artifactforge/forge/mcp"
 	"github.com/artifactforge/forge/provider/replay"
+	"github.com/artifactforge/forge/registry"
 )
 
 const wordsOK = "package artifact\n\nimport \"strings\"\n\nfunc WordCount(s string) int { return len(strings.Fields(s)) }\n"
@@ -130,6 +131,14 @@ func TestDefineRolesWithClientIdentities(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 	assert.Contains(t, string(body), `defined by client \"alice\"`)
 
+	// A client of some roles defines only those: another name may be a role another client
+	// lists that the operator has not added yet, which that client would call as alice wrote it.
+	resp, body = do(t, "POST", ts.URL+"/v1/roles", aliceToken, `{"role":"invoices","purpose":"p","methods":{"total":"func Total(xs []int) int"}}`)
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "%s", body)
+	assert.Contains(t, string(body), `may define only the roles it may call (words)`)
+	_, err = f.Store().Role("invoices")
+	assert.ErrorIs(t, err, registry.ErrNotFound, "nothing stored")
+
 	resp, _ = do(t, "GET", ts.URL+"/v1/tools", aliceToken, "")
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 	resp, body = do(t, "GET", ts.URL+"/v1/tools?role=words&format=anthropic", aliceToken, "")
@@ -147,7 +156,7 @@ func TestDefineRolesWithClientIdentities(t *testing.T) {
 			who = append(who, fmt.Sprintf("%s %v", e.Who, e.OK))
 		}
 	}
-	assert.Equal(t, []string{"bob false", "alice true", "carol false"}, who)
+	assert.Equal(t, []string{"bob false", "alice true", "carol false", "alice false"}, who)
 }
 
 // TestDefineRolesOverMCPWithClientIdentities: over /mcp the client's identity decides too (its
@@ -157,7 +166,8 @@ func TestDefineRolesOverMCPWithClientIdentities(t *testing.T) {
 	cs, err := ParseClients([]byte(fmt.Sprintf(`
 - {name: alice, token: %s, roles: "*", define_roles: true}
 - {name: bob, token: %s, roles: "*"}
-`, aliceToken, bobToken)))
+- {name: carol, token: %s, roles: [other], define_roles: true}
+`, aliceToken, bobToken, carolToken)))
 	require.NoError(t, err)
 	define := forge.DefineSwitches{Allow: true}
 	ms, err := forgemcp.New(f, forgemcp.Options{DefineRoles: define})
@@ -172,6 +182,10 @@ func TestDefineRolesOverMCPWithClientIdentities(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, res.IsError)
 	assert.Contains(t, res.Content[0].(*sdk.TextContent).Text, `client "bob" may not define roles`)
+	res, err = mcpSession(t, ts.URL+"/mcp", carolToken).CallTool(context.Background(), &sdk.CallToolParams{Name: "forge_define_role", Arguments: contract})
+	require.NoError(t, err)
+	require.True(t, res.IsError, "a client of some roles defines only those")
+	assert.Contains(t, res.Content[0].(*sdk.TextContent).Text, `client "carol" may define only the roles it may call (other)`)
 	res, err = mcpSession(t, ts.URL+"/mcp", aliceToken).CallTool(context.Background(), &sdk.CallToolParams{Name: "forge_define_role", Arguments: contract})
 	require.NoError(t, err)
 	require.False(t, res.IsError, "%v", res.Content)

@@ -5,4 +5,6 @@ package storepath
 // Systems without O_NOFOLLOW rely on Check (Lstat) alone.
 const oNoFollow = 0
 
+const oNonBlock = 0
+
 func isLoop(error) bool { return false }

@@ -98,15 +98,26 @@ func Replace(root, path string, data []byte) error {
 }
 
 // OpenFile is os.OpenFile that never follows a symbolic link at path itself (O_NOFOLLOW); a link
-// there is a *SymlinkError.
+// there is a *SymlinkError. Nor does it wait on a named pipe: what is not a regular file is
+// refused (ErrNotRegular).
 func OpenFile(path string, flag int, perm fs.FileMode, op string) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|oNoFollow, perm)
+	f, err := os.OpenFile(path, flag|oNoFollow|oNonBlock, perm)
 	if err != nil && isLoop(err) {
 		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			return nil, &SymlinkError{Path: path, Op: op}
 		}
 	}
-	return f, err
+	if err != nil {
+		if fi, serr := os.Lstat(path); serr == nil && fi.Mode()&fs.ModeNamedPipe != 0 {
+			return nil, notRegularErr(path, "named pipe", op)
+		}
+		return nil, err
+	}
+	if err := notRegular(f, path, op); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // CheckedOpen is OpenFile after Check(root, path): no link anywhere below root.

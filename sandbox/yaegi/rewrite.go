@@ -988,6 +988,98 @@ func (r *rewriter) gaps() {
 	r.fmtMethods()
 	r.hideUnexported()
 	r.typeSwitches()
+	r.unsignedReturns()
+}
+
+// unsignedReturns writes the conversion a return statement leaves implicit into an unsigned
+// integer result: return math.MaxUint64 (or 1<<64 - 1) from a func returning uint64 becomes
+// return uint64(math.MaxUint64). yaegi v0.16.1 converts an untyped constant returned as an
+// unsigned result through int, and one above math.MaxInt64 panics at run time (a *cfgError)
+// where Go returns it; the explicit conversion it gets right. The conversion is the identity for
+// every other expression such a return can hold (an unsigned result is assignable only from its
+// own type or an untyped constant), and the type checker cannot tell which expressions are
+// constants (imported packages are empty to it), so every result of those types is converted.
+func (r *rewriter) unsignedReturns() {
+	var walk func(n ast.Node, results *ast.FieldList)
+	walk = func(n ast.Node, results *ast.FieldList) {
+		ast.Inspect(n, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncLit:
+				walk(n.Body, n.Type.Results)
+				return false
+			case *ast.ReturnStmt:
+				want := r.resultTypes(results)
+				if len(want) != len(n.Results) {
+					return true
+				}
+				for i, e := range n.Results {
+					if want[i] == "" {
+						continue
+					}
+					r.convert(e, want[i])
+				}
+			case *ast.AssignStmt: // x[i] = C, m[k] = C
+				if n.Tok == token.ASSIGN && len(n.Lhs) == len(n.Rhs) {
+					for i, l := range n.Lhs {
+						r.convert(n.Rhs[i], r.unsignedText(r.typeOf(l)))
+					}
+				}
+			case *ast.SendStmt: // ch <- C
+				if t := r.typeOf(n.Chan); t != nil {
+					if ch, ok := t.Underlying().(*types.Chan); ok {
+						r.convert(n.Value, r.unsignedText(ch.Elem()))
+					}
+				}
+			}
+			return true
+		})
+	}
+	for _, d := range r.file.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+			walk(fd.Body, fd.Type.Results)
+		}
+	}
+}
+
+// convert writes e as T(e) (nothing when T is ""). Both edits are closers: the opening one then
+// goes before another rewrite of e that starts where e does (which would otherwise drop it and
+// keep the ")").
+func (r *rewriter) convert(e ast.Expr, T string) {
+	if T == "" {
+		return
+	}
+	r.addCloser(r.off(e.Pos()), T+"(")
+	r.addCloser(r.off(e.End()), ")")
+}
+
+// unsignedText is t written in the file when it is an unsigned integer type, else "".
+func (r *rewriter) unsignedText(t types.Type) string {
+	if t == nil {
+		return ""
+	}
+	if b, ok := t.Underlying().(*types.Basic); !ok || b.Info()&types.IsUnsigned == 0 || b.Info()&types.IsInteger == 0 {
+		return ""
+	}
+	return r.typeString(t)
+}
+
+// resultTypes are a result list's types, one per result: the type's text for an unsigned
+// integer type (its underlying type, the file's own named types included), else "".
+func (r *rewriter) resultTypes(results *ast.FieldList) []string {
+	if results == nil {
+		return nil
+	}
+	var out []string
+	for _, f := range results.List {
+		text := ""
+		if r.unsignedText(r.typeOf(f.Type)) != "" {
+			text = r.text(f.Type)
+		}
+		for range max(1, len(f.Names)) {
+			out = append(out, text)
+		}
+	}
+	return out
 }
 
 func (r *rewriter) rewriteCall(c *ast.CallExpr) {

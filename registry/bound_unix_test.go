@@ -1,0 +1,50 @@
+//go:build unix
+
+package registry
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// notAFile puts a named pipe where a store file was: opened for reading, it would block until a
+// writer came, and read until that writer closed.
+func notAFile(t *testing.T) func(p string) {
+	return func(p string) {
+		require.NoError(t, os.Remove(p))
+		require.NoError(t, syscall.Mkfifo(p, 0o644))
+	}
+}
+
+// TestWorldWritableStoreIsRefused: whoever writes tools/, roles/ or knowledge/ decides what forge
+// runs, so a store directory any user may write is refused when the store opens, with the path
+// and the chmod to run; nothing in it is touched.
+func TestWorldWritableStoreIsRefused(t *testing.T) {
+	for _, dir := range []string{"", "tools", "roles", "knowledge", "sums"} {
+		t.Run("dir="+dir, func(t *testing.T) {
+			root := t.TempDir()
+			s, err := Open(root)
+			require.NoError(t, err)
+			newArtifact(t, s, "r", "m", "package artifact\n// one")
+			p := filepath.Join(root, dir)
+			require.NoError(t, os.MkdirAll(p, 0o755))
+			require.NoError(t, os.Chmod(p, 0o777))
+			_, err = Open(root)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), p)
+			assert.Contains(t, err.Error(), "chmod o-w "+p)
+			assert.FileExists(t, s.ArtifactPath("r", "m"), "nothing is lost")
+
+			require.NoError(t, os.Chmod(p, 0o775)) // a group the operator chose may write it
+			s, err = Open(root)
+			require.NoError(t, err)
+			_, err = s.Load("r", "m")
+			require.NoError(t, err)
+		})
+	}
+}

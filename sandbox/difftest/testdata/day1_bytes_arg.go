@@ -1,0 +1,5 @@
+// args: {"b": "aGVsbG8="}
+// want: 5
+package artifact
+
+func Len(b []byte) int { return len(b) }

@@ -1,0 +1,5 @@
+// args: {"s": "hello"}
+// want: "aGVsbG8="
+package artifact
+
+func Bytes(s string) []byte { return []byte(s) }

@@ -1,0 +1,5 @@
+// args: {}
+// want: []
+package artifact
+
+func Empty() []int { return []int{} }

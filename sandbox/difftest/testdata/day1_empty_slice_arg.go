@@ -1,0 +1,5 @@
+// args: {"xs": []}
+// want: false
+package artifact
+
+func IsNil(xs []int) bool { return xs == nil }

@@ -1,0 +1,5 @@
+// args: {}
+// want: "a\ufffdb"
+package artifact
+
+func Bad() string { return "a\xffb" }

@@ -1,0 +1,5 @@
+// args: {}
+// want: null
+package artifact
+
+func Empty() map[string]int { return nil }

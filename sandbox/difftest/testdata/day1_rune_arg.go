@@ -1,0 +1,5 @@
+// args: {"r": 233}
+// want: "é"
+package artifact
+
+func S(r rune) string { return string(r) }

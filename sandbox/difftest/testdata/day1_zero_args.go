@@ -1,0 +1,5 @@
+// args: {}
+// want: 42
+package artifact
+
+func Answer() int { return 42 }
