@@ -2,7 +2,7 @@ GO ?= go
 PKGS ?= ./...
 FUZZTIME ?= 10s
 
-.PHONY: build test race bench fuzz lint cross demo baselines test-wasm bench-sizing bench-http
+.PHONY: build test race bench bench-all fuzz lint cross demo baselines test-wasm bench-sizing bench-http
 
 build:
 	$(GO) build -o bin/forge ./cmd/forge
@@ -13,7 +13,17 @@ test:
 race:
 	$(GO) test -race $(PKGS)
 
+# The compute benchmarks (sandboxtest.ComputeCases) as one table: native, wasm and in-process
+# yaegi, medians of BENCH_COUNT runs, and each sandbox's ratio to native (README, "Speed"). Each
+# round is one `go test -count 1`, so a noisy machine's slow spells spread over all columns.
+BENCH_COUNT ?= 5
 bench:
+	@for i in $$(seq $(BENCH_COUNT)); do \
+		$(GO) test -p 1 -run '^$$' -bench '^BenchmarkCompute(Native|Wasm|Yaegi)$$' -benchmem -count 1 ./sandbox/wasm ./sandbox/yaegi || echo FAIL; \
+	done | $(GO) run ./internal/benchtable
+
+# Every benchmark of every package.
+bench-all:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 $(PKGS)
 
 fuzz:
