@@ -2,8 +2,11 @@ package sandboxtest
 
 import (
 	"embed"
+	"runtime"
 	"strconv"
 	"strings"
+	"testing"
+	"time"
 
 	"github.com/artifactforge/forge/sandbox/sandboxtest/compute"
 )
@@ -51,4 +54,28 @@ var ComputeCases = []ComputeCase{
 	computeCase("sort", "sort.go", compute.SortInts, 100_000),
 	computeCase("strbuild", "strbuild.go", compute.BuildString, 20_000),
 	computeCase("alloc", "alloc.go", compute.Trees, 10),
+}
+
+// CPUMeter reports a benchmark's CPU time per op (metric "cpu-ns/op") beside its wall time: on a
+// shared machine the wall time of a run counts the time other processes held the core, the
+// thread's CPU time does not. Start locks the goroutine to its thread; Stop reports and unlocks.
+// Work the benchmark hands to other threads (the host's concurrent GC) is not counted.
+type CPUMeter struct {
+	start time.Duration
+	ok    bool
+}
+
+// StartCPU starts a CPUMeter (call it before b.Loop).
+func StartCPU() *CPUMeter {
+	runtime.LockOSThread()
+	d, ok := ThreadCPU()
+	return &CPUMeter{start: d, ok: ok}
+}
+
+// Stop reports cpu-ns/op for b's b.N iterations (call it after b.Loop).
+func (m *CPUMeter) Stop(b *testing.B) {
+	defer runtime.UnlockOSThread()
+	if d, ok := ThreadCPU(); ok && m.ok && b.N > 0 {
+		b.ReportMetric(float64(d-m.start)/float64(b.N), "cpu-ns/op")
+	}
 }

@@ -95,11 +95,13 @@ func BenchmarkComputeNative(b *testing.B) {
 	for _, c := range sandboxtest.ComputeCases {
 		b.Run(c.Name, func(b *testing.B) {
 			b.ReportAllocs()
+			cpu := sandboxtest.StartCPU()
 			for b.Loop() {
 				if strconv.Itoa(c.Native(c.N)) != c.Want {
 					b.Fatal("wrong")
 				}
 			}
+			cpu.Stop(b)
 		})
 	}
 }
@@ -110,12 +112,14 @@ func BenchmarkComputeWasm(b *testing.B) {
 			p := benchProgram(b, shared, c.Code)
 			in := sandbox.Input{Args: json.RawMessage(c.Args)}
 			b.ReportAllocs()
+			cpu := sandboxtest.StartCPU()
 			for b.Loop() {
 				out, err := shared.Run(context.Background(), p, in)
 				if err != nil || string(out.Value) != c.Want {
 					b.Fatal(string(out.Value), err)
 				}
 			}
+			cpu.Stop(b)
 		})
 	}
 }

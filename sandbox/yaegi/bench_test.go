@@ -117,12 +117,14 @@ func BenchmarkComputeYaegi(b *testing.B) {
 			}
 			in := sandbox.Input{Args: json.RawMessage(c.Args), Limits: sandbox.Limits{Timeout: time.Minute}}
 			b.ReportAllocs()
+			cpu := sandboxtest.StartCPU()
 			for b.Loop() {
 				out, err := sb.Run(context.Background(), p, in)
 				if err != nil || string(out.Value) != c.Want {
 					b.Fatal(string(out.Value), err)
 				}
 			}
+			cpu.Stop(b)
 		})
 	}
 }
