@@ -2,7 +2,7 @@ GO ?= go
 PKGS ?= ./...
 FUZZTIME ?= 10s
 
-.PHONY: build test race bench bench-all fuzz lint cross demo baselines test-wasm bench-sizing bench-http
+.PHONY: build test race bench fuzz lint cross demo baselines test-wasm bench-sizing bench-http
 
 build:
 	$(GO) build -o bin/forge ./cmd/forge
@@ -23,6 +23,7 @@ bench:
 	done | $(GO) run ./internal/benchtable
 
 # Every benchmark of every package.
+.PHONY: bench-all
 bench-all:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 $(PKGS)
 
