@@ -13,7 +13,18 @@ test:
 race:
 	$(GO) test -race $(PKGS)
 
+# The compute benchmarks (sandboxtest.ComputeCases) as one table: native, wasm and in-process
+# yaegi, medians of BENCH_COUNT runs, and each sandbox's ratio to native (README, "Speed"). Each
+# round is one `go test -count 1`, so a noisy machine's slow spells spread over all columns.
+BENCH_COUNT ?= 5
 bench:
+	@for i in $$(seq $(BENCH_COUNT)); do \
+		$(GO) test -p 1 -run '^$$' -bench '^BenchmarkCompute(Native|Wasm|Yaegi)$$' -benchmem -count 1 ./sandbox/wasm ./sandbox/yaegi || echo FAIL; \
+	done | $(GO) run ./internal/benchtable
+
+# Every benchmark of every package.
+.PHONY: bench-all
+bench-all:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 $(PKGS)
 
 fuzz:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -86,23 +87,23 @@ func BenchmarkWasmColdLoad(b *testing.B) {
 	}
 }
 
-// BenchmarkComputeNative and BenchmarkComputeWasm are the compute pair: recursive fib(27) (call
-// heavy, the worst case for Go's wasm code) and a sieve up to 2,000,000 (loop and memory heavy).
+// BenchmarkComputeNative and BenchmarkComputeWasm are the compute benchmarks
+// (sandboxtest.ComputeCases): the same function compiled by Go, and called in the sandbox (JSON in
+// and out, pooled instance, deadline). sandbox/yaegi's BenchmarkComputeYaegi runs them interpreted;
+// `make bench` puts the three side by side (internal/benchtable).
 func BenchmarkComputeNative(b *testing.B) {
-	b.Run("fib27", func(b *testing.B) {
-		for b.Loop() {
-			if sandboxtest.NativeFib(27) != 196418 {
-				b.Fatal("wrong")
+	for _, c := range sandboxtest.ComputeCases {
+		b.Run(c.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu := sandboxtest.StartCPU()
+			for b.Loop() {
+				if strconv.Itoa(c.Native(c.N)) != c.Want {
+					b.Fatal("wrong")
+				}
 			}
-		}
-	})
-	b.Run("sieve2M", func(b *testing.B) {
-		for b.Loop() {
-			if sandboxtest.NativePrimes(2_000_000) != 148933 {
-				b.Fatal("wrong")
-			}
-		}
-	})
+			cpu.Stop(b)
+		})
+	}
 }
 
 func BenchmarkComputeWasm(b *testing.B) {
@@ -110,12 +111,15 @@ func BenchmarkComputeWasm(b *testing.B) {
 		b.Run(c.Name, func(b *testing.B) {
 			p := benchProgram(b, shared, c.Code)
 			in := sandbox.Input{Args: json.RawMessage(c.Args)}
+			b.ReportAllocs()
+			cpu := sandboxtest.StartCPU()
 			for b.Loop() {
 				out, err := shared.Run(context.Background(), p, in)
 				if err != nil || string(out.Value) != c.Want {
 					b.Fatal(string(out.Value), err)
 				}
 			}
+			cpu.Stop(b)
 		})
 	}
 }

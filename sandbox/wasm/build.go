@@ -445,7 +445,7 @@ func (b *builder) runGoBuild(ctx context.Context, tc toolchain, g guestModule, l
 		}
 	}
 	out := filepath.Join(dir, "module.wasm")
-	cmd := exec.CommandContext(ctx, tc.gobin, "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", out, ".")
+	cmd := exec.CommandContext(ctx, tc.gobin, "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", guestGcflags, "-o", out, ".")
 	cmd.Dir = dir
 	cmd.Env = buildEnv()
 	if warm {

@@ -5,8 +5,9 @@
 // Compile turns an artifact into a module once per generation: the artifact file (package
 // artifact), a generated dispatcher that decodes JSON args into the real parameter types, and a
 // package main exporting forge_setup, forge_alloc and forge_call (//go:wasmexport) are built with
-// the machine's Go toolchain as a wasip1 reactor (GOOS=wasip1 GOARCH=wasm -buildmode=c-shared),
-// then instrumented with fuel metering (instrument.go). A signature of basic types, slices and
+// the machine's Go toolchain as a wasip1 reactor (GOOS=wasip1 GOARCH=wasm -buildmode=c-shared;
+// the artifact's package with the inliner's -l=4, guestGcflags), then instrumented with fuel
+// metering (instrument.go). A signature of basic types, slices and
 // string-keyed maps of them gets the lean dispatcher (lean.go, internal/lean): its own JSON codec,
 // byte-identical to encoding/json, so the module links neither encoding/json nor (unless the code
 // does) fmt, and its compiled code is about half the size; an argument the lean decoder is not

@@ -104,8 +104,8 @@ func Add(p Pair) int { return p.A + p.B }
 	}
 }
 
-// BenchmarkComputeYaegi is the compute pair of sandbox/wasm's BenchmarkComputeNative and
-// BenchmarkComputeWasm, interpreted: recursive fib(27) and a sieve up to 2,000,000.
+// BenchmarkComputeYaegi is sandbox/wasm's BenchmarkComputeNative and BenchmarkComputeWasm
+// interpreted: the compute benchmarks of sandboxtest.ComputeCases.
 func BenchmarkComputeYaegi(b *testing.B) {
 	sb := New(Options{})
 	defer sb.Close()
@@ -116,12 +116,15 @@ func BenchmarkComputeYaegi(b *testing.B) {
 				b.Fatal(err)
 			}
 			in := sandbox.Input{Args: json.RawMessage(c.Args), Limits: sandbox.Limits{Timeout: time.Minute}}
+			b.ReportAllocs()
+			cpu := sandboxtest.StartCPU()
 			for b.Loop() {
 				out, err := sb.Run(context.Background(), p, in)
 				if err != nil || string(out.Value) != c.Want {
 					b.Fatal(string(out.Value), err)
 				}
 			}
+			cpu.Stop(b)
 		})
 	}
 }

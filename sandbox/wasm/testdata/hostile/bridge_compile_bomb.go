@@ -7,11 +7,13 @@ package artifact
 
 // Unrolled makes thousands of calls in one function: wazero's compiler would need hundreds of
 // MiB of host memory for it (1.75 GB for 60,000 calls), whatever the role's memory cap, so the
-// module is refused before it is compiled.
+// module is refused before it is compiled. f defers, so no inliner folds the calls away (the
+// artifact's package is built with -l=4, which inlined a plain f and left no call).
 
 var sink int
 
 func f(i int) {
+	defer func() { sink++ }()
 	if i < 0 {
 		f(i + 1)
 	}
