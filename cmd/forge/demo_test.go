@@ -19,6 +19,9 @@ var updateBaselines = flag.Bool("update", false, "rewrite the baseline traces in
 // TestDemo runs `forge demo --json` in-process: every step must behave as expected (exit 0), the
 // narration must tell each step, and the normalized event trace must match the recorded baseline.
 func TestDemo(t *testing.T) {
+	// A machine whose warm-up marker is absent (the user's cache dir of this test alone): the demo
+	// warms the wasm sandbox visibly, whatever other tests of this machine marked before.
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"demo", "--json"}, &stdout, &stderr)
 	require.Equal(t, exitOK, code, "stderr:\n%s", stderr.String())
