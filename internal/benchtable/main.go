@@ -109,7 +109,12 @@ func median(xs []float64) float64 {
 // table formats the medians and ratios; a backend with no figure for a case shows "-".
 func table(s samples) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-10s %10s %10s %7s %7s %10s %7s %7s\n", "case", "native", "wasm", "wasm/n", "(cpu)", "yaegi", "yaegi/n", "(cpu)")
+	fmt.Fprintf(&b, "%-10s %10s", "case", strings.ToLower(backends[0]))
+	for _, be := range backends[1:] {
+		be = strings.ToLower(be)
+		fmt.Fprintf(&b, " %10s %7s %7s", be, be+"/n", "(cpu)")
+	}
+	b.WriteByte('\n')
 	runs := 0
 	for _, c := range s.cases {
 		ns, cpu := medians(s.ns[c]), medians(s.cpu[c])

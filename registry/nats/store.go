@@ -139,18 +139,45 @@ func transientOpenError(err error) bool {
 	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse)
 }
 
+// readable waits until a bucket answers reads. A bucket just created (here or by another process)
+// on a replicated cluster has no stream leader for a moment, and its gets meet "no responders" (seen:
+// `forge role add`, the first command against a fresh 3-node cluster on a loaded machine, failed
+// so); it waits up to ReadableWithin, within ctx, then reports what the last read met.
+func readable(ctx context.Context, kv jetstream.KeyValue) error {
+	wait := 20 * time.Millisecond
+	deadline := time.Now().Add(ReadableWithin)
+	for {
+		_, err := kv.Get(ctx, "forge-readable-probe")
+		if err == nil || errors.Is(err, jetstream.ErrKeyNotFound) || !transientOpenError(err) {
+			return nil // readable, or an error the first real read reports with its own words
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nats: bucket %s does not answer reads after %v: %w (is a majority of the cluster's nodes up?)", kv.Bucket(), ReadableWithin, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("nats: bucket %s: %w", kv.Bucket(), ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 500*time.Millisecond)
+	}
+}
+
+// ReadableWithin bounds how long opening a store waits for a new bucket to answer reads.
+var ReadableWithin = 30 * time.Second
+
 func openBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
 	wait := 50 * time.Millisecond
 	for attempt := 0; attempt < 3; {
 		kv, err := js.KeyValue(ctx, cfg.Bucket)
 		if err == nil {
-			return kv, nil
+			return kv, readable(ctx, kv)
 		}
 		op := "open"
 		if errors.Is(err, jetstream.ErrBucketNotFound) {
 			op = "create"
 			if kv, err = js.CreateKeyValue(ctx, cfg); err == nil {
-				return kv, nil
+				return kv, readable(ctx, kv)
 			}
 			if errors.Is(err, jetstream.ErrBucketExists) {
 				attempt++ // another process created it meanwhile: open it

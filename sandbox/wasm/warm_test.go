@@ -12,6 +12,10 @@ import (
 // both trivial modules and leaves a marker, so that another process on the same cache does not
 // warm again.
 func TestWarmMarker(t *testing.T) {
+	// A machine of this test alone: one whose marker another test left would need no warm-up.
+	machine := t.TempDir()
+	machineWarmDir = func() (string, error) { return machine, nil }
+	defer func() { machineWarmDir = testMachineWarmDir }()
 	dir := t.TempDir()
 	sb, err := New(Options{CacheDir: dir})
 	require.NoError(t, err)
@@ -32,7 +36,6 @@ func TestWarmMarker(t *testing.T) {
 	defer other.Close()
 	assert.False(t, other.NeedsWarm(), "the machine's marker")
 	machineWarmDir = func() (string, error) { return t.TempDir(), nil }
-	defer func() { machineWarmDir = testMachineWarmDir }()
 	assert.True(t, other.NeedsWarm(), "another cache has no marker")
 
 }
