@@ -151,16 +151,20 @@ func ReplaySummaryLine(s *registry.ReplaySummary) string {
 // shadow replays base's sample on p, the new code that passed the gate. It returns nil when there
 // is nothing to replay (no sample of base's generation, or sampling off for the role).
 func (c *call) shadow(ctx context.Context, base *registry.Artifact, p *compiled, failing json.RawMessage) *Replay {
-	if base == nil || base.Generation == 0 || len(base.Sample) == 0 {
+	if base == nil || base.Generation == 0 {
 		return nil
 	}
 	if cfg := c.rt.rec.Sample; cfg != nil && cfg.Off {
 		return nil
 	}
+	sample := c.f.sampleNow(c.role, c.method, base)
+	if len(sample) == 0 {
+		return nil
+	}
 	start := time.Now()
 	r := &Replay{Gen: base.Generation}
 	var changed, other []ReplayDiff
-	for _, e := range base.Sample {
+	for _, e := range sample {
 		if e.Gen != base.Generation {
 			continue
 		}
@@ -203,6 +207,20 @@ func (c *call) shadow(ctx context.Context, base *registry.Artifact, p *compiled,
 // answer runs p on args as a replay does: the code's answer (a value, or the message of a failure
 // of the code's own), or ok false when the run says nothing about the code (an extrinsic failure:
 // an outage, the caller's deadline, the sandbox).
+// sampleNow is base's sample with the inputs this process offered since the last flush merged in
+// (a regen or repair in the process that served the calls replays them at once, not ~10 s later):
+// it drains the queue and reads the record again while it is still at base's generation.
+func (f *Forge) sampleNow(role, method string, base *registry.Artifact) []registry.SampleEntry {
+	if f.samples == nil {
+		return base.Sample
+	}
+	f.samples.drain()
+	if cur, err := f.store.Load(role, method); err == nil && cur.Generation == base.Generation {
+		return cur.Sample
+	}
+	return base.Sample
+}
+
 func (c *call) answer(ctx context.Context, p *compiled, args json.RawMessage) (value json.RawMessage, errMsg string, ok bool) {
 	start := time.Now()
 	out, err := p.sb.Run(c.runCtx(ctx, p), p.prog, c.input(args))
@@ -313,6 +331,7 @@ func (f *Forge) ReplaySample(ctx context.Context, role, method string, gen int) 
 	if err != nil {
 		return nil, err
 	}
+	f.samples.drain() // the calls this process served so far count, not only the last flush's
 	art, err := f.store.Load(role, method)
 	if err != nil {
 		return nil, err

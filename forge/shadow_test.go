@@ -114,6 +114,28 @@ func TestRegenerationOfBlessedArtifactChangingAnswersIsRefused(t *testing.T) {
 		"replayed 3 sampled input(s): 2 same, 1 changed (accepted)"}, replays)
 }
 
+// A regeneration in the process that served the calls replays them at once: the inputs offered
+// since the sample's last flush (every ~10 s) count as well as the flushed ones.
+func TestRegenerationReplaysCallsNotYetFlushed(t *testing.T) {
+	p := cassette(t,
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK},
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 2, Code: upperExceptB})
+	f := openForge(t, t.TempDir(), p, sampleEvery, func(o *Options) { o.MaxProviderCalls = 1 })
+	require.NoError(t, f.AddRole(textContract()))
+	for _, s := range []string{"first", "abc", "xyz"} {
+		require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(fmt.Sprintf(`{"s":%q}`, s))).OK)
+	}
+	require.NoError(t, f.Bless("text", "upper", false)) // no FlushSample: the inputs are queued
+	o := f.Regenerate(context.Background(), "text", "upper")
+	require.False(t, o.OK, "the queued input abc changes its answer: a blessed artifact's regeneration is refused")
+	require.NotNil(t, o.Meta.Replay)
+	assert.Equal(t, 2, o.Meta.Replay.Replayed)
+	d, err := f.Diff(context.Background(), "text", "upper", 0, 0)
+	if err == nil { // one generation only: Diff refuses; the sample is what matters here
+		assert.Empty(t, d.NoSample)
+	}
+}
+
 // On an artifact that is not blessed, a change under the threshold is promoted and recorded; one
 // over it is refused.
 func TestRegenerationOfCandidateRecordsChangesUnderTheThreshold(t *testing.T) {
@@ -165,7 +187,9 @@ func TestRepairKeepsSampledAnswers(t *testing.T) {
 	require.True(t, o.OK, "%+v", o.Err)
 	assert.Equal(t, SourceRepaired, o.Meta.ProgramSource)
 	require.NotNil(t, o.Meta.Replay)
-	assert.Equal(t, registry.ReplaySummary{Replayed: 2, Same: 2}, o.Meta.Replay.ReplaySummary)
+	// The failing input itself was sampled (the code's own failure) by the call that failed: it is
+	// replayed too, and now answers (fixed).
+	assert.Equal(t, registry.ReplaySummary{Replayed: 3, Same: 2, Fixed: 1}, o.Meta.Replay.ReplaySummary)
 	art, _ := f.Store().Load("text", "upper")
 	assert.Equal(t, upperOK, art.Code)
 	var repl string
@@ -174,7 +198,7 @@ func TestRepairKeepsSampledAnswers(t *testing.T) {
 			repl = e.Replay
 		}
 	}
-	assert.Equal(t, "replayed 2 sampled input(s): 2 same", repl)
+	assert.Equal(t, "replayed 3 sampled input(s): 2 same, 1 fixed", repl)
 	assert.Equal(t, 2, o.Meta.ProviderCalls)
 }
 

@@ -127,6 +127,13 @@ try {
   await page.waitForFunction(() => /blessed/.test(document.querySelector('#artifact-title')?.textContent || ''));
   await page.screenshot({ path: join(shots, 'artifact-blessed.png'), fullPage: true });
   await page.screenshot({ path: join(shots, 'console.png') }); // the viewport: README's docs/console.png
+  // The behaviour diff replays the sample on both generations (the admin token: it runs code).
+  await page.click('button[data-verb="diff"]');
+  await page.waitForFunction(() => /^(behaviour gen-1 → gen-2|no behaviour diff|behaviour diff refused)/.test(document.querySelector('#behaviourbox .msg')?.textContent || ''));
+  const behaviour = await page.textContent('#behaviourbox .msg');
+  // The calls the page's server served count at once (not only after the sample's next flush).
+  must(/^behaviour gen-1 → gen-2: [1-9]/.test(behaviour), 'the behaviour diff replayed nothing: ' + behaviour);
+  result.behaviour = behaviour;
 
   // 4. A change made by another forge on the same store arrives live in the table.
   step('live');

@@ -448,6 +448,28 @@ function chart(act) {
 }
 
 // ---- the artifact page ----------------------------------------------------------------------
+// behaviour replays the artifact's sample of real calls on two generations (POST .../diff, the
+// admin token: it runs code) and shows, as text, every input whose answer differs.
+async function behaviour(base, from, to, box) {
+  const gen = (id) => parseInt(String(id).replace(/^gen-/, ''), 10);
+  box.replaceChildren(message('', 'replaying the sample on ' + from + ' and ' + to + '…'));
+  try {
+    const r = await api(base + '/diff', { method: 'POST', body: JSON.stringify({ from: gen(from), to: gen(to) }) });
+    const b = r.behaviour || r;
+    if (b.no_sample) { box.replaceChildren(message('', 'no behaviour diff: ' + b.no_sample)); return; }
+    const head = 'behaviour ' + from + ' → ' + to + ': ' + b.sampled + ' sampled, ' + b.same + ' same, ' + b.changed + ' changed, ' +
+      b.now_succeeds + ' now succeed, ' + b.now_fails + ' now fail';
+    const ans = (v, e) => e ? 'error: ' + e : JSON.stringify(v);
+    box.replaceChildren(message(b.changed || b.now_fails ? 'error' : 'ok', head),
+      (b.diffs || []).length ? el('table', { id: 'behaviour' }, el('thead', {}, el('tr', {}, ['Kind', 'Input', from, to].map((h) => el('th', { scope: 'col', text: h })))),
+        el('tbody', {}, b.diffs.map((d) => el('tr', {}, el('td', { text: d.kind }), el('td', {}, el('code', { text: JSON.stringify(d.args) })),
+          el('td', {}, el('code', { text: ans(d.was, d.was_error) })), el('td', {}, el('code', { text: ans(d.now, d.now_error) })))))) : null);
+  } catch (e) {
+    const hint = e.status === 401 || e.status === 403 ? ' (the diff runs code: it needs the admin token)' : '';
+    box.replaceChildren(message('error', 'behaviour diff refused: ' + e.message + hint));
+  }
+}
+
 async function viewArtifact(role, method) {
   const main = $('#main');
   const name = role + '.' + method;
@@ -500,6 +522,7 @@ async function viewArtifact(role, method) {
 
   // Lineage: every kept generation; the diff between any two (default: the previous → the current).
   const diffBox = el('div', { id: 'diffbox' });
+  const behaviourBox = el('div', { id: 'behaviourbox', 'aria-live': 'polite' });
   const selFrom = el('select', { id: 'difffrom', 'aria-label': 'Diff from generation' }, history.map((g) => el('option', { value: g.id }, g.id)));
   const selTo = el('select', { id: 'diffto', 'aria-label': 'Diff to generation' }, history.map((g) => el('option', { value: g.id }, g.id)));
   const byId = Object.fromEntries(history.map((g) => [g.id, g]));
@@ -511,8 +534,9 @@ async function viewArtifact(role, method) {
       g.id + ' — ' + g.trigger + ' — ' + new Date(g.created_at).toLocaleString() + (g.model ? ' — ' + g.model : ''),
       g.replay ? el('span', { class: 'muted' }, ' — replay: ' + g.replay.replayed + ' replayed, ' + g.replay.same + ' same' + (g.replay.changed ? ', ' + g.replay.changed + ' changed' + (g.replay.accepted ? ' (accepted)' : '') : '') + (g.replay.fixed ? ', ' + g.replay.fixed + ' fixed' : '')) : null,
       g.id !== gen ? [' ', verbButton('rollback', 'Roll back to ' + g.id, () => act('rollback', '/v1/admin/rollback/' + esc(role) + '/' + esc(method) + '?gen=' + esc(g.id), Object.assign({}, what, { target: g.id }), out, reload))] : null))),
-    history.length > 1 ? el('div', { class: 'toolbar' }, el('label', {}, 'Diff ', selFrom), el('label', {}, ' → ', selTo)) : el('p', { class: 'muted', text: 'one generation: nothing to diff yet' }),
-    diffBox);
+    history.length > 1 ? el('div', { class: 'toolbar' }, el('label', {}, 'Diff ', selFrom), el('label', {}, ' → ', selTo), ' ',
+      verbButton('diff', 'Behaviour diff (replay the sample)', () => behaviour(base, selFrom.value, selTo.value, behaviourBox))) : el('p', { class: 'muted', text: 'one generation: nothing to diff yet' }),
+    behaviourBox, diffBox);
   if (history.length > 1) showDiff();
 
   // Activity: the chart and the recent failures.
