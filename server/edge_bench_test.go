@@ -20,14 +20,17 @@ func BenchmarkEdgeHandler(b *testing.B) {
 	f := openForge(b, b.TempDir())
 	lw := NewLogWriter(io.Discard)
 	b.Cleanup(func() { lw.Close() })
-	s := New(f, Options{Logger: slog.New(slog.NewJSONHandler(lw, nil))})
+	// call is forge serve's set-up (the request line straight into the LogWriter), call-slog
+	// the request line through slog's JSON handler (a Server with a Logger only).
+	s := New(f, Options{Logger: slog.New(slog.NewJSONHandler(lw, nil)), RequestLog: lw})
+	viaSlog := New(f, Options{Logger: slog.New(slog.NewJSONHandler(lw, nil))})
 	warm := httptest.NewRecorder()
 	s.ServeHTTP(warm, newCallRequest())
 	require.Equal(b, 200, warm.Code, warm.Body.String())
 	for _, c := range []struct {
 		name string
 		h    http.Handler
-	}{{"floor", http.HandlerFunc(edgefloor.Handler)}, {"call", s}} {
+	}{{"floor", http.HandlerFunc(edgefloor.Handler)}, {"call", s}, {"call-slog", viaSlog}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

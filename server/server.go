@@ -77,6 +77,10 @@ type Options struct {
 	CallTimeout time.Duration
 	// Logger gets one structured line per request (default slog.Default()).
 	Logger *slog.Logger
+	// RequestLog, when set, takes the per-request lines instead of Logger: the line a JSON
+	// handler writes (slog.NewJSONHandler(RequestLog, nil)), formatted without slog. forge serve
+	// sets it to the LogWriter under its Logger's JSON handler.
+	RequestLog *LogWriter
 	// Extra handlers by path (forge serve mounts the MCP streamable HTTP handler at /mcp).
 	Extra map[string]http.Handler
 	// Clients are the client identities (clients.go); nil: none, every caller is one client.
@@ -212,8 +216,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/metrics" || r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
 		return
 	}
-	s.o.Logger.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
-		slog.Int("status", sw.status), slog.Duration("duration", time.Since(start)))
+	if s.o.RequestLog != nil {
+		s.o.RequestLog.Request(time.Now(), r.Method, r.URL.Path, sw.status, time.Since(start))
+		return
+	}
+	s.o.Logger.LogAttrs(r.Context(), slog.LevelInfo, "request", requestAttrs(r.Method, r.URL.Path, sw.status, time.Since(start))...)
 }
 
 // CloseStreams makes the open event streams send what they have queued and end (before

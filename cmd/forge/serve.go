@@ -104,7 +104,7 @@ With --allow-define-roles (or $FORGE_ALLOW_DEFINE_ROLES=1) clients define roles 
 			if len(corsOrigins) == 0 {
 				corsOrigins = splitList(os.Getenv("FORGE_CORS_ORIGINS"))
 			}
-			so := server.Options{AdminToken: token, MaxBody: maxBody, CallTimeout: callTimeout, Logger: log, Clients: clients,
+			so := server.Options{AdminToken: token, MaxBody: maxBody, CallTimeout: callTimeout, Logger: log, RequestLog: lw, Clients: clients,
 				AllowedHosts: allowedHosts, CORSOrigins: corsOrigins, HeaderTimeout: headerTimeout, BodyTimeout: bodyTimeout, MaxConns: maxConns,
 				DefineRoles: define}
 			if err := so.Validate(); err != nil {

@@ -716,8 +716,9 @@ func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Inpu
 	if err != nil {
 		return sandbox.Output{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, in.Limits.Timeout)
-	defer cancel()
+	cctx := withCallDeadline(ctx, time.Now().Add(in.Limits.Timeout))
+	defer cctx.release()
+	ctx = cctx
 	fresh := in.Limits.Instance == sandbox.InstancePerCall
 	var inst *instance
 	var waited time.Duration
