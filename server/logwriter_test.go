@@ -86,7 +86,8 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // BenchmarkRequestLog is the request log line of `forge serve` written by 64 concurrent
 // requests to a file: straight (slog's lock held for a write system call each) against through
-// a LogWriter (the lock held for an append), in the same run.
+// a LogWriter (the lock held for an append), and forge serve's LogWriter.Request (no slog), in
+// the same run.
 func BenchmarkRequestLog(b *testing.B) {
 	for _, c := range []struct {
 		name string
@@ -113,4 +114,19 @@ func BenchmarkRequestLog(b *testing.B) {
 			done()
 		})
 	}
+	b.Run("request", func(b *testing.B) { // forge serve's: LogWriter.Request, no slog
+		f, err := os.Create(filepath.Join(b.TempDir(), "serve.log"))
+		require.NoError(b, err)
+		defer f.Close()
+		l := NewLogWriter(f)
+		b.SetParallelism(32)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				l.Request(time.Now(), "POST", "/v1/call/text/upper", 200, 41*time.Microsecond)
+			}
+		})
+		b.StopTimer()
+		l.Close()
+	})
 }

@@ -319,7 +319,7 @@ func endSession(client *http.Client, base, session string) {
 
 var (
 	rpsRe    = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
-	pctRe    = regexp.MustCompile(`(\d+)% in ([0-9.]+) secs`)
+	pctRe    = regexp.MustCompile(`(\d+)%%? in ([0-9.]+) secs`)
 	statusRe = regexp.MustCompile(`\[(\d+)\]\s+(\d+) responses`)
 )
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -25,6 +26,12 @@ func TestParseHey(t *testing.T) {
 	}
 	if x.rps != 9213.4528 || x.p50 != 0.0045 || x.p99 != 0.0220 {
 		t.Fatalf("got %+v", x)
+	}
+	// hey built from its repository's head (go install github.com/rakyll/hey@latest, as the
+	// Makefile suggests) doubles the percent sign.
+	x, err = parseHey("u", []byte(strings.ReplaceAll(heyReport, "% in", "%% in")))
+	if err != nil || x.p50 != 0.0045 || x.p99 != 0.0220 {
+		t.Fatalf("go-installed hey's report: %+v %v", x, err)
 	}
 	for name, out := range map[string]string{
 		"a non-200 status": heyReport + "  [400]\t12 responses\n",

@@ -1,0 +1,55 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+)
+
+// BenchmarkMCPTransport is a warm tool call over the SDK's streamable HTTP transport as forge serve
+// mounts it (an SSE stream per POST) and with the SDK's JSONResponse option (a plain JSON body),
+// to measure what the option would give; forge keeps SSE because progress notifications of a
+// call that generates travel on the call's own stream (with JSONResponse they go to the
+// standalone GET stream, which a client need not open).
+func BenchmarkMCPTransport(b *testing.B) {
+	f := openForge(b, b.TempDir())
+	require.True(b, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
+	s, err := New(f, Options{})
+	require.NoError(b, err)
+	b.Cleanup(func() { s.Close() })
+	for _, c := range []struct {
+		name string
+		opts *sdk.StreamableHTTPOptions
+	}{{"sse", nil}, {"json", &sdk.StreamableHTTPOptions{JSONResponse: true}}} {
+		b.Run(c.name, func(b *testing.B) {
+			ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.SDK() }, c.opts))
+			defer ts.Close()
+			cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench"}, nil).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: ts.URL}, nil)
+			require.NoError(b, err)
+			defer cs.Close()
+			tools, err := cs.ListTools(context.Background(), nil)
+			require.NoError(b, err)
+			name := ""
+			for _, t := range tools.Tools {
+				if strings.Contains(t.Name, "upper") {
+					name = t.Name
+				}
+			}
+			require.NotEmpty(b, name)
+			p := &sdk.CallToolParams{Name: name, Arguments: map[string]any{"s": "hello"}}
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := cs.CallTool(context.Background(), p)
+				if err != nil || res.IsError {
+					b.Fatal(err, res)
+				}
+			}
+		})
+	}
+}
