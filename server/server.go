@@ -217,7 +217,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.o.RequestLog != nil {
-		s.o.RequestLog.Request(time.Now(), r.Method, r.URL.Path, sw.status, time.Since(start))
+		now := time.Now() // one clock read for the line's time and the duration
+		s.o.RequestLog.Request(now, r.Method, r.URL.Path, sw.status, now.Sub(start))
 		return
 	}
 	s.o.Logger.LogAttrs(r.Context(), slog.LevelInfo, "request", requestAttrs(r.Method, r.URL.Path, sw.status, time.Since(start))...)
