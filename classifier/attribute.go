@@ -41,10 +41,12 @@ type Input struct {
 //     recent input passed, is the input's (caller, input_specific): changing the code does not
 //     help, so it neither degrades the code nor spends more repairs; the input or the contract's
 //     limits must change.
-//   - A failure that the previous generation fails on too, while every input of the code's
-//     sample of real calls got a value, is the input's (caller, input_previous_fails): two
-//     versions of the code fail on it and the inputs callers send pass, so it is evidence about
-//     the input, not the code (safe regeneration's blame).
+//   - A run past one of the role's limits (time, memory, output, depth) that the previous
+//     generation makes too, while every input of the code's sample of real calls got a value, is
+//     the input's (caller, input_previous_fails): two versions of the code pass the limit on it
+//     and the inputs callers send do not, so it asks too much (safe regeneration's blame). Any
+//     other failure (a panic, say) on an input the signature accepts stays the code's, older
+//     generations' bug or not: a repair may fix what the last one left.
 //   - Anything else is the code's, as classified.
 //
 // An artifact is thus degraded only by failures on several distinct inputs (selector.Health and
@@ -57,8 +59,20 @@ func Attribute(r Result, in Input) Result {
 		return Result{Caller, RuleInputRepeated}
 	case in.OtherCodeFails && in.OthersPass:
 		return Result{Caller, RuleInputSpecific}
-	case in.PreviousFails && in.SamplePasses:
+	case in.PreviousFails && in.SamplePasses && r.Rule.isLimit():
 		return Result{Caller, RuleInputPreviousFails}
 	}
 	return r
+}
+
+// isLimit says whether a rule is a run passing one of the role's limits (time, memory, output,
+// call depth): what an input can ask too much of, whatever the code. A panic, a policy violation
+// or a wrong answer on an input the signature accepts is a bug, even when an older generation had
+// it too, and asks for a repair.
+func (r Rule) isLimit() bool {
+	switch r {
+	case RuleDeadlineCompute, RuleMemoryCap, RuleOutputCap, RuleDepthCap:
+		return true
+	}
+	return false
 }

@@ -28,6 +28,8 @@ func TestAttribute(t *testing.T) {
 		{"code that delegates: every version failing is still the code's", Result{Intrinsic, RuleCallDepthCap}, Input{Delegates: true, OtherCodeFails: true, OthersPass: true}, Result{Intrinsic, RuleCallDepthCap}},
 		{"the previous generation fails on it too, every sampled input passes: the input's", mem, Input{PreviousFails: true, SamplePasses: true}, Result{Caller, RuleInputPreviousFails}},
 		{"the previous generation fails on it too, but a sampled input fails: the code's", drift, Input{PreviousFails: true}, drift},
+		{"the previous generation panics on it too, every sampled input passes: still the code's (a bug to repair)", Result{Intrinsic, RulePanic}, Input{PreviousFails: true, SamplePasses: true}, Result{Intrinsic, RulePanic}},
+		{"the previous generation runs out of time on it too, every sampled input passes: the input's", Result{Intrinsic, RuleDeadlineCompute}, Input{PreviousFails: true, SamplePasses: true}, Result{Caller, RuleInputPreviousFails}},
 		{"every sampled input passes, the previous generation does not fail on it: the code's", mem, Input{SamplePasses: true}, mem},
 		{"the previous generation fails too, but the contract covers the input: the code's", mem, Input{Covered: true, PreviousFails: true, SamplePasses: true}, mem},
 		{"the previous generation fails too, but the code delegates: the code's", mem, Input{Delegates: true, PreviousFails: true, SamplePasses: true}, mem},

@@ -13,15 +13,17 @@ import (
 )
 
 const (
-	// upperBoom panics on "boom"; upperBoomBang on "boom" and on "bang".
-	upperBoom     = "package artifact\n\nimport \"strings\"\n\nfunc Upper(s string) string {\n\tif s == \"boom\" {\n\t\tpanic(\"boom\")\n\t}\n\treturn strings.ToUpper(s)\n}\n"
-	upperBoomBang = "package artifact\n\nimport \"strings\"\n\nfunc Upper(s string) string {\n\tif s == \"boom\" || s == \"bang\" {\n\t\tpanic(s)\n\t}\n\treturn strings.ToUpper(s)\n}\n"
+	// upperBoom answers "boom" with a 16 MiB string, past the role's limits; upperBoomBang does, and panics on
+	// "bang".
+	upperBoom     = "package artifact\n\nimport \"strings\"\n\nfunc Upper(s string) string {\n\tif s == \"boom\" {\n\t\treturn strings.Repeat(\"x\", 16<<20)\n\t}\n\treturn strings.ToUpper(s)\n}\n"
+	upperBoomBang = "package artifact\n\nimport \"strings\"\n\nfunc Upper(s string) string {\n\tif s == \"boom\" {\n\t\treturn strings.Repeat(\"x\", 16<<20)\n\t}\n\tif s == \"bang\" {\n\t\tpanic(s)\n\t}\n\treturn strings.ToUpper(s)\n}\n"
 )
 
-// Blame (safe regeneration): an input the previous generation fails on too, while every input
-// of the sample passes on the current one, is the input's: its failures neither count toward the
-// code's health nor spend repairs, however often a caller sends it. An input only the current
-// generation fails on stays the code's.
+// Blame (safe regeneration): an input on which the previous generation passes a limit too (here
+// a 16 MiB answer), while every input of the sample passes on the current one, is the input's: its
+// failures neither count toward the code's health nor spend repairs, however often a caller sends
+// it. An input only the current generation fails on stays the code's; so does a panic both
+// generations have (TestPanicThePreviousGenerationHadIsRepaired).
 func TestInputThePreviousGenerationFailsOnIsBlamed(t *testing.T) {
 	p := cassette(t,
 		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperBoom},
@@ -77,4 +79,24 @@ func TestSamplePasses(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, samplePasses(&registry.Artifact{Generation: 2, Sample: tc.sample}), tc.name)
 	}
+}
+
+// A bug both generations have (a panic on an input the signature accepts) is no evidence about
+// the input: it asks for a repair, which may fix what the last one left (the HumanEval scenario's
+// sum_to_n, whose repairs each fix the next larger input).
+func TestPanicThePreviousGenerationHadIsRepaired(t *testing.T) {
+	panicsOnBang := "package artifact\n\nimport \"strings\"\n\nfunc Upper(s string) string {\n\tif s == \"bang\" {\n\t\tpanic(s)\n\t}\n\treturn strings.ToUpper(s)\n}\n"
+	p := cassette(t,
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: panicsOnBang},
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 2, Code: upperBoomBang},
+		line{Role: "text", Method: "upper", Kind: "repair", Attempt: 1, Code: upperOK})
+	f := openForge(t, t.TempDir(), p, sampleEvery)
+	require.NoError(t, f.AddRole(textContract()))
+	callAll(t, f, "first", "abc")
+	require.True(t, f.Regenerate(context.Background(), "text", "upper").OK)
+	callAll(t, f, "xyz", "hello")
+	o := f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"bang"}`))
+	require.True(t, o.OK, "the panic is repaired: %+v", o.Err)
+	assert.JSONEq(t, `"BANG"`, string(o.Value))
+	assert.Equal(t, SourceRepaired, o.Meta.ProgramSource)
 }
