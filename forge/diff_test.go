@@ -40,6 +40,8 @@ func TestDiffGenerations(t *testing.T) {
 		{cur: 3, to: 2, wantFrom: 1, wantTo: 2},
 		{cur: 1, err: "gen-1 has no generation before it"},
 		{cur: 3, from: 2, to: 2, err: "compared with itself"},
+		{cur: 3, from: -1, to: 3, err: "a generation number is 1 or more"},
+		{cur: 3, from: 1, to: -2, err: "a generation number is 1 or more"},
 	} {
 		from, to, err := DiffGenerations(tc.cur, tc.from, tc.to)
 		if tc.err != "" {
