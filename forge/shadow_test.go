@@ -29,6 +29,18 @@ func callAll(t *testing.T, f *Forge, inputs ...string) {
 	f.FlushSample()
 }
 
+// regenForge is a forge with role text whose text.upper is first written as first, then, by a
+// regeneration, as then; every call offers its input to the sample.
+func regenForge(t *testing.T, first, then string) *Forge {
+	t.Helper()
+	p := cassette(t,
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: first},
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 2, Code: then})
+	f := openForge(t, t.TempDir(), p, sampleEvery, func(o *Options) { o.MaxProviderCalls = 1 })
+	require.NoError(t, f.AddRole(textContract()))
+	return f
+}
+
 func eventsOf(t *testing.T, f *Forge) []Event {
 	t.Helper()
 	f.Flush()
@@ -117,11 +129,7 @@ func TestRegenerationOfBlessedArtifactChangingAnswersIsRefused(t *testing.T) {
 // A regeneration in the process that served the calls replays them at once: the inputs offered
 // since the sample's last flush (every ~10 s) count as well as the flushed ones.
 func TestRegenerationReplaysCallsNotYetFlushed(t *testing.T) {
-	p := cassette(t,
-		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK},
-		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 2, Code: upperExceptB})
-	f := openForge(t, t.TempDir(), p, sampleEvery, func(o *Options) { o.MaxProviderCalls = 1 })
-	require.NoError(t, f.AddRole(textContract()))
+	f := regenForge(t, upperOK, upperExceptB)
 	for _, s := range []string{"first", "abc", "xyz"} {
 		require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(fmt.Sprintf(`{"s":%q}`, s))).OK)
 	}
@@ -143,11 +151,7 @@ func TestRegenerationOfCandidateRecordsChangesUnderTheThreshold(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		inputs = append(inputs, fmt.Sprintf("x%d", i))
 	}
-	p := cassette(t,
-		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK},
-		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 2, Code: upperExceptB})
-	f := openForge(t, t.TempDir(), p, sampleEvery, func(o *Options) { o.MaxProviderCalls = 1 })
-	require.NoError(t, f.AddRole(textContract()))
+	f := regenForge(t, upperOK, upperExceptB)
 	callAll(t, f, inputs...) // 11 sampled inputs, 1 with a "b": 9% changed
 	o := f.Regenerate(context.Background(), "text", "upper")
 	require.True(t, o.OK, "%+v", o.Err)
@@ -176,11 +180,7 @@ func TestRegenerationOfCandidateRecordsChangesUnderTheThreshold(t *testing.T) {
 // wrongly; the regeneration that fixes them changes those answers, and no longer is blocked by that
 // client alone. Another client's changed answers still count.
 func TestOneClientCannotBlockARegeneration(t *testing.T) {
-	p := cassette(t,
-		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperExceptB},
-		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 2, Code: upperOK})
-	f := openForge(t, t.TempDir(), p, sampleEvery, func(o *Options) { o.MaxProviderCalls = 1 })
-	require.NoError(t, f.AddRole(textContract()))
+	f := regenForge(t, upperExceptB, upperOK)
 	callAs := func(client string, inputs ...string) {
 		ctx := WithClient(context.Background(), client)
 		for _, s := range inputs {
@@ -205,11 +205,7 @@ func TestOneClientCannotBlockARegeneration(t *testing.T) {
 	assert.Equal(t, "mallory", art.Sample[16].Client, "the new generation's sample keeps who offered each input")
 
 	// The same changes from two clients block.
-	p2 := cassette(t,
-		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperExceptB},
-		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 2, Code: upperOK})
-	f = openForge(t, t.TempDir(), p2, sampleEvery, func(o *Options) { o.MaxProviderCalls = 1 })
-	require.NoError(t, f.AddRole(textContract()))
+	f = regenForge(t, upperExceptB, upperOK)
 	callAs("alice", "first", "hello", "world", "go", "x1", "x2", "x3", "x4", "x5", "x6", "b9", "b10")
 	callAs("mallory", "b1", "b2", "b3", "b4", "b5", "b6")
 	o = f.Regenerate(context.Background(), "text", "upper")
