@@ -42,3 +42,39 @@ func TestLockFileIsPrivate(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm(), "the machine's warm-up directory")
 }
+
+// TestStuckWarmLockIsNamed: a call whose deadline ends while another process holds the machine's
+// warm-up lock (a stuck warm-up) does not wait for it: it fails with the lock's path and what to
+// do, not a bare deadline.
+func TestStuckWarmLockIsNamed(t *testing.T) {
+	tc, err := shared.builder.toolchain()
+	if err != nil {
+		t.Skip(err)
+	}
+	warm := filepath.Join(t.TempDir(), "warm")
+	machineWarmDir = func() (string, error) { return warm, nil }
+	waiting := make(chan string, 1)
+	lockWaiting = func(path string) { waiting <- path }
+	defer func() { machineWarmDir, lockWaiting = testMachineWarmDir, nil }()
+	release, _ := lockMachineWarm(context.Background(), tc, false) // the stuck process
+	sb, err := New(Options{CacheDir: t.TempDir()})
+	require.NoError(t, err)
+	defer sb.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sb.builder.warmUp(ctx, tc, false) }()
+	var lock string
+	select {
+	case lock = <-waiting:
+	case err := <-done:
+		t.Fatalf("the warm-up did not wait for the lock: %v", err)
+	}
+	cancel() // the call's deadline
+	err = <-done
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "another process's warm-up")
+	assert.Contains(t, err.Error(), lock)
+	// The stuck process leaves; the warm-up waiting in the background finds the marker it left.
+	markMachineWarm(tc, false)
+	release()
+}
