@@ -51,11 +51,7 @@ func TestStuckWarmLockIsNamed(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	warm := filepath.Join(t.TempDir(), "warm")
-	machineWarmDir = func() (string, error) { return warm, nil }
-	waiting := make(chan string, 1)
-	lockWaiting = func(path string) { waiting <- path }
-	defer func() { machineWarmDir, lockWaiting = testMachineWarmDir, nil }()
+	waiting := warmDirOfTest(t)
 	release, _ := lockMachineWarm(context.Background(), tc, false) // the stuck process
 	sb, err := New(Options{CacheDir: t.TempDir()})
 	require.NoError(t, err)
