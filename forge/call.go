@@ -435,7 +435,7 @@ func (c *call) executeProgram(ctx context.Context, art *registry.Artifact, p *co
 		if archived {
 			c.f.revive(art)
 		}
-		c.f.samples.offer(c.rt.rec.Sample, art, gen, c.role, c.method, c.args, out.Value, "")
+		c.f.samples.offer(c.rt.rec.Sample, art, gen, c.role, c.method, c.client, c.args, out.Value, "")
 		return Outcome{OK: true, Value: out.Value}
 	}
 	fl := c.runFailure(ctx, start, err)
@@ -445,7 +445,7 @@ func (c *call) executeProgram(ctx context.Context, art *registry.Artifact, p *co
 	fl = c.attribute(ctx, fl, art, sig) // health hook: one input counts once
 	c.recordFailure(fl)
 	if fl.result.Class == classifier.Intrinsic { // the code's own failure; never a caller's input
-		c.f.samples.offer(c.rt.rec.Sample, art, gen, c.role, c.method, c.args, nil, fl.msg)
+		c.f.samples.offer(c.rt.rec.Sample, art, gen, c.role, c.method, c.client, c.args, nil, fl.msg)
 	}
 	if fl.result.Rule == classifier.RuleCallDepthCap && c.ev.Depth > 0 {
 		// Every call of a runaway chain fails at once: the top-level call repairs (it is blamed

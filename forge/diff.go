@@ -78,6 +78,9 @@ func (d *DiffReport) Summary() string {
 // DiffGenerations resolves the generations a diff compares: to 0 is the current generation, from
 // 0 the one before to. It refuses a pair that is not two distinct generations.
 func DiffGenerations(current, from, to int) (int, int, error) {
+	if from < 0 || to < 0 {
+		return 0, 0, fmt.Errorf("generations %d and %d: a generation number is 1 or more (0 or none: the previous and the current one)", from, to)
+	}
 	if to == 0 {
 		to = current
 	}

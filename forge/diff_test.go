@@ -40,6 +40,8 @@ func TestDiffGenerations(t *testing.T) {
 		{cur: 3, to: 2, wantFrom: 1, wantTo: 2},
 		{cur: 1, err: "gen-1 has no generation before it"},
 		{cur: 3, from: 2, to: 2, err: "compared with itself"},
+		{cur: 3, from: -1, to: 3, err: "a generation number is 1 or more"},
+		{cur: 3, from: 1, to: -2, err: "a generation number is 1 or more"},
 	} {
 		from, to, err := DiffGenerations(tc.cur, tc.from, tc.to)
 		if tc.err != "" {
@@ -94,11 +96,7 @@ func TestDiffShowsCodeAndBehaviour(t *testing.T) {
 // accepted) with a sample of gen-2's answers ("abc" answers "abc"); gen-1 (upperOK) is kept.
 func gen2Accepted(t *testing.T) *Forge {
 	t.Helper()
-	p := cassette(t,
-		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK},
-		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 2, Code: upperExceptB})
-	f := openForge(t, t.TempDir(), p, sampleEvery, func(o *Options) { o.MaxProviderCalls = 1 })
-	require.NoError(t, f.AddRole(textContract()))
+	f := regenForge(t, upperOK, upperExceptB)
 	callAll(t, f, "first", "abc", "hello")
 	_, err := f.Diff(context.Background(), "text", "upper", 0, 0)
 	require.ErrorContains(t, err, "gen-1 has no generation before it")

@@ -74,7 +74,8 @@ func newSampler(every int, interval time.Duration, flush func([]sampleItem)) *sa
 
 // offer is a call's input and answer (value, or the message of an intrinsic failure): kept in
 // the queue when the artifact's sample is short, or by one draw in every once it is full.
-func (s *sampler) offer(cfg *registry.SampleConfig, art *registry.Artifact, gen int, role, method string, args, value json.RawMessage, errMsg string) {
+// client is the call's client (ClientFrom; "" for none), which the entry remembers.
+func (s *sampler) offer(cfg *registry.SampleConfig, art *registry.Artifact, gen int, role, method, client string, args, value json.RawMessage, errMsg string) {
 	if s == nil || gen == 0 || (cfg != nil && cfg.Off) {
 		return
 	}
@@ -88,7 +89,7 @@ func (s *sampler) offer(cfg *registry.SampleConfig, art *registry.Artifact, gen 
 		args = json.RawMessage("null")
 	}
 	it := sampleItem{role: role, method: method, entry: registry.SampleEntry{Args: append(json.RawMessage(nil), args...),
-		Value: append(json.RawMessage(nil), value...), Err: errMsg, Gen: gen, At: time.Now().UTC()}}
+		Value: append(json.RawMessage(nil), value...), Err: errMsg, Gen: gen, At: time.Now().UTC(), Client: client}}
 	select {
 	case s.ch <- it:
 	default:

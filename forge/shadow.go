@@ -67,10 +67,24 @@ type ShadowInput struct {
 	// MaxChangedPercent for an artifact that is not blessed (0: DefaultMaxChangedPercent;
 	// negative: no threshold).
 	MaxChangedPercent int
+	// ByClient splits Replayed and Changed by the named client whose call offered each sampled
+	// input (registry.SampleEntry.Client); inputs of no named client are not in it.
+	ByClient []ClientReplay
+}
+
+// ClientReplay is one client's part of a replay: the sampled inputs its calls offered, and how
+// many of them the new code answers otherwise.
+type ClientReplay struct {
+	Client            string
+	Replayed, Changed int
 }
 
 // ShadowPolicy decides whether new code whose replay changed in.Changed answers may be promoted,
-// and if not, why. Answers that now succeed or are the failing input's never block.
+// and if not, why. Answers that now succeed or are the failing input's never block. No single
+// named client decides the threshold: changed answers block only if they are over it without the
+// inputs of any one client that has changed answers, so that one client cannot fill the sample
+// with distinct inputs that buggy code answers wrongly and so keep every repair from promotion.
+// A blessed artifact keeps its rule (any change blocks): blessing is the operator's decision.
 func ShadowPolicy(in ShadowInput) (block bool, why string) {
 	switch {
 	case in.Changed == 0 || in.AcceptChanges || in.ContractChanged:
@@ -82,10 +96,16 @@ func ShadowPolicy(in ShadowInput) (block bool, why string) {
 	if max == 0 {
 		max = DefaultMaxChangedPercent
 	}
-	if max > 0 && in.Changed*100 > max*in.Replayed {
-		return true, fmt.Sprintf("the new code changes %d of %d sampled answers, more than %d%%", in.Changed, in.Replayed, max)
+	over := func(changed, replayed int) bool { return changed*100 > max*replayed }
+	if max <= 0 || !over(in.Changed, in.Replayed) {
+		return false, ""
 	}
-	return false, ""
+	for _, c := range in.ByClient {
+		if c.Changed > 0 && !over(in.Changed-c.Changed, in.Replayed-c.Replayed) {
+			return false, "" // over the threshold only with client c's inputs: c alone does not block
+		}
+	}
+	return true, fmt.Sprintf("the new code changes %d of %d sampled answers, more than %d%%", in.Changed, in.Replayed, max)
 }
 
 // ReplayDiff is one sampled input whose answer the new code does not keep.
@@ -124,6 +144,8 @@ type Replay struct {
 	Nanos   int64        `json:"duration_ns"`
 	// sample is the replayed inputs with the new code's answers: the new generation's sample.
 	sample []registry.SampleEntry
+	// byClient is what each named client's sampled inputs did (ShadowInput.ByClient).
+	byClient clientReplays
 }
 
 // Summary is the replay in one line, for events and `forge history`.
@@ -194,7 +216,10 @@ func (c *call) shadow(ctx context.Context, base *registry.Artifact, p *compiled,
 			r.Changed++
 			changed = append(changed, d)
 		}
-		r.sample = append(r.sample, registry.SampleEntry{Args: e.Args, Value: now, Err: nowErr, At: e.At})
+		if e.Client != "" {
+			r.byClient = r.byClient.add(e.Client, k == ReplayChanged)
+		}
+		r.sample = append(r.sample, registry.SampleEntry{Args: e.Args, Value: now, Err: nowErr, At: e.At, Client: e.Client})
 	}
 	r.Diffs = append(changed, other...)
 	if len(r.Diffs) > maxReplayDiffs {
@@ -244,7 +269,7 @@ func (c *call) judgeReplay(r *Replay, base *registry.Artifact) {
 		maxPct = cfg.MaxChangedPercent
 	}
 	_, why := ShadowPolicy(ShadowInput{Blessed: base.Lifecycle == registry.Blessed, AcceptChanges: c.acceptChanges,
-		ContractChanged: base.ContractFingerprint != c.rt.rec.Fingerprint, Replayed: r.Replayed, Changed: r.Changed, MaxChangedPercent: maxPct})
+		ContractChanged: base.ContractFingerprint != c.rt.rec.Fingerprint, Replayed: r.Replayed, Changed: r.Changed, MaxChangedPercent: maxPct, ByClient: r.byClient})
 	r.Accepted = c.acceptChanges && r.Changed > 0
 	r.Blocked = why
 }
@@ -317,6 +342,25 @@ func (r *Replay) entries(gen int, cfg *registry.SampleConfig) []registry.SampleE
 	}
 	out, _ = registry.MergeSample(nil, out, gen, max, maxBytes)
 	return out
+}
+
+// clientReplays is a replay's ShadowInput.ByClient, in the order the clients first appear.
+type clientReplays []ClientReplay
+
+// add counts one replayed input of client, changed or not.
+func (cs clientReplays) add(client string, changed bool) clientReplays {
+	i := 0
+	for i < len(cs) && cs[i].Client != client {
+		i++
+	}
+	if i == len(cs) {
+		cs = append(cs, ClientReplay{Client: client})
+	}
+	cs[i].Replayed++
+	if changed {
+		cs[i].Changed++
+	}
+	return cs
 }
 
 // ErrNoSample is returned by ReplaySample for an artifact that keeps no sample of real calls.

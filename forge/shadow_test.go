@@ -29,6 +29,18 @@ func callAll(t *testing.T, f *Forge, inputs ...string) {
 	f.FlushSample()
 }
 
+// regenForge is a forge with role text whose text.upper is first written as first, then, by a
+// regeneration, as then; every call offers its input to the sample.
+func regenForge(t *testing.T, first, then string) *Forge {
+	t.Helper()
+	p := cassette(t,
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: first},
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 2, Code: then})
+	f := openForge(t, t.TempDir(), p, sampleEvery, func(o *Options) { o.MaxProviderCalls = 1 })
+	require.NoError(t, f.AddRole(textContract()))
+	return f
+}
+
 func eventsOf(t *testing.T, f *Forge) []Event {
 	t.Helper()
 	f.Flush()
@@ -117,11 +129,7 @@ func TestRegenerationOfBlessedArtifactChangingAnswersIsRefused(t *testing.T) {
 // A regeneration in the process that served the calls replays them at once: the inputs offered
 // since the sample's last flush (every ~10 s) count as well as the flushed ones.
 func TestRegenerationReplaysCallsNotYetFlushed(t *testing.T) {
-	p := cassette(t,
-		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK},
-		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 2, Code: upperExceptB})
-	f := openForge(t, t.TempDir(), p, sampleEvery, func(o *Options) { o.MaxProviderCalls = 1 })
-	require.NoError(t, f.AddRole(textContract()))
+	f := regenForge(t, upperOK, upperExceptB)
 	for _, s := range []string{"first", "abc", "xyz"} {
 		require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(fmt.Sprintf(`{"s":%q}`, s))).OK)
 	}
@@ -143,11 +151,7 @@ func TestRegenerationOfCandidateRecordsChangesUnderTheThreshold(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		inputs = append(inputs, fmt.Sprintf("x%d", i))
 	}
-	p := cassette(t,
-		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK},
-		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 2, Code: upperExceptB})
-	f := openForge(t, t.TempDir(), p, sampleEvery, func(o *Options) { o.MaxProviderCalls = 1 })
-	require.NoError(t, f.AddRole(textContract()))
+	f := regenForge(t, upperOK, upperExceptB)
 	callAll(t, f, inputs...) // 11 sampled inputs, 1 with a "b": 9% changed
 	o := f.Regenerate(context.Background(), "text", "upper")
 	require.True(t, o.OK, "%+v", o.Err)
@@ -170,6 +174,43 @@ func TestRegenerationOfCandidateRecordsChangesUnderTheThreshold(t *testing.T) {
 	assert.Contains(t, o.Err.Message, "changes 3 of 13 sampled answers, more than 10%")
 	art, _ = f2.Store().Load("text", "upper")
 	assert.Equal(t, 1, art.Generation)
+}
+
+// Sample poisoning: one client fills the sample with distinct inputs that buggy code answers
+// wrongly; the regeneration that fixes them changes those answers, and no longer is blocked by that
+// client alone. Another client's changed answers still count.
+func TestOneClientCannotBlockARegeneration(t *testing.T) {
+	f := regenForge(t, upperExceptB, upperOK)
+	callAs := func(client string, inputs ...string) {
+		ctx := WithClient(context.Background(), client)
+		for _, s := range inputs {
+			o := f.Call(ctx, "text", "upper", json.RawMessage(fmt.Sprintf(`{"s":%q}`, s)))
+			require.True(t, o.OK, "%+v", o.Err)
+		}
+		f.FlushSample()
+	}
+	callAs("alice", "first", "hello", "world", "go", "x1", "x2", "x3", "x4", "x5", "x6")
+	callAs("mallory", "b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8") // 8 of 17 answered wrongly (the first call generated: not sampled)
+	art, err := f.Store().Load("text", "upper")
+	require.NoError(t, err)
+	require.Len(t, art.Sample, 17)
+	assert.Equal(t, "mallory", art.Sample[16].Client)
+
+	o := f.Regenerate(context.Background(), "text", "upper")
+	require.True(t, o.OK, "%+v", o.Err)
+	require.NotNil(t, o.Meta.Replay)
+	assert.Equal(t, 8, o.Meta.Replay.Changed, "the changes are reported")
+	art, _ = f.Store().Load("text", "upper")
+	assert.Equal(t, 2, art.Generation)
+	assert.Equal(t, "mallory", art.Sample[16].Client, "the new generation's sample keeps who offered each input")
+
+	// The same changes from two clients block.
+	f = regenForge(t, upperExceptB, upperOK)
+	callAs("alice", "first", "hello", "world", "go", "x1", "x2", "x3", "x4", "x5", "x6", "b9", "b10")
+	callAs("mallory", "b1", "b2", "b3", "b4", "b5", "b6")
+	o = f.Regenerate(context.Background(), "text", "upper")
+	require.False(t, o.OK)
+	assert.Contains(t, o.Err.Message, "changes 8 of 17 sampled answers, more than 10%")
 }
 
 // A repair whose first candidate changes sampled answers is asked again with them; the repair
@@ -245,6 +286,15 @@ func TestShadowPolicy(t *testing.T) {
 		{ShadowInput{Replayed: 10, Changed: 10, AcceptChanges: true}, ""},
 		{ShadowInput{Blessed: true, ContractChanged: true, Replayed: 10, Changed: 10}, ""},
 		{ShadowInput{ContractChanged: true, Replayed: 10, Changed: 10}, ""},
+		// No single named client decides the threshold (sample poisoning).
+		{ShadowInput{Replayed: 40, Changed: 30, ByClient: []ClientReplay{{"mallory", 30, 30}, {"alice", 10, 0}}}, ""},
+		{ShadowInput{Replayed: 40, Changed: 30, ByClient: []ClientReplay{{"mallory", 30, 28}, {"alice", 10, 2}}}, "more than 10%"},
+		{ShadowInput{Replayed: 40, Changed: 30, ByClient: []ClientReplay{{"mallory", 20, 15}, {"alice", 20, 15}}}, "more than 10%"},
+		{ShadowInput{Replayed: 10, Changed: 10, ByClient: []ClientReplay{{"mallory", 10, 10}}}, ""},
+		{ShadowInput{Replayed: 5, Changed: 2, ByClient: []ClientReplay{{"a", 1, 1}, {"b", 1, 1}}}, "more than 10%"},
+		{ShadowInput{Replayed: 40, Changed: 30, ByClient: []ClientReplay{{"alice", 10, 0}}}, "more than 10%"}, // the changes are no named client's
+		{ShadowInput{Blessed: true, Replayed: 10, Changed: 10, ByClient: []ClientReplay{{"mallory", 10, 10}}}, "blessed"},
+		{ShadowInput{Replayed: 10, Changed: 10, MaxChangedPercent: -1, ByClient: []ClientReplay{{"m", 10, 10}}}, ""},
 	} {
 		t.Run(fmt.Sprintf("%+v", tc.in), func(t *testing.T) {
 			block, why := ShadowPolicy(tc.in)

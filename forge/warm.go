@@ -2,6 +2,7 @@ package forge
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/artifactforge/forge/sandbox"
@@ -34,10 +35,11 @@ func (f *Forge) WarmUp(ctx context.Context, started func()) (warmed bool, took t
 // machine the first wasm build waits for the Go toolchain to compile its standard library for
 // wasip1 (~6 s of CPU for a call module), and a warm-up started by the first forge command (the
 // README's `forge --version`, `forge role add`) has done it, or part of it, by the time a first
-// call builds. operator is $FORGE_SANDBOX, setting $FORGE_WARM ("off" turns it off); the
-// default is what ChooseDefault picks. It returns the backend to warm.
+// call builds. operator is $FORGE_SANDBOX, setting $FORGE_WARM (warmUpOn: "off", and any value
+// that is not plainly on, turns it off); the default is what ChooseDefault picks. It returns the
+// backend to warm.
 func BackgroundWarmUp(operator, setting string, backends []sandbox.Backend) (sandbox.Backend, bool) {
-	if setting == "off" {
+	if !warmUpOn(setting) {
 		return sandbox.Backend{}, false
 	}
 	p, err := ChooseDefault(operator, backends)
@@ -50,4 +52,16 @@ func BackgroundWarmUp(operator, setting string, backends []sandbox.Backend) (san
 		}
 	}
 	return sandbox.Backend{}, false
+}
+
+// warmUpOn reads $FORGE_WARM: unset, "on", "1", "true" or "yes" (any case) leave the background
+// warm-up on; anything else, "off" and "0" and "false" included and a misspelling too, turns it
+// off: an operator who set it meant to change something, and a process not started is the safe
+// reading (the first build warms then, as it would anyway).
+func warmUpOn(setting string) bool {
+	switch strings.ToLower(strings.TrimSpace(setting)) {
+	case "", "on", "1", "true", "yes":
+		return true
+	}
+	return false
 }

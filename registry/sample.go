@@ -64,6 +64,9 @@ type SampleEntry struct {
 	Err   string          `json:"error,omitempty"`
 	Gen   int             `json:"gen"`
 	At    time.Time       `json:"at"`
+	// Client is the client whose call offered the input ("" for none): the replay's threshold
+	// lets no single client decide (forge.ShadowPolicy).
+	Client string `json:"client,omitempty"`
 }
 
 func (e SampleEntry) size() int { return len(e.Args) + len(e.Value) + len(e.Err) }

@@ -32,7 +32,7 @@ func (s *Server) consoleRoutes() {
 	s.mux.HandleFunc("POST /v1/admin/restore/{id}", s.admin(s.handleRestore))
 	s.mux.HandleFunc("POST /v1/admin/dismiss/{id}", s.admin(s.handleDismiss))
 	s.mux.Handle("GET /ui/", http.StripPrefix("/ui", ui.Handler()))
-	s.mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
+	s.mux.Handle("GET /ui", ui.Secure(http.RedirectHandler("/ui/", http.StatusMovedPermanently)))
 }
 
 // intParam reads a query parameter that is a whole number, def when absent.

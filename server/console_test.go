@@ -101,6 +101,12 @@ func TestConsoleFilesAndClientIdentities(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusMovedPermanently, resp.StatusCode)
 	assert.Equal(t, "/ui/", resp.Header.Get("Location"))
+	assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'", "every /ui response, the redirect too")
+	resp, err = client.Get(ts.URL + "/ui/nothing-here")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'", "a 404 under /ui/ too")
 	for path, ctype := range map[string]string{"/ui/": "text/html", "/ui/app.js": "text/javascript", "/ui/app.css": "text/css"} {
 		resp, err := http.Get(ts.URL + path) // no token: the files hold no data
 		require.NoError(t, err)
@@ -110,6 +116,7 @@ func TestConsoleFilesAndClientIdentities(t *testing.T) {
 		assert.Contains(t, resp.Header.Get("Content-Type"), ctype, path)
 		assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "script-src 'self'", path)
 		assert.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"))
+		assert.Equal(t, "DENY", resp.Header.Get("X-Frame-Options"), "no framing, in browsers without frame-ancestors too")
 	}
 
 	for _, tc := range []struct {

@@ -852,7 +852,7 @@ func testSample(t *testing.T, open Open) {
 	s := open(t)
 	create(t, s, "r", "m", "package artifact\n// v1")
 	add := []registry.SampleEntry{
-		{Args: json.RawMessage(`{"b":2, "a":1}`), Value: json.RawMessage(`3`), Gen: 1, At: t0},
+		{Args: json.RawMessage(`{"b":2, "a":1}`), Value: json.RawMessage(`3`), Gen: 1, At: t0, Client: "billing"},
 		{Args: json.RawMessage(`{"a":5,"b":5}`), Err: "too big", Gen: 1, At: t0},
 	}
 	_, err := s.Update("r", "m", func(a *registry.Artifact, _ bool) error {
@@ -870,6 +870,8 @@ func testSample(t *testing.T, open Open) {
 	assert.JSONEq(t, `{"a":1,"b":2}`, string(a.Sample[0].Args))
 	assert.JSONEq(t, `3`, string(a.Sample[0].Value))
 	assert.Equal(t, "too big", a.Sample[1].Err)
+	assert.Equal(t, "billing", a.Sample[0].Client, "the client that offered the input (forge.ShadowPolicy)")
+	assert.Empty(t, a.Sample[1].Client)
 	assert.EqualValues(t, 1, a.SuccessCount)
 
 	_, err = s.Update("r", "m", func(a *registry.Artifact, _ bool) error {

@@ -157,6 +157,9 @@ type builder struct {
 	// trustCall and trustTest say that the warm-up of a kind was the machine marker's word, not
 	// a build of this process, and that no build of the kind has passed since (see build).
 	trustCall, trustTest atomic.Bool
+	// lockCall and lockTest are the machine's warm-up lock of each kind while this process waits
+	// for another to release it (nil otherwise): a call that runs out of time meanwhile says so.
+	lockCall, lockTest atomic.Pointer[string]
 }
 
 func newBuilder(cacheDir, root string, rec records, gobin string) *builder {
@@ -307,9 +310,9 @@ func warmGuest(test bool) guestModule {
 // cache that compiles the standard library, which is no artifact's doing. Its failure is the
 // toolchain's (KindInternal).
 func (b *builder) warmUp(ctx context.Context, tc toolchain, test bool) error {
-	flag, key := &b.warmCall, "warm:call"
+	flag, key, waiting := &b.warmCall, "warm:call", &b.lockCall
 	if test {
-		flag, key = &b.warmTest, "warm:test"
+		flag, key, waiting = &b.warmTest, "warm:test", &b.lockTest
 	}
 	if flag.Load() {
 		return nil
@@ -325,7 +328,12 @@ func (b *builder) warmUp(ctx context.Context, tc toolchain, test bool) error {
 		// trivial build (a go command and a link: 0.2-0.4 s quiet, seconds under load) is
 		// skipped on its word; a build cache emptied since then is found by the first build
 		// that runs out of its bounds, which warms for real and builds again (build).
+		if p := machineWarmPath(tc, test); p != "" {
+			p += ".lock"
+			waiting.Store(&p)
+		}
 		release, _ := lockMachineWarm(wctx, tc, test)
+		waiting.Store(nil)
 		defer release()
 		if machineWarm(tc, test) {
 			b.trust(test).Store(true)
@@ -347,7 +355,11 @@ func (b *builder) warmUp(ctx context.Context, tc toolchain, test bool) error {
 	case r := <-ch:
 		return r.Err
 	case <-ctx.Done():
-		return &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded waiting for the warm-up build of the wasm toolchain", Err: ctx.Err()}
+		msg := "deadline exceeded waiting for the warm-up build of the wasm toolchain"
+		if p := waiting.Load(); p != nil && lockHeld(*p) {
+			msg = fmt.Sprintf("deadline exceeded waiting for another process's warm-up of the wasm toolchain: it holds the lock %s (a detached warm-up an earlier forge command started takes ~6 s of CPU; a stuck one: end it, and the next call warms here; this process goes on without the lock after %s)", *p, warmTimeout)
+		}
+		return &sandbox.Error{Kind: sandbox.KindDeadline, Message: msg, Err: ctx.Err()}
 	}
 }
 

@@ -80,7 +80,7 @@ func markMachineWarm(tc toolchain, test bool) {
 // releases it; waited says whether another process held it.
 func lockMachineWarm(ctx context.Context, tc toolchain, test bool) (release func(), waited bool) {
 	p := machineWarmPath(tc, test)
-	if p == "" || os.MkdirAll(filepath.Dir(p), 0o755) != nil {
+	if p == "" || os.MkdirAll(filepath.Dir(p), 0o700) != nil {
 		return func() {}, false
 	}
 	return lockFile(ctx, p+".lock", 50*time.Millisecond)

@@ -54,6 +54,17 @@ func TestMachineWarm(t *testing.T) {
 	assert.True(t, other.NeedsWarm(), "a new store on another build cache")
 }
 
+// warmDirOfTest points the machine's warm-up markers and locks at a directory of t's own until t
+// ends, and returns the lock paths the warm-up starts waiting for (lockWaiting).
+func warmDirOfTest(t *testing.T) <-chan string {
+	dir := filepath.Join(t.TempDir(), "warm")
+	machineWarmDir = func() (string, error) { return dir, nil }
+	waiting := make(chan string, 4)
+	lockWaiting = func(path string) { waiting <- path }
+	t.Cleanup(func() { machineWarmDir, lockWaiting = testMachineWarmDir, nil })
+	return waiting
+}
+
 // TestMachineWarmWaits (issue 25): a warm-up of the machine while another process holds its lock
 // (a detached warm-up an earlier command started) waits for it, then builds nothing if that one
 // left its marker; a store's first build waits the same way.
@@ -65,11 +76,7 @@ func TestMachineWarmWaits(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	dir := filepath.Join(t.TempDir(), "warm")
-	machineWarmDir = func() (string, error) { return dir, nil }
-	waiting := make(chan string, 4)
-	lockWaiting = func(path string) { waiting <- path }
-	defer func() { machineWarmDir, lockWaiting = testMachineWarmDir, nil }()
+	waiting := warmDirOfTest(t)
 	await := func() string {
 		select {
 		case p := <-waiting:

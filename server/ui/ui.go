@@ -25,13 +25,20 @@ func Handler() http.Handler {
 	if err != nil {
 		panic(err) // the embedded directory is part of the binary
 	}
-	files := http.FileServer(http.FS(sub))
+	return Secure(http.FileServer(http.FS(sub)))
+}
+
+// Secure sets the console's headers on every response of h (its files, their 404s, the redirect
+// of /ui): the policy above, and X-Frame-Options for browsers that predate frame-ancestors, so
+// that no other site frames the operator's buttons.
+func Secure(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", csp)
+		h.Set("X-Frame-Options", "DENY")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-cache")
-		files.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
 	})
 }
