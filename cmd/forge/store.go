@@ -30,10 +30,6 @@ func init() {
 	register(newDoctorCmd)
 }
 
-// openStore opens the store named by the global flags (creating it if needed), reporting on
-// stderr every file it quarantines, from the first read on.
-func (a *app) openStore() (registry.Backend, error) { return a.openStoreWith(false) }
-
 // openStoreRO opens the store for a read-only command: a store that does not exist is an error
 // that says so, not a new empty store.
 func (a *app) openStoreRO() (registry.Backend, error) { return a.openStoreWith(true) }
