@@ -108,8 +108,7 @@ func (f *Forge) Diff(ctx context.Context, role, method string, from, to int) (*D
 	if err := registry.ValidateName("method", method); err != nil {
 		return nil, err
 	}
-	f.samples.drain() // the calls this process served so far count, not only the last flush's
-	art, err := f.store.Load(role, method)
+	art, err := f.loadSampled(role, method)
 	if err != nil {
 		return nil, err
 	}

@@ -232,15 +232,21 @@ func (c *call) shadow(ctx context.Context, base *registry.Artifact, p *compiled,
 // answer runs p on args as a replay does: the code's answer (a value, or the message of a failure
 // of the code's own), or ok false when the run says nothing about the code (an extrinsic failure:
 // an outage, the caller's deadline, the sandbox).
-// sampleNow is base's sample with the inputs this process offered since the last flush merged in
-// (a regen or repair in the process that served the calls replays them at once, not ~10 s later):
-// it drains the queue and reads the record again while it is still at base's generation.
+// loadSampled loads role.method after merging the inputs this process offered since the sample's
+// last flush, so that a replay, diff, regeneration or repair in the process that served the calls
+// sees them at once, not ~10 s later.
+func (f *Forge) loadSampled(role, method string) (*registry.Artifact, error) {
+	f.samples.drain()
+	return f.store.Load(role, method)
+}
+
+// sampleNow is base's sample as loadSampled sees it, while the record is still at base's
+// generation (otherwise base's own).
 func (f *Forge) sampleNow(role, method string, base *registry.Artifact) []registry.SampleEntry {
 	if f.samples == nil {
 		return base.Sample
 	}
-	f.samples.drain()
-	if cur, err := f.store.Load(role, method); err == nil && cur.Generation == base.Generation {
+	if cur, err := f.loadSampled(role, method); err == nil && cur.Generation == base.Generation {
 		return cur.Sample
 	}
 	return base.Sample
@@ -375,8 +381,7 @@ func (f *Forge) ReplaySample(ctx context.Context, role, method string, gen int) 
 	if err != nil {
 		return nil, err
 	}
-	f.samples.drain() // the calls this process served so far count, not only the last flush's
-	art, err := f.store.Load(role, method)
+	art, err := f.loadSampled(role, method)
 	if err != nil {
 		return nil, err
 	}
