@@ -68,6 +68,7 @@ const (
 	KindCapacity    Kind = "capacity"    // no free interpreter, instance or worker in time: the code never ran
 	KindClosed      Kind = "closed"      // the call was made on a closed Forge: the code never ran
 	KindArgsSize    Kind = "args_size"   // the args alone exceed the role's memory cap (or the delegation args cap): the code never ran
+	KindModelCalls  Kind = "model_calls" // the caller spent the model calls it may spend: no new code was asked for
 )
 
 // Network is the kind of network error a failing host call met.
@@ -168,6 +169,8 @@ func classifyKind(f Failure) Result {
 		return Result{Caller, RuleArgsTooLarge}
 	case KindClosed:
 		return Result{Caller, RuleClosed}
+	case KindModelCalls:
+		return Result{Caller, RuleModelCalls}
 	case KindCompile:
 		return Result{Intrinsic, RuleCompile}
 	case KindPolicy:

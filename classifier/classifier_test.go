@@ -119,7 +119,7 @@ func TestRetriable(t *testing.T) {
 // all of them, and that every rule of the table can fire.
 func TestClassifyMatrix(t *testing.T) {
 	kinds := []Kind{KindCompile, KindPolicy, KindPanic, KindDeadline, KindDepth, KindMemory, KindOutput,
-		KindArgs, KindHost, KindDecode, KindResult, KindReturned, KindAcceptance, KindInternal, KindDeliverable, KindProvider, KindCallDepth, KindCapacity, KindClosed, KindArgsSize, "", "bogus"}
+		KindArgs, KindHost, KindDecode, KindResult, KindReturned, KindAcceptance, KindInternal, KindDeliverable, KindProvider, KindCallDepth, KindCapacity, KindClosed, KindArgsSize, KindModelCalls, "", "bogus"}
 	statuses := []int{0, 100, 200, 301, 400, 401, 403, 404, 407, 408, 410, 418, 422, 429, 500, 503, 599, 600}
 	networks := []Network{"", NetDNS, NetRefused, NetReset, NetTLS, NetTimeout, "weird"}
 	providers := []ProviderError{"", ProviderUnavailable, ProviderRateLimited, ProviderBadAnswer, ProviderAuth, ProviderConfig, "weird"}
@@ -176,7 +176,7 @@ func checkInvariants(t *testing.T, f Failure, r Result) {
 	// Args are always the caller's, and so is an error the code returned on purpose for args
 	// the contract does not say must succeed (with no upstream data involved); nothing else is.
 	deliberate := f.Kind == KindReturned && !f.UpstreamRead && !f.ValueExpected
-	assert.Equal(t, f.Kind == KindArgs || f.Kind == KindClosed || f.Kind == KindArgsSize || deliberate, r.Class == Caller)
+	assert.Equal(t, f.Kind == KindArgs || f.Kind == KindClosed || f.Kind == KindArgsSize || f.Kind == KindModelCalls || deliberate, r.Class == Caller)
 
 	// A stale contract never leaves a failure intrinsic, and never turns an extrinsic or caller
 	// failure into one that counts.

@@ -15,6 +15,9 @@ const (
 	// RuleArgsTooLarge: the args alone are larger than the role's memory cap (or, for a delegated
 	// call, sandbox.MaxCallArgsBytes): refused before anything runs.
 	RuleArgsTooLarge Rule = "args_too_large"
+	// RuleModelCalls: the caller spent the model calls it may spend within the window (the
+	// forge's ModelCallLimit): no new code is written for it until the window moves on.
+	RuleModelCalls Rule = "model_calls"
 	// RuleInputRepeated: code failed again on args it already failed on (see Attribute): one
 	// input counts once toward an artifact's health.
 	RuleInputRepeated Rule = "input_repeated"
@@ -93,6 +96,7 @@ var rules = map[Rule]ruleInfo{
 	RuleReturnedAnswer:     {Caller, false},
 	RuleClosed:             {Caller, false},
 	RuleArgsTooLarge:       {Caller, false},
+	RuleModelCalls:         {Caller, false},
 	RuleInputRepeated:      {Caller, false},
 	RuleInputSpecific:      {Caller, false},
 	RuleInputPreviousFails: {Caller, false},

@@ -118,10 +118,12 @@ type failure struct {
 	msg    string
 	args   json.RawMessage // the call args the code failed on, when a run with them failed
 	input  string          // the args' tag (inputTag) when the failure counts toward health (health.go)
+	// retryAfter is Error.RetryAfter.
+	retryAfter time.Duration
 }
 
 func (f *failure) toError() *Error {
-	return &Error{Type: f.typ, Class: string(f.result.Class), Rule: string(f.result.Rule), Message: f.msg, Retriable: f.result.Retriable()}
+	return &Error{Type: f.typ, Class: string(f.result.Class), Rule: string(f.result.Rule), Message: f.msg, Retriable: f.result.Retriable(), RetryAfter: f.retryAfter}
 }
 
 // classifyErr turns an error of the sandbox, the provider or the forge into a classified failure.

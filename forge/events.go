@@ -175,9 +175,9 @@ func (e *Event) warmSuccess() bool {
 }
 
 // callerNoise reports whether e is a caller's error that ran nothing and cost nothing: a role or
-// method that does not exist, or args refused before any code ran (type unknown_role,
+// method that does not exist, args refused before any code ran (type unknown_role,
 // unknown_method or args; class caller, rule args or args_too_large; no provider call, no
-// repair). Any caller can make these at will, so by default they are folded into aggregates as
+// repair), or a call refused new code because its client spent its model calls (model_calls). Any caller can make these at will, so by default they are folded into aggregates as
 // warm successes are (one line per label, type and rule and interval), and they never fill the
 // log that holds the records that matter.
 func (e *Event) callerNoise() bool {
@@ -187,6 +187,8 @@ func (e *Event) callerNoise() bool {
 	switch e.FailureType {
 	case TypeUnknownRole, TypeUnknownMethod, TypeArgs:
 		return e.FailureRule == string(classifier.RuleArgs) || e.FailureRule == string(classifier.RuleArgsTooLarge)
+	case TypeModelCalls:
+		return true // refused before the model was asked: a spent client may repeat it at will
 	}
 	return false
 }
@@ -204,6 +206,10 @@ func LabelsOf(e *Event) (role, method string) {
 		return UnknownLabel, UnknownLabel
 	case TypeUnknownMethod:
 		return e.Role, UnknownLabel
+	case TypeModelCalls:
+		if e.ArtifactGen == 0 { // a method with no code, whose name only the caller gave
+			return e.Role, UnknownLabel
+		}
 	}
 	return e.Role, e.Method
 }

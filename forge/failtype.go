@@ -19,6 +19,7 @@ const (
 	TypeClosed          = "closed"            // the forge was closed
 	TypeNotFound        = "not_found"         // an operator verb found nothing to act on
 	TypeReplay          = "replay"            // new code answered sampled real calls differently
+	TypeModelCalls      = "model_calls"       // the caller spent its model calls (ModelCallLimit)
 
 	TypeCompile  = string(sandbox.KindCompile)
 	TypeDeadline = string(sandbox.KindDeadline)

@@ -51,6 +51,7 @@ type Forge struct {
 	compiles  singleflight.Group // compiles of persisted code on a live-set miss
 	placement Placement          // where contracts that name no sandbox run
 	inputs    inputLedger        // the inputs each generation failed on (health.go)
+	modelUse  *modelCalls        // each client's model calls within the window (modelcalls.go)
 
 	// life is held for reading by every Call and Regenerate (and detached generations) while
 	// they run, and for writing by Close: Close waits for them, and after it every call returns
@@ -138,6 +139,7 @@ func open(s registry.Backend, opts Options) (*Forge, error) {
 	f.pins, _ = s.(registry.PinLookup)
 	f.programs = newLiveSet(liveBudget(opts.MaxLivePrograms, DefaultMaxLivePrograms), liveBudget(opts.MaxLiveBytes, DefaultMaxLiveBytes))
 	f.live = newLiveHub()
+	f.modelUse = newModelCalls(opts.ModelCalls)
 	sink := opts.EventSink
 	f.opts.EventSink = func(e Event) { // calls reach live subscribers (watch.go) and the caller's sink
 		f.publishCall(f.live, e)

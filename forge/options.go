@@ -112,6 +112,9 @@ type Options struct {
 	// AddRole refuses a contract over them, naming the maximum; a stored one runs clamped to
 	// them. $FORGE_MAX_MEMORY, $FORGE_MAX_TIMEOUT and $FORGE_MAX_OUTPUT set them (OptionsFromEnv).
 	Maxima registry.Maxima
+	// ModelCalls bounds the model calls each client's calls may spend (zero: no bound; see
+	// ModelCallLimit). `forge serve` sets one by default.
+	ModelCalls ModelCallLimit
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }

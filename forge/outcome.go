@@ -27,6 +27,9 @@ type Error struct {
 	Rule      string `json:"rule,omitempty"`
 	Message   string `json:"message"`
 	Retriable bool   `json:"retriable"`
+	// RetryAfter, when set, is how long the caller should wait before the same call may succeed
+	// (a spent ModelCallLimit); the HTTP edge sends it as Retry-After.
+	RetryAfter time.Duration `json:"retry_after,omitempty"`
 }
 
 func (e *Error) Error() string {

@@ -35,6 +35,9 @@ func (o *Outcome) AppendJSON(b []byte) ([]byte, error) {
 		b = appendStrOmit(b, "rule", e.Rule)
 		b = appendStr(b, "message", e.Message)
 		b = appendBool(b, "retriable", e.Retriable)
+		if e.RetryAfter != 0 {
+			b = strconv.AppendInt(append(b, `,"retry_after":`...), int64(e.RetryAfter), 10)
+		}
 		b = append(b, '}')
 	}
 	m := &o.Meta

@@ -66,6 +66,11 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 	// The generation works on its own copy of the call (copied back when this call led it and
 	// saw it end), so that c itself never leaves this goroutine and stays off the heap on the
 	// warm path.
+	if !c.operator {
+		if fl := f.modelUse.allow(ClientFrom(ctx), f.now()); fl != nil {
+			return c.fail(fl)
+		}
+	}
 	gc := new(call)
 	*gc = *c
 	ch := f.flight.DoChan(c.role+"."+c.method, func() (any, error) {
@@ -265,6 +270,9 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 		external()
 		kn.answered(ans)
 		c.meta.ProviderCalls++
+		if !c.operator {
+			f.modelUse.spend(ClientFrom(ctx), f.now())
+		}
 		c.meta.Tokens.InputTokens += ans.Usage.InputTokens
 		c.meta.Tokens.OutputTokens += ans.Usage.OutputTokens
 		c.meta.Tokens.CachedTokens += ans.Usage.CachedTokens

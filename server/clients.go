@@ -50,6 +50,9 @@ type ClientConfig struct {
 	// clients defined.
 	DefineRoles   bool `yaml:"define_roles,omitempty" json:"define_roles,omitempty"`
 	RedefineRoles bool `yaml:"redefine_roles,omitempty" json:"redefine_roles,omitempty"`
+	// ModelCalls is the model calls the client's calls may spend, "N/h" (or /m, /s; "off": no
+	// bound); empty: the server's --model-calls (forge.ModelCallLimit).
+	ModelCalls string `yaml:"model_calls,omitempty" json:"model_calls,omitempty"`
 }
 
 // RoleList is a client's roles: names, or All.
@@ -79,6 +82,9 @@ type Client struct {
 	roles  RoleList
 	lim    *limiter // nil: no limit
 	define forge.DefineSwitches
+	// models is the client's own model-call bound (ClientConfig.ModelCalls); set says it has one.
+	models    forge.ModelCallBound
+	modelsSet bool
 }
 
 // MayCall reports whether the client may call role's methods.
@@ -175,9 +181,47 @@ func NewClients(list []ClientConfig) (*Clients, error) {
 			}
 			cl.lim = &limiter{burst: float64(n), perSec: float64(n) / per.Seconds(), tokens: float64(n)}
 		}
+		if c.ModelCalls != "" {
+			b, err := ParseModelCalls(c.ModelCalls)
+			if err != nil {
+				return nil, fmt.Errorf("%s: model_calls: %v", at, err)
+			}
+			cl.models, cl.modelsSet = b, true
+		}
 		cs.byHash[h] = cl
 	}
 	return cs, nil
+}
+
+// ParseModelCalls reads a model-call bound: "N/h" (N/m, N/s, as ParseRate), or "off" (none).
+func ParseModelCalls(s string) (forge.ModelCallBound, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "off", "none", "0":
+		return forge.ModelCallBound{}, nil
+	}
+	n, per, err := ParseRate(s)
+	if err != nil {
+		return forge.ModelCallBound{}, fmt.Errorf("%v, or off for no bound", err)
+	}
+	return forge.ModelCallBound{N: n, Per: per}, nil
+}
+
+// ModelCalls is the forge's model-call limit for these clients: def for every client, and each
+// client's own model_calls where its entry sets one. A nil Clients has no named clients.
+func (cs *Clients) ModelCalls(def forge.ModelCallBound) forge.ModelCallLimit {
+	l := forge.ModelCallLimit{Default: def}
+	if cs == nil {
+		return l
+	}
+	for _, c := range cs.byHash {
+		if c.modelsSet {
+			if l.Clients == nil {
+				l.Clients = map[string]forge.ModelCallBound{}
+			}
+			l.Clients[c.Name] = c.models
+		}
+	}
+	return l
 }
 
 // ParseRate reads "N/s", "N/m" or "N/h" (also "N/second", "N/minute", "N/hour").

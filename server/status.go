@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/artifactforge/forge/classifier"
 	"github.com/artifactforge/forge/forge"
@@ -15,7 +16,8 @@ import (
 //     ran and answered about this input ("unknown unit"), as a function returns an error value;
 //   - the caller's errors are 4xx: 404 for a role or method that does not exist (or a name that
 //     cannot be one), 409 for an operator verb the artifact's standing refuses, 413 for args larger than the role's caps, 422 for args the code fails on
-//     while its other inputs pass (input_repeated, input_specific), 400 for any other args error;
+//     while its other inputs pass (input_repeated, input_specific), 429 with Retry-After for a
+//     client that spent its model calls (model_calls), 400 for any other args error;
 //   - the rest are 5xx: the artifact's own code failing (intrinsic) 500, upstream data or the
 //     contract drifting (adaptive) 502, the world outside failing (extrinsic) 503 with
 //     Retry-After when a retry may help, 504 when the caller's deadline ended the call, 502 for a
@@ -43,6 +45,8 @@ func callStatus(o *forge.Outcome) (status, retryAfter int) {
 			return http.StatusUnprocessableEntity, 0
 		case rule == classifier.RuleClosed:
 			return http.StatusServiceUnavailable, 1 // the forge is closing (shutdown)
+		case rule == classifier.RuleModelCalls:
+			return http.StatusTooManyRequests, max(1, int((e.RetryAfter+time.Second-1)/time.Second))
 		}
 		return http.StatusBadRequest, 0
 	case classifier.Intrinsic:

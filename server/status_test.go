@@ -32,6 +32,7 @@ func TestCallStatus(t *testing.T) {
 		{"panic", "caller", "input_repeated", false, 422, 0},
 		{"refused", "caller", "args", false, 409, 0},
 		{"closed", "caller", "closed", false, 503, 1},
+		{"model_calls", "caller", "model_calls", false, 429, 1},
 		{"panic", "intrinsic", "panic", false, 500, 0},
 		{"gate", "intrinsic", "compile", false, 500, 0},
 		{"host", "adaptive", "host_http_gone", false, 502, 0},

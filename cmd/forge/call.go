@@ -48,7 +48,7 @@ func operatorCtx(ctx context.Context) context.Context {
 	return forge.WithClient(ctx, forge.CLIClient())
 }
 
-func (a *app) openForge() (*forge.Forge, error) {
+func (a *app) openForge(mod ...func(*forge.Options)) (*forge.Forge, error) {
 	dir, err := a.storeDir()
 	if err != nil {
 		return nil, err
@@ -75,6 +75,9 @@ func (a *app) openForge() (*forge.Forge, error) {
 	opts.OnQuarantine = a.reportQuarantine
 	if p != nil && a.verbose && !a.jsonOut {
 		opts.Provider = verboseProvider{p, a.stderr}
+	}
+	for _, m := range mod {
+		m(&opts)
 	}
 	var f *forge.Forge
 	if steps := a.steps(); steps != nil {

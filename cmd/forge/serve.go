@@ -39,6 +39,7 @@ func newServeCmd(a *app) *cobra.Command {
 	var noMCP bool
 	var natsDir, natsListen string
 	var clientsFile string
+	var modelCalls string
 	var defineRoles func() (forge.DefineSwitches, error)
 	var allowedHosts, corsOrigins []string
 	var headerTimeout, bodyTimeout time.Duration
@@ -94,6 +95,16 @@ With --allow-define-roles (or $FORGE_ALLOW_DEFINE_ROLES=1) clients define roles 
 					return usagef("serve: --clients: %v", err)
 				}
 			}
+			if modelCalls == "" {
+				modelCalls = os.Getenv("FORGE_MODEL_CALLS")
+			}
+			models := forge.DefaultServeModelCalls
+			if modelCalls != "" {
+				var err error
+				if models, err = server.ParseModelCalls(modelCalls); err != nil {
+					return usagef("serve: --model-calls: %v", err)
+				}
+			}
 			define, err := defineRoles() // --allow-define-roles (tools.go)
 			if err != nil {
 				return err
@@ -117,7 +128,7 @@ With --allow-define-roles (or $FORGE_ALLOW_DEFINE_ROLES=1) clients define roles 
 				}
 				defer stopNATS() // after the forge's Close (deferred later, run first) flushed into it
 			}
-			f, err := a.openForge()
+			f, err := a.openForge(func(o *forge.Options) { o.ModelCalls = clients.ModelCalls(models) })
 			if err != nil {
 				return err
 			}
@@ -175,6 +186,7 @@ With --allow-define-roles (or $FORGE_ALLOW_DEFINE_ROLES=1) clients define roles 
 	cmd.Flags().DurationVar(&bodyTimeout, "body-timeout", server.DefaultBodyTimeout, "longest a client may take to send a request's body (from the request's start)")
 	cmd.Flags().IntVar(&maxConns, "max-conns", server.DefaultMaxConns, "most connections open at once (more wait to be accepted)")
 	cmd.Flags().BoolVar(&noMCP, "no-mcp", false, "do not serve MCP at /mcp")
+	cmd.Flags().StringVar(&modelCalls, "model-calls", "", fmt.Sprintf("model calls each client's calls may spend on new and repaired code, N/h (or /m; off: no bound; default $FORGE_MODEL_CALLS, else %d/h); a client's model_calls in --clients overrides it", forge.DefaultServeModelCalls.N))
 	cmd.Flags().StringVar(&clientsFile, "clients", "", "client identities (YAML or JSON: [{name, token or token_sha256, roles, rate}]; default $FORGE_CLIENTS): calls need a client's bearer token")
 	cmd.Flags().StringVar(&natsDir, "nats-embedded", "", "run an embedded single-node NATS JetStream server with its data in this directory and keep the store on it (nats://127.0.0.1:4222/forge unless --store names another); other forge processes share it with --store")
 	cmd.Flags().StringVar(&natsListen, "nats-listen", defaultNATSListen, "where the embedded NATS server listens (HOST:PORT; port 0: a free one); beyond loopback it needs $NATS_TOKEN")
