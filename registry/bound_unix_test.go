@@ -48,3 +48,29 @@ func TestWorldWritableStoreIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestArtifactEveryUserMayWriteIsRefused: within a store whose own directories are fine, an
+// artifact file (or its role's directory) that any user may write is refused on load with the
+// chmod to run, and is neither quarantined nor changed.
+func TestArtifactEveryUserMayWriteIsRefused(t *testing.T) {
+	root := t.TempDir()
+	s, err := Open(root)
+	require.NoError(t, err)
+	newArtifact(t, s, "r", "m", "package artifact\n// one")
+	p := s.ArtifactPath("r", "m")
+	for _, target := range []string{p, filepath.Dir(p)} {
+		fi, err := os.Stat(target)
+		require.NoError(t, err)
+		require.NoError(t, os.Chmod(target, fi.Mode().Perm()|0o002))
+		s, err = Open(root)
+		require.NoError(t, err)
+		_, err = s.Load("r", "m")
+		require.Error(t, err, target)
+		assert.Contains(t, err.Error(), "chmod o-w "+target)
+		assert.NotErrorIs(t, err, ErrCorrupt, "not damage: nothing is set aside")
+		assert.FileExists(t, p)
+		require.NoError(t, os.Chmod(target, fi.Mode().Perm()))
+		_, err = s.Load("r", "m")
+		require.NoError(t, err)
+	}
+}

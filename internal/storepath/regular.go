@@ -6,10 +6,15 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"runtime"
 )
 
 // ErrNotRegular is what a refusal of a store file that is not a regular file matches.
 var ErrNotRegular = errors.New("not a regular file")
+
+// ErrOpenToAll is what a refusal of a store file that every user may change matches.
+var ErrOpenToAll = errors.New("writable by every user")
 
 // notRegular refuses f, opened at path, unless it is a regular file: a named pipe would block the
 // open or the read until a writer or reader came, and a device might never end. forge creates
@@ -19,10 +24,45 @@ func notRegular(f *os.File, path, op string) error {
 	if err != nil {
 		return err
 	}
-	if fi.Mode().IsRegular() {
+	if !fi.Mode().IsRegular() {
+		return notRegularErr(path, typeName(fi.Mode()), op)
+	}
+	return nil
+}
+
+// openToAll refuses f, opened at path to read, when every user may write it or its directory:
+// who can write or replace a store file decides what forge does (code, contracts, lessons,
+// checksums, the events the console shows). forge never makes either (files 0644 or 0600,
+// directories 0755 or 0700; the store's own directories are checked when it opens), while a
+// group the operator chose may write both.
+func openToAll(f *os.File, path, op string) error {
+	if !modesMatter {
 		return nil
 	}
-	return notRegularErr(path, typeName(fi.Mode()), op)
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o002 != 0 {
+		return openToAllErr(path, "", fi.Mode().Perm(), op)
+	}
+	dir := filepath.Dir(path)
+	if di, err := os.Stat(dir); err == nil && di.Mode().Perm()&0o002 != 0 {
+		return openToAllErr(dir, path, di.Mode().Perm(), op)
+	}
+	return nil
+}
+
+// modesMatter: file modes say who may write (not on Windows).
+var modesMatter = runtime.GOOS != "windows"
+
+func openToAllErr(p, file string, mode fs.FileMode, op string) error {
+	what := p
+	if file != "" {
+		what = "the directory " + p + " of " + file
+	}
+	return fmt.Errorf("%w: %s is writable by every user (mode %04o; forge opened it to %s): whoever writes it decides what forge does, and forge never makes it so; "+
+		"run `chmod o-w %s`, check what it holds, and run the command again", ErrOpenToAll, what, mode, op, p)
 }
 
 func notRegularErr(path, kind, op string) error {
@@ -44,7 +84,8 @@ func typeName(m fs.FileMode) string {
 }
 
 // OpenRegular opens a store file for reading, without blocking on a named pipe, and refuses one
-// that is not a regular file (ErrNotRegular). Unlike OpenFile it follows a link at path: reads
+// that is not a regular file (ErrNotRegular) or that every user may write, it or its directory
+// (ErrOpenToAll). Unlike OpenFile it follows a link at path: reads
 // are not what the link checks guard.
 func OpenRegular(path, op string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|oNonBlock, 0)
@@ -52,6 +93,10 @@ func OpenRegular(path, op string) (*os.File, error) {
 		return nil, err
 	}
 	if err := notRegular(f, path, op); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := openToAll(f, path, op); err != nil {
 		f.Close()
 		return nil, err
 	}

@@ -42,3 +42,33 @@ func TestNamedPipeIsRefusedNotWaitedOn(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 }
+
+// TestFileEveryUserMayWriteIsRefused: a store file (an artifact's code, a contract, a lesson, a
+// checksum) that any local user may write, or that sits in a directory any user may write (so
+// may be replaced by a file of theirs), is refused on read with the chmod to run; a group may
+// write both.
+func TestFileEveryUserMayWriteIsRefused(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tools", "text")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	p := filepath.Join(dir, "upper.json")
+	require.NoError(t, os.WriteFile(p, []byte("{}"), 0o644))
+	_, err := ReadRegular(p, "read")
+	require.NoError(t, err)
+
+	require.NoError(t, os.Chmod(p, 0o666))
+	_, err = ReadRegular(p, "read")
+	require.ErrorIs(t, err, ErrOpenToAll)
+	assert.Contains(t, err.Error(), "chmod o-w "+p)
+	require.NoError(t, os.Chmod(p, 0o664))
+	_, err = ReadRegular(p, "read")
+	require.NoError(t, err, "a group may write it")
+
+	require.NoError(t, os.Chmod(dir, 0o777))
+	_, err = ReadRegular(p, "read")
+	require.ErrorIs(t, err, ErrOpenToAll)
+	assert.Contains(t, err.Error(), "chmod o-w "+dir)
+	assert.Contains(t, err.Error(), "the directory "+dir+" of "+p)
+	require.NoError(t, os.Chmod(dir, 0o775))
+	_, err = ReadRegular(p, "read")
+	require.NoError(t, err, "a group may write the directory")
+}
