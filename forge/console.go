@@ -1,8 +1,10 @@
 package forge
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -319,12 +321,21 @@ func (f *Forge) Activity(role, method string, span time.Duration, buckets, nFail
 	if f.events != nil {
 		f.events.sync()
 	}
-	evs, err := ReadEvents(f.store.LocalDir())
+	evs, err := readRotatedLines(filepath.Join(f.store.LocalDir(), "events", "forge.jsonl"), linesOf(role, method))
 	if err != nil {
 		return Activity{}, err
 	}
 	to := f.now()
 	return ComputeActivity(evs, role, method, to.Add(-span), to.Add(time.Nanosecond), buckets, nFailures), nil
+}
+
+// linesOf is a test on an event line's raw bytes that every line of role.method passes: its
+// "role" and "method" fields as the event writer spells them (eventjson.go, the same escaping as
+// encoding/json).
+func linesOf(role, method string) func([]byte) bool {
+	r := appendString([]byte(`"role":`), role)
+	m := appendString([]byte(`"method":`), method)
+	return func(line []byte) bool { return bytes.Contains(line, r) && bytes.Contains(line, m) }
 }
 
 // StoreQuarantine lists the files the store set aside as damaged (registry.Maintainer's

@@ -1,8 +1,12 @@
 package forge
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -137,4 +141,34 @@ func BenchmarkArtifactTable(b *testing.B) {
 			_ = slices.Clone(rows)
 		}
 	})
+}
+
+// BenchmarkActivityOfLargeLog: one artifact's activity from a 16 MiB event log of 100 roles (the
+// size at which the log rotates): only the artifact's own lines are decoded.
+//
+//	go test ./forge -run '^$' -bench BenchmarkActivityOfLargeLog -benchmem -count 5
+func BenchmarkActivityOfLargeLog(b *testing.B) {
+	f := openForge(b, b.TempDir(), cassette(b, line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK}))
+	require.NoError(b, f.AddRole(textContract()))
+	require.True(b, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
+	f.events.sync()
+	dir := filepath.Join(f.Store().LocalDir(), "events")
+	var buf []byte
+	now := time.Now()
+	for i := 0; len(buf) < 16<<20; i++ {
+		e := Event{Time: now.Add(-time.Duration(i) * time.Second), Role: fmt.Sprintf("role%d", i%100), Method: "m", OK: i%7 != 0, DurationNS: 5000,
+			ProgramSource: SourcePersisted, ArtifactGen: 1, FailureType: "panic", FailureClass: "intrinsic", FailureRule: "panic"}
+		if i%100 == 0 {
+			e.Role, e.Method = "text", "upper"
+		}
+		buf = append(appendEvent(buf, &e), '\n')
+	}
+	require.NoError(b, os.WriteFile(filepath.Join(dir, "forge.jsonl.1"), buf, 0o644))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		a, err := f.Activity("text", "upper", 24*time.Hour, 48, 10)
+		require.NoError(b, err)
+		require.NotZero(b, a.Timeline[len(a.Timeline)-1].Calls)
+	}
 }

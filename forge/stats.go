@@ -254,6 +254,12 @@ func ReadEvents(store string) ([]Event, error) {
 
 // readRotated reads a log and its rotated files (base.N, oldest first, then base).
 func readRotated(base string) ([]Event, error) {
+	return readRotatedLines(base, nil)
+}
+
+// readRotatedLines is readRotated decoding only the lines keep accepts (nil: every line): a
+// cheap test on the raw line spares decoding the lines a reader does not want.
+func readRotatedLines(base string, keep func(line []byte) bool) ([]Event, error) {
 	var out []Event
 	for i := eventLogKeep; i >= 0; i-- {
 		path := base
@@ -270,6 +276,9 @@ func readRotated(base string) ([]Event, error) {
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 64<<10), 16<<20)
 		for sc.Scan() {
+			if keep != nil && !keep(sc.Bytes()) {
+				continue
+			}
 			var e Event
 			if json.Unmarshal(sc.Bytes(), &e) == nil {
 				out = append(out, e)
