@@ -17,17 +17,18 @@ import (
 func TestOutcomeAppendJSONMatchesEncodingJSON(t *testing.T) {
 	warm := Outcome{OK: true, Value: json.RawMessage(`"HELLO"`), Meta: Meta{ProgramSource: SourcePersisted, ArtifactGen: 3, Duration: 4321, Decision: "execute:healthy"}}
 	for name, o := range map[string]Outcome{
-		"zero":         {},
-		"warm":         warm,
-		"object":       {OK: true, Value: json.RawMessage(`{"a":[1,2.5,null,true],"b":{"c":"d"}}`), Meta: Meta{Duration: 1}},
-		"html":         {OK: true, Value: json.RawMessage(`"<b>&</b>"`)},
-		"spaces":       {OK: true, Value: json.RawMessage("{ \"a\" :\n 1 }")},
-		"line sep":     {OK: true, Value: json.RawMessage("\"a\u2028b\"")},
-		"unicode":      {OK: true, Value: json.RawMessage(`"é"`), Meta: Meta{Logs: []string{"plain", `quote " é <x>`, "tab\t"}}},
-		"error":        {Err: &Error{Type: "panic", Class: "intrinsic", Rule: "panic", Message: `index out of range [3] with length 2 <"x">`, Retriable: false}, Meta: Meta{ProgramSource: SourceGenerated, ProviderCalls: 2, Tokens: provider.Usage{InputTokens: 100, CachedTokens: 7}}},
-		"error norule": {Err: &Error{Type: "args", Class: "caller", Message: "m", Retriable: true}},
-		"every flag":   {OK: true, Value: json.RawMessage(`1`), Meta: Meta{RepairAttempted: true, RepairSucceeded: true, Joined: true, Unchanged: true, Tokens: provider.Usage{OutputTokens: 5}}},
-		"replay":       {OK: true, Meta: Meta{Replay: &Replay{}}},
+		"zero":              {},
+		"warm":              warm,
+		"object":            {OK: true, Value: json.RawMessage(`{"a":[1,2.5,null,true],"b":{"c":"d"}}`), Meta: Meta{Duration: 1}},
+		"html":              {OK: true, Value: json.RawMessage(`"<b>&</b>"`)},
+		"spaces":            {OK: true, Value: json.RawMessage("{ \"a\" :\n 1 }")},
+		"line sep":          {OK: true, Value: json.RawMessage("\"a\u2028b\"")},
+		"unicode":           {OK: true, Value: json.RawMessage(`"é"`), Meta: Meta{Logs: []string{"plain", `quote " é <x>`, "tab\t"}}},
+		"error":             {Err: &Error{Type: "panic", Class: "intrinsic", Rule: "panic", Message: `index out of range [3] with length 2 <"x">`, Retriable: false}, Meta: Meta{ProgramSource: SourceGenerated, ProviderCalls: 2, Tokens: provider.Usage{InputTokens: 100, CachedTokens: 7}}},
+		"error norule":      {Err: &Error{Type: "args", Class: "caller", Message: "m", Retriable: true}},
+		"error retry after": {Err: &Error{Type: "model_calls", Class: "caller", Rule: "model_calls", Message: "m", RetryAfter: 90 * time.Second}},
+		"every flag":        {OK: true, Value: json.RawMessage(`1`), Meta: Meta{RepairAttempted: true, RepairSucceeded: true, Joined: true, Unchanged: true, Tokens: provider.Usage{OutputTokens: 5}}},
+		"replay":            {OK: true, Meta: Meta{Replay: &Replay{}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			want, err := json.Marshal((*outcomeDoc)(&o))
@@ -52,7 +53,7 @@ func TestOutcomeAppendJSONMatchesEncodingJSON(t *testing.T) {
 func TestOutcomeAppendJSONKnowsEveryField(t *testing.T) {
 	known := map[reflect.Type]string{
 		reflect.TypeFor[Outcome]():        "ok value error meta",
-		reflect.TypeFor[Error]():          "type class rule message retriable",
+		reflect.TypeFor[Error]():          "type class rule message retriable retry_after",
 		reflect.TypeFor[Meta]():           "program_source artifact_gen duration provider_calls tokens decision repair_attempted repair_succeeded logs joined unchanged replay",
 		reflect.TypeFor[provider.Usage](): "input_tokens output_tokens cached_tokens",
 	}

@@ -91,7 +91,7 @@ func OutcomeSchema(value json.RawMessage) json.RawMessage {
 		value = json.RawMessage(`{}`)
 	}
 	return json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"},"value":` + string(value) +
-		`,"error":{"type":"object","properties":{"type":{"type":"string"},"class":{"type":"string"},"rule":{"type":"string"},"message":{"type":"string"},"retriable":{"type":"boolean"}}},` +
+		`,"error":{"type":"object","properties":{"type":{"type":"string"},"class":{"type":"string"},"rule":{"type":"string"},"message":{"type":"string"},"retriable":{"type":"boolean"},"retry_after":{"type":"integer","description":"nanoseconds to wait before the same call may succeed"}}},` +
 		`"meta":{"type":"object"}},"required":["ok","meta"]}`)
 }
 
