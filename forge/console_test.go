@@ -152,7 +152,19 @@ func BenchmarkActivityOfLargeLog(b *testing.B) {
 	require.NoError(b, f.AddRole(textContract()))
 	require.True(b, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
 	f.events.sync()
-	dir := filepath.Join(f.Store().LocalDir(), "events")
+	writeLargeLog(b, f.Store().LocalDir())
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		a, err := f.Activity("text", "upper", 24*time.Hour, 48, 10)
+		require.NoError(b, err)
+		require.NotZero(b, a.Timeline[len(a.Timeline)-1].Calls)
+	}
+}
+
+// writeLargeLog writes a rotated event log file of 16 MiB (the size at which the log rotates):
+// calls of 100 roles, one in 100 of text.upper, one in 7 failed.
+func writeLargeLog(b *testing.B, store string) {
 	var buf []byte
 	now := time.Now()
 	for i := 0; len(buf) < 16<<20; i++ {
@@ -163,12 +175,22 @@ func BenchmarkActivityOfLargeLog(b *testing.B) {
 		}
 		buf = append(appendEvent(buf, &e), '\n')
 	}
-	require.NoError(b, os.WriteFile(filepath.Join(dir, "forge.jsonl.1"), buf, 0o644))
+	require.NoError(b, os.WriteFile(filepath.Join(store, "events", "forge.jsonl.1"), buf, 0o644))
+}
+
+// BenchmarkStatsOfLargeLog: stats over a 16 MiB event log, summarised as it is read.
+//
+//	go test ./forge -run '^$' -bench BenchmarkStatsOfLargeLog -benchmem -count 5
+func BenchmarkStatsOfLargeLog(b *testing.B) {
+	f := openForge(b, b.TempDir(), nil)
+	require.NoError(b, f.AddRole(textContract()))
+	f.events.sync()
+	writeLargeLog(b, f.Store().LocalDir())
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		a, err := f.Activity("text", "upper", 24*time.Hour, 48, 10)
+		st, err := f.Stats(time.Time{})
 		require.NoError(b, err)
-		require.NotZero(b, a.Timeline[len(a.Timeline)-1].Calls)
+		require.Greater(b, st.Overall.Calls, int64(20_000))
 	}
 }

@@ -61,10 +61,15 @@ type ringProvider struct {
 	ring []string
 	code map[string]string
 	n    atomic.Int64
+	mu   sync.Mutex
+	reqs []string // kind role.method attempt, for failure messages
 }
 
 func (p *ringProvider) Generate(_ context.Context, r provider.Request) (provider.Answer, error) {
 	p.n.Add(1)
+	p.mu.Lock()
+	p.reqs = append(p.reqs, fmt.Sprintf("%s %s.%s #%d", r.Kind, r.Role, r.Method, r.Attempt))
+	p.mu.Unlock()
 	if c, ok := p.code[r.Role]; ok {
 		return provider.Answer{Code: c, Model: "ring"}, nil
 	}
@@ -77,6 +82,12 @@ func (p *ringProvider) Generate(_ context.Context, r provider.Request) (provider
 }
 
 func (p *ringProvider) Name() string { return "ring" }
+
+func (p *ringProvider) requests() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.reqs...)
+}
 
 // wasmTestCache is shared with sandbox/wasm's tests, so modules are built once per machine.
 func wasmTestCache(t testing.TB) string {
@@ -137,6 +148,17 @@ func (r *eventRecorder) all() []Event {
 	return append([]Event(nil), r.evs...)
 }
 
+// failuresOf lists the failed calls among evs, for a test's failure message.
+func failuresOf(evs []Event) []string {
+	var out []string
+	for _, e := range evs {
+		if !e.OK && e.Kind == "" {
+			out = append(out, fmt.Sprintf("%s.%s depth %d: %s/%s/%s", e.Role, e.Method, e.Depth, e.FailureType, e.FailureClass, e.FailureRule))
+		}
+	}
+	return out
+}
+
 func pArgs(n int) json.RawMessage { return json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)) }
 
 // TestDelegationNeverDeadlocks is issue 15's matrix: self-delegation and cycles of 2 and 3 roles,
@@ -180,7 +202,7 @@ func TestDelegationNeverDeadlocks(t *testing.T) {
 						for i, o := range outs {
 							require.True(t, o.OK, "caller %d: %+v", i, o.Err)
 							assert.JSONEq(t, `"done"`, string(o.Value))
-							assert.Zero(t, o.Meta.ProviderCalls)
+							assert.Zero(t, o.Meta.ProviderCalls, "caller %d: %+v; provider asked %v; failures: %v", i, o.Meta, p.requests(), failuresOf(ev.all()))
 						}
 						checkDelegationTree(t, ev.all())
 					})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -54,7 +55,7 @@ func TestCallVolumeCannotEraseRecords(t *testing.T) {
 }
 
 // Leftover 3c: a record still in the event log is counted once, not once per file.
-func TestWithRecordsCountsEachRecordOnce(t *testing.T) {
+func TestStatsCountEachRecordOnce(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	gen := Event{Time: t0, CallID: 1, Action: "generate", ProgramSource: SourceGenerated, ProviderCalls: 1}
 	old := Event{Time: t0.Add(-time.Hour), CallID: 9, Action: "generate", ProgramSource: SourceGenerated, ProviderCalls: 1}
@@ -62,23 +63,33 @@ func TestWithRecordsCountsEachRecordOnce(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		evs, recs []Event
-		want      []ID
+		want      []ID // the lines counted
 		only      int
+		models    int
 	}{
-		{"no records", []Event{gen, warm}, nil, []ID{1, 2}, 0},
-		{"every record in the log", []Event{gen, warm}, []Event{gen}, []ID{1, 2}, 0},
-		{"one rotated away", []Event{gen, warm}, []Event{old, gen}, []ID{9, 1, 2}, 1},
-		{"the log rotated whole", nil, []Event{old, gen}, []ID{9, 1}, 2},
-		{"a non-record line of the same id is not the record", []Event{{Time: t0, CallID: 1, Action: "execute", ProgramSource: SourcePersisted}}, []Event{gen}, []ID{1, 1}, 1},
+		{"no records", []Event{gen, warm}, nil, []ID{1, 2}, 0, 1},
+		{"every record in the log", []Event{gen, warm}, []Event{gen}, []ID{1, 2}, 0, 1},
+		{"one rotated away", []Event{gen, warm}, []Event{old, gen}, []ID{9, 1, 2}, 1, 2},
+		{"the log rotated whole", nil, []Event{old, gen}, []ID{9, 1}, 2, 2},
+		{"a non-record line of the same id is not the record", []Event{{Time: t0, CallID: 1, Action: "execute", ProgramSource: SourcePersisted}}, []Event{gen}, []ID{1, 1}, 1, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			all, only := withRecords(c.evs, c.recs)
-			var ids []ID
-			for _, e := range all {
-				ids = append(ids, e.CallID)
+			store := t.TempDir()
+			write := func(name string, evs []Event) {
+				var b []byte
+				for i := range evs {
+					b = append(appendEvent(b, &evs[i]), '\n')
+				}
+				require.NoError(t, os.MkdirAll(filepath.Join(store, "events"), 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(store, "events", name), b, 0o644))
 			}
-			assert.Equal(t, c.want, ids)
-			assert.Equal(t, c.only, only)
+			write("forge.jsonl", c.evs)
+			write(recordsFile, c.recs)
+			st, err := StoreStats(store, time.Time{})
+			require.NoError(t, err)
+			assert.EqualValues(t, len(c.want), st.Overall.Calls, "each line once")
+			assert.EqualValues(t, c.only, st.RecordsOnly)
+			assert.EqualValues(t, c.models, st.Overall.ProviderCalls, "each generation once")
 		})
 	}
 }

@@ -203,37 +203,62 @@ func percentile(sorted []sample, n int64, p float64) int64 {
 // aggregate line counts as the Count calls it stands for; latency percentiles merge every line's
 // durations, each aggregate's as its histogram buckets (see percentile).
 func ComputeStats(events []Event, since time.Time) Stats {
-	st := Stats{Since: since}
-	per := map[[2]string]*Figures{}
+	b := newStatsBuilder(since)
 	for i := range events {
-		e := &events[i]
-		if !since.IsZero() && e.Time.Before(since) {
-			continue // an aggregate is dated by its last call: one that straddles since counts whole
-		}
-		if e.Kind == EventDropped {
-			for _, n := range e.Dropped {
-				st.EventsDropped += n
-			}
-			for _, n := range e.Lost {
-				st.EventsDropped += n
-			}
-			continue
-		}
-		st.Overall.add(e)
-		if e.Method == "" && IsOperatorAction(e) {
-			continue // of a role (define_role) or the store (dismiss): no method's row
-		}
-		k := [2]string{e.Role, e.Method}
-		fg := per[k]
-		if fg == nil {
-			fg = &Figures{}
-			per[k] = fg
-		}
-		fg.add(e)
+		b.add(&events[i])
 	}
+	return b.finish()
+}
+
+// statsBuilder is ComputeStats one event at a time, so that a store's log is summarised as it is
+// read, never held whole (StoreStats).
+type statsBuilder struct {
+	st  Stats
+	per map[[2]string]*Figures
+}
+
+func newStatsBuilder(since time.Time) *statsBuilder {
+	return &statsBuilder{st: Stats{Since: since}, per: map[[2]string]*Figures{}}
+}
+
+// inWindow reports whether e counts: at or after since. An aggregate is dated by its last call:
+// one that straddles since counts whole.
+func (b *statsBuilder) inWindow(e *Event) bool {
+	return b.st.Since.IsZero() || !e.Time.Before(b.st.Since)
+}
+
+func (b *statsBuilder) add(e *Event) {
+	st := &b.st
+	if !b.inWindow(e) {
+		return
+	}
+	if e.Kind == EventDropped {
+		for _, n := range e.Dropped {
+			st.EventsDropped += n
+		}
+		for _, n := range e.Lost {
+			st.EventsDropped += n
+		}
+		return
+	}
+	st.Overall.add(e)
+	if e.Method == "" && IsOperatorAction(e) {
+		return // of a role (define_role) or the store (dismiss): no method's row
+	}
+	k := [2]string{e.Role, e.Method}
+	fg := b.per[k]
+	if fg == nil {
+		fg = &Figures{}
+		b.per[k] = fg
+	}
+	fg.add(e)
+}
+
+func (b *statsBuilder) finish() Stats {
+	st := b.st
 	st.Overall.finish()
-	st.Methods = make([]MethodFigures, 0, len(per))
-	for k, fg := range per {
+	st.Methods = make([]MethodFigures, 0, len(b.per))
+	for k, fg := range b.per {
 		fg.finish()
 		st.Methods = append(st.Methods, MethodFigures{Role: k[0], Method: k[1], Figures: *fg})
 	}
@@ -261,6 +286,14 @@ func readRotated(base string) ([]Event, error) {
 // cheap test on the raw line spares decoding the lines a reader does not want.
 func readRotatedLines(base string, keep func(line []byte) bool) ([]Event, error) {
 	var out []Event
+	err := scanRotated(base, keep, func(e *Event) { out = append(out, *e) })
+	return out, err
+}
+
+// scanRotated calls fn with each event of a log and its rotated files (base.N, oldest first,
+// then base) whose line keep accepts (nil: every line), one at a time. A line that does not parse
+// (a crash mid-write) is skipped.
+func scanRotated(base string, keep func(line []byte) bool, fn func(*Event)) error {
 	for i := eventLogKeep; i >= 0; i-- {
 		path := base
 		if i > 0 {
@@ -271,7 +304,7 @@ func readRotatedLines(base string, keep func(line []byte) bool) ([]Event, error)
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("forge: events: %w", err)
+			return fmt.Errorf("forge: events: %w", err)
 		}
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 64<<10), 16<<20)
@@ -281,40 +314,54 @@ func readRotatedLines(base string, keep func(line []byte) bool) ([]Event, error)
 			}
 			var e Event
 			if json.Unmarshal(sc.Bytes(), &e) == nil {
-				out = append(out, e)
+				fn(&e)
 			}
 		}
 		err = sc.Err()
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("forge: events: read %s: %w", path, err)
+			return fmt.Errorf("forge: events: read %s: %w", path, err)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // StoreStats reads a store's event log and its records (ReadRecords) and summarises them (see
 // ComputeStats): the records whose lines the log rotated away count too (Stats.RecordsOnly).
 func StoreStats(store string, since time.Time) (Stats, error) {
-	evs, err := ReadEvents(store)
+	b := newStatsBuilder(since)
+	in := map[recordKey]bool{} // the records the log still holds
+	var logSince time.Time
+	first := true
+	err := scanRotated(filepath.Join(store, "events", "forge.jsonl"), nil, func(e *Event) {
+		if first {
+			logSince, first = e.Time, false
+		}
+		if isRecord(e) {
+			in[recordKeyOf(e)] = true
+		}
+		b.add(e)
+	})
 	if err != nil {
 		return Stats{}, err
 	}
-	recs, err := ReadRecords(store)
+	var only int64
+	err = scanRotated(filepath.Join(store, "events", recordsFile), nil, func(e *Event) {
+		if in[recordKeyOf(e)] {
+			return
+		}
+		if b.inWindow(e) {
+			only++
+		}
+		b.add(e)
+	})
 	if err != nil {
 		return Stats{}, err
 	}
-	all, only := withRecords(evs, recs)
-	st := ComputeStats(all, since)
-	if only > 0 {
-		for i := range only { // the records-only lines come first; since filters them too
-			if since.IsZero() || !all[i].Time.Before(since) {
-				st.RecordsOnly++
-			}
-		}
-		if st.RecordsOnly > 0 && len(evs) > 0 {
-			st.LogSince = evs[0].Time
-		}
+	st := b.finish()
+	st.RecordsOnly = only
+	if only > 0 && !first {
+		st.LogSince = logSince
 	}
 	return st, nil
 }
@@ -328,28 +375,6 @@ type recordKey struct {
 
 func recordKeyOf(e *Event) recordKey {
 	return recordKey{e.CallID, e.Time.UnixNano(), e.Action, e.Kind}
-}
-
-// withRecords is the event log's lines evs with the records recs that are not among them (the
-// log rotated them away) put first, and how many those are.
-func withRecords(evs, recs []Event) ([]Event, int) {
-	in := make(map[recordKey]bool)
-	for i := range evs {
-		if isRecord(&evs[i]) {
-			in[recordKeyOf(&evs[i])] = true
-		}
-	}
-	var out []Event
-	for i := range recs {
-		if !in[recordKeyOf(&recs[i])] {
-			out = append(out, recs[i])
-		}
-	}
-	if len(out) == 0 {
-		return evs, 0
-	}
-	n := len(out)
-	return append(out, evs...), n
 }
 
 // ParseAge reads an age, for a window that ends now (stats' since) or a retention (prune's
