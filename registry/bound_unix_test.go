@@ -74,3 +74,33 @@ func TestArtifactEveryUserMayWriteIsRefused(t *testing.T) {
 		require.NoError(t, err)
 	}
 }
+
+// TestDoctorListsWhatEveryUserMayWrite: doctor goes on past a file every user may write (it
+// used to stop at the first load error) and lists each such file and directory.
+func TestDoctorListsWhatEveryUserMayWrite(t *testing.T) {
+	root := t.TempDir()
+	s, err := Open(root)
+	require.NoError(t, err)
+	newArtifact(t, s, "r", "m", "package artifact\n// one")
+	newArtifact(t, s, "q", "m", "package artifact\n// two")
+	art, dir := s.ArtifactPath("r", "m"), filepath.Dir(s.ArtifactPath("q", "m"))
+	require.NoError(t, os.Chmod(art, 0o666))
+	require.NoError(t, os.Chmod(dir, 0o777))
+	rep, err := s.Doctor()
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{art, dir}, rep.OpenToAll)
+	assert.True(t, rep.Damaged())
+	assert.Empty(t, rep.Quarantined, "nothing is moved")
+	assert.FileExists(t, art)
+
+	// Listing goes on too (it failed whole): the refused file is listed with why.
+	sums, err := s.Summaries()
+	require.NoError(t, err)
+	require.Len(t, sums, 2)
+	for _, sm := range sums {
+		if sm.Role == "r" {
+			require.Error(t, sm.Err, "%+v", sm)
+			assert.Contains(t, sm.Err.Error(), "chmod o-w "+art)
+		}
+	}
+}

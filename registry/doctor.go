@@ -2,10 +2,14 @@ package registry
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
+
+	"github.com/artifactforge/forge/internal/storepath"
 )
 
 // StaleTempAge is how old a leftover temp file must be before doctor removes it: younger ones may
@@ -27,12 +31,16 @@ type DoctorReport struct {
 	IndexRebuilt int `json:"index_rebuilt"`
 	// Journals is what waits in the metrics journals to be folded into the files.
 	Journals JournalStats `json:"journals"`
+	// OpenToAll are the store's files and directories that every user may write (mode o+w):
+	// whoever writes them decides what forge runs, so forge refuses to read them
+	// (storepath.ErrOpenToAll) until `chmod o-w PATH`.
+	OpenToAll []string `json:"open_to_all"`
 }
 
 // Damaged reports whether the store has damage an operator has not dealt with: a file doctor
 // quarantined, an earlier quarantine still pending, or an incompatible file.
 func (r DoctorReport) Damaged() bool {
-	return len(r.Quarantined) > 0 || len(r.Pending) > 0 || len(r.Incompatible) > 0
+	return len(r.Quarantined) > 0 || len(r.Pending) > 0 || len(r.Incompatible) > 0 || len(r.OpenToAll) > 0
 }
 
 // Doctor verifies every file of the store — every role (parse, schema, name, contract, its
@@ -41,7 +49,7 @@ func (r DoctorReport) Damaged() bool {
 // copies), rebuilds the summary index from the files, lists every pending quarantine, and removes
 // temp files left by crashed writers.
 func (s *Store) Doctor() (DoctorReport, error) {
-	rep := DoctorReport{Quarantined: []QuarantineReport{}, Incompatible: []QuarantineReport{}, TempRemoved: []string{}}
+	rep := DoctorReport{Quarantined: []QuarantineReport{}, Incompatible: []QuarantineReport{}, TempRemoved: []string{}, OpenToAll: []string{}}
 	// This run's quarantines are the recorded entries made from now on (by this run, or by another
 	// process meanwhile): OnQuarantine is left alone, so a running forge's reporting is untouched.
 	start := time.Now().UTC()
@@ -60,8 +68,9 @@ func (s *Store) Doctor() (DoctorReport, error) {
 		case errors.Is(err, ErrCorrupt) && !errors.As(err, new(*QuarantinedError)):
 			// the file is gone and its last-good copy is damaged: nothing was moved, report it here
 			rep.Quarantined = append(rep.Quarantined, QuarantineReport{Path: s.rolePath(n), Kind: "role", Role: n, Reason: err.Error(), At: time.Now().UTC()})
-		case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, ErrCorrupt):
-			// fine, gone meanwhile, or quarantined (reported through OnQuarantine)
+		case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, ErrCorrupt), errors.Is(err, storepath.ErrOpenToAll):
+			// fine, gone meanwhile, or quarantined (reported through OnQuarantine); open to
+			// all: listed by the walk below
 		case errors.Is(err, ErrIncompatible):
 			rep.Incompatible = append(rep.Incompatible, QuarantineReport{Path: s.rolePath(n), Kind: "role", Role: n, Reason: err.Error()})
 		default:
@@ -77,9 +86,10 @@ func (s *Store) Doctor() (DoctorReport, error) {
 		rep.Checked++
 		_, err := s.Load(k.Role, k.Method)
 		switch {
-		case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, ErrCorrupt):
+		case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, ErrCorrupt), errors.Is(err, storepath.ErrOpenToAll):
 			// fine, missing meanwhile, or quarantined (by this run: reported through OnQuarantine;
-			// by another process between List and Load: pending below)
+			// by another process between List and Load: pending below); open to all: listed by
+			// the walk below
 		case errors.Is(err, ErrIncompatible):
 			rep.Incompatible = append(rep.Incompatible, QuarantineReport{Path: s.ArtifactPath(k.Role, k.Method), Kind: "artifact", Role: k.Role, Method: k.Method, Reason: err.Error()})
 		default:
@@ -108,6 +118,9 @@ func (s *Store) Doctor() (DoctorReport, error) {
 		}
 		if d.IsDir() && path != s.root && filepath.Base(path) == quarantineDir {
 			return filepath.SkipDir
+		}
+		if info, err := d.Info(); err == nil && d.Type()&fs.ModeSymlink == 0 && info.Mode().Perm()&0o002 != 0 && runtime.GOOS != "windows" {
+			rep.OpenToAll = append(rep.OpenToAll, path)
 		}
 		if !d.IsDir() && strings.HasPrefix(d.Name(), tempPrefix) {
 			if info, err := d.Info(); err == nil && info.ModTime().Before(cutoff) {

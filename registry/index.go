@@ -467,7 +467,7 @@ func (s *Store) checkIndexLocked(role string, entries map[string]*Summary, write
 			changed = true
 			continue
 		}
-		if err != nil && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrIncompatible) {
+		if err != nil && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrIncompatible) && !errors.Is(err, storepath.ErrOpenToAll) {
 			return nil, err
 		}
 		if sm.Err == nil {
@@ -475,11 +475,10 @@ func (s *Store) checkIndexLocked(role string, entries map[string]*Summary, write
 			entries[m] = &e
 			changed = true
 		} else {
-			unreadable = true
-			if _, had := entries[m]; had {
-				delete(entries, m)
-				changed = true
-			}
+			// Unreadable: the index must not keep vouching for it, even where the file did not
+			// change (a mode every user may write changes no stamp).
+			unreadable, changed = true, true
+			delete(entries, m)
 		}
 		out = append(out, sm)
 	}

@@ -471,6 +471,9 @@ each with ` + "`forge quarantine restore ID` or `forge quarantine dismiss ID`" +
 				for _, p := range rep.TempRemoved {
 					fmt.Fprintf(a.stdout, "removed leftover temp file %s\n", p)
 				}
+				for _, p := range rep.OpenToAll {
+					fmt.Fprintf(a.stdout, "writable by every user (forge will not read it): %s — run `chmod o-w %s` and check what it holds\n", p, p)
+				}
 				for _, f := range cache.Removed {
 					fmt.Fprintf(a.stdout, "removed leftover temp file %s\n", f.Path)
 				}
@@ -482,6 +485,10 @@ each with ` + "`forge quarantine restore ID` or `forge quarantine dismiss ID`" +
 				if cache.Kept > 0 {
 					fmt.Fprintf(a.stdout, "wasm cache: %d file(s), %s (`forge prune` removes what was not used for 30 days)\n", cache.Kept, humanBytes(cache.KeptBytes))
 				}
+			}
+			if len(rep.OpenToAll) > 0 {
+				return codedError{exitFailed, fmt.Errorf("doctor found %d store path(s) every user may write; run `chmod o-w` on each (listed above), check what they hold, and run forge doctor again",
+					len(rep.OpenToAll))}
 			}
 			if rep.Damaged() {
 				return codedError{exitFailed, fmt.Errorf("doctor found damage: %d file(s) in quarantine, %d incompatible; see `forge quarantine ls`, then `forge quarantine restore ID` (or `dismiss ID`) for each, or regenerate with `forge regen ROLE METHOD`",
