@@ -17,6 +17,7 @@ func init() { register(newMCPCmd) }
 func newMCPCmd(a *app) *cobra.Command {
 	var operator bool
 	var defineRoles func() (forge.DefineSwitches, error)
+	var modelCalls func() (forge.ModelCallBound, error)
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve the forge to an agent over MCP (stdio)",
@@ -36,7 +37,12 @@ notifications/tools/list_changed. ` + "`forge serve`" + ` serves the same over s
 			if err != nil {
 				return err
 			}
-			f, err := a.openForge()
+			models, err := modelCalls()
+			if err != nil {
+				return err
+			}
+			// The agent on stdin is the one client (""): it may spend models per window.
+			f, err := a.openForge(func(o *forge.Options) { o.ModelCalls = forge.ModelCallLimit{Default: models} })
 			if err != nil {
 				return err
 			}
@@ -59,6 +65,7 @@ notifications/tools/list_changed. ` + "`forge serve`" + ` serves the same over s
 		},
 	}
 	defineRoles = defineSwitchFlags(cmd)
+	modelCalls = modelCallsFlag(cmd)
 	cmd.Flags().BoolVar(&operator, "operator", false, "add the operator tools (bless, quarantine, lift, rollback, regen)")
 	return cmd
 }

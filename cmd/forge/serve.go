@@ -39,7 +39,7 @@ func newServeCmd(a *app) *cobra.Command {
 	var noMCP bool
 	var natsDir, natsListen string
 	var clientsFile string
-	var modelCalls string
+	var modelCalls func() (forge.ModelCallBound, error)
 	var defineRoles func() (forge.DefineSwitches, error)
 	var allowedHosts, corsOrigins []string
 	var headerTimeout, bodyTimeout time.Duration
@@ -95,15 +95,9 @@ With --allow-define-roles (or $FORGE_ALLOW_DEFINE_ROLES=1) clients define roles 
 					return usagef("serve: --clients: %v", err)
 				}
 			}
-			if modelCalls == "" {
-				modelCalls = os.Getenv("FORGE_MODEL_CALLS")
-			}
-			models := forge.DefaultServeModelCalls
-			if modelCalls != "" {
-				var err error
-				if models, err = server.ParseModelCalls(modelCalls); err != nil {
-					return usagef("serve: --model-calls: %v", err)
-				}
+			models, err := modelCalls()
+			if err != nil {
+				return err
 			}
 			define, err := defineRoles() // --allow-define-roles (tools.go)
 			if err != nil {
@@ -186,9 +180,29 @@ With --allow-define-roles (or $FORGE_ALLOW_DEFINE_ROLES=1) clients define roles 
 	cmd.Flags().DurationVar(&bodyTimeout, "body-timeout", server.DefaultBodyTimeout, "longest a client may take to send a request's body (from the request's start)")
 	cmd.Flags().IntVar(&maxConns, "max-conns", server.DefaultMaxConns, "most connections open at once (more wait to be accepted)")
 	cmd.Flags().BoolVar(&noMCP, "no-mcp", false, "do not serve MCP at /mcp")
-	cmd.Flags().StringVar(&modelCalls, "model-calls", "", fmt.Sprintf("model calls each client's calls may spend on new and repaired code, N/h (or /m; off: no bound; default $FORGE_MODEL_CALLS, else %d/h); a client's model_calls in --clients overrides it", forge.DefaultServeModelCalls.N))
+	modelCalls = modelCallsFlag(cmd)
 	cmd.Flags().StringVar(&clientsFile, "clients", "", "client identities (YAML or JSON: [{name, token or token_sha256, roles, rate}]; default $FORGE_CLIENTS): calls need a client's bearer token")
 	cmd.Flags().StringVar(&natsDir, "nats-embedded", "", "run an embedded single-node NATS JetStream server with its data in this directory and keep the store on it (nats://127.0.0.1:4222/forge unless --store names another); other forge processes share it with --store")
 	cmd.Flags().StringVar(&natsListen, "nats-listen", defaultNATSListen, "where the embedded NATS server listens (HOST:PORT; port 0: a free one); beyond loopback it needs $NATS_TOKEN")
 	return cmd
+}
+
+// modelCallsFlag adds --model-calls, the bound on each client's model calls of a server (HTTP or
+// MCP over stdio): forge.DefaultServeModelCalls unless it or $FORGE_MODEL_CALLS says otherwise.
+func modelCallsFlag(cmd *cobra.Command) func() (forge.ModelCallBound, error) {
+	var v string
+	cmd.Flags().StringVar(&v, "model-calls", "", fmt.Sprintf("model calls each client may spend on new and repaired code, N/h (or /m; off: no bound; default $FORGE_MODEL_CALLS, else %d/h); with --clients, a client's model_calls overrides it", forge.DefaultServeModelCalls.N))
+	return func() (forge.ModelCallBound, error) {
+		if v == "" {
+			v = os.Getenv("FORGE_MODEL_CALLS")
+		}
+		if v == "" {
+			return forge.DefaultServeModelCalls, nil
+		}
+		b, err := server.ParseModelCalls(v)
+		if err != nil {
+			return b, usagef("--model-calls: %v", err)
+		}
+		return b, nil
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"os"
@@ -59,4 +60,15 @@ func TestBinServeGuards(t *testing.T) {
 	assert.Equal(t, 200, st, body)
 	st, body = send("", "application/json", "/v1/call/nope/upper", `{}`)
 	assert.Equal(t, 404, st, body)
+}
+
+// --model-calls takes N/h (N/m, N/s) or off; anything else is a usage error before anything opens.
+func TestModelCallsFlagRefusesNonsense(t *testing.T) {
+	for _, cmd := range []string{"serve", "mcp"} {
+		var stdout, stderr bytes.Buffer
+		code := run([]string{cmd, "--store", t.TempDir(), "--model-calls", "lots"}, &stdout, &stderr)
+		assert.Equal(t, exitUsage, code, "%s: %s", cmd, stderr.String())
+		assert.Contains(t, stderr.String(), "--model-calls")
+		assert.Contains(t, stderr.String(), "N/h")
+	}
 }
