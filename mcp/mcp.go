@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,6 +53,10 @@ type Server struct {
 	f   *forge.Forge
 	o   Options
 	srv *sdk.Server
+
+	// sessionEpoch counts CloseSessions: the HTTP fast path answers no session opened before
+	// the last one (fastcall.go).
+	sessionEpoch atomic.Uint64
 
 	mu      sync.Mutex
 	methods map[string]toolState // tool name -> what it was built from
@@ -94,14 +99,14 @@ func (s *Server) SDK() *sdk.Server { return s.srv }
 // Run serves one session over t (e.g. &sdk.StdioTransport{}) until it ends or ctx is done.
 func (s *Server) Run(ctx context.Context, t sdk.Transport) error { return s.srv.Run(ctx, t) }
 
-// HTTPHandler is the streamable HTTP transport of this server.
-func (s *Server) HTTPHandler() http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, nil)
-}
+// HTTPHandler is the streamable HTTP transport of this server (the SDK's, with a fast path for
+// plain tool calls: fastcall.go).
+func (s *Server) HTTPHandler() http.Handler { return newHTTPEdge(s) }
 
 // CloseSessions ends every connected session (a graceful shutdown of `forge serve`: an HTTP
 // client's open event stream would otherwise hold the shutdown until its timeout).
 func (s *Server) CloseSessions() {
+	s.sessionEpoch.Add(1)
 	for ss := range s.srv.Sessions() {
 		ss.Close()
 	}
@@ -223,22 +228,33 @@ func decodeArgs(req *sdk.CallToolRequest) (callArgs, error) {
 	return a, nil
 }
 
+// forgeCall is forge_call's handler.
+func (s *Server) forgeCall(ctx context.Context, req *sdk.CallToolRequest) *sdk.CallToolResult {
+	a, err := decodeArgs(req)
+	if err != nil {
+		return errResult(err)
+	}
+	return s.callMethod(ctx, req, a.Role, a.Method, a.Args)
+}
+
+// callMethod is the handler of role.method's tool with the method's args: req's client calls it,
+// with req's progress notifications.
+func (s *Server) callMethod(ctx context.Context, req *sdk.CallToolRequest, role, method string, args json.RawMessage) *sdk.CallToolResult {
+	ctx, refused := asClient(ctx, req, role)
+	if refused != nil {
+		return refused
+	}
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	return s.callWithProgress(ctx, req, role, method, args)
+}
+
 func (s *Server) addFixedTools() {
 	s.srv.AddTool(&sdk.Tool{Name: "forge_call", InputSchema: callSchema,
 		Description: "Call role.method with args. A method that does not exist yet is written from the role's contract, verified and persisted (provider calls); a persisted one runs with none."},
 		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			a, err := decodeArgs(req)
-			if err != nil {
-				return errResult(err), nil
-			}
-			ctx, refused := asClient(ctx, req, a.Role)
-			if refused != nil {
-				return refused, nil
-			}
-			if len(a.Args) == 0 || string(a.Args) == "null" {
-				a.Args = json.RawMessage(`{}`)
-			}
-			return s.callWithProgress(ctx, req, a.Role, a.Method, a.Args), nil
+			return s.forgeCall(ctx, req), nil
 		})
 	s.srv.AddTool(&sdk.Tool{Name: "forge_roles", InputSchema: emptySchema, Description: "List the role contracts: purpose, methods and their signatures."},
 		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {

@@ -1,0 +1,368 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The tools/call fast path of streamable HTTP. The SDK (v1.8.0) decodes every message four
+// times on the way in (the batch, the message, the params, their _meta), each with a fresh,
+// zeroed 32 KiB buffer (segmentio/encoding's Decoder), then hands it through the session's
+// goroutines and writes the answer as an SSE event: for a warm call of a few microseconds that is
+// most of /mcp's cost. httpEdge answers the plainest tools/call itself — one request, on a session
+// the SDK opened and still holds, calling forge_call or a method tool, with no _meta (so no
+// progress token: nothing is sent to the client but the answer) — by calling the same tool
+// handler the SDK would with the same request, and writes the same JSON-RPC response as a plain
+// JSON body (the answer streamable HTTP allows to any POST, the SDK's JSONResponse mode).
+// Anything else goes to the SDK untouched (fastCall decides, and falls back for whatever it does
+// not recognize exactly), so the SDK stays the reference for every error.
+
+// fastBodyMax is the largest body the fast path reads; a larger one goes to the SDK.
+const fastBodyMax = 64 << 10
+
+// fastVersions are the protocol versions whose tools/call the fast path answers: the SDK's
+// stateful ones (later versions go through the SDK's checks of per-request _meta and headers).
+var fastVersions = map[string]bool{"2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
+
+// httpEdge is the streamable HTTP handler: the SDK's, with the tools/call fast path in front.
+type httpEdge struct {
+	s   *Server
+	sdk http.Handler
+
+	mu       sync.Mutex
+	sessions map[string]*fastSession // by Mcp-Session-Id: the sessions this handler's SDK opened, while they live
+}
+
+// fastSession is a session the fast path may answer on.
+type fastSession struct {
+	ss     *sdk.ServerSession
+	userID string // the client that opened it (the SDK refuses the session to any other)
+	epoch  uint64 // Server.sessionEpoch when it was opened: CloseSessions ended it if that moved on
+
+	mu       sync.Mutex
+	inflight map[string]bool // request IDs the fast path is answering
+}
+
+func newHTTPEdge(s *Server) *httpEdge {
+	return &httpEdge{s: s, sessions: map[string]*fastSession{},
+		sdk: sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, nil)}
+}
+
+func (h *httpEdge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get("Mcp-Session-Id")
+	switch {
+	case r.Method == http.MethodDelete && sid != "": // the session ends now, not when its goroutines have
+		sw := &statusWriter{ResponseWriter: w}
+		h.sdk.ServeHTTP(sw, r)
+		if sw.code == http.StatusNoContent {
+			h.forget(sid)
+		}
+	case r.Method != http.MethodPost:
+		h.sdk.ServeHTTP(w, r)
+	case sid == "": // an initialize: the SDK opens the session, its id comes back in the answer's header
+		iw := &initWriter{ResponseWriter: w, h: h, r: r}
+		h.sdk.ServeHTTP(iw, r)
+		iw.learn()
+	default:
+		h.mu.Lock()
+		fs := h.sessions[sid]
+		h.mu.Unlock()
+		if fs == nil || fs.epoch != h.s.sessionEpoch.Load() || !h.fastCall(w, r, fs) {
+			h.sdk.ServeHTTP(w, r)
+		}
+	}
+}
+
+// statusWriter records the status of an answer with no body to stream.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.code = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (h *httpEdge) forget(sid string) {
+	h.mu.Lock()
+	delete(h.sessions, sid)
+	h.mu.Unlock()
+}
+
+// initWriter learns the session an initialize opens before its answer leaves (so that the
+// client's next request finds it).
+type initWriter struct {
+	http.ResponseWriter
+	h       *httpEdge
+	r       *http.Request
+	learned bool
+}
+
+func (w *initWriter) learn() {
+	if !w.learned {
+		w.learned = w.h.learn(w.Header().Get("Mcp-Session-Id"), w.r)
+	}
+}
+
+func (w *initWriter) Write(b []byte) (int, error) {
+	w.learn()
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *initWriter) Flush() {
+	w.learn()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *initWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// learn records the session sid the SDK opened, once its initialization succeeded, and forgets it
+// when it ends; it reports whether sid is known now.
+func (h *httpEdge) learn(sid string, r *http.Request) bool {
+	if sid == "" {
+		return false
+	}
+	var ss *sdk.ServerSession
+	for s := range h.s.srv.Sessions() {
+		if s.ID() == sid {
+			ss = s
+		}
+	}
+	if ss == nil || ss.InitializeParams() == nil {
+		return false
+	}
+	fs := &fastSession{ss: ss, epoch: h.s.sessionEpoch.Load(), inflight: map[string]bool{}}
+	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+		fs.userID = ti.UserID
+	}
+	h.mu.Lock()
+	h.sessions[sid] = fs
+	h.mu.Unlock()
+	go func() {
+		_ = ss.Wait()
+		h.forget(sid)
+	}()
+	return true
+}
+
+// fastRequest is what the fast path knows how to answer: one tools/call.
+type fastRequest struct {
+	id   string // the request ID as the response writes it
+	raw  any    // and as its value (a string or an int64)
+	name string
+	args json.RawMessage
+}
+
+// parseFastCall returns body as a tools/call the fast path answers, and false for any other body
+// (a batch, a notification, another method, unknown or _meta fields, an ID that is neither a
+// string nor an integer): those go to the SDK. Keys are matched exactly, as the SDK does.
+func parseFastCall(body []byte) (fastRequest, bool) {
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(body, &msg) != nil || len(msg) != 4 {
+		return fastRequest{}, false
+	}
+	var version, method string
+	if json.Unmarshal(msg["jsonrpc"], &version) != nil || version != "2.0" ||
+		json.Unmarshal(msg["method"], &method) != nil || method != "tools/call" {
+		return fastRequest{}, false
+	}
+	id, raw, ok := canonicalID(msg["id"])
+	if !ok {
+		return fastRequest{}, false
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(msg["params"], &params) != nil {
+		return fastRequest{}, false
+	}
+	req := fastRequest{id: id, raw: raw}
+	for k, v := range params {
+		switch k {
+		case "name":
+			if json.Unmarshal(v, &req.name) != nil {
+				return fastRequest{}, false
+			}
+		case "arguments":
+			if len(v) == 0 || v[0] != '{' {
+				return fastRequest{}, false
+			}
+			req.args = v
+		default: // _meta (a progress token, a protocol version), multi-round-trip state, ...
+			return fastRequest{}, false
+		}
+	}
+	return req, req.name != ""
+}
+
+// canonicalID is a JSON-RPC request ID as the SDK writes it back, and its value: a string, or
+// an integer that fits in an int64.
+func canonicalID(raw json.RawMessage) (string, any, bool) {
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return "", nil, false
+		}
+		b, _ := json.Marshal(s)
+		return string(b), s, true
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return "", nil, false
+	}
+	return strconv.FormatInt(n, 10), n, true
+}
+
+// fastCall answers r on fs and reports true, or reports false, having read nothing it does not
+// give back, for the SDK to answer.
+func (h *httpEdge) fastCall(w http.ResponseWriter, r *http.Request, fs *fastSession) bool {
+	if !fastHeaders(r, fs) {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, fastBodyMax+1))
+	rest := r.Body
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), rest), rest} // for the SDK, if it answers
+	if err != nil || len(body) > fastBodyMax {
+		return false
+	}
+	req, ok := parseFastCall(body)
+	if !ok {
+		return false
+	}
+	handler := h.s.fastTool(req.name)
+	if handler == nil {
+		return false
+	}
+	fs.mu.Lock()
+	dup := fs.inflight[req.id]
+	fs.inflight[req.id] = true
+	fs.mu.Unlock()
+	if dup { // the SDK's answer to an ID already in flight on the session
+		writeJSONRPC(w, http.StatusBadRequest, req.id, `"error":{"code":-32600,"message":`+
+			strconv.Quote(fmt.Sprintf("duplicate in-flight request ID %v", req.raw))+`}`)
+		return true
+	}
+	defer func() {
+		fs.mu.Lock()
+		delete(fs.inflight, req.id)
+		fs.mu.Unlock()
+	}()
+	res := handler(r.Context(), &sdk.CallToolRequest{Session: fs.ss,
+		Params: &sdk.CallToolParamsRaw{Name: req.name, Arguments: req.args},
+		Extra:  &sdk.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header}})
+	b, err := json.Marshal(res)
+	if err != nil {
+		writeJSONRPC(w, http.StatusOK, req.id, `"error":{"code":-32603,"message":`+strconv.Quote(err.Error())+`}`)
+		return true
+	}
+	writeJSONRPC(w, http.StatusOK, req.id, `"result":`+string(b))
+	return true
+}
+
+// fastHeaders reports whether r's headers are those of a request the SDK would take on fs with
+// no other check than the ones fastCall makes: POST of JSON accepting JSON and SSE, a protocol
+// version of fastVersions, no resumption or standard MCP headers, the Host of a loopback server
+// a loopback name (the SDK's DNS rebinding protection), and the session's own client.
+func fastHeaders(r *http.Request, fs *fastSession) bool {
+	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
+		return false
+	}
+	if !fastVersions[r.Header.Get("Mcp-Protocol-Version")] || !acceptsJSONAndSSE(r.Header.Values("Accept")) {
+		return false
+	}
+	for k := range r.Header {
+		if k == "Last-Event-Id" || k == "Mcp-Method" || k == "Mcp-Name" || strings.HasPrefix(k, "Mcp-Param-") {
+			return false
+		}
+	}
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil && isLoopback(la.String()) && !isLoopback(r.Host) {
+		return false
+	}
+	if fs.userID != "" {
+		if ti := auth.TokenInfoFromContext(r.Context()); ti == nil || ti.UserID != fs.userID {
+			return false
+		}
+	}
+	return true
+}
+
+// acceptsJSONAndSSE is the SDK's check of a POST's Accept: both application/json and
+// text/event-stream (or their wildcards).
+func acceptsJSONAndSSE(values []string) bool {
+	jsonOK, streamOK := false, false
+	for _, v := range values {
+		for _, raw := range strings.Split(v, ",") {
+			base, _, _ := strings.Cut(strings.TrimSpace(raw), ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK && streamOK
+}
+
+// isLoopback is the SDK's: addr (host or host:port) is localhost or a loopback IP.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = strings.Trim(addr, "[]")
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// writeJSONRPC writes the JSON-RPC response to id with member (its result or error), as the SDK's
+// JSON response does.
+func writeJSONRPC(w http.ResponseWriter, status int, id, member string) {
+	w.Header().Set("Cache-Control", "no-cache, no-transform")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,`+member+`}`)
+}
+
+// toolHandler is a tool's handler as the fast path calls it.
+type toolHandler func(context.Context, *sdk.CallToolRequest) *sdk.CallToolResult
+
+// fastTool is the handler of tool name the fast path may call (forge_call or a method tool), or
+// nil.
+func (s *Server) fastTool(name string) toolHandler {
+	if name == "forge_call" {
+		return s.forgeCall
+	}
+	s.mu.Lock()
+	ts, ok := s.methods[name]
+	s.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, req *sdk.CallToolRequest) *sdk.CallToolResult {
+		return s.callMethod(ctx, req, ts.key.Role, ts.key.Method, req.Params.Arguments)
+	}
+}
