@@ -33,9 +33,10 @@ import (
 // fastBodyMax is the largest body the fast path reads; a larger one goes to the SDK.
 const fastBodyMax = 64 << 10
 
-// fastVersions are the protocol versions whose tools/call the fast path answers: the SDK's
-// stateful ones (later versions go through the SDK's checks of per-request _meta and headers).
-var fastVersions = map[string]bool{"2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
+// fastVersions are the Mcp-Protocol-Version headers whose tools/call the fast path answers: the
+// SDK's stateful versions, and none (the SDK takes it for 2025-03-26); later versions go through
+// the SDK's checks of per-request _meta and headers.
+var fastVersions = map[string]bool{"": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
 
 // httpEdge is the streamable HTTP handler: the SDK's, with the tools/call fast path in front.
 type httpEdge struct {

@@ -192,6 +192,9 @@ func TestFastCallKeepsTheSessionRules(t *testing.T) {
 	resp, body = call(`"a\"b"`, hdr...)
 	require.Equal(t, http.StatusOK, resp.StatusCode, body)
 	assert.True(t, strings.HasPrefix(body, `{"jsonrpc":"2.0","id":"a\"b","result":`), body)
+	resp, body = call("10", hdr[:4]...) // no protocol version: the SDK's 2025-03-26
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 
 	// Another client's token on alice's session: the SDK's refusal.
 	resp, _ = call("2", append([]string{"Authorization", "Bearer bob"}, hdr[2:]...)...)
