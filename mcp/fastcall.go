@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -173,43 +174,111 @@ type fastRequest struct {
 }
 
 // parseFastCall returns body as a tools/call the fast path answers, and false for any other body
-// (a batch, a notification, another method, unknown or _meta fields, an ID that is neither a
-// string nor an integer): those go to the SDK. Keys are matched exactly, as the SDK does.
+// (invalid JSON, a batch, a notification, another method, unknown, repeated or escaped keys,
+// _meta, an ID that is neither a string nor an integer): those go to the SDK. Keys are matched
+// exactly, as the SDK does. body is checked whole first (json.Valid), so the members are read
+// by skipping values, without decoding the document.
 func parseFastCall(body []byte) (fastRequest, bool) {
-	var msg map[string]json.RawMessage
-	if json.Unmarshal(body, &msg) != nil || len(msg) != 4 {
+	if !json.Valid(body) {
 		return fastRequest{}, false
 	}
-	var version, method string
-	if json.Unmarshal(msg["jsonrpc"], &version) != nil || version != "2.0" ||
-		json.Unmarshal(msg["method"], &method) != nil || method != "tools/call" {
+	msg, ok := members(body, "jsonrpc", "id", "method", "params")
+	if !ok || string(msg[0]) != `"2.0"` || string(msg[2]) != `"tools/call"` || msg[1] == nil || msg[3] == nil {
 		return fastRequest{}, false
 	}
-	id, raw, ok := canonicalID(msg["id"])
+	id, raw, ok := canonicalID(msg[1])
 	if !ok {
 		return fastRequest{}, false
 	}
-	var params map[string]json.RawMessage
-	if json.Unmarshal(msg["params"], &params) != nil {
+	params, ok := members(msg[3], "name", "arguments")
+	if !ok || len(params[0]) < 2 || params[0][0] != '"' || (params[1] != nil && params[1][0] != '{') {
 		return fastRequest{}, false
 	}
-	req := fastRequest{id: id, raw: raw}
-	for k, v := range params {
-		switch k {
-		case "name":
-			if json.Unmarshal(v, &req.name) != nil {
-				return fastRequest{}, false
-			}
-		case "arguments":
-			if len(v) == 0 || v[0] != '{' {
-				return fastRequest{}, false
-			}
-			req.args = v
-		default: // _meta (a progress token, a protocol version), multi-round-trip state, ...
-			return fastRequest{}, false
-		}
+	req := fastRequest{id: id, raw: raw, args: params[1]}
+	if json.Unmarshal(params[0], &req.name) != nil {
+		return fastRequest{}, false
 	}
 	return req, req.name != ""
+}
+
+// members returns the values of obj's members named keys (nil for an absent one), and false if
+// obj is not an object or has another member, a repeated one or a key with an escape. obj must be
+// valid JSON.
+func members(obj []byte, keys ...string) ([][]byte, bool) {
+	vals := make([][]byte, len(keys))
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return vals, true
+	}
+	for i < len(obj) && obj[i] == '"' {
+		end := i + 1
+		for end < len(obj) && obj[end] != '"' && obj[end] != '\\' {
+			end++
+		}
+		if end >= len(obj) || obj[end] != '"' {
+			return nil, false
+		}
+		k := slices.Index(keys, string(obj[i+1:end]))
+		if k < 0 || vals[k] != nil {
+			return nil, false
+		}
+		i = skipSpace(obj, end+1) + 1 // past the ':'
+		i = skipSpace(obj, i)
+		vend := skipValue(obj, i)
+		vals[k] = obj[i:vend]
+		i = skipSpace(obj, vend)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+			continue
+		}
+		return vals, i < len(obj) && obj[i] == '}'
+	}
+	return nil, false
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the (valid) JSON value at b[i:].
+func skipValue(b []byte, i int) int {
+	depth, inString := 0, false
+	for ; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			if depth == 0 { // the end of the enclosing object: a literal or number ended here
+				return i
+			}
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return i
+		}
+	}
+	return i
 }
 
 // canonicalID is a JSON-RPC request ID as the SDK writes it back, and its value: a string, or

@@ -259,6 +259,14 @@ func TestParseFastCall(t *testing.T) {
 		{`{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"t"}}`, false, "", "", false},
 		{`[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}]`, false, "", "", false},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}`, false, "", "", false},
+		{" {\n\t\"params\" : { \"arguments\" : {\"s\":\"}{,\\\"\"} , \"name\":\"t\" } , \"method\":\"tools/call\",\"id\" : \"a\\u0041\" ,\"jsonrpc\":\"2.0\"}\r\n", true, `"aA"`, "t", true},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","method":"tools/call","params":{"name":"t"}}`, false, "", "", false}, // repeated
+		{`{"jsonrpc":"2.0","id":1,"\u006dethod":"tools/call","params":{"name":"t"}}`, false, "", "", false},                  // escaped key
+		{`{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"t"}}`, false, "", "", false},                      // escaped value
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t\u00e9"}}`, true, "1", "té", false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}`, false, "", "", false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[]}`, false, "", "", false},
+		{`{"jsonrpc":"2.0","id":99999999999999999999,"method":"tools/call","params":{"name":"t"}}`, false, "", "", false},
 	} {
 		r, ok := parseFastCall([]byte(c.body))
 		assert.Equal(t, c.ok, ok, c.body)
@@ -268,4 +276,39 @@ func TestParseFastCall(t *testing.T) {
 			assert.Equal(t, c.hasArg, r.args != nil, c.body)
 		}
 	}
+}
+
+// FuzzParseFastCall: whatever the fast path takes, encoding/json reads the same way (the fast
+// path may leave more to the SDK, never take a different call).
+func FuzzParseFastCall(f *testing.F) {
+	f.Add([]byte(strings.Replace(upperCall, "ID", "1", 1)))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"t","arguments":{"a":[1,{"b":"}"}]}}}`))
+	f.Add([]byte(` {"params":{"name":"t"} ,"id":-1,"method":"tools/call","jsonrpc":"2.0"}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got, ok := parseFastCall(body)
+		if !ok {
+			return
+		}
+		var msg struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Method  string          `json:"method"`
+			Params  json.RawMessage `json:"params"`
+		}
+		require.NoError(t, json.Unmarshal(body, &msg))
+		var params struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		require.NoError(t, json.Unmarshal(msg.Params, &params))
+		assert.Equal(t, "2.0", msg.JSONRPC)
+		assert.Equal(t, "tools/call", msg.Method)
+		assert.Equal(t, params.Name, got.name)
+		assert.Equal(t, string(params.Arguments), string(got.args))
+		var wantID, gotID any
+		require.NoError(t, json.Unmarshal(msg.ID, &wantID))
+		require.NoError(t, json.Unmarshal([]byte(got.id), &gotID))
+		assert.Equal(t, wantID, gotID)
+		assert.Equal(t, msg.ID[0] == '"', got.id[0] == '"')
+	})
 }
