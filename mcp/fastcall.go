@@ -327,8 +327,7 @@ func (h *httpEdge) fastCall(w http.ResponseWriter, r *http.Request, fs *fastSess
 	fs.inflight[req.id] = true
 	fs.mu.Unlock()
 	if dup { // the SDK's answer to an ID already in flight on the session
-		writeJSONRPC(w, http.StatusBadRequest, req.id, `"error":{"code":-32600,"message":`+
-			strconv.Quote(fmt.Sprintf("duplicate in-flight request ID %v", req.raw))+`}`)
+		writeJSONRPC(w, http.StatusBadRequest, rpcError(req.id, -32600, fmt.Sprintf("duplicate in-flight request ID %v", req.raw)))
 		return true
 	}
 	defer func() {
@@ -339,13 +338,51 @@ func (h *httpEdge) fastCall(w http.ResponseWriter, r *http.Request, fs *fastSess
 	res := handler(r.Context(), &sdk.CallToolRequest{Session: fs.ss,
 		Params: &sdk.CallToolParamsRaw{Name: req.name, Arguments: req.args},
 		Extra:  &sdk.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header}})
-	b, err := json.Marshal(res)
-	if err != nil {
-		writeJSONRPC(w, http.StatusOK, req.id, `"error":{"code":-32603,"message":`+strconv.Quote(err.Error())+`}`)
-		return true
+	b := append(append(make([]byte, 0, 512), `{"jsonrpc":"2.0","id":`...), req.id...)
+	b = append(b, `,"result":`...)
+	b, ok = appendToolResult(b, res)
+	if !ok {
+		rb, err := json.Marshal(res)
+		if err != nil {
+			writeJSONRPC(w, http.StatusOK, rpcError(req.id, -32603, err.Error()))
+			return true
+		}
+		b = append(b, rb...)
 	}
-	writeJSONRPC(w, http.StatusOK, req.id, `"result":`+string(b))
+	writeJSONRPC(w, http.StatusOK, append(b, '}'))
 	return true
+}
+
+// rpcError is the JSON-RPC error response to id.
+func rpcError(id string, code int, message string) []byte {
+	m, _ := json.Marshal(message)
+	return []byte(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":` + strconv.Itoa(code) + `,"message":` + string(m) + `}}`)
+}
+
+// appendToolResult appends r as the SDK's json.Marshal writes it, for the results outcomeResult
+// makes (one text content, the Outcome's JSON as structured content, nothing else), and reports
+// false for any other result (json.Marshal writes those).
+func appendToolResult(b []byte, r *sdk.CallToolResult) ([]byte, bool) {
+	if r.Meta != nil || len(r.Content) != 1 || r.InputRequests != nil || r.RequestState != "" {
+		return b, false
+	}
+	tc, ok := r.Content[0].(*sdk.TextContent)
+	sc, isRaw := r.StructuredContent.(json.RawMessage)
+	if !ok || tc.Meta != nil || tc.Annotations != nil || !isRaw || len(sc) == 0 {
+		return b, false
+	}
+	text, err := json.Marshal(tc.Text)
+	if err != nil {
+		return b, false
+	}
+	b = append(b, `{"content":[{"type":"text","text":`...)
+	b = append(b, text...)
+	b = append(b, `}],"structuredContent":`...)
+	b = append(b, sc...)
+	if r.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	return append(b, '}'), true
 }
 
 // fastHeaders reports whether r's headers are those of a request the SDK would take on fs with
@@ -408,14 +445,16 @@ func isLoopback(addr string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
-// writeJSONRPC writes the JSON-RPC response to id with member (its result or error), as the SDK's
-// JSON response does.
-func writeJSONRPC(w http.ResponseWriter, status int, id, member string) {
-	w.Header().Set("Cache-Control", "no-cache, no-transform")
-	w.Header().Set("Content-Type", "application/json")
+// writeJSONRPC writes the JSON-RPC response msg, as the SDK's JSON response does.
+func writeJSONRPC(w http.ResponseWriter, status int, msg []byte) {
+	h := w.Header()
+	h["Cache-Control"], h["Content-Type"] = noCache, jsonType
 	w.WriteHeader(status)
-	_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,`+member+`}`)
+	_, _ = w.Write(msg)
 }
+
+// The fast path's response headers (never changed).
+var noCache, jsonType = []string{"no-cache, no-transform"}, []string{"application/json"}
 
 // toolHandler is a tool's handler as the fast path calls it.
 type toolHandler func(context.Context, *sdk.CallToolRequest) *sdk.CallToolResult

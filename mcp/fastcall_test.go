@@ -3,9 +3,11 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +17,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/artifactforge/forge/forge"
 )
 
 // answers records, on the client's side, how each POST was answered (status and content type).
@@ -311,4 +315,43 @@ func FuzzParseFastCall(f *testing.F) {
 		assert.Equal(t, wantID, gotID)
 		assert.Equal(t, msg.ID[0] == '"', got.id[0] == '"')
 	})
+}
+
+// TestAppendToolResultMatchesSDK: the fast path writes a tool result byte for byte as the SDK's
+// json.Marshal does, and leaves the results it does not know to it.
+func TestAppendToolResultMatchesSDK(t *testing.T) {
+	results := []*sdk.CallToolResult{
+		outcomeResult(forge.Outcome{OK: true, Value: json.RawMessage(`"HELLO <&> \u2028"`), Meta: forge.Meta{ProgramSource: "persisted", ArtifactGen: 3, Duration: 1234, Decision: "execute:healthy"}}),
+		outcomeResult(forge.Outcome{OK: true}),
+		outcomeResult(forge.Outcome{OK: false, Err: &forge.Error{Type: "caller", Class: "caller", Rule: "args", Message: "s: want a string <b>"}}),
+		errResult(errors.New("refused: client x may not call role y")),
+		jsonResult(map[string]any{"a": 1}),
+		{Content: []sdk.Content{&sdk.TextContent{Text: "t", Annotations: &sdk.Annotations{Priority: 1}}}, StructuredContent: json.RawMessage(`{}`)},
+	}
+	known := 0
+	for _, r := range results {
+		want, err := json.Marshal(r)
+		require.NoError(t, err)
+		got, ok := appendToolResult([]byte("x"), r)
+		if !ok {
+			assert.Equal(t, "x", string(got))
+			continue
+		}
+		known++
+		assert.Equal(t, "x"+string(want), string(got))
+	}
+	assert.Equal(t, 3, known, "outcomeResult's results are written by the fast path")
+
+	// appendToolResult checks every field of the result and of its text content: a field the SDK
+	// adds must be checked too.
+	fields := func(v any) (names []string) {
+		for f := range reflect.TypeOf(v).Fields() {
+			if f.IsExported() {
+				names = append(names, f.Name)
+			}
+		}
+		return names
+	}
+	assert.Equal(t, []string{"Meta", "Content", "StructuredContent", "IsError", "InputRequests", "RequestState"}, fields(sdk.CallToolResult{}))
+	assert.Equal(t, []string{"Text", "Meta", "Annotations"}, fields(sdk.TextContent{}))
 }
