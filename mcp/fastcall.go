@@ -306,21 +306,24 @@ func (h *httpEdge) fastCall(w http.ResponseWriter, r *http.Request, fs *fastSess
 		return false
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, fastBodyMax+1))
-	rest := r.Body
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(body), rest), rest} // for the SDK, if it answers
-	if err != nil || len(body) > fastBodyMax {
+	giveBack := func() bool { // what was read, for the SDK
+		rest := r.Body
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(body), rest), rest}
 		return false
+	}
+	if err != nil || len(body) > fastBodyMax {
+		return giveBack()
 	}
 	req, ok := parseFastCall(body)
 	if !ok {
-		return false
+		return giveBack()
 	}
 	handler := h.s.fastTool(req.name)
 	if handler == nil {
-		return false
+		return giveBack()
 	}
 	fs.mu.Lock()
 	dup := fs.inflight[req.id]
