@@ -17,6 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/artifactforge/forge/forge"
 )
 
 // The tools/call fast path of streamable HTTP. The SDK (v1.8.0) decodes every message four
@@ -363,25 +365,29 @@ func rpcError(id string, code int, message string) []byte {
 }
 
 // appendToolResult appends r as the SDK's json.Marshal writes it, for the results outcomeResult
-// makes (one text content, the Outcome's JSON as structured content, nothing else), and reports
-// false for any other result (json.Marshal writes those).
+// makes (one text content, the Outcome as structured content, nothing else: the Outcome written
+// by its AppendJSON, encoding/json's document without its reflection), and reports false for any
+// other result (json.Marshal writes those).
 func appendToolResult(b []byte, r *sdk.CallToolResult) ([]byte, bool) {
 	if r.Meta != nil || len(r.Content) != 1 || r.InputRequests != nil || r.RequestState != "" {
 		return b, false
 	}
 	tc, ok := r.Content[0].(*sdk.TextContent)
-	sc, isRaw := r.StructuredContent.(json.RawMessage)
-	if !ok || tc.Meta != nil || tc.Annotations != nil || !isRaw || len(sc) == 0 {
+	o, isOutcome := r.StructuredContent.(forge.Outcome)
+	if !ok || tc.Meta != nil || tc.Annotations != nil || !isOutcome {
 		return b, false
 	}
 	text, err := json.Marshal(tc.Text)
 	if err != nil {
 		return b, false
 	}
+	n := len(b)
 	b = append(b, `{"content":[{"type":"text","text":`...)
 	b = append(b, text...)
 	b = append(b, `}],"structuredContent":`...)
-	b = append(b, sc...)
+	if b, err = o.AppendJSON(b); err != nil {
+		return b[:n], false
+	}
 	if r.IsError {
 		b = append(b, `,"isError":true`...)
 	}

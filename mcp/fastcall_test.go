@@ -326,13 +326,18 @@ func TestAppendToolResultMatchesSDK(t *testing.T) {
 		outcomeResult(forge.Outcome{OK: false, Err: &forge.Error{Type: "caller", Class: "caller", Rule: "args", Message: "s: want a string <b>"}}),
 		errResult(errors.New("refused: client x may not call role y")),
 		jsonResult(map[string]any{"a": 1}),
-		{Content: []sdk.Content{&sdk.TextContent{Text: "t", Annotations: &sdk.Annotations{Priority: 1}}}, StructuredContent: json.RawMessage(`{}`)},
+		{Content: []sdk.Content{&sdk.TextContent{Text: "t", Annotations: &sdk.Annotations{Priority: 1}}}, StructuredContent: forge.Outcome{OK: true}},
+		{Content: []sdk.Content{&sdk.TextContent{Text: "t"}}, StructuredContent: forge.Outcome{OK: true, Value: json.RawMessage(`{"bad"`)}}, // AppendJSON refuses it
 	}
 	known := 0
 	for _, r := range results {
 		want, err := json.Marshal(r)
-		require.NoError(t, err)
 		got, ok := appendToolResult([]byte("x"), r)
+		if err != nil {
+			assert.False(t, ok, "a result json.Marshal refuses is left to it")
+			assert.Equal(t, "x", string(got))
+			continue
+		}
 		if !ok {
 			assert.Equal(t, "x", string(got))
 			continue

@@ -154,9 +154,6 @@ func (s *Server) Tools() []string {
 // outcomeResult is a tool result carrying the Outcome.
 func outcomeResult(o forge.Outcome) *sdk.CallToolResult {
 	r := &sdk.CallToolResult{StructuredContent: o, IsError: !o.OK}
-	if b, err := o.AppendJSON(make([]byte, 0, 256+len(o.Value))); err == nil {
-		r.StructuredContent = json.RawMessage(b) // encoding/json's document, without its reflection
-	}
 	text := string(o.Value)
 	if !o.OK && o.Err != nil {
 		text = fmt.Sprintf("%s failure (%s, rule %s, retriable %v): %s", o.Err.Class, o.Err.Type, o.Err.Rule, o.Err.Retriable, o.Err.Message)
