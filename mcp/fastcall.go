@@ -399,8 +399,10 @@ func appendToolResult(b []byte, r *sdk.CallToolResult) ([]byte, bool) {
 // version of fastVersions, no resumption or standard MCP headers, the Host of a loopback server
 // a loopback name (the SDK's DNS rebinding protection), and the session's own client.
 func fastHeaders(r *http.Request, fs *fastSession) bool {
-	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
-		return false
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" { // the SDK's parse, for any other spelling
+		if ct, _, err := mime.ParseMediaType(ct); err != nil || ct != "application/json" {
+			return false
+		}
 	}
 	if !fastVersions[r.Header.Get("Mcp-Protocol-Version")] || !acceptsJSONAndSSE(r.Header.Values("Accept")) {
 		return false

@@ -360,3 +360,23 @@ func TestAppendToolResultMatchesSDK(t *testing.T) {
 	assert.Equal(t, []string{"Meta", "Content", "StructuredContent", "IsError", "InputRequests", "RequestState"}, fields(sdk.CallToolResult{}))
 	assert.Equal(t, []string{"Text", "Meta", "Annotations"}, fields(sdk.TextContent{}))
 }
+
+// FuzzPlainCallArgs: forge_call's arguments read without decoding are what decodeArgs reads.
+func FuzzPlainCallArgs(f *testing.F) {
+	for _, s := range []string{`{"role":"text","method":"upper","args":{"s":"hello"}}`, `{"role":"a","method":"b"}`,
+		`{"role":"a","method":"b","args":null}`, `{ "args" : [1,"}"] , "method":"m" ,"role":"r"}`, `{"Role":"a","method":"b"}`,
+		`{"role":"a\u00e9","method":"b"}`, `{"role":"a","method":"b","gen":"x"}`, "{\"role\":\"\xff\",\"method\":\"b\"}", `{"role":3,"method":"b"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, arguments []byte) {
+		role, method, args, ok := plainCallArgs(arguments)
+		if !ok {
+			return
+		}
+		a, err := decodeArgs(&sdk.CallToolRequest{Params: &sdk.CallToolParamsRaw{Arguments: arguments}})
+		require.NoError(t, err)
+		assert.Equal(t, a.Role, role)
+		assert.Equal(t, a.Method, method)
+		assert.Equal(t, string(a.Args), string(args))
+	})
+}

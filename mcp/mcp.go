@@ -11,10 +11,12 @@
 // Outcome as structured content, and isError with its class and rule on failure. When the tool
 // set or a tool's schema changes (a role defined here or in any process, in watch mode), clients
 // receive notifications/tools/list_changed. Serve it over stdio (`forge mcp`) or streamable HTTP
-// (`forge serve`, at /mcp).
+// (`forge serve`, at /mcp; there a plain tool call on a live session is answered in front of the
+// SDK, with the answer the SDK would give as a JSON body: fastcall.go).
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,6 +28,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -230,11 +233,36 @@ func decodeArgs(req *sdk.CallToolRequest) (callArgs, error) {
 
 // forgeCall is forge_call's handler.
 func (s *Server) forgeCall(ctx context.Context, req *sdk.CallToolRequest) *sdk.CallToolResult {
+	if role, method, args, ok := plainCallArgs(req.Params.Arguments); ok {
+		return s.callMethod(ctx, req, role, method, args)
+	}
 	a, err := decodeArgs(req)
 	if err != nil {
 		return errResult(err)
 	}
 	return s.callMethod(ctx, req, a.Role, a.Method, a.Args)
+}
+
+// plainCallArgs reads forge_call's arguments without decoding them when they are plainly what
+// decodeArgs would read the same way: an object of role and method (strings with no escape) and
+// args, nothing else; false sends them to decodeArgs.
+func plainCallArgs(arguments json.RawMessage) (role, method string, args json.RawMessage, ok bool) {
+	if !json.Valid(arguments) {
+		return "", "", nil, false
+	}
+	m, ok := members(arguments, "role", "method", "args")
+	if !ok {
+		return "", "", nil, false
+	}
+	plain := func(v []byte) (string, bool) {
+		if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
+			return "", false
+		}
+		return string(v[1 : len(v)-1]), true
+	}
+	role, rok := plain(m[0])
+	method, mok := plain(m[1])
+	return role, method, m[2], rok && mok
 }
 
 // callMethod is the handler of role.method's tool with the method's args: req's client calls it,
