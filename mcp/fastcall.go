@@ -242,12 +242,8 @@ func members(obj []byte, keys ...string) ([][]byte, bool) {
 	return nil, false
 }
 
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
+// skipSpace returns the offset of the first byte at or after i that is not JSON white space.
+func skipSpace(b []byte, i int) int { return len(b) - len(bytes.TrimLeft(b[i:], " \t\n\r")) }
 
 // skipValue returns the end of the (valid) JSON value at b[i:].
 func skipValue(b []byte, i int) int {

@@ -81,15 +81,22 @@ func comparableResult(t *testing.T, res *sdk.CallToolResult) string {
 	return string(b)
 }
 
+// warmServer is the MCP server of a store where text.upper has run once.
+func warmServer(tb testing.TB) *Server {
+	tb.Helper()
+	f := openForge(tb, tb.TempDir())
+	require.True(tb, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
+	s, err := New(f, Options{})
+	require.NoError(tb, err)
+	tb.Cleanup(s.Close)
+	return s
+}
+
 // TestFastCallAnswersAsTheSDK drives forge's /mcp and the SDK's own streamable handler over the
 // same server with the official client: every tool call gets the same answer (results, failures,
 // refusals, unknown tools as JSON-RPC errors), and forge's answered the plain tool calls itself.
 func TestFastCallAnswersAsTheSDK(t *testing.T) {
-	f := openForge(t, t.TempDir())
-	require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
-	s, err := New(f, Options{})
-	require.NoError(t, err)
-	t.Cleanup(s.Close)
+	s := warmServer(t)
 	edge, fast := sdkClient(t, s.HTTPHandler())
 	plain, slow := sdkClient(t, sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.SDK() }, nil))
 	calls := []*sdk.CallToolParams{
@@ -160,11 +167,7 @@ const upperCall = `{"jsonrpc":"2.0","id":ID,"method":"tools/call","params":{"nam
 // TestFastCallKeepsTheSessionRules: the fast path answers only on a live session of the client
 // that opened it, with a supported protocol version; the SDK answers everything else as before.
 func TestFastCallKeepsTheSessionRules(t *testing.T) {
-	f := openForge(t, t.TempDir())
-	require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
-	s, err := New(f, Options{})
-	require.NoError(t, err)
-	t.Cleanup(s.Close)
+	s := warmServer(t)
 	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 		if token == "alice" || token == "bob" {
 			return &auth.TokenInfo{UserID: token, Scopes: []string{RoleScope("*")}, Expiration: time.Now().Add(time.Hour)}, nil
