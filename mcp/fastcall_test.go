@@ -383,3 +383,49 @@ func FuzzPlainCallArgs(f *testing.F) {
 		assert.Equal(t, string(a.Args), string(args))
 	})
 }
+
+// TestFastCallCancelled: a call on the fast path ends with the client's notifications/cancelled
+// (the SDK does not know the call), and its ID is refused to another call while it runs, with the
+// SDK's error.
+func TestFastCallCancelled(t *testing.T) {
+	s := warmServer(t)
+	edge := newHTTPEdge(s)
+	started, release := make(chan struct{}), make(chan struct{})
+	edge.tools = func(name string) toolHandler {
+		if name != "block" {
+			return s.fastTool(name)
+		}
+		return func(ctx context.Context, _ *sdk.CallToolRequest) *sdk.CallToolResult {
+			close(started)
+			select {
+			case <-ctx.Done():
+			case <-release: // the test failed: let the server close
+			}
+			return errResult(ctx.Err())
+		}
+	}
+	ts := httptest.NewServer(edge)
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() { close(release) }) // before ts.Close
+	sid := rawSession(t, ts.URL)
+	hdr := []string{"Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-06-18"}
+	done := make(chan string, 1)
+	go func() {
+		_, body := rawPost(t, ts.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block"}}`, hdr...)
+		done <- body
+	}()
+	<-started
+	resp, body := rawPost(t, ts.URL, strings.Replace(upperCall, "ID", "1", 1), hdr...)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"duplicate in-flight request ID 1"}}`, body)
+	resp, body = rawPost(t, ts.URL, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"enough"}}`, hdr...)
+	assert.Equal(t, http.StatusAccepted, resp.StatusCode, body)
+	select {
+	case body := <-done:
+		assert.Contains(t, body, "context canceled")
+	case <-time.After(time.Minute): // a guard against a hang, not a measure
+		t.Fatal("the call did not end on notifications/cancelled")
+	}
+	resp, body = rawPost(t, ts.URL, strings.Replace(upperCall, "ID", "1", 1), hdr...)
+	assert.Equal(t, http.StatusOK, resp.StatusCode, body)
+}
