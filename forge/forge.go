@@ -88,6 +88,9 @@ type compiled struct {
 	used atomic.Int64              // the live set's clock at the last hit
 	idx  int                       // index in the live set's list, -1 when not in it (under the set's mu)
 	warm atomic.Pointer[warmState] // the warm path's cache (live.go)
+	// sizer is prog when it reports its memory (sandbox.Sizer) and can key a map: the live set
+	// counts the memory of a program several methods share once.
+	sizer sandbox.Sizer
 }
 
 // Open opens the store (a directory, or the URL of a registered backend: registry.OpenBackend)
