@@ -139,7 +139,7 @@ func open(s registry.Backend, opts Options) (*Forge, error) {
 	f := &Forge{opts: opts, store: s, now: opts.Now, realClock: realClock, placement: placement,
 		roles: map[string]*roleRuntime{}, sandboxes: map[string]sandbox.Sandbox{}}
 	f.pins, _ = s.(registry.PinLookup)
-	f.programs = newLiveSet(liveBudget(opts.MaxLivePrograms, DefaultMaxLivePrograms), liveBudget(opts.MaxLiveBytes, DefaultMaxLiveBytes))
+	f.programs = newLiveSet(liveBudget(opts.MaxLivePrograms, DefaultMaxLivePrograms), liveBudget(opts.MaxLiveBytes, DefaultLiveBytes()))
 	f.live = newLiveHub()
 	sink := opts.EventSink
 	f.opts.EventSink = func(e Event) { // calls reach live subscribers (watch.go) and the caller's sink

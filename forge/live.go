@@ -22,12 +22,30 @@ import (
 // RATIONALE.md, "The live set").
 const DefaultMaxLivePrograms = 200
 
-// DefaultMaxLiveBytes bounds the memory the live programs report (sandbox.Sizer) when Options and
-// the environment say nothing: a wasm program holds its compiled code and its instances' linear
-// memories (about 25 MiB for a small method), so this keeps about 20 of them ready. Programs that
-// report no size count only against DefaultMaxLivePrograms. In-process yaegi reports ~120 KiB per
-// live interpreter (~195 KiB with generic imports), so the count bound is the one that binds it.
+// DefaultMaxLiveBytes is the least memory budget of the live set when Options and the environment
+// say nothing (see DefaultLiveBytes), and the budget on a machine whose memory is unknown. The
+// budget bounds the memory the live programs report (sandbox.Sizer): a wasm program holds its
+// compiled code and its instances' linear memories (about 12 MiB for a small method, 14 MiB of
+// RSS), so 512 MiB keeps about 40 of them ready. Programs that report no size count only against
+// DefaultMaxLivePrograms. In-process yaegi reports ~120 KiB per live interpreter (~195 KiB with
+// generic imports), so the count bound is the one that binds it.
 const DefaultMaxLiveBytes = 512 << 20
+
+// MaxDefaultLiveBytes is the most memory budget DefaultLiveBytes gives: about 340 small wasm
+// programs, so that DefaultMaxLivePrograms (200) binds first.
+const MaxDefaultLiveBytes = 4 << 30
+
+// DefaultLiveBytes is the live set's memory budget when Options and the environment say nothing:
+// a quarter of the memory this process may use (physical memory, or its cgroup's limit when
+// lower), within [DefaultMaxLiveBytes, MaxDefaultLiveBytes]. A fixed 512 MiB kept 43 of a working
+// set of 200 distinct wasm methods, and a working set larger than the budget recompiles on every
+// call (108 ms a call against 3 µs warm; RATIONALE, "A working set of hundreds").
+func DefaultLiveBytes() int64 { return liveBytesFor(usableMemory()) }
+
+// liveBytesFor is DefaultLiveBytes for a process that may use mem bytes (0: unknown).
+func liveBytesFor(mem int64) int64 {
+	return min(max(mem/4, DefaultMaxLiveBytes), MaxDefaultLiveBytes)
+}
 
 // liveShards spreads the live set's map over locks, so that warm calls of different methods from
 // different cores do not share one lock word.

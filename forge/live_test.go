@@ -407,8 +407,22 @@ func TestWasmIdenticalMethodsStayLiveUnderDefaultBudget(t *testing.T) {
 		require.Equal(t, want[i], string(o.Value))
 	}
 	st := f.Live()
-	require.Equal(t, int64(DefaultMaxLiveBytes), st.MaxBytes, "the default budget")
+	require.Equal(t, DefaultLiveBytes(), st.MaxBytes, "the default budget")
 	assert.Equal(t, n, st.Programs, "every method stays live: %+v", st)
 	assert.Zero(t, st.Evictions)
 	assert.Equal(t, wasm.LiveCounts{Programs: 1, Modules: 1, Instances: 1}, sb.Live(), "one module serves them all")
+}
+
+// TestDefaultLiveBytes: a quarter of the usable memory, within [DefaultMaxLiveBytes,
+// MaxDefaultLiveBytes]; 512 MiB when unknown.
+func TestDefaultLiveBytes(t *testing.T) {
+	for _, c := range []struct{ mem, want int64 }{
+		{0, 512 << 20}, {1 << 30, 512 << 20}, {2 << 30, 512 << 20}, {4 << 30, 1 << 30},
+		{12 << 30, 3 << 30}, {16 << 30, 4 << 30}, {256 << 30, 4 << 30},
+	} {
+		assert.Equal(t, c.want, liveBytesFor(c.mem), "%d bytes of memory", c.mem)
+	}
+	d := DefaultLiveBytes()
+	assert.GreaterOrEqual(t, d, int64(DefaultMaxLiveBytes))
+	assert.LessOrEqual(t, d, int64(MaxDefaultLiveBytes))
 }
