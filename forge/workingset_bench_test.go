@@ -95,6 +95,10 @@ func workingSetWasmCache() string {
 //     figure is the forge's per-method structures alone (and the live set's byte budget must
 //     count the shared module once).
 //
+//   - wasm-clients: one method called by 200 clients (WithClient): 200 programs, each with its
+//     own instance and linear memory, sharing one compiled module. Against wasm-distinct it tells
+//     what distinct modules cost (their machine code) from what distinct instances cost.
+//
 //     go test -run '^$' -bench BenchmarkWorkingSet -benchtime 10x -count 3 ./forge   (make bench-workingset)
 func BenchmarkWorkingSet(b *testing.B) {
 	distinctWasm := 200
@@ -106,9 +110,18 @@ func BenchmarkWorkingSet(b *testing.B) {
 		name, backend string
 		touched       int
 		distinct      bool
-	}{{"yaegi", "yaegi", 2000, true}, {"wasm-distinct", "wasm", distinctWasm, true}, {"wasm-identical", "wasm", 2000, false}} {
+		clients       bool // one method (roles[0]) called as a different client for each i
+	}{{"yaegi", "yaegi", 2000, true, false}, {"wasm-distinct", "wasm", distinctWasm, true, false},
+		{"wasm-identical", "wasm", 2000, false, false}, {"wasm-clients", "wasm", 200, false, true}} {
 		b.Run(v.name, func(b *testing.B) {
 			store, roles, want := workingSetStore(b, v.touched, v.distinct)
+			ctxs := make([]context.Context, len(roles))
+			for i := range ctxs {
+				ctxs[i] = context.Background()
+				if v.clients {
+					ctxs[i], roles[i] = WithClient(ctxs[i], fmt.Sprintf("c%04d", i)), roles[0]
+				}
+			}
 			f := openForge(b, store, nil, func(o *Options) {
 				o.DefaultSandbox, o.MaxLivePrograms, o.FlushInterval = v.backend, 2*v.touched, liveBenchFlush
 				if v.backend == "wasm" {
@@ -120,10 +133,9 @@ func BenchmarkWorkingSet(b *testing.B) {
 					}
 				}
 			})
-			ctx := context.Background()
 			args := json.RawMessage(`{"x":1}`)
 			call := func(i int) {
-				o := f.Call(ctx, roles[i], "add", args)
+				o := f.Call(ctxs[i], roles[i], "add", args)
 				if !o.OK || string(o.Value) != want[i] {
 					b.Fatalf("%s.add: %+v %s (want %s)", roles[i], o.Err, o.Value, want[i])
 				}
