@@ -97,7 +97,7 @@ func workingSetWasmCache() string {
 //
 //   - wasm-clients: one method called by 200 clients (WithClient): 200 programs, each with its
 //     own instance and linear memory, sharing one compiled module. Against wasm-distinct it tells
-//     what distinct modules cost (their machine code) from what distinct instances cost.
+//     what distinct modules cost (their compiled code) from what distinct instances cost.
 //
 //     go test -run '^$' -bench BenchmarkWorkingSet -benchtime 10x -count 3 ./forge   (make bench-workingset)
 func BenchmarkWorkingSet(b *testing.B) {
