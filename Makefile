@@ -2,7 +2,7 @@ GO ?= go
 PKGS ?= ./...
 FUZZTIME ?= 10s
 
-.PHONY: build test race bench fuzz lint cross demo baselines test-wasm bench-sizing bench-http ui-deps ui-test
+.PHONY: build test race bench fuzz lint cross demo baselines test-wasm bench-sizing bench-http bench-workingset ui-deps ui-test
 
 build:
 	$(GO) build -o bin/forge ./cmd/forge
@@ -82,6 +82,16 @@ BENCH_HTTP_ROUNDS ?= 5
 BENCH_HTTP_FLAGS ?=
 bench-http: build
 	$(GO) run ./internal/benchhttp -forge bin/forge -rounds $(BENCH_HTTP_ROUNDS) $(BENCH_HTTP_FLAGS)
+
+# The working set (issue 29; README, "Speed"): one method repeated against 200 and 1,000 round-robin,
+# in process, on yaegi (2,000 distinct methods), wasm (WS_WASM_DISTINCT distinct methods, one module
+# each) and wasm with 2,000 identical methods (one module: the forge's own per-method cost). The
+# first run builds the distinct wasm modules (about 10 minutes for 200 on 2 loaded cores) into
+# $$TMPDIR/forge-bench-workingset-wasm; later runs load them.
+WS_WASM_DISTINCT ?= 200
+WS_COUNT ?= 3
+bench-workingset:
+	FORGE_BENCH_WASM_DISTINCT=$(WS_WASM_DISTINCT) $(GO) test -run '^$$' -bench '^BenchmarkWorkingSet$$' -benchtime 10x -count $(WS_COUNT) -timeout 60m ./forge
 
 # What the console's browser test needs (Debian's chromium, playwright-core in server/ui/e2e); then
 # ui-test runs it, keeping its screenshots in bin/ui-shots.

@@ -89,6 +89,9 @@ type compiled struct {
 	used atomic.Int64              // the live set's clock at the last hit
 	idx  int                       // index in the live set's list, -1 when not in it (under the set's mu)
 	warm atomic.Pointer[warmState] // the warm path's cache (live.go)
+	// sizer is prog when it reports its memory (sandbox.Sizer) and can key a map: the live set
+	// counts the memory of a program several methods share once.
+	sizer sandbox.Sizer
 }
 
 // Open opens the store (a directory, or the URL of a registered backend: registry.OpenBackend)
@@ -137,7 +140,7 @@ func open(s registry.Backend, opts Options) (*Forge, error) {
 	f := &Forge{opts: opts, store: s, now: opts.Now, realClock: realClock, placement: placement,
 		roles: map[string]*roleRuntime{}, sandboxes: map[string]sandbox.Sandbox{}}
 	f.pins, _ = s.(registry.PinLookup)
-	f.programs = newLiveSet(liveBudget(opts.MaxLivePrograms, DefaultMaxLivePrograms), liveBudget(opts.MaxLiveBytes, DefaultMaxLiveBytes))
+	f.programs = newLiveSet(liveBudget(opts.MaxLivePrograms, DefaultMaxLivePrograms), liveBudget(opts.MaxLiveBytes, DefaultLiveBytes()))
 	f.live = newLiveHub()
 	f.modelUse = newModelCalls(opts.ModelCalls)
 	sink := opts.EventSink

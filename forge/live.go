@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/maphash"
 	"math/rand/v2"
+	"reflect"
 	"sync"
 	"sync/atomic"
 
@@ -21,12 +22,30 @@ import (
 // RATIONALE.md, "The live set").
 const DefaultMaxLivePrograms = 200
 
-// DefaultMaxLiveBytes bounds the memory the live programs report (sandbox.Sizer) when Options and
-// the environment say nothing: a wasm program holds its compiled code and its instances' linear
-// memories (about 25 MiB for a small method), so this keeps about 20 of them ready. Programs that
-// report no size count only against DefaultMaxLivePrograms. In-process yaegi reports ~120 KiB per
-// live interpreter (~195 KiB with generic imports), so the count bound is the one that binds it.
+// DefaultMaxLiveBytes is the least memory budget of the live set when Options and the environment
+// say nothing (see DefaultLiveBytes), and the budget on a machine whose memory is unknown. The
+// budget bounds the memory the live programs report (sandbox.Sizer): a wasm program holds its
+// compiled code and its instances' linear memories (about 12 MiB for a small method, 14 MiB of
+// RSS), so 512 MiB keeps about 40 of them ready. Programs that report no size count only against
+// DefaultMaxLivePrograms. In-process yaegi reports ~120 KiB per live interpreter (~195 KiB with
+// generic imports), so the count bound is the one that binds it.
 const DefaultMaxLiveBytes = 512 << 20
+
+// MaxDefaultLiveBytes is the most memory budget DefaultLiveBytes gives: about 340 small wasm
+// programs, so that DefaultMaxLivePrograms (200) binds first.
+const MaxDefaultLiveBytes = 4 << 30
+
+// DefaultLiveBytes is the live set's memory budget when Options and the environment say nothing:
+// a quarter of the memory this process may use (physical memory, or its cgroup's limit when
+// lower), within [DefaultMaxLiveBytes, MaxDefaultLiveBytes]. A fixed 512 MiB kept 43 of a working
+// set of 200 distinct wasm methods, and a working set larger than the budget recompiles on every
+// call (108 ms a call against 3 µs warm; RATIONALE, "A working set of hundreds").
+func DefaultLiveBytes() int64 { return liveBytesFor(usableMemory()) }
+
+// liveBytesFor is DefaultLiveBytes for a process that may use mem bytes (0: unknown).
+func liveBytesFor(mem int64) int64 {
+	return min(max(mem/4, DefaultMaxLiveBytes), MaxDefaultLiveBytes)
+}
 
 // liveShards spreads the live set's map over locks, so that warm calls of different methods from
 // different cores do not share one lock word.
@@ -56,6 +75,10 @@ type liveSet struct {
 	mu     sync.Mutex
 	all    []*compiled // every entry, for sampling (compiled.idx is its index)
 	closed bool
+	// sized counts the entries of each program that reports its memory: a backend may hand the
+	// same program to several methods (wasm shares one per code and client), and the memory
+	// budget counts a program once however many methods it serves.
+	sized map[sandbox.Sizer]int
 
 	evictions atomic.Int64 // programs evicted for the budget
 	replaced  atomic.Int64 // programs replaced by other code of their role.method
@@ -69,7 +92,7 @@ type liveShard struct {
 }
 
 func newLiveSet(maxCount int, maxBytes int64) *liveSet {
-	s := &liveSet{seed: maphash.MakeSeed(), maxCount: maxCount, maxBytes: maxBytes}
+	s := &liveSet{seed: maphash.MakeSeed(), maxCount: maxCount, maxBytes: maxBytes, sized: map[sandbox.Sizer]int{}}
 	for i := range s.shards {
 		s.shards[i].m = map[liveKey]*compiled{}
 	}
@@ -164,8 +187,7 @@ func (s *liveSet) put(p *compiled) {
 		s.replaced.Add(1)
 		drop = append(drop, old)
 	}
-	p.idx = len(s.all)
-	s.all = append(s.all, p)
+	s.list(p)
 	drop = s.evict(p, drop)
 	s.mu.Unlock()
 	for _, q := range drop {
@@ -186,9 +208,7 @@ func packedKey(role, method, client string) liveKey {
 func (s *liveSet) evict(keep *compiled, drop []*compiled) []*compiled {
 	var bytes int64
 	if s.maxBytes > 0 {
-		for _, q := range s.all {
-			bytes += q.size()
-		}
+		bytes = s.bytes()
 	}
 	for len(s.all) > 1 && ((s.maxCount > 0 && len(s.all) > s.maxCount) || (s.maxBytes > 0 && bytes > s.maxBytes)) {
 		var v *compiled
@@ -201,8 +221,10 @@ func (s *liveSet) evict(keep *compiled, drop []*compiled) []*compiled {
 		if v == nil {
 			continue // sampled only keep: sample again
 		}
-		bytes -= v.size()
 		s.remove(v)
+		if v.sizer != nil && s.sized[v.sizer] == 0 {
+			bytes -= v.sizer.LiveBytes() // its last entry: the program leaves the budget
+		}
 		s.evictions.Add(1)
 		drop = append(drop, v)
 	}
@@ -221,11 +243,34 @@ func (s *liveSet) remove(p *compiled) {
 	s.unlist(p)
 }
 
+// bytes is the memory the live programs report, each program once. s.mu is held.
+func (s *liveSet) bytes() int64 {
+	var n int64
+	for q := range s.sized {
+		n += q.LiveBytes()
+	}
+	return n
+}
+
+// list adds p to s.all. s.mu is held.
+func (s *liveSet) list(p *compiled) {
+	p.idx = len(s.all)
+	s.all = append(s.all, p)
+	if p.sizer != nil {
+		s.sized[p.sizer]++
+	}
+}
+
 // unlist takes p out of s.all. s.mu is held.
 func (s *liveSet) unlist(p *compiled) {
 	i := p.idx
 	if i < 0 || i >= len(s.all) || s.all[i] != p {
 		return
+	}
+	if p.sizer != nil {
+		if s.sized[p.sizer]--; s.sized[p.sizer] <= 0 {
+			delete(s.sized, p.sizer)
+		}
 	}
 	last := s.all[len(s.all)-1]
 	s.all[i], last.idx = last, i
@@ -261,6 +306,7 @@ func (s *liveSet) close() {
 	s.closed = true
 	all := s.all
 	s.all = nil
+	clear(s.sized)
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
@@ -277,10 +323,7 @@ func (s *liveSet) close() {
 // stats reports the live programs, the memory they report and the set's counters.
 func (s *liveSet) stats() LiveStats {
 	s.mu.Lock()
-	st := LiveStats{Programs: len(s.all), MaxPrograms: s.maxCount, MaxBytes: s.maxBytes}
-	for _, p := range s.all {
-		st.Bytes += p.size()
-	}
+	st := LiveStats{Programs: len(s.all), Bytes: s.bytes(), MaxPrograms: s.maxCount, MaxBytes: s.maxBytes}
 	s.mu.Unlock()
 	st.Evictions, st.Replaced, st.Closed = s.evictions.Load(), s.replaced.Load(), s.closes.Load()
 	return st
@@ -288,7 +331,8 @@ func (s *liveSet) stats() LiveStats {
 
 // LiveStats describes the live set: the compiled programs a Forge keeps ready.
 type LiveStats struct {
-	// Programs is how many programs are live now, Bytes the memory those that report it hold.
+	// Programs is how many programs are live now, Bytes the memory those that report it hold
+	// (a program several methods share counts once).
 	Programs int   `json:"programs"`
 	Bytes    int64 `json:"bytes"`
 	// MaxPrograms and MaxBytes are the budget (0: none).
@@ -315,9 +359,19 @@ func (f *Forge) Live() LiveStats { return f.programs.stats() }
 // newCompiled wraps a program fresh from Compile: the caller holds its only reference.
 func newCompiled(art *registry.Artifact, prog sandbox.Program, sb sandbox.Sandbox, set *liveSet) *compiled {
 	p := &compiled{art: art, prog: prog, sb: sb, set: set, idx: -1}
+	if s, ok := prog.(sandbox.Sizer); ok {
+		if !reflect.TypeOf(s).Comparable() {
+			s = &ownSizer{s} // cannot key a map: counted for this entry alone
+		}
+		p.sizer = s
+	}
 	p.refs.Store(1)
 	return p
 }
+
+// ownSizer is a program's Sizer that cannot key the live set's map (every backend's is a
+// pointer, which can): it counts once per entry.
+type ownSizer struct{ sandbox.Sizer }
 
 // acquire takes a reference for a run; false when the program is already closed.
 func (p *compiled) acquire() bool {
@@ -342,14 +396,6 @@ func (p *compiled) release() {
 	if p.set != nil {
 		p.set.closes.Add(1)
 	}
-}
-
-// size is the memory p reports (0 when its backend reports none).
-func (p *compiled) size() int64 {
-	if s, ok := p.prog.(sandbox.Sizer); ok {
-		return s.LiveBytes()
-	}
-	return 0
 }
 
 // program returns client's live program of an artifact snapshot with a reference for one run

@@ -339,3 +339,90 @@ func TestWasmRegenerationsCloseOldModules(t *testing.T) {
 	require.NoError(t, f.Close())
 	assert.Equal(t, wasm.LiveCounts{}, sb.Live(), "Close gives everything back")
 }
+
+// sizedProgram is a program that reports a fixed size.
+type sizedProgram struct {
+	sandbox.Program
+	bytes int64
+}
+
+func (p *sizedProgram) LiveBytes() int64 { return p.bytes }
+func (p *sizedProgram) Close() error     { return nil }
+
+// TestLiveBytesCountSharedProgramOnce: a program several methods share (wasm shares one per
+// code) counts once against the memory budget, and leaves it with its last method.
+func TestLiveBytesCountSharedProgramOnce(t *testing.T) {
+	s := newLiveSet(0, 100)
+	shared := &sizedProgram{bytes: 30}
+	put := func(role string, prog sandbox.Program) {
+		s.put(newCompiled(&registry.Artifact{Role: role, Method: "add", CodeChecksum: "c"}, prog, nil, s))
+	}
+	for i := range 50 {
+		put(fmt.Sprintf("shared%d", i), shared)
+	}
+	st := s.stats()
+	assert.Equal(t, 50, st.Programs, "fifty methods of one 30-byte program fit a 100-byte budget")
+	assert.Equal(t, int64(30), st.Bytes)
+	assert.Zero(t, st.Evictions)
+
+	// Three programs of their own: 30 (shared) + 3×30 > 100, so entries go until it fits again.
+	for i := range 3 {
+		put(fmt.Sprintf("own%d", i), &sizedProgram{bytes: 30})
+	}
+	st = s.stats()
+	assert.LessOrEqual(t, st.Bytes, int64(100), "the set fits its budget: %+v", st)
+	assert.Positive(t, st.Evictions)
+	seen := map[sandbox.Sizer]bool{}
+	var want int64
+	for _, p := range s.all {
+		if sz := p.prog.(sandbox.Sizer); !seen[sz] {
+			seen[sz] = true
+			want += sz.LiveBytes()
+		}
+	}
+	assert.Equal(t, want, st.Bytes, "Bytes counts each live program once")
+	s.close()
+	assert.Zero(t, s.stats().Bytes)
+}
+
+// TestWasmIdenticalMethodsStayLiveUnderDefaultBudget touches 60 methods of identical code on
+// wasm under the default live-set budgets: they share one module, which counts once, so all stay
+// live (when each counted its module, about 40 did).
+func TestWasmIdenticalMethodsStayLiveUnderDefaultBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a wasm module (cached across runs)")
+	}
+	sb, err := wasm.New(wasm.Options{CacheDir: wasmTestCache(t), IdleTimeout: -1})
+	require.NoError(t, err)
+	const n = 60
+	store, roles, want := workingSetStore(t, n, false)
+	f := openForge(t, store, nil, func(o *Options) {
+		o.DefaultSandbox = "wasm"
+		o.Sandboxes = func(string) (sandbox.Sandbox, error) { return sb, nil }
+	})
+	ctx := context.Background()
+	for i, r := range roles {
+		o := f.Call(ctx, r, "add", json.RawMessage(`{"x":1}`))
+		require.True(t, o.OK, "%+v", o.Err)
+		require.Equal(t, want[i], string(o.Value))
+	}
+	st := f.Live()
+	require.Equal(t, DefaultLiveBytes(), st.MaxBytes, "the default budget")
+	assert.Equal(t, n, st.Programs, "every method stays live: %+v", st)
+	assert.Zero(t, st.Evictions)
+	assert.Equal(t, wasm.LiveCounts{Programs: 1, Modules: 1, Instances: 1}, sb.Live(), "one module serves them all")
+}
+
+// TestDefaultLiveBytes: a quarter of the usable memory, within [DefaultMaxLiveBytes,
+// MaxDefaultLiveBytes]; 512 MiB when unknown.
+func TestDefaultLiveBytes(t *testing.T) {
+	for _, c := range []struct{ mem, want int64 }{
+		{0, 512 << 20}, {1 << 30, 512 << 20}, {2 << 30, 512 << 20}, {4 << 30, 1 << 30},
+		{12 << 30, 3 << 30}, {16 << 30, 4 << 30}, {256 << 30, 4 << 30},
+	} {
+		assert.Equal(t, c.want, liveBytesFor(c.mem), "%d bytes of memory", c.mem)
+	}
+	d := DefaultLiveBytes()
+	assert.GreaterOrEqual(t, d, int64(DefaultMaxLiveBytes))
+	assert.LessOrEqual(t, d, int64(MaxDefaultLiveBytes))
+}

@@ -98,7 +98,7 @@ type Options struct {
 	// after compiling its code again.
 	MaxLivePrograms int
 	// MaxLiveBytes bounds the memory the live programs report (sandbox.Sizer: wasm modules and
-	// instances): 0 is DefaultMaxLiveBytes (or $FORGE_MAX_LIVE_BYTES), negative sets no bound.
+	// instances): 0 is DefaultLiveBytes() (or $FORGE_MAX_LIVE_BYTES), negative sets no bound.
 	MaxLiveBytes int64
 	// SandboxPoolSize, SandboxIdleTimeout and SandboxMaxWorkers tune the backends the forge builds
 	// (sandbox.Config: interpreters or instances per program, how long extra ones may idle, worker

@@ -6,31 +6,45 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/artifactforge/forge/registry"
+	"github.com/artifactforge/forge/sandbox"
 )
 
-// workingSetCode is the code of every method of the working-set benchmark: identical methods, so
-// that what differs between one method repeated and many round-robin is the working set alone.
-const workingSetCode = "package artifact\n\nfunc Add(x int) int { return x + 7 }\n"
+// workingSetCode is the code of method k of the working-set benchmark: `x + k`, so that distinct
+// methods are distinct programs (a wasm module, a yaegi interpreter each). identicalK is the k of
+// every method of the identical variant: one code for all, so that on wasm every method shares
+// one module and what differs between one method and many is the forge's per-method structures.
+func workingSetCode(k int) string {
+	return "package artifact\n\nfunc Add(x int) int { return x + " + strconv.Itoa(k) + " }\n"
+}
 
-// workingSetStore writes n roles (w0000, w0001, ...) of one method, add, each with the same
-// persisted code, straight into a new store: no model, no gate (the artifacts are what a forge
-// would have persisted).
-func workingSetStore(b *testing.B, n int) (string, []string) {
+const identicalK = 7
+
+// workingSetStore writes n roles (w0000, w0001, ...) of one method, add, straight into a new
+// store: no model, no gate (the artifacts are what a forge would have persisted). Role i adds
+// i+1 when distinct, identicalK otherwise; it returns the roles and what each answers for x=1.
+func workingSetStore(b testing.TB, n int, distinct bool) (string, []string, []string) {
 	b.Helper()
 	dir := b.TempDir()
 	s, err := registry.Open(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
-	roles := make([]string, n)
+	roles, want := make([]string, n), make([]string, n)
 	now := time.Now()
 	for i := range roles {
 		roles[i] = fmt.Sprintf("w%04d", i)
+		k := identicalK
+		if distinct {
+			k = i + 1
+		}
+		want[i] = strconv.Itoa(1 + k)
 		rec, err := s.PutRole(registry.Contract{Role: roles[i], Purpose: "working set", Methods: map[string]string{"add": "func Add(x int) int"}}, now)
 		if err != nil {
 			b.Fatal(err)
@@ -40,7 +54,7 @@ func workingSetStore(b *testing.B, n int) (string, []string) {
 			b.Fatal(err)
 		}
 		a := &registry.Artifact{SchemaVersion: registry.SchemaVersion, Role: roles[i], Method: "add", Lifecycle: registry.Durable, ContractFingerprint: rec.Fingerprint}
-		a.Promote(workingSetCode, "initial_forge", "bench", PromptVersion, now)
+		a.Promote(workingSetCode(k), "initial_forge", "bench", PromptVersion, now)
 		data, err := a.Encode()
 		if err != nil {
 			b.Fatal(err)
@@ -49,61 +63,115 @@ func workingSetStore(b *testing.B, n int) (string, []string) {
 			b.Fatal(err)
 		}
 	}
-	return dir, roles
+	return dir, roles, want
 }
 
-// BenchmarkWorkingSet is issue 29's working-set check, in process, on wasm (the default backend)
-// and on in-process yaegi: 2,000 identical methods (`x + 7`, one per role) are touched, then one
-// method is called repeatedly, 200 round-robin and 1,000 round-robin, in interleaved blocks of
-// 2,000 calls (one op is a block of each), with a live-set budget that holds all 2,000. It
-// reports each pattern's median and mean per call and the ratios to one method repeated
-// (rr200/one, rr1000/one; the target is ≤ 2).
+// workingSetWasmCache is where the distinct wasm variant keeps its built modules and compiled
+// code across runs ($FORGE_BENCH_WASM_CACHE, else a directory under the system's temp dir): the
+// first run builds one module per method (go build + wazero compile, about a second each on a
+// quiet 2-core machine), later runs load them.
+func workingSetWasmCache() string {
+	if d := os.Getenv("FORGE_BENCH_WASM_CACHE"); d != "" {
+		return d
+	}
+	return filepath.Join(os.TempDir(), "forge-bench-workingset-wasm")
+}
+
+// BenchmarkWorkingSet is issue 29's working-set check, in process: methods are touched (each
+// compiled and made warm, with a live-set budget that holds them all), then one method is
+// called repeatedly, 200 round-robin and 1,000 round-robin, in interleaved blocks of 2,000
+// calls (one op is a block of each). It reports each pattern's median and mean per call, the
+// ratios to one method repeated (rr200/one, rr1000/one; the target is ≤ 2), the time the touch
+// took and the memory each live program adds (rss-MiB/1000live: the process's RSS, after a full
+// collection, per 1,000 live programs). The variants:
 //
-//	go test -run '^$' -bench BenchmarkWorkingSet -benchtime 10x -count 3 ./forge
+//   - yaegi: 2,000 distinct methods (`x + k`) on in-process yaegi.
+//
+//   - wasm-distinct: $FORGE_BENCH_WASM_DISTINCT distinct methods (default 200; rr1000 only when
+//     it is at least 1,000) on wasm, the default backend: one module per method. Modules are
+//     cached across runs (workingSetWasmCache): the first run builds them.
+//
+//   - wasm-identical: 2,000 identical methods (`x + 7`) on wasm: one module for all, so the
+//     figure is the forge's per-method structures alone (and the live set's byte budget must
+//     count the shared module once).
+//
+//   - wasm-clients: one method called by 200 clients (WithClient): 200 programs, each with its
+//     own instance and linear memory, sharing one compiled module. Against wasm-distinct it tells
+//     what distinct modules cost (their compiled code) from what distinct instances cost.
+//
+//     go test -run '^$' -bench BenchmarkWorkingSet -benchtime 10x -count 3 ./forge   (make bench-workingset)
 func BenchmarkWorkingSet(b *testing.B) {
-	const touched, block = 2000, 2000
-	store, roles := workingSetStore(b, touched)
-	for _, backend := range []string{"wasm", "yaegi"} {
-		b.Run(backend, func(b *testing.B) {
+	distinctWasm := 200
+	if n, err := strconv.Atoi(os.Getenv("FORGE_BENCH_WASM_DISTINCT")); err == nil && n > 0 {
+		distinctWasm = n
+	}
+	cache := workingSetWasmCache()
+	for _, v := range []struct {
+		name, backend string
+		touched       int
+		distinct      bool
+		clients       bool // one method (roles[0]) called as a different client for each i
+	}{{"yaegi", "yaegi", 2000, true, false}, {"wasm-distinct", "wasm", distinctWasm, true, false},
+		{"wasm-identical", "wasm", 2000, false, false}, {"wasm-clients", "wasm", 200, false, true}} {
+		b.Run(v.name, func(b *testing.B) {
+			store, roles, want := workingSetStore(b, v.touched, v.distinct)
+			ctxs := make([]context.Context, len(roles))
+			for i := range ctxs {
+				ctxs[i] = context.Background()
+				if v.clients {
+					ctxs[i], roles[i] = WithClient(ctxs[i], fmt.Sprintf("c%04d", i)), roles[0]
+				}
+			}
 			f := openForge(b, store, nil, func(o *Options) {
-				o.DefaultSandbox, o.MaxLivePrograms, o.FlushInterval = backend, 2*touched, liveBenchFlush
-				o.MaxLiveBytes = -1 // wasm: the methods share one program, which each would count against the bytes
+				o.DefaultSandbox, o.MaxLivePrograms, o.FlushInterval = v.backend, 2*v.touched, liveBenchFlush
+				if v.backend == "wasm" {
+					o.MaxLiveBytes = -1 // all live: the default budget's fit is TestWorkingSetFitsDefaultBudget's
+					if v.distinct {
+						o.Sandboxes = func(name string) (sandbox.Sandbox, error) {
+							return newSandbox(name, sandbox.Config{CacheDir: filepath.Join(cache, "cache"), RecordDir: filepath.Join(cache, "sums")})
+						}
+					}
+				}
 			})
-			ctx := context.Background()
 			args := json.RawMessage(`{"x":1}`)
-			call := func(role string) {
-				o := f.Call(ctx, role, "add", args)
-				if !o.OK || string(o.Value) != "8" {
-					b.Fatalf("%s.add: %+v %s", role, o.Err, o.Value)
+			call := func(i int) {
+				o := f.Call(ctxs[i], roles[i], "add", args)
+				if !o.OK || string(o.Value) != want[i] {
+					b.Fatalf("%s.add: %+v %s (want %s)", roles[i], o.Err, o.Value, want[i])
 				}
 			}
-			for _, r := range roles { // touch every method: each is compiled and made warm
-				if o := f.Call(ctx, r, "add", args); !o.OK {
-					b.Fatal(o.Err)
-				}
+			rss0 := rssBytes(b)
+			t0 := time.Now()
+			for i := range roles { // touch every method: each is compiled and made warm
+				call(i)
 			}
-			if live := f.Live().Programs; live < touched {
-				b.Fatalf("%d live programs after touching %d methods: the budget should hold them all", live, touched)
+			touch := time.Since(t0)
+			if live := f.Live().Programs; live < v.touched {
+				b.Fatalf("%d live programs after touching %d methods: the budget should hold them all", live, v.touched)
 			}
+			rss := rssBytes(b) - rss0
 			patterns := []struct {
 				name string
 				n    int
 			}{{"one", 1}, {"rr200", 200}, {"rr1000", 1000}}
+			for len(patterns) > 1 && patterns[len(patterns)-1].n > v.touched {
+				patterns = patterns[:len(patterns)-1]
+			}
+			const block = 2000
 			lat := make([][]time.Duration, len(patterns))
 			total := make([]time.Duration, len(patterns))
+			runtime.GC()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				for k := range patterns {
-					p := patterns[k]
 					if i%2 == 1 { // every other op in reverse: no pattern always runs first
-						p = patterns[len(patterns)-1-k]
 						k = len(patterns) - 1 - k
 					}
 					t0 := time.Now()
 					for j := range block {
 						c0 := time.Now()
-						call(roles[j%p.n])
+						call(j % patterns[k].n)
 						lat[k] = append(lat[k], time.Since(c0))
 					}
 					total[k] += time.Since(t0)
@@ -116,11 +184,13 @@ func BenchmarkWorkingSet(b *testing.B) {
 				med[k] = float64(lat[k][len(lat[k])/2])
 				b.ReportMetric(med[k], p.name+"-p50-ns")
 				b.ReportMetric(float64(total[k])/float64(len(lat[k])), p.name+"-mean-ns")
+				if k > 0 {
+					b.ReportMetric(med[k]/med[0], p.name+"/one")
+					b.ReportMetric(float64(total[k])/float64(total[0]), p.name+"/one-mean")
+				}
 			}
-			b.ReportMetric(med[1]/med[0], "rr200/one")
-			b.ReportMetric(med[2]/med[0], "rr1000/one")
-			b.ReportMetric(float64(total[1])/float64(total[0]), "rr200/one-mean")
-			b.ReportMetric(float64(total[2])/float64(total[0]), "rr1000/one-mean")
+			b.ReportMetric(touch.Seconds(), "touch-s")
+			b.ReportMetric(float64(rss)/(1<<20)*1000/float64(v.touched), "rss-MiB/1000live")
 		})
 	}
 }
