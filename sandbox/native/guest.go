@@ -12,7 +12,7 @@ import (
 
 // guestVersion changes whenever the generated worker code changes, so cached executables built
 // from an older one are never reused.
-const guestVersion = "forge-native-guest-1"
+const guestVersion = "forge-native-guest-2"
 
 // exitLockdown is the worker's exit code when it could not lock itself down: no artifact code
 // ran.
@@ -173,6 +173,13 @@ func lock() error {
 	// The runtime's timers wake it through the network poller (epoll and an eventfd): start it
 	// now, while those fds can still be made.
 	time.Sleep(time.Nanosecond)
+	// time.Local as the wasm guest has it: named "Local", at UTC, whatever the machine's zone
+	// (and /etc/localtime could not be read after the filter anyway).
+	loc, err := time.LoadLocationFromTZData("Local", []byte(utcTZif))
+	if err != nil {
+		return errorString("time zone: " + err.Error())
+	}
+	time.Local = loc
 	vm, err := vmSize()
 	if err != nil {
 		return err
@@ -207,6 +214,12 @@ func lock() error {
 	}
 	return nil
 }
+
+// utcTZif is a TZif file of one zone, UTC at offset 0: header, counts (no transitions, one
+// type, four bytes of names), the type and its name.
+const utcTZif = "TZif" + "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00" +
+	"\x00\x00\x00\x00" + "\x00\x00\x00\x00" + "\x00\x00\x00\x00" + "\x00\x00\x00\x00" + "\x00\x00\x00\x01" + "\x00\x00\x00\x04" +
+	"\x00\x00\x00\x00\x00\x00" + "UTC\x00"
 
 type errorString string
 

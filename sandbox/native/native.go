@@ -277,7 +277,9 @@ func (p *Program) pool(mem int64) *pool {
 // MaxWorkers in all; an idle worker of another pool is ended to make room), waiting while none
 // can be had.
 func (s *Sandbox) get(ctx context.Context, pl *pool, timeout time.Duration) (*worker, error) {
-	sctx, cancel := context.WithTimeout(ctx, timeout)
+	// Starting a process (exec, the Go runtime's start, the lockdown) is not the code's time: a
+	// start gets startAllowance on top of the timeout its initializers run under.
+	sctx, cancel := context.WithTimeout(ctx, timeout+startAllowance)
 	defer cancel()
 	for {
 		s.mu.Lock()
@@ -325,6 +327,9 @@ func (s *Sandbox) get(ctx context.Context, pl *pool, timeout time.Duration) (*wo
 		}
 	}
 }
+
+// startAllowance is what a worker's start may take beyond the call's timeout.
+const startAllowance = 2 * time.Second
 
 // start verifies the program's executable against its hash and starts a worker of it.
 func (s *Sandbox) start(ctx context.Context, pl *pool) (*worker, error) {
