@@ -12,7 +12,7 @@ import (
 
 // guestVersion changes whenever the generated worker code changes, so cached executables built
 // from an older one are never reused.
-const guestVersion = "forge-native-guest-2"
+const guestVersion = "forge-native-guest-3"
 
 // exitLockdown is the worker's exit code when it could not lock itself down: no artifact code
 // ran.
@@ -180,12 +180,14 @@ func lock() error {
 		return errorString("time zone: " + err.Error())
 	}
 	time.Local = loc
-	vm, err := vmSize()
+	data, err := vmData()
 	if err != nil {
 		return err
 	}
 	debug.SetMemoryLimit(mem)
-	as := uint64(vm) + uint64(mem) + uint64(mem)/2 + 256<<20
+	// RLIMIT_DATA counts the private writable memory the runtime maps (its heap, stacks), not its
+	// PROT_NONE reservations: what the process holds now plus the cap and a little room.
+	lim := uint64(data) + uint64(mem) + 32<<20
 	for _, l := range []struct {
 		res      int
 		cur, max uint64
@@ -193,7 +195,7 @@ func lock() error {
 		{syscall.RLIMIT_FSIZE, 0, 0},
 		{syscall.RLIMIT_CORE, 0, 0},
 		{syscall.RLIMIT_NOFILE, 0, 0},
-		{syscall.RLIMIT_AS, as, as},
+		{syscall.RLIMIT_DATA, lim, lim},
 	} {
 		if err := syscall.Setrlimit(l.res, &syscall.Rlimit{Cur: l.cur, Max: l.max}); err != nil {
 			return errorString("setrlimit " + strconv.Itoa(l.res) + ": " + err.Error())
@@ -225,8 +227,8 @@ type errorString string
 
 func (e errorString) Error() string { return string(e) }
 
-// vmSize is the process's address space now (VmSize of /proc/self/status), in bytes.
-func vmSize() (int64, error) {
+// vmData is the process's private writable memory now (VmData of /proc/self/status), in bytes.
+func vmData() (int64, error) {
 	fd, err := syscall.Open("/proc/self/status", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, errorString("open /proc/self/status: " + err.Error())
@@ -245,7 +247,7 @@ func vmSize() (int64, error) {
 		} else {
 			s = ""
 		}
-		if len(line) > 7 && line[:7] == "VmSize:" {
+		if len(line) > 7 && line[:7] == "VmData:" {
 			f := line[7:]
 			kb := int64(0)
 			for i := 0; i < len(f); i++ {
@@ -256,7 +258,7 @@ func vmSize() (int64, error) {
 			return kb << 10, nil
 		}
 	}
-	return 0, errorString("no VmSize in /proc/self/status")
+	return 0, errorString("no VmData in /proc/self/status")
 }
 
 func indexByte(s string, c byte) int {

@@ -23,3 +23,30 @@ func TestAdd(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, "42", string(out.Value))
 }
+
+// TestMemoryCapHolds: under a 64 MB cap a call may hold 32 MB, and one that holds 96 MB fails as
+// KindMemory (RLIMIT_DATA: what the worker held at its lockdown plus the cap and 32 MB).
+func TestMemoryCapHolds(t *testing.T) {
+	ctx := context.Background()
+	p, err := shared.Compile(ctx, sandbox.Source{Code: `package artifact
+
+func Hold(mb int) int {
+	b := make([]byte, mb<<20)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	return len(b) >> 20
+}
+`})
+	require.NoError(t, err)
+	defer p.Close()
+	lim := sandbox.Limits{MemoryBytes: 64 << 20}
+	out, err := shared.Run(ctx, p, sandbox.Input{Args: json.RawMessage(`[32]`), Limits: lim})
+	require.NoError(t, err)
+	assert.JSONEq(t, "32", string(out.Value))
+	_, err = shared.Run(ctx, p, sandbox.Input{Args: json.RawMessage(`[96]`), Limits: lim})
+	assert.Equal(t, sandbox.KindMemory, sandbox.KindOf(err), "%v", err)
+	out, err = shared.Run(ctx, p, sandbox.Input{Args: json.RawMessage(`[1]`), Limits: lim})
+	require.NoError(t, err, "the dead worker is replaced")
+	assert.JSONEq(t, "1", string(out.Value))
+}

@@ -19,6 +19,10 @@ func CrashError(stderr string, err error) *sandbox.Error {
 	case strings.Contains(stderr, "out of memory"):
 		return &sandbox.Error{Kind: sandbox.KindMemory, Message: "memory cap exceeded: " + firstLine(stderr, "out of memory"), Err: err,
 			Hint: "use less memory: stream or bound the data the code builds"}
+	case strings.Contains(stderr, "cannot allocate memory"):
+		// A native worker's mmap refused under RLIMIT_DATA (ENOMEM), reported by the runtime.
+		return &sandbox.Error{Kind: sandbox.KindMemory, Message: "memory cap exceeded: " + firstLine(stderr, "cannot allocate memory"), Err: err,
+			Hint: "use less memory: stream or bound the data the code builds"}
 	case strings.Contains(stderr, "all goroutines are asleep"):
 		return &sandbox.Error{Kind: sandbox.KindDeadline, Message: "the code blocks forever (all goroutines are asleep - deadlock)", Err: err}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/gate"
 )
 
@@ -92,4 +93,23 @@ func TestValidResult(t *testing.T) {
 	for _, in := range inputs {
 		assert.Equal(t, json.Valid([]byte(in)), validResult([]byte(in)), "%q", in)
 	}
+}
+
+// TestCrashError classifies the Go runtime's reports of a guest that stopped.
+func TestCrashError(t *testing.T) {
+	for _, c := range []struct {
+		stderr string
+		want   sandbox.Kind
+	}{
+		{"runtime: goroutine stack exceeds 1000000-byte limit\nfatal error: stack overflow", sandbox.KindDepth},
+		{"fatal error: runtime: out of memory", sandbox.KindMemory},
+		{"fatal error: runtime: cannot allocate memory", sandbox.KindMemory},
+		{"fatal error: all goroutines are asleep - deadlock!", sandbox.KindDeadline},
+	} {
+		e := CrashError(c.stderr, nil)
+		require.NotNil(t, e, c.stderr)
+		assert.Equal(t, c.want, e.Kind, c.stderr)
+	}
+	assert.Nil(t, CrashError("panic: boom\n\ngoroutine 1 [running]:", nil))
+	assert.Equal(t, "panic: boom", CrashReport("panic: boom\n\ngoroutine 1 [running]:\nmain.main()"))
 }
