@@ -63,8 +63,8 @@ func TestChooseDefault(t *testing.T) {
 	}
 }
 
-// TestBuiltInBackendsRegistered: the built-in backends describe themselves, and only wasm claims
-// to contain hostile code on its own.
+// TestBuiltInBackendsRegistered: the built-in backends describe themselves; wasm and native claim
+// to contain hostile code on their own, and native only where named.
 func TestBuiltInBackendsRegistered(t *testing.T) {
 	y, ok := sandbox.LookupBackend("yaegi")
 	require.True(t, ok)
@@ -72,7 +72,12 @@ func TestBuiltInBackendsRegistered(t *testing.T) {
 	w, ok := sandbox.LookupBackend("wasm")
 	require.True(t, ok)
 	assert.True(t, w.Contains)
-	assert.Equal(t, "wasm, yaegi", sandbox.BackendNames())
+	assert.False(t, w.OptIn)
+	n, ok := sandbox.LookupBackend("native")
+	require.True(t, ok)
+	assert.True(t, n.Contains)
+	assert.True(t, n.OptIn, "native is never the default")
+	assert.Equal(t, "native, wasm, yaegi", sandbox.BackendNames())
 }
 
 // TestContractWithoutSandboxGetsThePlacement: a contract that names no sandbox runs where the

@@ -31,6 +31,10 @@ func TestCorpusWasmMemory(t *testing.T) {
 	sandboxtest.RunCorpus(t, dir, newTestSandbox)
 }
 
+// TestCorpusValid runs the whole valid corpus (a build per program: -short skips it).
 func TestCorpusValid(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a worker build per program")
+	}
 	sandboxtest.RunCorpus(t, "../testdata/valid", newTestSandbox)
 }
