@@ -140,6 +140,8 @@ func (p *Program) Source() sandbox.Source { return p.src }
 func (p *Program) LiveBytes() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.sb.mu.Lock() // the pools' counts
+	defer p.sb.mu.Unlock()
 	n := int64(0)
 	for _, pl := range p.pools {
 		n += int64(pl.count) * (p.size + 4<<20)
@@ -411,3 +413,5 @@ func writeExecutable(path string, bin []byte) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+var _ sandbox.Sizer = (*Program)(nil)
