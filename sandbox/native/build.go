@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -163,16 +162,7 @@ func goBuild(ctx context.Context, tc guestgen.Toolchain, g guestModule) ([]byte,
 // buildEnv is the go build environment: this machine's OS and architecture, no cgo, no
 // workspace, no toolchain switch, the user's module and build caches.
 func buildEnv() []string {
-	env := make([]string, 0, len(os.Environ())+8)
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "GOOS", "GOARCH", "GOFLAGS", "GOWORK", "GOTOOLCHAIN", "CGO_ENABLED", "GOSUMDB", "GOEXPERIMENT":
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, "CGO_ENABLED=0", "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "GOSUMDB=off")
+	return guestgen.BuildEnv("CGO_ENABLED=0", "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "GOSUMDB=off")
 }
 
 var errNotLinux = errors.New("the native backend runs on Linux amd64 and arm64 only")

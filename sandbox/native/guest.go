@@ -3,7 +3,6 @@ package native
 import (
 	"fmt"
 	"go/token"
-	"sort"
 	"strings"
 
 	"github.com/artifactforge/forge/sandbox"
@@ -61,17 +60,7 @@ func callGuest(code string, sig sandbox.Signature, nums sysnums) (guestModule, e
 
 // key is the content hash that names the executable in the build cache.
 func (g guestModule) key(goVersion string) string {
-	paths := make([]string, 0, len(g.files))
-	for p := range g.files {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	var b strings.Builder
-	b.WriteString(guestVersion + "\x00" + goVersion + "\x00" + hostSysnums.arch + "\x00")
-	for _, p := range paths {
-		fmt.Fprintf(&b, "%s\x00%d\x00%s\x00", p, len(g.files[p]), g.files[p])
-	}
-	return sandbox.Source{Code: b.String()}.Checksum()
+	return guestgen.ModuleKey(guestVersion+"\x00"+goVersion+"\x00"+hostSysnums.arch+"\x00", g.files)
 }
 
 // transportSource carries forge/host's requests over the worker's pipes (lockdown.Exchange).

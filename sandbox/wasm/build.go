@@ -434,16 +434,7 @@ func (b *builder) goBuild(ctx context.Context, tc toolchain, g guestModule) ([]b
 // buildEnv is the go build environment: wasip1 reactor, no cgo, no workspace, no toolchain switch,
 // module cache and build cache of the user (so repeated builds take a fraction of a second).
 func buildEnv() []string {
-	env := make([]string, 0, len(os.Environ())+8)
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "GOOS", "GOARCH", "GOFLAGS", "GOWORK", "GOTOOLCHAIN", "CGO_ENABLED", "GOSUMDB", "GOWASM", "GOEXPERIMENT":
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOWORK=off", "GOTOOLCHAIN=local",
+	return guestgen.BuildEnv("GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOWORK=off", "GOTOOLCHAIN=local",
 		"GOFLAGS=-mod=mod", "GOSUMDB=off")
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
-	"sort"
 	"strings"
 
 	"github.com/artifactforge/forge/sandbox"
@@ -79,17 +78,7 @@ var noLean bool
 
 // key is the content hash that names the module in the build cache.
 func (g guestModule) key(goVersion string) string {
-	paths := make([]string, 0, len(g.files))
-	for p := range g.files {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	var b strings.Builder
-	b.WriteString(guestVersion + "\x00" + goVersion + "\x00")
-	for _, p := range paths {
-		fmt.Fprintf(&b, "%s\x00%d\x00%s\x00", p, len(g.files[p]), g.files[p])
-	}
-	return sandbox.Source{Code: b.String()}.Checksum()
+	return guestgen.ModuleKey(guestVersion+"\x00"+goVersion+"\x00", g.files)
 }
 
 // mainSource is package main: the reactor's exports. The host writes a call's framed args into the

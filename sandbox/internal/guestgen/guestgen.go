@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -227,4 +228,20 @@ func Forge__Call(in []byte) (out []byte) {
 	}
 	b.WriteString("}\n")
 	return b.String()
+}
+
+// ModuleKey is the content hash that names a guest module's build in a cache: prefix (the guest
+// generator's version, the toolchain's, anything else the build depends on) and every file.
+func ModuleKey(prefix string, files map[string]string) string {
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var b strings.Builder
+	b.WriteString(prefix)
+	for _, p := range paths {
+		fmt.Fprintf(&b, "%s\x00%d\x00%s\x00", p, len(files[p]), files[p])
+	}
+	return sandbox.Source{Code: b.String()}.Checksum()
 }
