@@ -36,6 +36,7 @@ type worker struct {
 	broken   bool           // it must not serve another call
 	logMu    sync.Mutex
 	logHost  *sandbox.Host // the call its stdout goes to
+	capture  *capBuffer    // or, while tests run, their report
 	sendBuf  []byte
 }
 
@@ -149,7 +150,9 @@ func (w *worker) readLogs(r io.Reader) {
 	sc.Buffer(make([]byte, 4<<10), 64<<10)
 	for sc.Scan() {
 		w.logMu.Lock()
-		if h := w.logHost; h != nil {
+		if c := w.capture; c != nil {
+			c.Write(append(sc.Bytes(), '\n'))
+		} else if h := w.logHost; h != nil {
 			h.AppendLogBytes(sc.Bytes())
 		}
 		w.logMu.Unlock()
@@ -244,6 +247,12 @@ func (w *worker) call(ctx context.Context, host *sandbox.Host, args []json.RawMe
 		w.broken = true
 		return nil, w.crashError(ctx, err, "call")
 	}
+	return w.serve(ctx, host, lim)
+}
+
+// serve reads the worker's frames, answering its host requests with host, until its result (or
+// its end: the read fails and the worker is classified).
+func (w *worker) serve(ctx context.Context, host *sandbox.Host, lim sandbox.Limits) (json.RawMessage, error) {
 	// A result frame is at most the output cap (plus its tag) or an error report.
 	resultLimit := max(lim.OutputBytes+1, guestgen.MaxErrorReport)
 	hostLimit := int(guestgen.RequestLimit(guestgen.OpCall)) + 4

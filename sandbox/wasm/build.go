@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,21 +19,7 @@ import (
 	"github.com/artifactforge/forge/sandbox/internal/guestgen"
 )
 
-// testifyVersion is the testify the forge itself links (acceptance tests use the same one), or the
-// one go.mod pins when build info is unavailable.
-func testifyVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == "github.com/stretchr/testify" {
-				if d.Replace != nil {
-					return d.Replace.Version
-				}
-				return d.Version
-			}
-		}
-	}
-	return "v1.12.1"
-}
+func testifyVersion() string { return guestgen.TestifyVersion() }
 
 // builder turns generated guest modules into instrumented wasm binaries, cached on disk by content
 // key; concurrent builds of one key share a single go build.

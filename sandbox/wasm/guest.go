@@ -179,38 +179,7 @@ func forgeCall(n uint32) uint64 {
 // messages from the report on stdout. An instance runs M.Run once (testing keeps state across runs).
 const testRunnerSource = `}
 
-type corpusEntry = struct {
-	Parent     string
-	Path       string
-	Data       []byte
-	Values     []any
-	Generation int
-	IsSeed     bool
-}
-
-type deps struct{}
-
-func (deps) ImportPath() string                          { return "forge/artifact" }
-func (deps) ModulePath() string                          { return "forge" }
-func (deps) MatchString(pat, str string) (bool, error)   { return regexp.MatchString(pat, str) }
-func (deps) SetPanicOnExit0(bool)                        {}
-func (deps) StartCPUProfile(io.Writer) error             { return nil }
-func (deps) StopCPUProfile()                             {}
-func (deps) StartTestLog(io.Writer)                      {}
-func (deps) StopTestLog() error                          { return nil }
-func (deps) WriteProfileTo(string, io.Writer, int) error { return nil }
-func (deps) CoordinateFuzzing(time.Duration, int64, time.Duration, int64, int, []corpusEntry, []reflect.Type, string, string) error {
-	return nil
-}
-func (deps) RunFuzzWorker(func(corpusEntry) error) error                { return nil }
-func (deps) ReadCorpus(string, []reflect.Type) ([]corpusEntry, error)   { return nil, nil }
-func (deps) CheckCorpus([]any, []reflect.Type) error                    { return nil }
-func (deps) ResetCoverage()                                             {}
-func (deps) SnapshotCoverage()                                          {}
-func (deps) InitRuntimeCoverage() (string, func(string, string) (string, error), func() float64) {
-	return "", nil, nil
-}
-
+` + guestgen.TestDepsSource + `
 // forge_test runs the tests whose names match the pattern in the input buffer; it returns
 // testing's exit code (0: all passed).
 //
