@@ -19,6 +19,10 @@
 // (a panic in a goroutine, memory, stack) is classified from its runtime's report on stderr and
 // replaced on the next call.
 //
+// Test builds the artifact with its test file, the real testing package and testify into a test
+// executable behind the same lockdown, and runs the tests in a worker of it; a test that stops its
+// worker fails with the reason and the tests after it run in a new one.
+//
 // The backend is opt-in (sandbox.Backend.OptIn): it is never the default, since an escape from
 // Go's memory safety would run machine code in the worker (see RATIONALE, "The native backend").
 package native

@@ -77,3 +77,13 @@ func TestHumanEval(t *testing.T) {
 		}
 	}
 }
+
+// TestTestFileMayUseTheClock: a test file may read the real clock and seed math/rand with it
+// (sandboxtest.RunClockTests), here too.
+func TestTestFileMayUseTheClock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds test workers")
+	}
+	sandboxtest.RunClockTests(t, shared)
+	sandboxtest.RunHumanEvalClockTests(t, shared)
+}
