@@ -26,6 +26,7 @@ func init() {
 		New: func(c sandbox.Config) (sandbox.Sandbox, error) {
 			return New(Options{CacheDir: c.CacheDir, RecordDir: c.RecordDir, PoolSize: c.PoolSize, MaxWorkers: c.MaxWorkers})
 		},
+		PruneCache: PruneCache,
 	})
 }
 
