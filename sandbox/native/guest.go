@@ -11,7 +11,11 @@ import (
 
 // guestVersion changes whenever the generated worker code changes, so cached executables built
 // from an older one are never reused.
-const guestVersion = "forge-native-guest-3"
+const guestVersion = "forge-native-guest-4"
+
+// endOfCall is what a worker prints on stdout after each call (lockdown.End): the lines before it
+// are the call's.
+const endOfCall = "\x00forge:end-of-call\x00\n"
 
 // exitLockdown is the worker's exit code when it could not lock itself down: no artifact code
 // ran.
@@ -113,6 +117,7 @@ func lockdownSource(nums sysnums) string {
 		"{{FILTER}}", filterSource(buildFilter(nums, allowlist(nums))),
 		"{{SYS_SECCOMP}}", fmt.Sprint(nums.seccomp),
 		"{{EXIT_LOCKDOWN}}", fmt.Sprint(exitLockdown),
+		"{{END_OF_CALL}}", strings.ReplaceAll(strings.ReplaceAll(endOfCall, "\x00", `\x00`), "\n", `\n`),
 	).Replace(lockdownTemplate)
 }
 
@@ -331,8 +336,16 @@ var (
 // in progress, so a goroutine the call left behind never speaks between calls.
 func Begin() { mu.Lock(); active = true; mu.Unlock() }
 
-// End: see Begin.
-func End() { mu.Lock(); active = false; mu.Unlock() }
+// End: see Begin. It then marks the end of the call's output on stdout, so that the parent knows
+// it has every line the call printed.
+func End() {
+	mu.Lock()
+	active = false
+	mu.Unlock()
+	writeAll(1, []byte(endOfCall))
+}
+
+const endOfCall = "{{END_OF_CALL}}"
 
 var outside = []byte(` + "`" + `{"e":"host API used outside a call (by a goroutine the call left running)"}` + "`" + `)
 

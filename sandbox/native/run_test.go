@@ -3,6 +3,8 @@ package native
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -91,5 +93,35 @@ func TestMaxWorkersEvictsIdle(t *testing.T) {
 	wg.Wait()
 	for _, err := range errs {
 		assert.NoError(t, err)
+	}
+}
+
+// TestPrintsAreTheCallsLogs: what a call prints on stdout is its logs (Log granted), every line,
+// in order, and none of them reaches another call.
+func TestPrintsAreTheCallsLogs(t *testing.T) {
+	ctx := context.Background()
+	p, err := shared.Compile(ctx, sandbox.Source{Code: `package artifact
+
+import "fmt"
+
+func Say(n int) int {
+	for i := range n {
+		fmt.Println("line", i)
+	}
+	fmt.Print("no newline")
+	return n
+}
+`})
+	require.NoError(t, err)
+	defer p.Close()
+	for n := range 20 {
+		out, err := shared.Run(ctx, p, sandbox.Input{Args: json.RawMessage(strconv.Itoa(n)), Caps: sandbox.Capabilities{Log: true}})
+		require.NoError(t, err)
+		want := []string{}
+		for i := range n {
+			want = append(want, fmt.Sprint("line ", i))
+		}
+		want = append(want, "no newline")
+		assert.Equal(t, want, out.Logs, "call %d", n)
 	}
 }

@@ -2,6 +2,7 @@ package native
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -37,6 +38,8 @@ type worker struct {
 	logMu    sync.Mutex
 	logHost  *sandbox.Host // the call its stdout goes to
 	capture  *capBuffer    // or, while tests run, their report
+	logEnd   chan struct{} // a call's end-of-output mark was read
+	logDead  chan struct{} // closed when the stdout reader stops reading lines
 	sendBuf  []byte
 }
 
@@ -114,7 +117,7 @@ func startWorker(ctx context.Context, exe, dir string, mem int64) (*worker, erro
 	errW.Close()
 	logW.Close()
 	w := &worker{cmd: cmd, req: inW, frames: bufio.NewReaderSize(outR, 64<<10), framesF: outR,
-		stderr: &capBuffer{max: stderrBytes}, exited: make(chan struct{})}
+		stderr: &capBuffer{max: stderrBytes}, exited: make(chan struct{}), logEnd: make(chan struct{}, 1), logDead: make(chan struct{})}
 	w.drained.Add(2)
 	go func() {
 		defer w.drained.Done()
@@ -146,18 +149,42 @@ func startWorker(ctx context.Context, exe, dir string, mem int64) (*worker, erro
 // readLogs sends what the worker prints on stdout to the current call's logs (kept only when Log
 // is granted), line by line, at most a host log's worth at a time.
 func (w *worker) readLogs(r io.Reader) {
+	defer close(w.logDead)
+	end := []byte(strings.TrimSuffix(endOfCall, "\n"))
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 4<<10), 64<<10)
 	for sc.Scan() {
+		line, ended := bytes.CutSuffix(sc.Bytes(), end)
 		w.logMu.Lock()
-		if c := w.capture; c != nil {
-			c.Write(append(sc.Bytes(), '\n'))
-		} else if h := w.logHost; h != nil {
-			h.AppendLogBytes(sc.Bytes())
+		switch {
+		case ended && len(line) == 0:
+		case w.capture != nil:
+			w.capture.Write(append(line, '\n'))
+		case w.logHost != nil:
+			w.logHost.AppendLogBytes(line)
 		}
 		w.logMu.Unlock()
+		if ended {
+			select {
+			case w.logEnd <- struct{}{}:
+			default:
+			}
+		}
 	}
-	_, _ = io.Copy(io.Discard, r) // a line over the bound: keep the pipe flowing
+	// A line over the bound: the calls no longer wait for their end of output; keep the pipe
+	// flowing.
+	_, _ = io.Copy(io.Discard, r)
+}
+
+// awaitLogs waits until the worker's stdout has delivered the current call's lines (its end mark),
+// or cannot (the reader gave up, the worker ended, the call's deadline).
+func (w *worker) awaitLogs(ctx context.Context) {
+	select {
+	case <-w.logEnd:
+	case <-w.logDead:
+	case <-w.exited:
+	case <-ctx.Done():
+	}
 }
 
 // kill ends the process (and anything it started, though it cannot start anything).
@@ -233,6 +260,10 @@ func (w *worker) call(ctx context.Context, host *sandbox.Host, args []json.RawMe
 	}()
 	stop := context.AfterFunc(ctx, w.kill)
 	defer stop()
+	select {
+	case <-w.logEnd: // an earlier call's, read after that call stopped waiting for it
+	default:
+	}
 	n := 8
 	for _, a := range args {
 		n += 4 + len(a)
@@ -297,6 +328,7 @@ func (w *worker) serve(ctx context.Context, host *sandbox.Host, lim sandbox.Limi
 				return nil, w.crashError(ctx, err, "call")
 			}
 		case 'r':
+			w.awaitLogs(ctx)
 			if len(payload) > 0 && payload[0] == 'v' && len(payload)-1 > lim.OutputBytes {
 				return nil, &sandbox.Error{Kind: sandbox.KindOutput, Message: fmt.Sprintf("result is %d bytes, over the %d-byte cap", len(payload)-1, lim.OutputBytes)}
 			}
