@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -124,4 +125,31 @@ func Say(n int) int {
 		want = append(want, "no newline")
 		assert.Equal(t, want, out.Logs, "call %d", n)
 	}
+}
+
+// TestIdleWorkersTrimmed: workers idle past the idle timeout are ended, but for the pool's last.
+func TestIdleWorkersTrimmed(t *testing.T) {
+	sb, err := New(Options{CacheDir: sandboxtest.BuildCacheDir(), PoolSize: 3, IdleTimeout: -1})
+	require.NoError(t, err)
+	defer sb.Close()
+	ctx := context.Background()
+	p, err := sb.Compile(ctx, sandbox.Source{Code: "package artifact\n\nfunc Add(a, b int) int { return a + b }\n"})
+	require.NoError(t, err)
+	defer p.Close()
+	pl := p.(*Program).pool(sandbox.DefaultMemoryBytes)
+	var ws []*worker
+	for range 3 {
+		w, err := sb.get(ctx, pl, time.Second)
+		require.NoError(t, err)
+		ws = append(ws, w)
+	}
+	for _, w := range ws {
+		sb.put(pl, w)
+	}
+	assert.Equal(t, 0, sb.trim(time.Now().Add(-time.Hour)), "none idle long enough")
+	assert.Equal(t, 2, sb.trim(time.Now().Add(time.Hour)))
+	assert.Equal(t, 0, sb.trim(time.Now().Add(time.Hour)), "the pool keeps one")
+	out, err := sb.Run(ctx, p, sandbox.Input{Args: json.RawMessage(`[1, 2]`)})
+	require.NoError(t, err)
+	assert.JSONEq(t, "3", string(out.Value))
 }
