@@ -106,16 +106,7 @@ func New(opts Options) (*Sandbox, error) {
 
 // trimLoop ends, every interval, the workers idle for longer than it, but for each pool's last.
 func (s *Sandbox) trimLoop(interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stopTrim:
-			return
-		case now := <-t.C:
-			s.trim(now.Add(-interval))
-		}
-	}
+	guestgen.RunEvery(interval, s.stopTrim, func(now time.Time) { s.trim(now.Add(-interval)) })
 }
 
 // trim ends the idle workers idle since before cutoff, keeping one worker per pool.
