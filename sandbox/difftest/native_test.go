@@ -3,6 +3,7 @@ package difftest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/artifactforge/forge/sandbox"
@@ -46,6 +47,38 @@ func TestNativeAgreesWithWasm(t *testing.T) {
 			}
 			if got[0] != got[1] {
 				t.Errorf("native answered %s, wasm %s", got[1], got[0])
+			}
+		})
+	}
+}
+
+// TestNativeAgreesWithWasmOnHumanEval: the first HumanEval-X Go problems' canonical solutions and
+// example tests get the same verdicts, test by test, on native as on wasm (sandbox.Tester).
+func TestNativeAgreesWithWasmOnHumanEval(t *testing.T) {
+	if nat == nil {
+		t.Skip("sandbox/native cannot run here")
+	}
+	if testing.Short() {
+		t.Skip("builds a wasm test module and a native test worker per problem")
+	}
+	ctx := context.Background()
+	for _, p := range sandboxtest.LoadHumanEval(t)[:3] {
+		t.Run(p.TaskID, func(t *testing.T) {
+			src := sandbox.Source{Code: p.Prompt + p.CanonicalSolution}
+			tests := p.TestSetup + "\n" + p.ExampleTest
+			var verdicts [2]map[string]bool
+			for i, tester := range []sandbox.Tester{oracle, nat} {
+				res, err := tester.Test(ctx, src, tests, sandbox.Input{Limits: sandbox.Limits{Timeout: hangBound}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				verdicts[i] = map[string]bool{}
+				for _, r := range res {
+					verdicts[i][r.Name] = r.Passed
+				}
+			}
+			if len(verdicts[0]) == 0 || fmt.Sprint(verdicts[0]) != fmt.Sprint(verdicts[1]) {
+				t.Errorf("native %v, wasm %v", verdicts[1], verdicts[0])
 			}
 		})
 	}
