@@ -152,7 +152,7 @@ func Opened() []string { return []string{atVar, atInit, try()} }
 	require.NoError(t, err)
 	defer w.close()
 	lim := sandbox.Limits{}.WithDefaults()
-	v, err := w.call(ctx, sandbox.NewHost(ctx, sandbox.Input{Limits: lim}), nil, lim)
+	v, err := w.call(ctx, sandbox.NewHost(ctx, sandbox.Input{Limits: lim}), nil, lim, false)
 	require.NoError(t, err)
 	assert.JSONEq(t, `["operation not permitted", "operation not permitted", "operation not permitted"]`, string(v))
 }

@@ -426,7 +426,7 @@ func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Inpu
 		return sandbox.Output{}, sandbox.CapError(err)
 	}
 	host := sandbox.NewHost(ctx, in)
-	value, rerr := w.call(ctx, host, args, in.Limits)
+	value, rerr := w.call(ctx, host, args, in.Limits, in.Caps.Log)
 	if in.Limits.Instance == sandbox.InstancePerCall {
 		w.broken = true
 	}

@@ -38,7 +38,9 @@ type worker struct {
 	logMu    sync.Mutex
 	logHost  *sandbox.Host // the call its stdout goes to
 	capture  *capBuffer    // or, while tests run, their report
-	logEnd   chan struct{} // a call's end-of-output mark was read
+	logEnd   chan struct{} // an end-of-output mark was read
+	marks    atomic.Int64  // end-of-output marks read
+	calls    int64         // calls sent (each ends with a mark)
 	logDead  chan struct{} // closed when the stdout reader stops reading lines
 	sendBuf  []byte
 }
@@ -155,6 +157,7 @@ func (w *worker) readLogs(r io.Reader) {
 		}
 		w.logMu.Unlock()
 		if ended {
+			w.marks.Add(1)
 			select {
 			case w.logEnd <- struct{}{}:
 			default:
@@ -166,14 +169,19 @@ func (w *worker) readLogs(r io.Reader) {
 	_, _ = io.Copy(io.Discard, r)
 }
 
-// awaitLogs waits until the worker's stdout has delivered the current call's lines (its end mark),
-// or cannot (the reader gave up, the worker ended, the call's deadline).
-func (w *worker) awaitLogs(ctx context.Context) {
-	select {
-	case <-w.logEnd:
-	case <-w.logDead:
-	case <-w.exited:
-	case <-ctx.Done():
+// awaitLogs waits until the worker's stdout has delivered the lines of its first calls calls (their
+// end marks), or cannot (the reader gave up, the worker ended, the call's deadline).
+func (w *worker) awaitLogs(ctx context.Context, calls int64) {
+	for w.marks.Load() < calls {
+		select {
+		case <-w.logEnd:
+		case <-w.logDead:
+			return
+		case <-w.exited:
+			return
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
@@ -239,20 +247,23 @@ func (w *worker) send(parts ...[]byte) error {
 
 // call runs one call in the worker. The worker is killed at ctx's end (the call's deadline): the
 // read of its next frame then fails, and the call ends as KindDeadline.
-func (w *worker) call(ctx context.Context, host *sandbox.Host, args []json.RawMessage, lim sandbox.Limits) (json.RawMessage, error) {
-	w.logMu.Lock()
-	w.logHost = host
-	w.logMu.Unlock()
-	defer func() {
-		w.logMu.Lock()
-		w.logHost = nil
-		w.logMu.Unlock()
-	}()
+//
+// With logs (Log granted), what the call prints is its logs: earlier calls' lines are read first,
+// and the call's own up to its end mark before it returns. Without, its lines are dropped and
+// nothing waits for them (a pipe hop less per call).
+func (w *worker) call(ctx context.Context, host *sandbox.Host, args []json.RawMessage, lim sandbox.Limits, logs bool) (json.RawMessage, error) {
 	stop := context.AfterFunc(ctx, w.kill)
 	defer stop()
-	select {
-	case <-w.logEnd: // an earlier call's, read after that call stopped waiting for it
-	default:
+	if logs {
+		w.awaitLogs(ctx, w.calls)
+		w.logMu.Lock()
+		w.logHost = host
+		w.logMu.Unlock()
+		defer func() {
+			w.logMu.Lock()
+			w.logHost = nil
+			w.logMu.Unlock()
+		}()
 	}
 	n := 8
 	for _, a := range args {
@@ -268,7 +279,12 @@ func (w *worker) call(ctx context.Context, host *sandbox.Host, args []json.RawMe
 		w.broken = true
 		return nil, w.crashError(ctx, err, "call")
 	}
-	return w.serve(ctx, host, lim)
+	w.calls++
+	value, err := w.serve(ctx, host, lim)
+	if logs && !w.broken {
+		w.awaitLogs(ctx, w.calls)
+	}
+	return value, err
 }
 
 // serve reads the worker's frames, answering its host requests with host, until its result (or
@@ -318,7 +334,6 @@ func (w *worker) serve(ctx context.Context, host *sandbox.Host, lim sandbox.Limi
 				return nil, w.crashError(ctx, err, "call")
 			}
 		case 'r':
-			w.awaitLogs(ctx)
 			if len(payload) > 0 && payload[0] == 'v' && len(payload)-1 > lim.OutputBytes {
 				return nil, &sandbox.Error{Kind: sandbox.KindOutput, Message: fmt.Sprintf("result is %d bytes, over the %d-byte cap", len(payload)-1, lim.OutputBytes)}
 			}
