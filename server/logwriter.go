@@ -13,10 +13,15 @@ import (
 // wait (the log slows the server down rather than lose lines).
 const maxPendingLog = 1 << 20
 
+// logWriteGap is the least time between the starts of two of a LogWriter's writes.
+const logWriteGap = time.Millisecond
+
 // LogWriter is the request log's writer: lines written while a write to the underlying writer is
-// under way are written together in the next one (group commit). An idle server's line is
-// written at once; a loaded one writes many lines per system call instead of one each, and a
-// request does not wait for the log's write. Close writes what is pending.
+// under way, or within logWriteGap of its start, are written together in the next one (group
+// commit). An idle server's line is written at once; a loaded one writes at most one system call
+// a gap with every line of it (a file's write blocks its thread: one per line or two had the
+// runtime hand processors over and poll for them), and a request does not wait for the log's
+// write. Close writes what is pending.
 type LogWriter struct {
 	w    io.Writer
 	mu   sync.Mutex
@@ -27,11 +32,16 @@ type LogWriter struct {
 	done chan struct{}
 	once sync.Once
 	shut bool
+	gap  time.Duration
+	// after is time.After (tests stand in for the clock).
+	after func(time.Duration) <-chan time.Time
 }
 
 // NewLogWriter starts a LogWriter over w.
-func NewLogWriter(w io.Writer) *LogWriter {
-	l := &LogWriter{w: w, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+func NewLogWriter(w io.Writer) *LogWriter { return newLogWriter(w, logWriteGap, time.After) }
+
+func newLogWriter(w io.Writer, gap time.Duration, after func(time.Duration) <-chan time.Time) *LogWriter {
+	l := &LogWriter{w: w, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), gap: gap, after: after}
 	l.cond = sync.NewCond(&l.mu)
 	go l.run()
 	return l
@@ -87,8 +97,16 @@ func (l *LogWriter) run() {
 		out, l.buf = l.buf, out[:0]
 		l.cond.Broadcast()
 		l.mu.Unlock()
-		if len(out) > 0 {
-			l.w.Write(out) // a log that cannot be written is not the request's failure (as with slog's own writer)
+		if len(out) == 0 {
+			continue
+		}
+		start := time.Now()
+		l.w.Write(out) // a log that cannot be written is not the request's failure (as with slog's own writer)
+		if rest := l.gap - time.Since(start); rest > 0 {
+			select { // the lines of the rest of the gap wait for the next write (Close ends the wait)
+			case <-l.after(rest):
+			case <-l.stop:
+			}
 		}
 	}
 }

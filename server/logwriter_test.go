@@ -56,6 +56,46 @@ func TestLogWriterGroupsLinesWrittenDuringAWrite(t *testing.T) {
 	require.NoError(t, l.Close(), "a second Close")
 }
 
+// Under load the writer writes at most once a gap: lines that come after a write has ended,
+// within the gap from its start, wait and go out together in the next write; Close does not
+// wait for the gap's end.
+func TestLogWriterWritesOnceAGap(t *testing.T) {
+	g := &gatedWriter{gate: make(chan struct{}), entered: make(chan struct{})}
+	close(g.gate)
+	waiting, release := make(chan time.Duration, 1), make(chan time.Time)
+	l := newLogWriter(g, logWriteGap, func(d time.Duration) <-chan time.Time {
+		select {
+		case waiting <- d:
+		default:
+		}
+		return release
+	})
+	wait := func() time.Duration {
+		select {
+		case d := <-waiting:
+			return d
+		case <-time.After(time.Minute):
+			t.Fatal("the writer did not wait for the rest of the gap after a write")
+			return 0
+		}
+	}
+	l.Write([]byte("a\n")) // idle: written at once
+	d := wait()            // "a" written: the writer waits out the rest of the gap
+	assert.Greater(t, d, time.Duration(0))
+	assert.LessOrEqual(t, d, logWriteGap)
+	for _, s := range []string{"b\n", "c\n", "d\n"} {
+		l.Write([]byte(s))
+	}
+	g.mu.Lock()
+	assert.Equal(t, []string{"a\n"}, g.writes, "lines within the gap wait")
+	g.mu.Unlock()
+	close(release)
+	wait() // "b" to "d" written, together
+	l.Write([]byte("e\n"))
+	require.NoError(t, l.Close())
+	assert.Equal(t, []string{"a\n", "b\nc\nd\n", "e\n"}, g.writes)
+}
+
 // Concurrent writers lose no line and split none.
 func TestLogWriterKeepsEveryLine(t *testing.T) {
 	var mu sync.Mutex
