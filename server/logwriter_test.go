@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -94,6 +95,29 @@ func TestLogWriterWritesOnceAGap(t *testing.T) {
 	l.Write([]byte("e\n"))
 	require.NoError(t, l.Close())
 	assert.Equal(t, []string{"a\n", "b\nc\nd\n", "e\n"}, g.writes)
+}
+
+// Past maxPendingLog pending bytes a line waits for the writer to take them: the log slows the
+// server down rather than lose lines.
+func TestLogWriterBoundsWhatIsPending(t *testing.T) {
+	g := &gatedWriter{gate: make(chan struct{}), entered: make(chan struct{})}
+	l := NewLogWriter(g)
+	l.Write([]byte("a\n"))
+	<-g.entered // "a" is being written, and waits for the gate
+	big := append(bytes.Repeat([]byte("x"), maxPendingLog), '\n')
+	l.Write(big) // at the bound
+	wrote := make(chan struct{})
+	go func() { l.Write([]byte("b\n")); close(wrote) }()
+	runtime.Gosched()
+	select {
+	case <-wrote:
+		t.Fatal("a line past the bound was queued while the bound's bytes were pending")
+	default:
+	}
+	close(g.gate)
+	<-wrote
+	require.NoError(t, l.Close())
+	assert.Equal(t, "a\n"+string(big)+"b\n", strings.Join(g.writes, ""))
 }
 
 // Concurrent writers lose no line and split none.
