@@ -2,6 +2,7 @@ package registry
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -111,7 +112,17 @@ type HandleRecorder interface {
 var failureClasses = [...]string{IntrinsicFailure: "intrinsic", AdaptiveFailure: "adaptive", ExtrinsicFailure: "extrinsic", CallerFailure: "caller"}
 
 func (p *pending) record(gen int, o Outcome, d time.Duration, reason string) {
+	if o == Success && gen != 0 && int64(gen) == p.fastGen.Load() { // see pending
+		p.fastN.Add(1)
+		p.fastSum.Add(int64(d))
+		if int64(d) > p.fastMax.Load() {
+			atomicMax(&p.fastMax, int64(d))
+		}
+		return
+	}
 	p.mu.Lock()
+	p.fastGen.Store(0)
+	p.fold()
 	p.calls++
 	p.c.TotalDurationNanos += int64(d)
 	if int64(d) > p.c.MaxDurationNanos {
@@ -151,7 +162,20 @@ func (p *pending) record(gen int, o Outcome, d time.Duration, reason string) {
 		p.lastReason = CapReason(reason)
 	}
 	p.push(outcomeLetters[o])
+	if o == Success && gen != 0 && p.successesOnly() {
+		p.fastGen.Store(int64(gen))
+	}
 	p.mu.Unlock()
+}
+
+// atomicMax raises v to x if x is larger.
+func atomicMax(v *atomic.Int64, x int64) {
+	for {
+		cur := v.Load()
+		if x <= cur || v.CompareAndSwap(cur, x) {
+			return
+		}
+	}
 }
 
 // Take removes and returns the buffered deltas (keys with no call since the last Take are left out).
@@ -170,6 +194,8 @@ func (b *RecordBuffer) take() map[Key]delta {
 	defer b.mu.RUnlock()
 	for k, p := range b.pending {
 		p.mu.Lock()
+		p.fastGen.Store(0) // the window is reset below
+		p.fold()
 		if p.calls > 0 {
 			d := p.delta
 			d.recent = p.window()
@@ -189,6 +215,8 @@ func (b *RecordBuffer) GiveBack(k Key, d BufferedDelta) { b.giveBack(k, d.delta(
 func (b *RecordBuffer) giveBack(k Key, d delta) {
 	p := b.get(k)
 	p.mu.Lock()
+	p.fastGen.Store(0)
+	p.fold()
 	p.calls += d.calls
 	addCounters(&p.c, d.c)
 	since := p.genWin()
