@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/artifactforge/forge/internal/atomicmax"
 )
 
 // Aggregates of warm successes (see Event, kind "aggregate"). The warm path finds its artifact's
@@ -77,7 +79,7 @@ func aggKeyOf(e *Event) aggKey {
 // call made convoys under load whenever the kernel preempted its holder.
 type aggBucket struct {
 	key  aggKey       // set once, before the bucket is shared
-	mu   sync.RWMutex // adders: read; collect: write (takes the interval, marks the bucket dead)
+	mu   sync.RWMutex // adders: read; collect: write, to mark the bucket dead
 	dead bool         // released or closed: the adder must find another bucket
 	idle int          // intervals with no call (the writer's)
 	age  int          // intervals since the calls it holds began (the writer's)
@@ -193,7 +195,7 @@ func (a *aggregator) bucket(k aggKey) *aggBucket {
 	return b
 }
 
-// record adds e (b.mu held, for reading or writing).
+// record adds e (b.mu held for reading: the bucket is not dead).
 func (b *aggBucket) record(e *Event) {
 	d := e.DurationNS
 	b.n.Add(1)
@@ -206,12 +208,12 @@ func (b *aggBucket) record(e *Event) {
 	}
 	b.last.Store(t)
 	if inv := math.MaxInt64 - d; inv > b.minInv.Load() {
-		atomicMax(&b.minInv, inv)
+		atomicmax.Raise(&b.minInv, inv)
 	}
 	if d+1 <= b.max1.Load() {
 		return
 	}
-	atomicMax(&b.max1, d+1)
+	atomicmax.Raise(&b.max1, d+1)
 	b.slowMu.Lock()
 	if !b.hasSlow {
 		b.first, b.slow, b.slowD, b.hasSlow = e.Time, *e, d, true
@@ -220,16 +222,6 @@ func (b *aggBucket) record(e *Event) {
 		b.slow.TraceID, b.slow.CallID, b.slow.ParentCallID, b.slow.Depth = e.TraceID, e.CallID, e.ParentCallID, e.Depth
 	}
 	b.slowMu.Unlock()
-}
-
-// atomicMax raises v to x if x is larger.
-func atomicMax(v *atomic.Int64, x int64) {
-	for {
-		cur := v.Load()
-		if x <= cur || v.CompareAndSwap(cur, x) {
-			return
-		}
-	}
 }
 
 // aggSnapshot is a bucket's interval, copied out under its lock so that the line is formatted
@@ -243,37 +235,33 @@ type aggSnapshot struct {
 	pairs        []int64 // (bucket, count) pairs
 }
 
-// take moves the bucket's interval into s and resets the bucket (b.mu held for writing: no
-// adder is under way).
+// take moves the bucket's interval into s and resets the bucket, with atomic swaps: an add
+// under way lands in this interval or the next (its count in one and its duration in the other
+// at worst), none is lost.
 func (b *aggBucket) take(s *aggSnapshot) {
-	s.n, s.sum, s.sandbox = b.n.Load(), b.sum.Load(), b.sandbox.Load()
-	s.first, s.last = b.first, time.Time{}
-	if t := b.last.Load(); t != 0 {
+	s.n, s.sum, s.sandbox = b.n.Swap(0), b.sum.Swap(0), b.sandbox.Swap(0)
+	s.last = time.Time{}
+	if t := b.last.Swap(0); t != 0 {
 		s.last = time.Unix(0, t).UTC()
 	}
 	s.minD, s.maxD = 0, 0
-	if inv := b.minInv.Load(); inv != 0 {
+	if inv := b.minInv.Swap(0); inv != 0 {
 		s.minD = math.MaxInt64 - inv
 	}
-	if m := b.max1.Load(); m != 0 {
+	if m := b.max1.Swap(0); m != 0 {
 		s.maxD = m - 1
 	}
-	s.slow = b.slow
-	s.slow.Role, s.slow.Method = b.key.role, b.key.method // the labels a caller's errors share
 	s.pairs = s.pairs[:0]
 	for i := range b.hist {
-		if c := b.hist[i].Load(); c != 0 {
+		if c := b.hist[i].Swap(0); c != 0 {
 			s.pairs = append(s.pairs, int64(i), int64(c))
-			b.hist[i].Store(0)
 		}
 	}
-	b.n.Store(0)
-	b.sum.Store(0)
-	b.sandbox.Store(0)
-	b.last.Store(0)
-	b.minInv.Store(0)
-	b.max1.Store(0)
+	b.slowMu.Lock()
+	s.first, s.slow = b.first, b.slow
 	b.slow, b.slowD, b.hasSlow, b.first = Event{}, 0, false, time.Time{}
+	b.slowMu.Unlock()
+	s.slow.Role, s.slow.Method = b.key.role, b.key.method // the labels a caller's errors share
 }
 
 // event fills e with the snapshot's aggregate line; pairs is reused for its histogram.
@@ -333,7 +321,12 @@ func (a *aggregator) collectSome(final, all bool, fn func(*aggSnapshot)) {
 	var s aggSnapshot
 	var released []*aggBucket
 	visit := func(b *aggBucket) {
-		b.mu.Lock()
+		// Taking an interval needs no lock (take); only marking the bucket dead waits for the
+		// adders under way. (A write lock each interval stopped every call of the artifact until
+		// the collecting goroutine was scheduled again.)
+		if final {
+			b.mu.Lock()
+		}
 		has := b.n.Load() > 0
 		if has {
 			b.idle = 0
@@ -345,8 +338,10 @@ func (a *aggregator) collectSome(final, all bool, fn func(*aggSnapshot)) {
 		} else {
 			b.idle++
 		}
-		b.dead = final
-		b.mu.Unlock()
+		if final {
+			b.dead = true
+			b.mu.Unlock()
+		}
 		if has {
 			fn(&s)
 		}

@@ -2,8 +2,9 @@ package registry
 
 import (
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/artifactforge/forge/internal/atomicmax"
 )
 
 // RecordBuffer is the in-memory half of a Recorder (the Recorder keeps its outcomes in one), for
@@ -116,7 +117,7 @@ func (p *pending) record(gen int, o Outcome, d time.Duration, reason string) {
 		p.fastN.Add(1)
 		p.fastSum.Add(int64(d))
 		if int64(d) > p.fastMax.Load() {
-			atomicMax(&p.fastMax, int64(d))
+			atomicmax.Raise(&p.fastMax, int64(d))
 		}
 		return
 	}
@@ -166,16 +167,6 @@ func (p *pending) record(gen int, o Outcome, d time.Duration, reason string) {
 		p.fastGen.Store(int64(gen))
 	}
 	p.mu.Unlock()
-}
-
-// atomicMax raises v to x if x is larger.
-func atomicMax(v *atomic.Int64, x int64) {
-	for {
-		cur := v.Load()
-		if x <= cur || v.CompareAndSwap(cur, x) {
-			return
-		}
-	}
 }
 
 // Take removes and returns the buffered deltas (keys with no call since the last Take are left out).
