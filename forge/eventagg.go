@@ -7,12 +7,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/artifactforge/forge/internal/atomicmax"
 )
 
 // Aggregates of warm successes (see Event, kind "aggregate"). The warm path finds its artifact's
 // bucket in a read-only map published through an atomic pointer (no lock, no write to memory
-// that other calls share but the bucket's own), then updates the bucket under its mutex: counts,
-// sums, the slowest call and one histogram counter. New buckets wait in a locked dirty map until
+// that other calls share but the bucket's own), then updates the bucket with atomics under a
+// shared read lock (aggBucket): counts, sums, the slowest call and one histogram counter. New buckets wait in a locked dirty map until
 // the writer's next collect publishes them; idle ones are released after aggIdleIntervals.
 
 // histBuckets covers 0 to 2^40 ns (~18 min) at 8 buckets per power of two; see Event.DurationHist.
@@ -70,20 +72,29 @@ func aggKeyOf(e *Event) aggKey {
 	return k
 }
 
+// aggBucket is an artifact's interval of warm successes. Every warm call of the artifact adds to
+// it, so adding takes no exclusive lock: adders share mu (a read lock: an atomic add, no waiting
+// but while a collect takes the interval) and count with atomics; only a call that is the
+// interval's slowest so far (its first, and rarely after) takes slowMu. A mutex held by every
+// call made convoys under load whenever the kernel preempted its holder.
 type aggBucket struct {
-	key  aggKey // set once, before the bucket is shared
-	mu   sync.Mutex
-	dead bool // released or closed: the adder must find another bucket
-	idle int  // intervals with no call (the writer's)
-	age  int  // intervals since the calls it holds began (the writer's)
+	key  aggKey       // set once, before the bucket is shared
+	mu   sync.RWMutex // adders: read; collect: write, to mark the bucket dead
+	dead bool         // released or closed: the adder must find another bucket
+	idle int          // intervals with no call (the writer's)
+	age  int          // intervals since the calls it holds began (the writer's)
 
-	n            int64
-	first, last  time.Time
-	sum, sandbox int64
-	minD, maxD   int64
-	slow         Event // the slowest call so far in this interval (ids; artifact fields)
-	lo, hi       int   // histogram range touched
-	hist         [histBuckets]uint32
+	n, sum, sandbox atomic.Int64
+	last            atomic.Int64 // the latest call's time, Unix ns (0: none or the zero time)
+	minInv          atomic.Int64 // math.MaxInt64 - the shortest duration (0: none yet)
+	max1            atomic.Int64 // the longest duration + 1 (0: none yet)
+	hist            [histBuckets]atomic.Uint32
+
+	slowMu  sync.Mutex
+	hasSlow bool
+	first   time.Time // the interval's first call
+	slow    Event     // the slowest call so far in this interval (ids; artifact fields)
+	slowD   int64
 }
 
 type aggregator struct {
@@ -107,13 +118,13 @@ func (a *aggregator) add(e *Event) *aggBucket {
 				return nil
 			}
 		}
-		b.mu.Lock()
+		b.mu.RLock()
 		if b.dead {
-			b.mu.Unlock()
+			b.mu.RUnlock()
 			continue // released after the map we read was replaced: the current one lacks it
 		}
 		b.record(e)
-		b.mu.Unlock()
+		b.mu.RUnlock()
 		return b
 	}
 }
@@ -123,13 +134,13 @@ func (a *aggregator) add(e *Event) *aggBucket {
 // map. A released bucket, or one of another key (a new generation or reason), is looked up again.
 func (a *aggregator) addVia(e *Event, slot *atomic.Pointer[aggBucket]) bool {
 	if b := slot.Load(); b != nil && b.key.gen == e.ArtifactGen && b.key.reason == e.Reason && b.key.method == e.Method && b.key.role == e.Role && b.key.client == e.Client && b.key.fail == "" {
-		b.mu.Lock()
+		b.mu.RLock()
 		if !b.dead {
 			b.record(e)
-			b.mu.Unlock()
+			b.mu.RUnlock()
 			return true
 		}
-		b.mu.Unlock()
+		b.mu.RUnlock()
 	}
 	b := a.add(e)
 	if b == nil {
@@ -184,24 +195,33 @@ func (a *aggregator) bucket(k aggKey) *aggBucket {
 	return b
 }
 
+// record adds e (b.mu held for reading: the bucket is not dead).
 func (b *aggBucket) record(e *Event) {
 	d := e.DurationNS
-	if b.n == 0 {
-		b.first, b.minD, b.maxD = e.Time, d, d
-		b.slow = *e
-		b.lo, b.hi = histBuckets, 0
-	} else if d > b.maxD {
-		b.maxD = d
+	b.n.Add(1)
+	b.sum.Add(d)
+	b.sandbox.Add(e.SandboxNS)
+	b.hist[histIndex(d)].Add(1)
+	var t int64
+	if !e.Time.IsZero() {
+		t = e.Time.UnixNano()
+	}
+	b.last.Store(t)
+	if inv := math.MaxInt64 - d; inv > b.minInv.Load() {
+		atomicmax.Raise(&b.minInv, inv)
+	}
+	if d+1 <= b.max1.Load() {
+		return
+	}
+	atomicmax.Raise(&b.max1, d+1)
+	b.slowMu.Lock()
+	if !b.hasSlow {
+		b.first, b.slow, b.slowD, b.hasSlow = e.Time, *e, d, true
+	} else if d > b.slowD {
+		b.slowD = d
 		b.slow.TraceID, b.slow.CallID, b.slow.ParentCallID, b.slow.Depth = e.TraceID, e.CallID, e.ParentCallID, e.Depth
 	}
-	b.minD = min(b.minD, d)
-	b.n++
-	b.last = e.Time
-	b.sum += d
-	b.sandbox += e.SandboxNS
-	i := histIndex(d)
-	b.hist[i]++
-	b.lo, b.hi = min(b.lo, i), max(b.hi, i+1)
+	b.slowMu.Unlock()
 }
 
 // aggSnapshot is a bucket's interval, copied out under its lock so that the line is formatted
@@ -215,20 +235,33 @@ type aggSnapshot struct {
 	pairs        []int64 // (bucket, count) pairs
 }
 
-// take moves the bucket's interval into s and resets the bucket (b.mu held).
+// take moves the bucket's interval into s and resets the bucket, with atomic swaps: an add
+// under way lands in this interval or the next (its count in one and its duration in the other
+// at worst), none is lost.
 func (b *aggBucket) take(s *aggSnapshot) {
-	s.n, s.first, s.last, s.sum, s.sandbox, s.minD, s.maxD = b.n, b.first, b.last, b.sum, b.sandbox, b.minD, b.maxD
-	s.slow = b.slow
-	s.slow.Role, s.slow.Method = b.key.role, b.key.method // the labels a caller's errors share
+	s.n, s.sum, s.sandbox = b.n.Swap(0), b.sum.Swap(0), b.sandbox.Swap(0)
+	s.last = time.Time{}
+	if t := b.last.Swap(0); t != 0 {
+		s.last = time.Unix(0, t).UTC()
+	}
+	s.minD, s.maxD = 0, 0
+	if inv := b.minInv.Swap(0); inv != 0 {
+		s.minD = math.MaxInt64 - inv
+	}
+	if m := b.max1.Swap(0); m != 0 {
+		s.maxD = m - 1
+	}
 	s.pairs = s.pairs[:0]
-	for i := b.lo; i < b.hi; i++ {
-		if c := b.hist[i]; c != 0 {
+	for i := range b.hist {
+		if c := b.hist[i].Swap(0); c != 0 {
 			s.pairs = append(s.pairs, int64(i), int64(c))
-			b.hist[i] = 0
 		}
 	}
-	b.n, b.sum, b.sandbox = 0, 0, 0
-	b.slow = Event{}
+	b.slowMu.Lock()
+	s.first, s.slow = b.first, b.slow
+	b.slow, b.slowD, b.hasSlow, b.first = Event{}, 0, false, time.Time{}
+	b.slowMu.Unlock()
+	s.slow.Role, s.slow.Method = b.key.role, b.key.method // the labels a caller's errors share
 }
 
 // event fills e with the snapshot's aggregate line; pairs is reused for its histogram.
@@ -288,20 +321,27 @@ func (a *aggregator) collectSome(final, all bool, fn func(*aggSnapshot)) {
 	var s aggSnapshot
 	var released []*aggBucket
 	visit := func(b *aggBucket) {
-		b.mu.Lock()
-		has := b.n > 0
+		// Taking an interval needs no lock (take); only marking the bucket dead waits for the
+		// adders under way. (A write lock each interval stopped every call of the artifact until
+		// the collecting goroutine was scheduled again.)
+		if final {
+			b.mu.Lock()
+		}
+		has := b.n.Load() > 0
 		if has {
 			b.idle = 0
 			b.age++
-			if has = all || b.n >= aggMinCalls || b.age >= aggMaxIntervals; has {
+			if has = all || b.n.Load() >= aggMinCalls || b.age >= aggMaxIntervals; has {
 				b.take(&s)
 				b.age = 0
 			}
 		} else {
 			b.idle++
 		}
-		b.dead = final
-		b.mu.Unlock()
+		if final {
+			b.dead = true
+			b.mu.Unlock()
+		}
 		if has {
 			fn(&s)
 		}
@@ -335,7 +375,7 @@ func (a *aggregator) collectSome(final, all bool, fn func(*aggSnapshot)) {
 	a.dirty, a.misses = nil, 0
 	for _, b := range released {
 		b.mu.Lock()
-		has := b.n > 0 // added between visit and now, through the old map
+		has := b.n.Load() > 0 // added between visit and now, through the old map
 		if has {
 			b.take(&s)
 		}

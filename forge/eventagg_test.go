@@ -491,3 +491,46 @@ func TestAggregatesAreWrittenWhenDue(t *testing.T) {
 	add("cool", 1)
 	assert.Equal(t, map[string]int64{"cool": 1}, collect(true), "Flush writes it at once")
 }
+
+// Adds from many goroutines at once (atomics under a shared lock, no exclusive lock per add)
+// lose no count and keep the interval's shortest, longest and slowest call.
+func TestAggBucketConcurrentAdds(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b := &aggBucket{key: aggKey{role: "text", method: "upper"}}
+	const workers, each = 8, 500
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				d := int64(100 + w*each + i)
+				b.mu.RLock()
+				b.record(&Event{Time: t0.Add(time.Duration(d)), Role: "text", Method: "upper", CallID: ID(d), DurationNS: d, SandboxNS: 1})
+				b.mu.RUnlock()
+			}
+		}()
+	}
+	wg.Wait()
+	var s aggSnapshot
+	b.mu.Lock()
+	b.take(&s)
+	b.mu.Unlock()
+	const n = workers * each
+	assert.Equal(t, int64(n), s.n)
+	assert.Equal(t, int64(n*100+n*(n-1)/2), s.sum)
+	assert.Equal(t, int64(n), s.sandbox)
+	assert.Equal(t, int64(100), s.minD)
+	assert.Equal(t, int64(100+n-1), s.maxD)
+	assert.Equal(t, ID(100+n-1), s.slow.CallID, "the slowest call's ids")
+	assert.Equal(t, "upper", s.slow.Method)
+	var inHist int64
+	for i := 1; i < len(s.pairs); i += 2 {
+		inHist += s.pairs[i]
+	}
+	assert.Equal(t, int64(n), inHist)
+	var again aggSnapshot
+	b.take(&again)
+	assert.Zero(t, again.n, "taken: the bucket starts afresh")
+	assert.Empty(t, again.pairs)
+}

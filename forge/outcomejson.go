@@ -16,7 +16,8 @@ type outcomeDoc Outcome
 // through encoding/json (a test holds the two equal).
 func (o *Outcome) AppendJSON(b []byte) ([]byte, error) {
 	if o.Meta.Replay != nil || !plainJSON(o.Value) {
-		doc, err := json.Marshal((*outcomeDoc)(o))
+		cp := outcomeDoc(*o) // a copy: marshalling o itself would move every caller's Outcome to the heap
+		doc, err := json.Marshal(&cp)
 		if err != nil {
 			return b, err
 		}

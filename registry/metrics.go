@@ -7,6 +7,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -85,11 +86,46 @@ type Recorder struct {
 // buffered, so that recording a call touches this struct only and moves no bytes; delta.recent is
 // unused here (take and giveBack convert). The window, gcalls, gfails and the last failure are
 // delta.gen's (see delta); the counters and calls are every generation's.
+//
+// While the window is full of successes of generation fastGen, another success of it changes
+// only the counters: record adds those to fastN, fastSum and fastMax with atomics and no lock (a
+// mutex taken by every warm call made convoys under load), and fold moves them into the delta
+// under mu before anything else reads or changes it.
 type pending struct {
 	mu sync.Mutex
 	delta
 	win     [RecentWindow]byte // outcome letters, the oldest at win[wat]
 	wn, wat int
+
+	fastGen                 atomic.Int64 // 0: every outcome takes mu
+	fastN, fastSum, fastMax atomic.Int64
+}
+
+// fold moves the successes recorded without the lock into the delta (p.mu held). They are the
+// generation's: each is a success letter in the window.
+func (p *pending) fold() {
+	n, sum, mx := p.fastN.Swap(0), p.fastSum.Swap(0), p.fastMax.Swap(0)
+	p.calls += n
+	p.c.SuccessCount += n
+	p.c.TotalDurationNanos += sum
+	p.c.MaxDurationNanos = max(p.c.MaxDurationNanos, mx)
+	p.gcalls += n
+	for i := int64(0); i < min(n, RecentWindow); i++ {
+		p.push(outcomeLetters[Success])
+	}
+}
+
+// successesOnly reports whether the window is full of successes (p.mu held).
+func (p *pending) successesOnly() bool {
+	if p.wn < RecentWindow {
+		return false
+	}
+	for _, l := range p.win {
+		if l != outcomeLetters[Success] {
+			return false
+		}
+	}
+	return true
 }
 
 // push appends an outcome letter to the window, dropping the oldest when it is full.

@@ -3,6 +3,8 @@ package registry
 import (
 	"sync"
 	"time"
+
+	"github.com/artifactforge/forge/internal/atomicmax"
 )
 
 // RecordBuffer is the in-memory half of a Recorder (the Recorder keeps its outcomes in one), for
@@ -111,7 +113,17 @@ type HandleRecorder interface {
 var failureClasses = [...]string{IntrinsicFailure: "intrinsic", AdaptiveFailure: "adaptive", ExtrinsicFailure: "extrinsic", CallerFailure: "caller"}
 
 func (p *pending) record(gen int, o Outcome, d time.Duration, reason string) {
+	if o == Success && gen != 0 && int64(gen) == p.fastGen.Load() { // see pending
+		p.fastN.Add(1)
+		p.fastSum.Add(int64(d))
+		if int64(d) > p.fastMax.Load() {
+			atomicmax.Raise(&p.fastMax, int64(d))
+		}
+		return
+	}
 	p.mu.Lock()
+	p.fastGen.Store(0)
+	p.fold()
 	p.calls++
 	p.c.TotalDurationNanos += int64(d)
 	if int64(d) > p.c.MaxDurationNanos {
@@ -151,6 +163,9 @@ func (p *pending) record(gen int, o Outcome, d time.Duration, reason string) {
 		p.lastReason = CapReason(reason)
 	}
 	p.push(outcomeLetters[o])
+	if o == Success && gen != 0 && p.successesOnly() {
+		p.fastGen.Store(int64(gen))
+	}
 	p.mu.Unlock()
 }
 
@@ -170,6 +185,8 @@ func (b *RecordBuffer) take() map[Key]delta {
 	defer b.mu.RUnlock()
 	for k, p := range b.pending {
 		p.mu.Lock()
+		p.fastGen.Store(0) // the window is reset below
+		p.fold()
 		if p.calls > 0 {
 			d := p.delta
 			d.recent = p.window()
@@ -189,6 +206,8 @@ func (b *RecordBuffer) GiveBack(k Key, d BufferedDelta) { b.giveBack(k, d.delta(
 func (b *RecordBuffer) giveBack(k Key, d delta) {
 	p := b.get(k)
 	p.mu.Lock()
+	p.fastGen.Store(0)
+	p.fold()
 	p.calls += d.calls
 	addCounters(&p.c, d.c)
 	since := p.genWin()

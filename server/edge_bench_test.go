@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -42,6 +43,23 @@ func BenchmarkEdgeHandler(b *testing.B) {
 			}
 		})
 	}
+	// call-64 is call from 64 goroutines at once, as under hey -c 64: what the request path's
+	// shared state (the request log, the call's counters) costs when it is contended; run it
+	// with -mutexprofile to see the waits.
+	b.Run("call-64", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				w := httptest.NewRecorder()
+				s.ServeHTTP(w, newCallRequest())
+				if w.Code != 200 {
+					b.Error(w.Code, w.Body.String())
+					return
+				}
+			}
+		})
+	})
 }
 
 func newCallRequest() *http.Request {

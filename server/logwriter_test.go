@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -54,6 +55,69 @@ func TestLogWriterGroupsLinesWrittenDuringAWrite(t *testing.T) {
 	l.Write([]byte("e\n")) // after Close: at once
 	assert.Equal(t, "e\n", g.writes[len(g.writes)-1])
 	require.NoError(t, l.Close(), "a second Close")
+}
+
+// Under load the writer writes at most once a gap: lines that come after a write has ended,
+// within the gap from its start, wait and go out together in the next write; Close does not
+// wait for the gap's end.
+func TestLogWriterWritesOnceAGap(t *testing.T) {
+	g := &gatedWriter{gate: make(chan struct{}), entered: make(chan struct{})}
+	close(g.gate)
+	waiting, release := make(chan time.Duration, 1), make(chan time.Time)
+	l := newLogWriter(g, logWriteGap, func(d time.Duration) <-chan time.Time {
+		select {
+		case waiting <- d:
+		default:
+		}
+		return release
+	})
+	wait := func() time.Duration {
+		select {
+		case d := <-waiting:
+			return d
+		case <-time.After(time.Minute):
+			t.Fatal("the writer did not wait for the rest of the gap after a write")
+			return 0
+		}
+	}
+	l.Write([]byte("a\n")) // idle: written at once
+	d := wait()            // "a" written: the writer waits out the rest of the gap
+	assert.Greater(t, d, time.Duration(0))
+	assert.LessOrEqual(t, d, logWriteGap)
+	for _, s := range []string{"b\n", "c\n", "d\n"} {
+		l.Write([]byte(s))
+	}
+	g.mu.Lock()
+	assert.Equal(t, []string{"a\n"}, g.writes, "lines within the gap wait")
+	g.mu.Unlock()
+	close(release)
+	wait() // "b" to "d" written, together
+	l.Write([]byte("e\n"))
+	require.NoError(t, l.Close())
+	assert.Equal(t, []string{"a\n", "b\nc\nd\n", "e\n"}, g.writes)
+}
+
+// Past maxPendingLog pending bytes a line waits for the writer to take them: the log slows the
+// server down rather than lose lines.
+func TestLogWriterBoundsWhatIsPending(t *testing.T) {
+	g := &gatedWriter{gate: make(chan struct{}), entered: make(chan struct{})}
+	l := NewLogWriter(g)
+	l.Write([]byte("a\n"))
+	<-g.entered // "a" is being written, and waits for the gate
+	big := append(bytes.Repeat([]byte("x"), maxPendingLog), '\n')
+	l.Write(big) // at the bound
+	wrote := make(chan struct{})
+	go func() { l.Write([]byte("b\n")); close(wrote) }()
+	runtime.Gosched()
+	select {
+	case <-wrote:
+		t.Fatal("a line past the bound was queued while the bound's bytes were pending")
+	default:
+	}
+	close(g.gate)
+	<-wrote
+	require.NoError(t, l.Close())
+	assert.Equal(t, "a\n"+string(big)+"b\n", strings.Join(g.writes, ""))
 }
 
 // Concurrent writers lose no line and split none.

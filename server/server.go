@@ -37,6 +37,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -118,6 +119,9 @@ type Server struct {
 	closing  chan struct{}
 	closeMu  sync.Once
 	inflight atomic.Int64
+	// callRoute: POST /v1/call/{role}/{method} is routed before the mux (callPath), as no
+	// Extra handler can take such a path.
+	callRoute bool
 }
 
 // Validate checks the Options that can be wrong (an allowed host or CORS origin that does not
@@ -180,11 +184,41 @@ func New(f *forge.Forge, o Options) *Server {
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, 200, map[string]bool{"ok": true}) })
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
+	s.callRoute = true
 	for path, h := range o.Extra {
 		s.mux.Handle(path, h)
 		s.jsonErr[path] = true
+		if !strings.HasPrefix(path, "/") || strings.HasPrefix(path, "/v1/call") {
+			s.callRoute = false // a pattern with a host or a method, or one under /v1/call: the mux decides
+		}
 	}
 	return s
+}
+
+// callPath returns the role and method of a request the mux would route to handleCall with
+// those path values: a POST of /v1/call/ROLE/METHOD whose path is clean and unescaped; ok is
+// false for any other request (the mux decides, cleaning or redirecting its path).
+func callPath(method string, u *url.URL) (role, meth string, ok bool) {
+	if method != http.MethodPost || u.RawPath != "" {
+		return "", "", false
+	}
+	rest, found := strings.CutPrefix(u.Path, "/v1/call/")
+	if !found {
+		return "", "", false
+	}
+	role, meth, found = strings.Cut(rest, "/")
+	if !found || role == "" || meth == "" || role == "." || role == ".." || meth == "." || meth == ".." || strings.IndexByte(meth, '/') >= 0 {
+		return "", "", false
+	}
+	return role, meth, true
+}
+
+// edgeRequest is the edge's state of one request, in one allocation: the status writer, and
+// the body's deadline with the response controller that sets it.
+type edgeRequest struct {
+	sw statusWriter
+	bd bodyDeadline
+	rc http.ResponseController
 }
 
 // Handler is the server's HTTP handler.
@@ -196,12 +230,14 @@ func (s *Server) Registry() *prometheus.Registry { return s.reg }
 // ServeHTTP logs each request (event streams when they end) and dispatches it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	sw := &statusWriter{ResponseWriter: w, status: 200, jsonErrors: !s.jsonErr[r.URL.Path]}
+	er := &edgeRequest{sw: statusWriter{ResponseWriter: w, status: 200, jsonErrors: !s.jsonErr[r.URL.Path]}}
+	sw := &er.sw
 	ok := s.guard.check(sw, r)
 	if ok && r.Body != nil && r.Body != http.NoBody && s.o.BodyTimeout > 0 {
-		rc := http.NewResponseController(w)
-		if rc.SetReadDeadline(start.Add(s.o.BodyTimeout)) == nil {
-			r.Body = &bodyDeadline{body: r.Body, rc: rc}
+		er.rc = *http.NewResponseController(w)
+		if er.rc.SetReadDeadline(start.Add(s.o.BodyTimeout)) == nil {
+			er.bd = bodyDeadline{body: r.Body, rc: &er.rc}
+			r.Body = &er.bd
 		}
 	}
 	if ok && !sw.jsonErrors && r.Body != nil && r.Body != http.NoBody {
@@ -211,7 +247,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r, ok = cs.gate(sw, r, s.o.AdminToken) // client identities: 401, 403 or 429 here
 	}
 	if ok {
-		s.mux.ServeHTTP(sw, r)
+		if role, method, call := callPath(r.Method, r.URL); call && s.callRoute {
+			s.call(sw, r, role, method) // the mux's work (and its path values' allocations) spared
+		} else {
+			s.mux.ServeHTTP(sw, r)
+		}
 	}
 	if r.URL.Path == "/metrics" || r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
 		return
@@ -308,9 +348,18 @@ func storeErr(w http.ResponseWriter, err error) {
 	}
 }
 
-// readBody reads a request body within the limit.
+// readBody reads a request body within the limit: one of an announced length into a buffer of
+// that length (net/http's body ends there), one of unknown length through a MaxBytesReader.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxBody))
+	var body []byte
+	var err error
+	if n := r.ContentLength; n >= 0 && n <= s.o.MaxBody {
+		body, err = readSized(r.Body, n, s.o.MaxBody)
+	} else if n > s.o.MaxBody {
+		err = &http.MaxBytesError{Limit: s.o.MaxBody}
+	} else {
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxBody))
+	}
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -325,7 +374,34 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 	return body, true
 }
 
+// readSized reads body to its end into a buffer of size+1 bytes (the last for the read that finds
+// the end), past max bytes failing as a MaxBytesReader does.
+func readSized(body io.Reader, size, max int64) ([]byte, error) {
+	b := make([]byte, 0, size+1)
+	for {
+		n, err := body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if int64(len(b)) > max {
+			return nil, &http.MaxBytesError{Limit: max}
+		}
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) { // more than announced (a request not read from a connection)
+			b = append(b, 0)[:len(b)]
+		}
+	}
+}
+
 func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
+	s.call(w, r, r.PathValue("role"), r.PathValue("method"))
+}
+
+// call serves POST /v1/call/{role}/{method}.
+func (s *Server) call(w http.ResponseWriter, r *http.Request, role, method string) {
 	body, ok := s.readBody(w, r)
 	if !ok {
 		return
@@ -341,7 +417,7 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	defer s.inflight.Add(-1)
 	// Bounded by the call timeout; a warm call that its role's own limit bounds first makes no
 	// timer of it (forge.CallWithin).
-	o := s.f.CallWithin(r.Context(), s.o.CallTimeout, r.PathValue("role"), r.PathValue("method"), json.RawMessage(body))
+	o := s.f.CallWithin(r.Context(), s.o.CallTimeout, role, method, json.RawMessage(body))
 	writeOutcome(w, &o, false)
 }
 
@@ -367,10 +443,15 @@ func writeOutcome(w http.ResponseWriter, o *forge.Outcome, edit bool) {
 	}
 	b = append(b, '\n') // as json.Encoder ends a document
 	*bp = b
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = jsonType // the header's value shared, not allocated per answer
 	w.WriteHeader(status)
 	w.Write(b)
 }
+
+// jsonType is the Content-Type header of a JSON answer, shared by every response: net/http and
+// Header's own methods never change a value's elements in place (Set replaces, Add appends to a
+// slice with no spare capacity).
+var jsonType = []string{"application/json"}
 
 // outcomeBufs are the buffers Outcomes are written into (the response writer copies them).
 var outcomeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}

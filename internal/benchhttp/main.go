@@ -43,6 +43,11 @@ func mcpRequest(id int) string {
 // result is one hey run.
 type result struct {
 	rps, p50, p99 float64 // calls/s, seconds
+	n             int     // calls answered
+	// srv and cli are the CPU seconds per call of the serving process and of the load
+	// generator: on a machine shared with other jobs, calls/s moves with their load, the CPU a
+	// call costs much less.
+	srv, cli float64
 }
 
 func main() {
@@ -59,13 +64,17 @@ func main() {
 	}
 }
 
-// startServe runs `forge serve` of bin on a store of its own and returns its base URL.
-func startServe(bin string) (string, func(), error) {
+// startServe runs `forge serve` of bin on a store of its own and returns its base URL and its
+// process's CPU time so far.
+func startServe(bin string) (string, func() time.Duration, func(), error) {
 	dir, err := os.MkdirTemp("", "forge-benchhttp-")
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
-	fail := func(err error) (string, func(), error) { os.RemoveAll(dir); return "", nil, err }
+	fail := func(err error) (string, func() time.Duration, func(), error) {
+		os.RemoveAll(dir)
+		return "", nil, nil, err
+	}
 	if err := buildStore(dir); err != nil {
 		return fail(fmt.Errorf("build the store: %w", err))
 	}
@@ -87,25 +96,51 @@ func startServe(bin string) (string, func(), error) {
 	base := "http://" + addr
 	if err := waitReady(base); err != nil {
 		stop()
-		return "", nil, err
+		return "", nil, nil, err
 	}
-	return base, stop, nil
+	pid := srv.Process.Pid
+	return base, func() time.Duration { return procCPU(pid) }, stop, nil
 }
+
+// procCPU is the user and system CPU time of process pid so far (Linux: /proc/PID/stat; 0
+// elsewhere, and the CPU columns then read 0).
+func procCPU(pid int) time.Duration {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	_, rest, ok := bytes.Cut(data, []byte(") ")) // past the command name, which may hold spaces
+	if !ok {
+		return 0
+	}
+	fs := strings.Fields(string(rest)) // from the state, the stat's 3rd field: utime is its 14th
+	if len(fs) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(fs[11], 10, 64)
+	st, _ := strconv.ParseInt(fs[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / clockTicks
+}
+
+// clockTicks is Linux's USER_HZ, the unit of /proc/PID/stat's times (100 on every architecture
+// Go supports there).
+const clockTicks = 100
 
 func run(forgeBin, baselineBin string, rounds int, dur time.Duration, conns int, targets []string) error {
 	heyBin, err := exec.LookPath("hey")
 	if err != nil {
 		return errors.New("hey is not on PATH: install it (Debian/Ubuntu: apt-get install -y hey; or go install github.com/rakyll/hey@latest)")
 	}
-	base, stop, err := startServe(forgeBin)
+	base, serveCPU, stop, err := startServe(forgeBin)
 	if err != nil {
 		return err
 	}
 	defer stop()
 	var baseBase string
+	var baseCPU func() time.Duration
 	if baselineBin != "" {
 		var stopBase func()
-		if baseBase, stopBase, err = startServe(baselineBin); err != nil {
+		if baseBase, baseCPU, stopBase, err = startServe(baselineBin); err != nil {
 			return fmt.Errorf("baseline: %w", err)
 		}
 		defer stopBase()
@@ -137,22 +172,23 @@ func run(forgeBin, baselineBin string, rounds int, dur time.Duration, conns int,
 	type target struct {
 		name string
 		run  func() (result, error)
+		cpu  func() time.Duration // the serving process's CPU time so far
 	}
 	floorURL, callURL := "http://"+floorLn.Addr().String()+"/v1/call/text/upper", base+"/v1/call/text/upper"
 	// hey sends one body on every connection: an MCP session refuses a request ID already in
 	// flight, so /mcp is loaded by this program's own client (a session and IDs per connection),
 	// and /v1/call by the same client for the /mcp comparison.
 	all := map[string]target{
-		"floor":   {"floor (net/http)", func() (result, error) { return hey(heyBin, floorURL, callBody, nil, conns, dur) }},
-		"call":    {"/v1/call", func() (result, error) { return hey(heyBin, callURL, callBody, nil, conns, dur) }},
-		"go-call": {"/v1/call (go)", func() (result, error) { return load(base, false, conns, dur) }},
-		"mcp":     {"/mcp (go)", func() (result, error) { return load(base, true, conns, dur) }},
+		"floor":   {"floor (net/http)", func() (result, error) { return hey(heyBin, floorURL, callBody, nil, conns, dur) }, selfCPU},
+		"call":    {"/v1/call", func() (result, error) { return hey(heyBin, callURL, callBody, nil, conns, dur) }, serveCPU},
+		"go-call": {"/v1/call (go)", func() (result, error) { return load(base, false, conns, dur) }, serveCPU},
+		"mcp":     {"/mcp (go)", func() (result, error) { return load(base, true, conns, dur) }, serveCPU},
 	}
 	if baseBase != "" {
 		all["call-base"] = target{"/v1/call baseline", func() (result, error) {
 			return hey(heyBin, baseBase+"/v1/call/text/upper", callBody, nil, conns, dur)
-		}}
-		all["mcp-base"] = target{"/mcp (go) baseline", func() (result, error) { return load(baseBase, true, conns, dur) }}
+		}, baseCPU}
+		all["mcp-base"] = target{"/mcp (go) baseline", func() (result, error) { return load(baseBase, true, conns, dur) }, baseCPU}
 	}
 	var ts []target
 	for _, n := range targets {
@@ -171,16 +207,21 @@ func run(forgeBin, baselineBin string, rounds int, dur time.Duration, conns int,
 				i = len(ts) - 1 - k
 			}
 			t := ts[i]
+			cpu0 := t.cpu()
 			x, err := t.run()
 			if err != nil {
 				return fmt.Errorf("%s: %w", t.name, err)
 			}
+			if x.n > 0 {
+				x.srv = (t.cpu() - cpu0).Seconds() / float64(x.n)
+			}
 			res[i] = append(res[i], x)
-			fmt.Printf("  round %d %-17s %8.0f calls/s  p50 %6.2f ms  p99 %6.2f ms\n", r+1, t.name, x.rps, x.p50*1e3, x.p99*1e3)
+			fmt.Printf("  round %d %-17s %8.0f calls/s  p50 %6.2f ms  p99 %6.2f ms  CPU/call %5.1f us serving, %5.1f us load\n",
+				r+1, t.name, x.rps, x.p50*1e3, x.p99*1e3, x.srv*1e6, x.cli*1e6)
 		}
 	}
 	fmt.Printf("\nmedians of %d rounds (load average at end: %s)\n", rounds, loadavg())
-	fmt.Printf("%-17s %10s %9s %9s %12s %11s\n", "target", "calls/s", "p50 ms", "p99 ms", "vs floor c/s", "p99 x floor")
+	fmt.Printf("%-17s %10s %9s %9s %12s %11s %11s %11s\n", "target", "calls/s", "p50 ms", "p99 ms", "vs floor c/s", "p99 x floor", "serve us/c", "load us/c")
 	var floorRPS, floorP99 float64
 	for i, t := range ts {
 		rps, p50, p99 := median(res[i], func(x result) float64 { return x.rps }), median(res[i], func(x result) float64 { return x.p50 }), median(res[i], func(x result) float64 { return x.p99 })
@@ -191,7 +232,8 @@ func run(forgeBin, baselineBin string, rounds int, dur time.Duration, conns int,
 		if floorRPS > 0 {
 			vs, px = fmt.Sprintf("%.0f%%", 100*rps/floorRPS), fmt.Sprintf("%.2fx", p99/floorP99)
 		}
-		fmt.Printf("%-17s %10.0f %9.2f %9.2f %12s %11s\n", t.name, rps, p50*1e3, p99*1e3, vs, px)
+		srv, cli := median(res[i], func(x result) float64 { return x.srv }), median(res[i], func(x result) float64 { return x.cli })
+		fmt.Printf("%-17s %10.0f %9.2f %9.2f %12s %11s %11.1f %11.1f\n", t.name, rps, p50*1e3, p99*1e3, vs, px, srv*1e6, cli*1e6)
 	}
 	return nil
 }
@@ -331,11 +373,16 @@ func hey(bin, url, body string, hdr map[string]string, conns int, dur time.Durat
 			args = append(args, "-H", k+": "+v)
 		}
 	}
-	out, err := exec.Command(bin, append(args, url)...).CombinedOutput()
+	cmd := exec.Command(bin, append(args, url)...)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return result{}, fmt.Errorf("hey: %w: %s", err, out)
 	}
-	return parseHey(url, out)
+	x, err := parseHey(url, out)
+	if x.n > 0 {
+		x.cli = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds() / float64(x.n)
+	}
+	return x, err
 }
 
 // parseHey reads calls/s, p50 and p99 from hey's report; any status but 200, any error, or a
@@ -355,6 +402,9 @@ func parseHey(url string, out []byte) (result, error) {
 		}
 	}
 	for _, m := range statusRe.FindAllSubmatch(out, -1) {
+		if string(m[1]) == "200" {
+			x.n, _ = strconv.Atoi(string(m[2]))
+		}
 		if string(m[1]) != "200" {
 			return x, fmt.Errorf("%s answers with status %s (%s times)", url, m[1], m[2])
 		}
@@ -396,6 +446,7 @@ func loadavg() string {
 // load is a closed-loop load generator like hey's: conns workers, each on a connection of its own
 // (and, for MCP, a session of its own with increasing request IDs), calling for dur.
 func load(base string, mcp bool, conns int, dur time.Duration) (result, error) {
+	cpu0 := selfCPU() // the load's: this process serves nothing else meanwhile
 	tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
@@ -448,6 +499,7 @@ func load(base string, mcp bool, conns int, dur time.Duration) (result, error) {
 	if len(all) == 0 {
 		return result{}, errors.New("no call completed")
 	}
-	return result{rps: float64(len(all)) / time.Since(start).Seconds(),
-		p50: all[len(all)/2].Seconds(), p99: all[len(all)*99/100].Seconds()}, nil
+	return result{rps: float64(len(all)) / time.Since(start).Seconds(), n: len(all),
+		p50: all[len(all)/2].Seconds(), p99: all[len(all)*99/100].Seconds(),
+		cli: (selfCPU() - cpu0).Seconds() / float64(len(all))}, nil
 }

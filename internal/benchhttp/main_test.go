@@ -1,8 +1,11 @@
 package main
 
 import (
+	"os"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 const heyReport = `
@@ -24,7 +27,7 @@ func TestParseHey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x.rps != 9213.4528 || x.p50 != 0.0045 || x.p99 != 0.0220 {
+	if x.rps != 9213.4528 || x.p50 != 0.0045 || x.p99 != 0.0220 || x.n != 46114 {
 		t.Fatalf("got %+v", x)
 	}
 	// hey built from its repository's head (go install github.com/rakyll/hey@latest, as the
@@ -51,5 +54,18 @@ func TestMedian(t *testing.T) {
 	}
 	if m := median([]result{{rps: 4}, {rps: 1}, {rps: 2}, {rps: 3}}, rps); m != 2.5 {
 		t.Fatalf("even: %v", m)
+	}
+}
+
+// procCPU reads a process's CPU time as getrusage counts it (here, this process's own).
+func TestProcCPU(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("/proc/PID/stat is Linux's")
+	}
+	for start := selfCPU(); selfCPU()-start < 100*time.Millisecond; {
+	}
+	self, proc := selfCPU(), procCPU(os.Getpid())
+	if proc < self-50*time.Millisecond || proc > self+50*time.Millisecond { // ticks of 10 ms
+		t.Fatalf("procCPU %v, getrusage %v", proc, self)
 	}
 }
