@@ -19,7 +19,7 @@ race:
 BENCH_COUNT ?= 5
 bench:
 	@for i in $$(seq $(BENCH_COUNT)); do \
-		$(GO) test -p 1 -run '^$$' -bench '^BenchmarkCompute(Native|Wasm|Yaegi)$$' -benchmem -count 1 ./sandbox/wasm ./sandbox/yaegi || echo FAIL; \
+		$(GO) test -p 1 -run '^$$' -bench '^BenchmarkCompute(Native|Wasm|Yaegi|NativeWorker)$$' -benchmem -count 1 ./sandbox/wasm ./sandbox/yaegi ./sandbox/native || echo FAIL; \
 	done | $(GO) run ./internal/benchtable
 
 # Every benchmark of every package.

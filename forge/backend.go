@@ -32,7 +32,8 @@ var ErrNoSandbox = errors.New("no sandbox backend can run here")
 
 // ChooseDefault decides where a contract that names no sandbox runs: the operator's choice if
 // there is one (Options.DefaultSandbox, $FORGE_SANDBOX), else the first registered backend that
-// contains hostile code on its own and can run here (wasm with a Go toolchain), else the first
+// contains hostile code on its own, is not opt-in (Backend.OptIn: native) and can run here (wasm
+// with a Go toolchain), else the first
 // that contains it in an isolation mode (yaegi in worker processes, where compile, initializers
 // and calls all run under rlimits and a crash kills only the worker). Safe by default: a backend
 // that is no security boundary as built (in-process yaegi) is only ever used when named.
@@ -46,12 +47,12 @@ func ChooseDefault(operator string, backends []sandbox.Backend) (Placement, erro
 		return Placement{}, fmt.Errorf("forge: default sandbox %q: %w; use one of %s", operator, ErrUnknownSandbox, sandbox.BackendNames())
 	}
 	for _, b := range backends {
-		if b.Contains && b.Usable() == nil {
+		if b.Contains && !b.OptIn && b.Usable() == nil {
 			return Placement{Backend: b.Name}, nil
 		}
 	}
 	for _, b := range backends {
-		if b.ContainsIsolated != "" && b.Usable() == nil {
+		if b.ContainsIsolated != "" && !b.OptIn && b.Usable() == nil {
 			return Placement{Backend: b.Name, Isolation: b.ContainsIsolated}, nil
 		}
 	}
@@ -63,6 +64,8 @@ func ChooseDefault(operator string, backends []sandbox.Backend) (Placement, erro
 	for _, b := range backends {
 		if err := b.Usable(); err != nil {
 			why = append(why, err.Error())
+		} else if b.OptIn {
+			why = append(why, "sandbox "+b.Name+" runs only where named")
 		} else {
 			why = append(why, "sandbox "+b.Name+" does not contain hostile code")
 		}

@@ -17,6 +17,7 @@ func TestChooseDefault(t *testing.T) {
 	bare := sandbox.Backend{Name: "lua"}
 	wasmOK := sandbox.Backend{Name: "wasm", Contains: true}
 	wasmMissing := sandbox.Backend{Name: "wasm", Contains: true, Available: func() error { return noToolchain }}
+	native := sandbox.Backend{Name: "native", Contains: true, OptIn: true}
 	tests := []struct {
 		name     string
 		operator string
@@ -33,6 +34,10 @@ func TestChooseDefault(t *testing.T) {
 		{"nothing that contains can run", "", []sandbox.Backend{wasmMissing, bare}, Placement{}, true},
 		{"the operator names in-process yaegi", "yaegi", []sandbox.Backend{wasmOK, inproc}, Placement{Backend: "yaegi"}, false},
 		{"the operator names wasm", "wasm", []sandbox.Backend{wasmOK, inproc}, Placement{Backend: "wasm"}, false},
+		{"an opt-in backend is never the default, though it sorts first", "", []sandbox.Backend{native, wasmOK, inproc}, Placement{Backend: "wasm"}, false},
+		{"an opt-in backend is no fallback either", "", []sandbox.Backend{native, wasmMissing, inproc}, isolated, false},
+		{"an opt-in backend alone: nothing to default to", "", []sandbox.Backend{native}, Placement{}, true},
+		{"the operator names the opt-in backend", "native", []sandbox.Backend{native, wasmOK, inproc}, Placement{Backend: "native"}, false},
 		{"the operator names an unknown backend", "lua", []sandbox.Backend{wasmOK, inproc}, Placement{}, true},
 	}
 	for _, tc := range tests {
@@ -58,8 +63,8 @@ func TestChooseDefault(t *testing.T) {
 	}
 }
 
-// TestBuiltInBackendsRegistered: the built-in backends describe themselves, and only wasm claims
-// to contain hostile code on its own.
+// TestBuiltInBackendsRegistered: the built-in backends describe themselves; wasm and native claim
+// to contain hostile code on their own, and native only where named.
 func TestBuiltInBackendsRegistered(t *testing.T) {
 	y, ok := sandbox.LookupBackend("yaegi")
 	require.True(t, ok)
@@ -67,7 +72,12 @@ func TestBuiltInBackendsRegistered(t *testing.T) {
 	w, ok := sandbox.LookupBackend("wasm")
 	require.True(t, ok)
 	assert.True(t, w.Contains)
-	assert.Equal(t, "wasm, yaegi", sandbox.BackendNames())
+	assert.False(t, w.OptIn)
+	n, ok := sandbox.LookupBackend("native")
+	require.True(t, ok)
+	assert.True(t, n.Contains)
+	assert.True(t, n.OptIn, "native is never the default")
+	assert.Equal(t, "native, wasm, yaegi", sandbox.BackendNames())
 }
 
 // TestContractWithoutSandboxGetsThePlacement: a contract that names no sandbox runs where the

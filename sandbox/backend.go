@@ -26,6 +26,10 @@ type Backend struct {
 	// backend can run here, contracts that name no sandbox fall back to such a backend in that
 	// mode (forge.ChooseDefault).
 	ContainsIsolated string
+	// OptIn keeps a backend that contains hostile code from being chosen for contracts that name
+	// no sandbox: it runs only where a contract, --sandbox or $FORGE_SANDBOX names it (native:
+	// machine code under seccomp is a thinner boundary than wasm's, see RATIONALE).
+	OptIn bool
 	// Prompt is what code written for this backend must know beyond the common rules (its gaps,
 	// what to avoid); it is added to the system prompt of every generation for it. Empty: the
 	// backend runs the Go the rules describe.

@@ -12,8 +12,10 @@
 package all
 
 import (
-	// Sandbox backends: WebAssembly (the default where a Go toolchain is) and the yaegi
-	// interpreter (in-process for trusted code, or in worker processes).
+	// Sandbox backends: WebAssembly (the default where a Go toolchain is), the yaegi
+	// interpreter (in-process for trusted code, or in worker processes) and native code in
+	// locked-down worker processes (opt-in, Linux).
+	_ "github.com/artifactforge/forge/sandbox/native"
 	_ "github.com/artifactforge/forge/sandbox/wasm"
 	_ "github.com/artifactforge/forge/sandbox/yaegi"
 

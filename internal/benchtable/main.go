@@ -1,6 +1,6 @@
 // Command benchtable turns `go test -bench` output of the compute benchmarks into one table:
 // for each case of sandboxtest.ComputeCases, the median ns/op of BenchmarkComputeNative,
-// BenchmarkComputeWasm and BenchmarkComputeYaegi, each sandbox's ratio to native, and the same
+// BenchmarkComputeWasm, BenchmarkComputeYaegi and BenchmarkComputeNativeWorker, each sandbox's ratio to native, and the same
 // ratio of the calling thread's CPU time (cpu-ns/op, where the benchmarks report it), which a
 // shared machine's other processes do not inflate.
 //
@@ -21,7 +21,16 @@ import (
 )
 
 // backends are the columns, in order: the suffix of BenchmarkCompute<backend>.
-var backends = []string{"Native", "Wasm", "Yaegi"}
+var backends = []string{"Native", "Wasm", "Yaegi", "NativeWorker"}
+
+// label is a backend's column name: NativeWorker (sandbox/native: native code in a locked-down
+// worker process) is "worker".
+func label(be string) string {
+	if be == "NativeWorker" {
+		return "worker"
+	}
+	return strings.ToLower(be)
+}
 
 // samples holds the ns/op and cpu-ns/op figures per case and backend, and the cases in
 // first-seen order.
@@ -109,9 +118,9 @@ func median(xs []float64) float64 {
 // table formats the medians and ratios; a backend with no figure for a case shows "-".
 func table(s samples) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-10s %10s", "case", strings.ToLower(backends[0]))
+	fmt.Fprintf(&b, "%-10s %10s", "case", label(backends[0]))
 	for _, be := range backends[1:] {
-		be = strings.ToLower(be)
+		be = label(be)
 		fmt.Fprintf(&b, " %10s %7s %7s", be, be+"/n", "(cpu)")
 	}
 	b.WriteByte('\n')
@@ -127,7 +136,7 @@ func table(s samples) string {
 			runs = max(runs, len(xs))
 		}
 	}
-	fmt.Fprintf(&b, "medians of up to %d runs; x/n = sandbox / native wall time per call (JSON in and out for the sandboxes), (cpu) the same of the calling thread's CPU time\n", runs)
+	fmt.Fprintf(&b, "medians of up to %d runs; x/n = sandbox / native wall time per call (JSON in and out for the sandboxes; worker: sandbox/native), (cpu) the same of the calling thread's CPU time\n", runs)
 	return b.String()
 }
 
@@ -171,7 +180,7 @@ func main() {
 		os.Exit(1)
 	}
 	if len(s.cases) == 0 {
-		fmt.Fprintln(os.Stderr, "benchtable: no BenchmarkCompute{Native,Wasm,Yaegi} results on stdin: pipe `go test -bench '^BenchmarkCompute'` output into it")
+		fmt.Fprintln(os.Stderr, "benchtable: no BenchmarkCompute{Native,Wasm,Yaegi,NativeWorker} results on stdin: pipe `go test -bench '^BenchmarkCompute'` output into it")
 		os.Exit(1)
 	}
 	fmt.Print(table(s))

@@ -13,6 +13,7 @@ BenchmarkComputeWasm/fib27-2     	      20	   5000000 ns/op	   3000000 cpu-ns/op
 BenchmarkComputeWasm/fib27-2     	      20	   4000000 ns/op	   4000000 cpu-ns/op	     600 B/op	       9 allocs/op
 BenchmarkComputeNative/json-2    	     100	     20000 ns/op
 BenchmarkComputeYaegi/json-2     	      20	     30000 ns/op
+BenchmarkComputeNativeWorker/json-2 	     100	     24000 ns/op
 BenchmarkWasmWarmCall-2          	  100000	      4300 ns/op
 PASS
 ok  	github.com/artifactforge/forge/sandbox/wasm	12.1s
@@ -27,10 +28,10 @@ func TestTable(t *testing.T) {
 		t.Error("failed without a FAIL line")
 	}
 	got := table(s)
-	want := `case           native       wasm  wasm/n   (cpu)      yaegi yaegi/n   (cpu)
-fib27          2.00ms     4.50ms    2.2x    3.5x          -       -       -
-json           20.0µs          -       -       -     30.0µs    1.5x       -
-medians of up to 3 runs; x/n = sandbox / native wall time per call (JSON in and out for the sandboxes), (cpu) the same of the calling thread's CPU time
+	want := `case           native       wasm  wasm/n   (cpu)      yaegi yaegi/n   (cpu)     worker worker/n   (cpu)
+fib27          2.00ms     4.50ms    2.2x    3.5x          -       -       -          -       -       -
+json           20.0µs          -       -       -     30.0µs    1.5x       -     24.0µs    1.2x       -
+medians of up to 3 runs; x/n = sandbox / native wall time per call (JSON in and out for the sandboxes; worker: sandbox/native), (cpu) the same of the calling thread's CPU time
 `
 	if got != want {
 		t.Errorf("table:\n%s\nwant:\n%s", got, want)

@@ -15,15 +15,19 @@ var benchPrograms = []struct{ name, code, args, want string }{
 }
 
 // BenchmarkWarmCall measures one warm call (compiled program, JSON args in, JSON result out) on
-// wasm, yaegi in-process and yaegi in a worker process, on the same programs in the same run.
+// wasm, yaegi in-process, yaegi in a worker process and sandbox/native, on the same programs in the
+// same run.
 func BenchmarkWarmCall(b *testing.B) {
 	for _, bp := range benchPrograms {
 		for _, pl := range []struct {
 			name      string
 			sb        sandbox.Sandbox
 			isolation string
-		}{{"wasm", oracle, ""}, {"yaegi_inprocess", interp, sandbox.IsolationNone}, {"yaegi_worker", interp, sandbox.IsolationProcess}} {
+		}{{"wasm", oracle, ""}, {"yaegi_inprocess", interp, sandbox.IsolationNone}, {"yaegi_worker", interp, sandbox.IsolationProcess}, {"native", nat, ""}} {
 			b.Run(bp.name+"/"+pl.name, func(b *testing.B) {
+				if pl.name == "native" && nat == nil {
+					b.Skip("sandbox/native cannot run here")
+				}
 				ctx := context.Background()
 				lim := sandbox.Limits{Isolation: pl.isolation}
 				p, err := pl.sb.Compile(ctx, sandbox.Source{Code: bp.code, Limits: lim})

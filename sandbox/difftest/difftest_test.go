@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/native"
 	"github.com/artifactforge/forge/sandbox/sandboxtest"
 	"github.com/artifactforge/forge/sandbox/wasm"
 	"github.com/artifactforge/forge/sandbox/yaegi"
@@ -20,6 +21,8 @@ import (
 var (
 	oracle *wasm.Sandbox
 	interp *yaegi.Sandbox
+	// nat is sandbox/native, held to oracle's answers too; nil where it cannot run.
+	nat *native.Sandbox
 )
 
 // placements are yaegi's two placements, by the isolation a Source and Input ask for.
@@ -40,7 +43,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	interp = yaegi.New(yaegi.Options{})
+	nat, _ = native.New(native.Options{CacheDir: sandboxtest.BuildCacheDir()}) // nil where it cannot run
 	code := m.Run()
+	if nat != nil {
+		nat.Close()
+	}
 	interp.Close()
 	oracle.Close()
 	os.Exit(code)

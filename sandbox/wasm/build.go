@@ -3,15 +3,10 @@ package wasm
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"runtime"
-	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,119 +16,10 @@ import (
 
 	"github.com/artifactforge/forge/internal/storepath"
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/internal/guestgen"
 )
 
-// ErrNoToolchain is returned (wrapped in a *sandbox.Error of KindInternal) when no Go toolchain that
-// can build wasip1 reactors (Go 1.24 or later) is on the machine.
-var ErrNoToolchain = errors.New("wasm: no Go toolchain")
-
-// toolchain is the Go command the build step runs.
-type toolchain struct {
-	gobin   string
-	version string // "go1.26.8"
-}
-
-var goVersionRE = regexp.MustCompile(`^go1\.(\d+)`)
-
-// findToolchain looks for the go command: explicit, $FORGE_GO, PATH, then the GOROOT this binary
-// was built with. It checks that the version supports //go:wasmexport (Go 1.24).
-func findToolchain(explicit string) (toolchain, error) {
-	var candidates []string
-	if explicit != "" {
-		candidates = append(candidates, explicit)
-	}
-	if env := os.Getenv("FORGE_GO"); env != "" {
-		candidates = append(candidates, env)
-	}
-	if p, err := exec.LookPath("go"); err == nil {
-		candidates = append(candidates, p)
-	}
-	if gr := os.Getenv("GOROOT"); gr != "" {
-		candidates = append(candidates, filepath.Join(gr, "bin", "go"))
-	}
-	//lint:ignore SA1019 the GOROOT the binary was built with is a useful last resort
-	if gr := runtime.GOROOT(); gr != "" {
-		candidates = append(candidates, filepath.Join(gr, "bin", "go"))
-	}
-	return firstToolchain(candidates)
-}
-
-// firstToolchain returns the first candidate go command that runs and is Go 1.24 or later.
-func firstToolchain(candidates []string) (toolchain, error) {
-	var tried []string
-	for _, c := range candidates {
-		v, ok := rootVersion(c)
-		if !ok {
-			cmd := exec.Command(c, "env", "GOVERSION")
-			cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local") // what builds will use
-			out, err := cmd.Output()
-			if err != nil {
-				tried = append(tried, fmt.Sprintf("%s (%v)", c, err))
-				continue
-			}
-			v = strings.TrimSpace(string(out))
-		}
-		m := goVersionRE.FindStringSubmatch(v)
-		if m == nil || atoi(m[1]) < 24 {
-			tried = append(tried, fmt.Sprintf("%s (%s: need go1.24 or later)", c, v))
-			continue
-		}
-		return toolchain{gobin: c, version: v}, nil
-	}
-	msg := "no Go toolchain (go1.24+) found to build wasm modules; install Go or set FORGE_GO to the go command"
-	if len(tried) > 0 {
-		msg += "; tried " + strings.Join(tried, ", ")
-	}
-	return toolchain{}, &sandbox.Error{Kind: sandbox.KindInternal, Message: msg, Hint: "or use the yaegi sandbox", Err: ErrNoToolchain}
-}
-
-// rootVersion reads the version of the go command at gobin from its GOROOT's VERSION file
-// (GOROOT/bin/go), which is what `go env GOVERSION` prints with GOTOOLCHAIN=local. It saves a
-// process start (7–11 ms of a cold load); a go command outside a GOROOT (a wrapper, a shim) is
-// asked instead.
-func rootVersion(gobin string) (string, bool) {
-	real, err := filepath.EvalSymlinks(gobin)
-	if err != nil {
-		return "", false
-	}
-	if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
-		return "", false
-	}
-	if filepath.Base(filepath.Dir(real)) != "bin" {
-		return "", false
-	}
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(real)), "VERSION"))
-	if err != nil {
-		return "", false
-	}
-	v, _, _ := strings.Cut(string(b), "\n")
-	v = strings.TrimSpace(v)
-	if !goVersionRE.MatchString(v) {
-		return "", false
-	}
-	return v, true
-}
-
-func atoi(s string) int {
-	n, _ := strconv.Atoi(s)
-	return n
-}
-
-// testifyVersion is the testify the forge itself links (acceptance tests use the same one), or the
-// one go.mod pins when build info is unavailable.
-func testifyVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == "github.com/stretchr/testify" {
-				if d.Replace != nil {
-					return d.Replace.Version
-				}
-				return d.Version
-			}
-		}
-	}
-	return "v1.12.1"
-}
+func testifyVersion() string { return guestgen.TestifyVersion() }
 
 // builder turns generated guest modules into instrumented wasm binaries, cached on disk by content
 // key; concurrent builds of one key share a single go build.
@@ -179,7 +65,7 @@ func (b *builder) build(ctx context.Context, g guestModule, persist bool) ([]byt
 	if err != nil {
 		return nil, err
 	}
-	key := g.key(tc.version)
+	key := g.key(tc.Version)
 	path := b.modulePath(key)
 	if bin, ok := b.cached(path, key); ok {
 		return bin, nil
@@ -215,7 +101,7 @@ func (b *builder) build(ctx context.Context, g guestModule, persist bool) ([]byt
 			return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "cache module: " + err.Error(), Err: err}
 		}
 		// The record goes last: a crash between leaves a module without one, which is rebuilt.
-		if err := b.rec.write(moduleRecord(key), sha256Hex(bin)); err != nil {
+		if err := b.rec.Write(moduleRecord(key), sha256Hex(bin)); err != nil {
 			return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "record cached module: " + err.Error(), Err: err}
 		}
 		return bin, nil
@@ -338,7 +224,7 @@ func (b *builder) warmUp(ctx context.Context, tc toolchain, test bool) error {
 		if machineWarm(tc, test) {
 			b.trust(test).Store(true)
 			flag.Store(true)
-			_ = writeFileAtomic(b.root, b.warmMarker(tc, test), []byte(tc.version+"\n"))
+			_ = writeFileAtomic(b.root, b.warmMarker(tc, test), []byte(tc.Version+"\n"))
 			return nil, nil
 		}
 		if _, err := b.runGoBuild(wctx, tc, warmGuest(test), warmTimeout, true); err != nil {
@@ -347,7 +233,7 @@ func (b *builder) warmUp(ctx context.Context, tc toolchain, test bool) error {
 		flag.Store(true)
 		// The store's marker spares later processes an early warm-up (NeedsWarm); the machine's
 		// also their trivial build (above), every store of this user and build cache included.
-		_ = writeFileAtomic(b.root, b.warmMarker(tc, test), []byte(tc.version+"\n"))
+		_ = writeFileAtomic(b.root, b.warmMarker(tc, test), []byte(tc.Version+"\n"))
 		markMachineWarm(tc, test)
 		return nil, nil
 	})
@@ -370,7 +256,7 @@ func (b *builder) warmMarker(tc toolchain, test bool) string {
 	if test {
 		kind = "test"
 	}
-	return filepath.Join(filepath.Dir(b.dir), "warm", tc.version+"-"+kind)
+	return filepath.Join(filepath.Dir(b.dir), "warm", tc.Version+"-"+kind)
 }
 
 // needsWarm reports whether a warm-up build of either kind has not yet passed with this toolchain
@@ -457,7 +343,7 @@ func (b *builder) runGoBuild(ctx context.Context, tc toolchain, g guestModule, l
 		}
 	}
 	out := filepath.Join(dir, "module.wasm")
-	cmd := exec.CommandContext(ctx, tc.gobin, "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", guestGcflags, "-o", out, ".")
+	cmd := exec.CommandContext(ctx, tc.Gobin, "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", guestGcflags, "-o", out, ".")
 	cmd.Dir = dir
 	cmd.Env = buildEnv()
 	if warm {
@@ -533,72 +419,8 @@ func (b *builder) goBuild(ctx context.Context, tc toolchain, g guestModule) ([]b
 // buildEnv is the go build environment: wasip1 reactor, no cgo, no workspace, no toolchain switch,
 // module cache and build cache of the user (so repeated builds take a fraction of a second).
 func buildEnv() []string {
-	env := make([]string, 0, len(os.Environ())+8)
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "GOOS", "GOARCH", "GOFLAGS", "GOWORK", "GOTOOLCHAIN", "CGO_ENABLED", "GOSUMDB", "GOWASM", "GOEXPERIMENT":
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOWORK=off", "GOTOOLCHAIN=local",
+	return guestgen.BuildEnv("GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOWORK=off", "GOTOOLCHAIN=local",
 		"GOFLAGS=-mod=mod", "GOSUMDB=off")
-}
-
-// buildLineRE matches a go build diagnostic in one of the guest's files.
-var buildLineRE = regexp.MustCompile(`(?m)^\.?/?(artifact/[a-z_]+\.go|[a-z_/]+\.go):(\d+):(\d+): (.*)$`)
-
-// buildError turns go build output into a KindCompile error pointing at the artifact's line.
-func buildError(out string, err error) *sandbox.Error {
-	out = strings.TrimSpace(out)
-	var msgs []string
-	line, test := 0, false
-	for _, m := range buildLineRE.FindAllStringSubmatch(out, -1) {
-		file := m[1]
-		if file != "artifact/artifact.go" && file != "artifact/acceptance.go" {
-			continue
-		}
-		if line == 0 {
-			fmt.Sscan(m[2], &line)
-			test = file == "artifact/acceptance.go"
-		}
-		msgs = append(msgs, m[2]+":"+m[3]+": "+m[4])
-	}
-	if len(msgs) == 0 {
-		if wrapperBuildFailure(out) {
-			// The compiler rejected the package outside the artifact's lines: the wrapper is
-			// generated from a fixed template that builds around any well-behaved file, so it
-			// is the code that broke it (a name colliding with the wrapper's, a build constraint
-			// that excludes the file, a redeclared predeclared name such as any).
-			return &sandbox.Error{Kind: sandbox.KindCompile, Message: "the code does not build inside the forge's generated wrapper: " + firstLines(out, 5), Err: err,
-				Hint: "one plain file in package artifact: no build constraints (//go:build, // +build), no top-level names starting with forge, " +
-					"and no top-level declaration that redeclares a predeclared name (any, error, string, len, ...)"}
-		}
-		return &sandbox.Error{Kind: sandbox.KindInternal, Message: "go build failed: " + out, Err: err}
-	}
-	msg := strings.Join(msgs, "; ")
-	if test {
-		msg = "tests: " + msg
-	}
-	return &sandbox.Error{Kind: sandbox.KindCompile, Line: line, Message: msg, Err: err}
-}
-
-// wrapperBuildFailure reports whether go build's output is the compiler's verdict on the guest
-// package (diagnostics in one of its files, or no file left to build), not a failure of the
-// toolchain or the machine.
-func wrapperBuildFailure(out string) bool {
-	return buildLineRE.MatchString(out) || strings.Contains(out, "build constraints exclude all Go files") ||
-		strings.Contains(out, "no Go files in")
-}
-
-// firstLines is the first n lines of s.
-func firstLines(s string, n int) string {
-	lines := strings.SplitN(s, "\n", n+1)
-	if len(lines) > n {
-		lines = append(lines[:n], "…")
-	}
-	return strings.Join(lines, "\n")
 }
 
 // writeFileAtomic writes a cache file below root (never through a symbolic link).
@@ -608,3 +430,13 @@ func writeFileAtomic(root, path string, data []byte) error {
 	}
 	return storepath.Replace(root, path, data) // a cache: a lost or damaged file is rebuilt
 }
+
+// ErrNoToolchain is returned (wrapped in a *sandbox.Error of KindInternal) when no Go toolchain that
+// can build wasip1 reactors (Go 1.24 or later) is on the machine.
+var ErrNoToolchain = guestgen.ErrNoToolchain
+
+type toolchain = guestgen.Toolchain
+
+func findToolchain(explicit string) (toolchain, error) { return guestgen.FindToolchain(explicit) }
+
+func buildError(out string, err error) *sandbox.Error { return guestgen.BuildError(out, err) }

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -14,10 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/internal/guestgen"
 )
 
 func TestNoToolchain(t *testing.T) {
-	_, err := firstToolchain([]string{"/nonexistent/bin/go"})
+	_, err := guestgen.FirstToolchain([]string{"/nonexistent/bin/go"})
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, ErrNoToolchain))
 	assert.Equal(t, sandbox.KindInternal, sandbox.KindOf(err))
@@ -27,7 +25,7 @@ func TestNoToolchain(t *testing.T) {
 	sb, err := New(Options{CacheDir: t.TempDir(), GoBin: "/nonexistent/bin/go"})
 	require.NoError(t, err)
 	defer sb.Close()
-	sb.builder.once.Do(func() { sb.builder.tc, sb.builder.tcErr = firstToolchain([]string{"/nonexistent/bin/go"}) })
+	sb.builder.once.Do(func() { sb.builder.tc, sb.builder.tcErr = guestgen.FirstToolchain([]string{"/nonexistent/bin/go"}) })
 	_, err = sb.Compile(context.Background(), sandbox.Source{Code: benchCode})
 	assert.ErrorIs(t, err, ErrNoToolchain)
 }
@@ -45,7 +43,7 @@ func TestConcurrentCompileSharesBuild(t *testing.T) {
 	require.NoError(t, err)
 	tc, err := sb.builder.toolchain()
 	require.NoError(t, err)
-	cached := sb.builder.modulePath(callGuest(code, sig).key(tc.version))
+	cached := sb.builder.modulePath(callGuest(code, sig).key(tc.Version))
 	removeIfExists(t, cached) // "remove the module so that it must be built; wazero's compile cache still hits")
 	var wg sync.WaitGroup
 	progs := make([]sandbox.Program, 4)
@@ -96,46 +94,4 @@ func removeIfExists(t *testing.T, path string) {
 	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
-}
-
-// TestRootVersion: the toolchain's version comes from GOROOT/VERSION when the go command sits in
-// a GOROOT, agrees with `go env GOVERSION` for the real toolchain, and is asked of the command
-// otherwise.
-func TestRootVersion(t *testing.T) {
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH")
-	}
-	cmd := exec.Command(gobin, "env", "GOVERSION")
-	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
-	out, err := cmd.Output()
-	require.NoError(t, err)
-	if v, ok := rootVersion(gobin); ok {
-		assert.Equal(t, strings.TrimSpace(string(out)), v)
-	}
-
-	root := t.TempDir()
-	bin := filepath.Join(root, "bin", "go")
-	require.NoError(t, os.MkdirAll(filepath.Dir(bin), 0o755))
-	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\necho go1.99.0\n"), 0o755))
-	_, ok := rootVersion(bin)
-	assert.False(t, ok, "no VERSION file")
-	require.NoError(t, os.WriteFile(filepath.Join(root, "VERSION"), []byte("go1.30.1\ntime 2027-02-01T00:00:00Z\n"), 0o644))
-	v, ok := rootVersion(bin)
-	assert.True(t, ok)
-	assert.Equal(t, "go1.30.1", v)
-	link := filepath.Join(t.TempDir(), "go")
-	require.NoError(t, os.Symlink(bin, link))
-	v, ok = rootVersion(link)
-	assert.True(t, ok, "a symlink to GOROOT/bin/go")
-	assert.Equal(t, "go1.30.1", v)
-
-	require.NoError(t, os.WriteFile(filepath.Join(root, "VERSION"), []byte("devel +abc\n"), 0o644))
-	_, ok = rootVersion(bin)
-	assert.False(t, ok, "not a release version: ask the command")
-	shim := filepath.Join(t.TempDir(), "shims", "go")
-	require.NoError(t, os.MkdirAll(filepath.Dir(shim), 0o755))
-	require.NoError(t, os.WriteFile(shim, []byte("#!/bin/sh\n"), 0o755))
-	_, ok = rootVersion(shim)
-	assert.False(t, ok, "outside a GOROOT")
 }

@@ -113,7 +113,7 @@ func (c *codeCache) codeRecord(modHash string) string {
 // stageFor copies the verified kept code of a module into the staging directory, if there is
 // one. It returns the staged file's name ("" if nothing was staged).
 func (c *codeCache) stageFor(modHash string) string {
-	rec := c.rec.read(c.codeRecord(modHash))
+	rec := c.rec.Read(c.codeRecord(modHash))
 	name, sum, ok := strings.Cut(rec, " ")
 	if !ok || !isHex(name) || !isHex(sum) {
 		return ""
@@ -218,7 +218,7 @@ func (c *codeCache) after(modHash, staged string, before map[string]bool) {
 	if err := os.Rename(src, filepath.Join(kdir, name)); err != nil {
 		return
 	}
-	_ = c.rec.write(c.codeRecord(modHash), name+" "+sum)
+	_ = c.rec.Write(c.codeRecord(modHash), name+" "+sum)
 }
 
 // snapshot is the set of file names in the staging directory now.

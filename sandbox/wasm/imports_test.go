@@ -1,15 +1,10 @@
 package wasm
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/artifactforge/forge/sandbox/gate"
 )
 
 func TestBlankUnusedImports(t *testing.T) {
@@ -50,27 +45,4 @@ func TestAddMissingImports(t *testing.T) {
 			assert.Equal(t, c.want, addMissingImports(code, f, fset, c.companion))
 		})
 	}
-}
-
-// TestHostShimMatchesYaegi: forge/host inside wasm modules exports exactly gate.HostAPI, as the yaegi
-// backend's forge/host does, so code written for one runs under the other.
-func TestHostShimMatchesYaegi(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "host.go", hostShimSource, parser.SkipObjectResolution)
-	require.NoError(t, err)
-	var names []string
-	for _, d := range f.Decls {
-		switch d := d.(type) {
-		case *ast.FuncDecl:
-			if d.Recv == nil && d.Name.IsExported() {
-				names = append(names, d.Name.Name)
-			}
-		case *ast.GenDecl:
-			for _, sp := range d.Specs {
-				if ts, ok := sp.(*ast.TypeSpec); ok && ts.Name.IsExported() {
-					names = append(names, ts.Name.Name)
-				}
-			}
-		}
-	}
-	assert.ElementsMatch(t, gate.HostAPI(), names)
 }

@@ -36,7 +36,7 @@ func TestLockFileIsPrivate(t *testing.T) {
 	warm := filepath.Join(dir, "forge", "wasm-warm")
 	machineWarmDir = func() (string, error) { return warm, nil }
 	defer func() { machineWarmDir = testMachineWarmDir }()
-	release, _ = lockMachineWarm(context.Background(), toolchain{version: "go1.0"}, false)
+	release, _ = lockMachineWarm(context.Background(), toolchain{Version: "go1.0"}, false)
 	release()
 	fi, err = os.Stat(warm)
 	require.NoError(t, err)

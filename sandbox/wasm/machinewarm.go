@@ -54,7 +54,7 @@ func machineWarmPath(tc toolchain, test bool) string {
 		kind = "test"
 	}
 	sum := sha256.Sum256([]byte(goCacheDir()))
-	return filepath.Join(dir, tc.version+"-"+hex.EncodeToString(sum[:6])+"-"+kind)
+	return filepath.Join(dir, tc.Version+"-"+hex.EncodeToString(sum[:6])+"-"+kind)
 }
 
 // machineWarm reports whether the machine marker of this kind exists.
@@ -71,7 +71,7 @@ func machineWarm(tc toolchain, test bool) bool {
 // needless warm-up later, nothing else).
 func markMachineWarm(tc toolchain, test bool) {
 	if p := machineWarmPath(tc, test); p != "" {
-		_ = writeFileAtomic(filepath.Dir(p), p, []byte(tc.version+"\n"+goCacheDir()+"\n"))
+		_ = writeFileAtomic(filepath.Dir(p), p, []byte(tc.Version+"\n"+goCacheDir()+"\n"))
 	}
 }
 

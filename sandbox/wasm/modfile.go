@@ -65,7 +65,7 @@ func (b *builder) cached(path, key string) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
-	if want := b.rec.read(moduleRecord(key)); want == "" || want != sha256Hex(bin) {
+	if want := b.rec.Read(moduleRecord(key)); want == "" || want != sha256Hex(bin) {
 		b.rejected.Add(1)
 		return nil, false
 	}

@@ -2,14 +2,12 @@ package wasm
 
 import (
 	"context"
-	"go/parser"
-	"go/token"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/artifactforge/forge/sandbox"
-	"github.com/artifactforge/forge/sandbox/gate"
+	"github.com/artifactforge/forge/sandbox/internal/guestgen"
 )
 
 // Test builds src and testCode (same package) into one module with the real testing package and
@@ -115,47 +113,8 @@ func (s *Sandbox) runTestModule(ctx context.Context, src sandbox.Source, bin []b
 	return done, slow, nil
 }
 
-// gateSuite gates an artifact and its test file as Test compiles them: the artifact as in
-// Compile, the test file under the test rules with the artifact's imports visible, then the
-// boundary check (the artifact sees no name only the test file declares). It returns both
-// normalized files and the test names.
 func gateSuite(artifactCode, testCode string) (code, tests string, names []string, err error) {
-	code, af, err := gateCode(artifactCode, false, nil)
-	if err != nil {
-		return "", "", nil, err
-	}
-	tests, names, err = gateTests(testCode, fileImports(af))
-	if err != nil {
-		return "", "", nil, err
-	}
-	fset := token.NewFileSet()
-	af, aerr := parser.ParseFile(fset, "artifact.go", code, parser.SkipObjectResolution|parser.ParseComments)
-	tf, terr := parser.ParseFile(fset, "acceptance.go", tests, parser.SkipObjectResolution|parser.ParseComments)
-	if aerr != nil || terr != nil { // both parsed in gateCode already
-		return "", "", nil, sandbox.Errorf(sandbox.KindInternal, "wasm: reparse gated files: %v %v", aerr, terr)
-	}
-	if err := gate.CheckTestBoundary(fset, af, tf); err != nil {
-		return "", "", nil, gate.InTests(err)
-	}
-	return code, tests, names, nil
-}
-
-// gateTests normalizes the test file to package artifact, adds what it forgot to import (from the
-// artifact's imports first), checks it against the test policy and lists its TestXxx(t *testing.T)
-// functions.
-func gateTests(testCode string, artifactImports map[string]string) (string, []string, error) {
-	tests, f, err := gateCode(testCode, true, artifactImports)
-	if err != nil {
-		return "", nil, prefixed("tests: ", err)
-	}
-	names := sandbox.TestNames(f)
-	return tests, names, nil
-}
-
-func prefixed(p string, err error) error {
-	e := *sandbox.AsError(err)
-	e.Message = p + e.Message
-	return &e
+	return guestgen.GateSuite(artifactCode, testCode)
 }
 
 // drain closes the idle instances (a test module is used once).
@@ -211,40 +170,8 @@ func (pl *pool) runTests(ctx context.Context, names []string, in sandbox.Input) 
 	return results, limited, nil
 }
 
-// parseTestReport reads testing's -test.v report: one result per top-level test with a verdict
-// line, its messages being the lines printed while it ran. A test that was running when the module
-// stopped fails with stopErr.
 func parseTestReport(report string, stopErr error) []sandbox.TestResult {
-	var results []sandbox.TestResult
-	var cur *sandbox.TestResult
-	var msgs []string
-	for _, line := range strings.Split(report, "\n") {
-		switch {
-		case strings.HasPrefix(line, "=== RUN   ") && !strings.Contains(line, "/"):
-			cur = &sandbox.TestResult{Name: strings.TrimSpace(strings.TrimPrefix(line, "=== RUN   "))}
-			msgs = nil
-		case strings.HasPrefix(line, "=== "):
-		case cur != nil && (strings.HasPrefix(line, "--- PASS: "+cur.Name+" ") || strings.HasPrefix(line, "--- FAIL: "+cur.Name+" ") ||
-			strings.HasPrefix(line, "--- SKIP: "+cur.Name+" ")):
-			cur.Passed = !strings.HasPrefix(line, "--- FAIL")
-			if i := strings.LastIndex(line, "("); i > 0 {
-				if d, err := time.ParseDuration(strings.TrimSuffix(strings.TrimSpace(line[i+1:]), ")")); err == nil {
-					cur.Duration = d
-				}
-			}
-			cur.Message = strings.TrimSpace(strings.Join(msgs, "\n"))
-			results = append(results, *cur)
-			cur = nil
-		case cur != nil:
-			msgs = append(msgs, strings.TrimRight(line, " \t"))
-		}
-	}
-	if cur != nil && stopErr != nil {
-		cur.Passed = false
-		cur.Message = strings.TrimSpace(strings.Join(msgs, "\n") + "\n" + stopErr.Error())
-		results = append(results, *cur)
-	}
-	return results
+	return guestgen.ParseTestReport(report, stopErr)
 }
 
 func (inst *instance) test(ctx context.Context, host *sandbox.Host, pattern string) (bool, error) {

@@ -27,7 +27,7 @@ import (
 
 	"github.com/artifactforge/forge/internal/tailbuf"
 	"github.com/artifactforge/forge/sandbox"
-	"github.com/artifactforge/forge/sandbox/gate"
+	"github.com/artifactforge/forge/sandbox/internal/guestgen"
 )
 
 // Options configure a wasm Sandbox.
@@ -129,7 +129,7 @@ func New(opts Options) (*Sandbox, error) {
 		opts.RecordDir = filepath.Join(opts.CacheDir, "sums")
 	}
 	opts.CacheDir = filepath.Join(opts.CacheDir, "wasm")
-	rec := records{root: recordRoot(opts.RecordDir), dir: filepath.Join(opts.RecordDir, "wasm")}
+	rec := records{Root: recordRoot(opts.RecordDir), Dir: filepath.Join(opts.RecordDir, "wasm")}
 	b := newBuilder(opts.CacheDir, root, rec, opts.GoBin)
 	cache, err := newCodeCache(opts.CacheDir, root, rec, func() { b.rejected.Add(1) })
 	if err != nil {
@@ -329,20 +329,7 @@ func (e *engine) compileShared(ctx context.Context, bin []byte, hash string, slo
 	}
 }
 
-// stackFor is the guest's Go stack cap for a call: room for Limits.MaxDepth frames of 512 bytes,
-// at least 1 MiB and at most an eighth of the memory cap, so that unbounded recursion ends as a
-// depth error quickly (Go copies and rescans the whole stack at each doubling) and never as OOM.
-func stackFor(lim sandbox.Limits) uint64 {
-	lim = lim.WithDefaults()
-	s := uint64(lim.MaxDepth) * 512
-	if s < 1<<20 {
-		s = 1 << 20
-	}
-	if m := uint64(lim.MemoryBytes) / 8; s > m {
-		s = m
-	}
-	return s
-}
+func stackFor(lim sandbox.Limits) uint64 { return guestgen.StackFor(lim) }
 
 const maxPages = 65536 // 4 GiB, the wasm32 limit
 
@@ -569,31 +556,8 @@ func (p *Program) Source() sandbox.Source { return p.src }
 // ModuleSize is the size of the built module in bytes (for reports).
 func (p *Program) ModuleSize() int { return len(p.bin) }
 
-// gateCode parses code, normalizes it to package artifact, runs the shared gate on it (as the
-// yaegi backend does: on the file as written), then adds forgotten imports (companion: the imports
-// of the file it is compiled with) and blanks unused ones, which go build needs and the gate
-// already judged (it resolves a forgotten import as if written; a blank import of an allowed
-// package is allowed). Gating after the edits let an unused refused alias through as a blank one.
 func gateCode(code string, test bool, companion map[string]string) (string, *ast.File, error) {
-	norm, f, fset, err := normalizePackage(code)
-	if err != nil {
-		return "", nil, err
-	}
-	if err := gate.Check(fset, f, gate.Options{Test: test, Companion: companion}); err != nil {
-		return "", nil, err
-	}
-	fixed := addMissingImports(norm, f, fset, companion)
-	if fixed != norm {
-		if norm, f, fset, err = normalizePackage(fixed); err != nil {
-			return "", nil, err
-		}
-	}
-	if fixed := blankUnusedImports(norm, f, fset); fixed != norm {
-		if norm, f, _, err = normalizePackage(fixed); err != nil {
-			return "", nil, err
-		}
-	}
-	return norm, f, nil
+	return guestgen.GateCode(code, test, companion)
 }
 
 // Compile gates src, builds its module (cached by code checksum; concurrent builds of one module
@@ -1052,31 +1016,13 @@ func (inst *instance) call(ctx context.Context, host *sandbox.Host, args []json.
 		inst.broken = true
 		return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: result out of range")
 	}
+	if value, err, ok := guestgen.Result(res, lim.OutputBytes); ok {
+		if errors.Is(err, guestgen.ErrBadReport) {
+			inst.broken = true
+		}
+		return value, err
+	}
 	switch res[0] {
-	case 'v':
-		if len(res)-1 > lim.OutputBytes {
-			return nil, &sandbox.Error{Kind: sandbox.KindOutput, Message: fmt.Sprintf("result is %d bytes, over the %d-byte cap", len(res)-1, lim.OutputBytes)}
-		}
-		if !validResult(res[1:]) {
-			return nil, &sandbox.Error{Kind: sandbox.KindResult, Message: "the result is not valid JSON",
-				Hint: "return plain values, or a json.Marshaler that returns valid JSON"}
-		}
-		return append(json.RawMessage(nil), res[1:]...), nil
-	case 'e':
-		// The guest caps its messages (forge__cap); a report far larger is not read at all.
-		if len(res) > maxErrorReport {
-			inst.broken = true
-			return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: error report of %d bytes from the guest, over the %d-byte bound", len(res), maxErrorReport)
-		}
-		var e sandbox.Error
-		if err := json.Unmarshal(res[1:], &e); err != nil {
-			inst.broken = true
-			return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: bad error from guest: %v", err)
-		}
-		if e.Kind == sandbox.KindReturned {
-			e.Err = errors.New(e.Message)
-		}
-		return nil, &e
 	case 'a': // a lean guest hands an argument back (see callLean)
 		if len(res) == 5 {
 			return nil, argsRejected(binary.LittleEndian.Uint32(res[1:]))
@@ -1086,44 +1032,7 @@ func (inst *instance) call(ctx context.Context, host *sandbox.Host, args []json.
 	return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: bad result tag %q", res[0])
 }
 
-// validResult reports whether b is valid JSON, deciding the shapes most results have (an integer,
-// a boolean, null, a string without escapes) without encoding/json's scanner, which was 2.7% of
-// a warm call's CPU.
-func validResult(b []byte) bool {
-	switch {
-	case len(b) == 0:
-		return false
-	case b[0] == '-' || b[0] >= '0' && b[0] <= '9':
-		d := b
-		if d[0] == '-' {
-			d = d[1:]
-		}
-		plain := len(d) > 0 && (d[0] != '0' || len(d) == 1)
-		for _, c := range d {
-			plain = plain && c >= '0' && c <= '9'
-		}
-		if plain {
-			return true
-		}
-	case b[0] == '"' && len(b) >= 2 && b[len(b)-1] == '"':
-		plain := true
-		for _, c := range b[1 : len(b)-1] {
-			plain = plain && c >= 0x20 && c != '"' && c != '\\' && c < 0x7f
-		}
-		if plain {
-			return true
-		}
-	case string(b) == "true" || string(b) == "false" || string(b) == "null":
-		return true
-	}
-	return json.Valid(b)
-}
-
-// maxErrorReport bounds the JSON error report the host reads from the guest: a message capped at
-// sandbox.MaxErrorBytes, JSON-escaped (up to 6 bytes per byte), plus its other fields.
-const maxErrorReport = 6*sandbox.MaxErrorBytes + 4<<10
-
-const depthHint = "unbounded or too deep recursion: make it iterative or bound it"
+const depthHint = guestgen.DepthHint
 
 // classify turns what a guest call returned into a typed error; the instance is discarded.
 func (inst *instance) classify(ctx context.Context, err error, stage string) *sandbox.Error {
@@ -1140,29 +1049,21 @@ func (inst *instance) classify(ctx context.Context, err error, stage string) *sa
 			e.Message = "deadline exceeded while a host call was in flight"
 		}
 		return e
-	case strings.Contains(stderr, "stack exceeds") || strings.Contains(stderr, "stack overflow"):
-		return &sandbox.Error{Kind: sandbox.KindDepth, Message: "call depth exceeded: " + firstLine(stderr, "stack exceeds"), Hint: depthHint, Err: err}
-	case strings.Contains(stderr, "out of memory"):
-		return &sandbox.Error{Kind: sandbox.KindMemory, Message: "memory cap exceeded: " + firstLine(stderr, "out of memory"), Err: err,
-			Hint: "use less memory: stream or bound the data the code builds"}
-	case strings.Contains(err.Error(), "wasm error: stack overflow"):
+	}
+	if e := guestgen.CrashError(stderr, err); e != nil {
+		return e
+	}
+	if strings.Contains(err.Error(), "wasm error: stack overflow") {
 		// wazero's own call-stack ceiling: its interpreter allows 2,000 wasm frames, far fewer
 		// than the guest's Go stack cap (tests rerun such a stop compiled, see Test).
 		return &sandbox.Error{Kind: sandbox.KindDepth, Message: "call depth exceeded: the wasm call stack overflowed", Hint: depthHint, Err: err}
-	case strings.Contains(stderr, "all goroutines are asleep"):
-		return &sandbox.Error{Kind: sandbox.KindDeadline, Message: "the code blocks forever (all goroutines are asleep - deadlock)", Err: err}
 	}
 	var exit *sys.ExitError
 	msg := err.Error()
 	if errors.As(err, &exit) {
 		msg = fmt.Sprintf("guest exited with code %d", exit.ExitCode())
 	}
-	if s := strings.TrimSpace(stderr); s != "" {
-		// The guest runtime's goroutine dump after a fatal error (e.g. "panic while printing
-		// panic value") describes the guest's runtime, not the code: keep the report above it.
-		if i := strings.Index(s, "\n\ngoroutine "); i >= 0 {
-			s = strings.TrimSpace(s[:i])
-		}
+	if s := guestgen.CrashReport(stderr); s != "" {
 		msg += ": " + s
 	}
 	kind := sandbox.KindPanic
@@ -1170,15 +1071,6 @@ func (inst *instance) classify(ctx context.Context, err error, stage string) *sa
 		kind = sandbox.KindInternal
 	}
 	return &sandbox.Error{Kind: kind, Message: stage + ": " + msg, Err: err}
-}
-
-func firstLine(s, containing string) string {
-	for _, l := range strings.Split(s, "\n") {
-		if strings.Contains(l, containing) {
-			return strings.TrimSpace(l)
-		}
-	}
-	return strings.TrimSpace(s)
 }
 
 // stdoutWriter sends what the guest prints to the current call's logs (kept only when Log is

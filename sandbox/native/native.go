@@ -1,0 +1,417 @@
+package native
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/internal/guestgen"
+)
+
+// Name is the backend's name in contracts ("sandbox": "native") and --sandbox.
+const Name = "native"
+
+// Options configure the native backend.
+type Options struct {
+	// CacheDir holds built worker executables (native/bin/); default os.UserCacheDir()/forge.
+	CacheDir string
+	// RecordDir holds their SHA-256, outside CacheDir (the forge passes its store's sums/); empty:
+	// CacheDir/sums.
+	RecordDir string
+	// PoolSize bounds the worker processes per program and memory cap (0: 2 x GOMAXPROCS).
+	PoolSize int
+	// MaxWorkers bounds the worker processes over all programs (0: max(8, 2 x GOMAXPROCS)); an
+	// idle worker of another program is ended to make room.
+	MaxWorkers int
+}
+
+// Sandbox runs artifacts as native executables in locked-down worker processes.
+type Sandbox struct {
+	opts    Options
+	builder *builder
+	dir     string // private: the verified copies of executables, and the workers' empty cwd
+	cwd     string
+
+	mu       sync.Mutex
+	programs map[string]*Program
+	live     int           // worker processes alive
+	idle     []*idleWorker // over all programs, oldest first
+	freed    chan struct{} // signalled when a worker ends or turns idle
+	closed   atomic.Bool
+}
+
+type idleWorker struct {
+	w  *worker
+	pl *pool
+}
+
+// New makes a native sandbox.
+func New(opts Options) (*Sandbox, error) {
+	if err := available(); err != nil {
+		return nil, sandbox.Errorf(sandbox.KindInternal, "native: %v", err)
+	}
+	if opts.PoolSize <= 0 {
+		opts.PoolSize = 2 * runtime.GOMAXPROCS(0)
+	}
+	if opts.MaxWorkers <= 0 {
+		opts.MaxWorkers = max(8, 2*runtime.GOMAXPROCS(0))
+	}
+	if opts.CacheDir == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			return nil, sandbox.Errorf(sandbox.KindInternal, "native: no cache dir: %v (set Options.CacheDir)", err)
+		}
+		opts.CacheDir = filepath.Join(d, "forge")
+	}
+	root := filepath.Dir(filepath.Clean(opts.CacheDir))
+	if opts.RecordDir == "" {
+		opts.RecordDir = filepath.Join(opts.CacheDir, "sums")
+	}
+	dir, err := os.MkdirTemp("", "forge-native-*")
+	if err != nil {
+		return nil, sandbox.Errorf(sandbox.KindInternal, "native: private dir: %v", err)
+	}
+	cwd := filepath.Join(dir, "cwd")
+	if err := os.Mkdir(cwd, 0o500); err != nil {
+		os.RemoveAll(dir)
+		return nil, sandbox.Errorf(sandbox.KindInternal, "native: private dir: %v", err)
+	}
+	return &Sandbox{
+		opts: opts,
+		builder: &builder{dir: filepath.Join(opts.CacheDir, "native", "bin"), root: root,
+			rec: guestgen.Records{Root: guestgen.RecordRoot(opts.RecordDir), Dir: filepath.Join(opts.RecordDir, "native")}},
+		dir: dir, cwd: cwd, programs: map[string]*Program{}, freed: make(chan struct{}, 1),
+	}, nil
+}
+
+// Name is the backend's name (sandboxtest.Named).
+func (s *Sandbox) Name() string { return Name }
+
+// Close ends every worker and removes the private directory.
+func (s *Sandbox) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.mu.Lock()
+	progs := make([]*Program, 0, len(s.programs))
+	for _, p := range s.programs {
+		progs = append(progs, p)
+	}
+	s.mu.Unlock()
+	for _, p := range progs {
+		p.closeWorkers()
+	}
+	return os.RemoveAll(s.dir)
+}
+
+// Program is a gated artifact with its worker executable.
+type Program struct {
+	src  sandbox.Source
+	sig  sandbox.Signature
+	sum  string
+	exe  string // the private copy
+	hash string // its SHA-256, checked before every start
+	size int64
+	sb   *Sandbox
+	key  string
+
+	mu     sync.Mutex
+	pools  map[int64]*pool
+	refs   int
+	closed atomic.Bool
+}
+
+// Signature is the function's signature.
+func (p *Program) Signature() sandbox.Signature { return p.sig }
+
+// Checksum is the code's checksum.
+func (p *Program) Checksum() string { return p.sum }
+
+// Source is the program's source.
+func (p *Program) Source() sandbox.Source { return p.src }
+
+// LiveBytes estimates what the program holds: its workers' resident memory is not measured; each
+// counts as its executable's size plus the Go runtime's few MB.
+func (p *Program) LiveBytes() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sb.mu.Lock() // the pools' counts
+	defer p.sb.mu.Unlock()
+	n := int64(0)
+	for _, pl := range p.pools {
+		n += int64(pl.count) * (p.size + 4<<20)
+	}
+	return n
+}
+
+// Close drops a reference; the last ends the program's workers.
+func (p *Program) Close() error {
+	s := p.sb
+	s.mu.Lock()
+	p.refs--
+	last := p.refs <= 0
+	if last && s.programs[p.key] == p {
+		delete(s.programs, p.key)
+	}
+	s.mu.Unlock()
+	if last && !p.closed.Swap(true) {
+		p.closeWorkers()
+	}
+	return nil
+}
+
+func (p *Program) closeWorkers() {
+	s := p.sb
+	s.mu.Lock()
+	var mine []*worker
+	kept := s.idle[:0]
+	for _, iw := range s.idle {
+		if iw.pl.prog == p {
+			mine = append(mine, iw.w)
+			iw.pl.count--
+			s.live--
+		} else {
+			kept = append(kept, iw)
+		}
+	}
+	s.idle = kept
+	s.mu.Unlock()
+	for _, w := range mine {
+		w.close()
+	}
+	s.signal()
+}
+
+// pool is a program's workers under one memory cap.
+type pool struct {
+	prog  *Program
+	mem   int64
+	count int // alive, busy or idle (under Sandbox.mu)
+}
+
+func (s *Sandbox) signal() {
+	select {
+	case s.freed <- struct{}{}:
+	default:
+	}
+}
+
+// Compile gates src, builds (or finds in the cache) its worker executable and starts a first
+// worker, so that build errors and failing initializers surface here.
+func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Program, error) {
+	p, err := s.compile(ctx, src)
+	if err != nil {
+		return nil, sandbox.CapError(err)
+	}
+	return p, nil
+}
+
+func (s *Sandbox) compile(ctx context.Context, src sandbox.Source) (*Program, error) {
+	if s.closed.Load() {
+		return nil, sandbox.Errorf(sandbox.KindInternal, "native: sandbox closed")
+	}
+	key := src.Checksum() + "\x00" + src.Func + "\x00" + src.Client
+	s.mu.Lock()
+	if p := s.programs[key]; p != nil {
+		p.refs++
+		s.mu.Unlock()
+		return p, nil
+	}
+	s.mu.Unlock()
+	code, _, err := guestgen.GateCode(src.Code, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	sig, err := sandbox.ParseSignature(sandbox.Source{Code: code, Func: src.Func})
+	if err != nil {
+		return nil, err
+	}
+	g, err := callGuest(code, sig, hostSysnums)
+	if err != nil {
+		return nil, sandbox.Errorf(sandbox.KindCompile, "%v", err)
+	}
+	bin, bkey, err := s.builder.build(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	exe := filepath.Join(s.dir, bkey)
+	if err := writeExecutable(exe, bin); err != nil {
+		return nil, sandbox.Errorf(sandbox.KindInternal, "native: %v", err)
+	}
+	p := &Program{src: src, sig: sig, sum: src.Checksum(), exe: exe, hash: guestgen.SHA256Hex(bin), size: int64(len(bin)),
+		sb: s, key: key, pools: map[int64]*pool{}, refs: 1}
+	lim := src.Limits.WithDefaults()
+	pl := p.pool(lim.MemoryBytes)
+	w, err := s.get(ctx, pl, lim.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	s.put(pl, w)
+	s.mu.Lock()
+	if q := s.programs[key]; q != nil {
+		q.refs++
+		s.mu.Unlock()
+		p.Close()
+		return q, nil
+	}
+	s.programs[key] = p
+	s.mu.Unlock()
+	return p, nil
+}
+
+func (p *Program) pool(mem int64) *pool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pl := p.pools[mem]
+	if pl == nil {
+		pl = &pool{prog: p, mem: mem}
+		p.pools[mem] = pl
+	}
+	return pl
+}
+
+// get returns an idle worker of pl, or starts one within the bounds (PoolSize per pool,
+// MaxWorkers in all; an idle worker of another pool is ended to make room), waiting while none
+// can be had.
+func (s *Sandbox) get(ctx context.Context, pl *pool, timeout time.Duration) (*worker, error) {
+	// Starting a process (exec, the Go runtime's start, the lockdown) is not the code's time: a
+	// start gets startAllowance on top of the timeout its initializers run under.
+	sctx, cancel := context.WithTimeout(ctx, timeout+startAllowance)
+	defer cancel()
+	for {
+		s.mu.Lock()
+		for i := len(s.idle) - 1; i >= 0; i-- {
+			if s.idle[i].pl == pl {
+				w := s.idle[i].w
+				s.idle = append(s.idle[:i], s.idle[i+1:]...)
+				s.mu.Unlock()
+				return w, nil
+			}
+		}
+		var evict *worker
+		if pl.count < s.opts.PoolSize && s.live >= s.opts.MaxWorkers && len(s.idle) > 0 {
+			iw := s.idle[0]
+			s.idle = s.idle[1:]
+			iw.pl.count--
+			s.live--
+			evict = iw.w
+		}
+		start := pl.count < s.opts.PoolSize && s.live < s.opts.MaxWorkers
+		if start {
+			pl.count++
+			s.live++
+		}
+		s.mu.Unlock()
+		if evict != nil {
+			evict.close()
+		}
+		if start {
+			w, err := s.start(sctx, pl)
+			if err != nil {
+				s.release(pl)
+				return nil, err
+			}
+			return w, nil
+		}
+		if evict != nil {
+			continue
+		}
+		select {
+		case <-s.freed:
+		case <-sctx.Done():
+			return nil, &sandbox.Error{Kind: sandbox.KindDeadline, Message: "no native worker became free within the call's timeout", Err: sctx.Err(),
+				Hint: "fewer concurrent calls, or a larger pool (PoolSize, MaxWorkers)"}
+		}
+	}
+}
+
+// startAllowance is what a worker's start may take beyond the call's timeout.
+const startAllowance = 2 * time.Second
+
+// start verifies the program's executable against its hash and starts a worker of it.
+func (s *Sandbox) start(ctx context.Context, pl *pool) (*worker, error) {
+	p := pl.prog
+	b, err := os.ReadFile(p.exe)
+	if err != nil || guestgen.SHA256Hex(b) != p.hash {
+		return nil, sandbox.Errorf(sandbox.KindInternal, "native: the worker executable %s changed since it was verified; compile the program again", p.exe)
+	}
+	return startWorker(ctx, p.exe, s.cwd, pl.mem)
+}
+
+func (s *Sandbox) release(pl *pool) {
+	s.mu.Lock()
+	pl.count--
+	s.live--
+	s.mu.Unlock()
+	s.signal()
+}
+
+// put returns w to the idle list, or ends it if it is broken or its program closed.
+func (s *Sandbox) put(pl *pool, w *worker) {
+	if w.broken || pl.prog.closed.Load() || s.closed.Load() {
+		go w.close()
+		s.release(pl)
+		return
+	}
+	s.mu.Lock()
+	s.idle = append(s.idle, &idleWorker{w: w, pl: pl})
+	s.mu.Unlock()
+	s.signal()
+}
+
+// Run calls the program's function in one of its workers.
+func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Input) (sandbox.Output, error) {
+	p, ok := prog.(*Program)
+	if !ok || p.sb != s {
+		return sandbox.Output{}, sandbox.Errorf(sandbox.KindInternal, "native: program of type %T is not from this native sandbox", prog)
+	}
+	if p.closed.Load() {
+		return sandbox.Output{}, sandbox.Errorf(sandbox.KindInternal, "native: run of a closed program (a forge bug: programs are closed only when no call uses them)")
+	}
+	in.Limits = in.Limits.WithDefaults()
+	args, err := sandbox.OrderArgs(p.sig, in.Args)
+	if err != nil {
+		return sandbox.Output{}, err
+	}
+	start := time.Now()
+	ctx, cancel := context.WithDeadline(ctx, start.Add(in.Limits.Timeout))
+	defer cancel()
+	pl := p.pool(in.Limits.MemoryBytes)
+	w, err := s.get(ctx, pl, in.Limits.Timeout)
+	if err != nil {
+		return sandbox.Output{}, sandbox.CapError(err)
+	}
+	host := sandbox.NewHost(ctx, in)
+	value, rerr := w.call(ctx, host, args, in.Limits)
+	if in.Limits.Instance == sandbox.InstancePerCall {
+		w.broken = true
+	}
+	s.put(pl, w)
+	var out sandbox.Output
+	out.Value = value
+	rerr = host.Finish(&out, rerr)
+	out.Duration = time.Since(start)
+	if rerr != nil {
+		return sandbox.Output{Logs: out.Logs, Duration: out.Duration, HostCalls: out.HostCalls, UpstreamRead: out.UpstreamRead}, sandbox.CapError(rerr)
+	}
+	return out, nil
+}
+
+// writeExecutable writes bin, verified, to path in the private directory.
+func writeExecutable(path string, bin []byte) error {
+	if b, err := os.ReadFile(path); err == nil && string(b) == string(bin) {
+		return nil
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, bin, 0o500); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+var _ sandbox.Sizer = (*Program)(nil)

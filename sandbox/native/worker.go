@@ -1,0 +1,363 @@
+package native
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/internal/guestgen"
+)
+
+// worker is one worker process of a program: requests on its stdin, frames from its fd 3, what
+// its runtime reports (a panic, a fatal error) on stderr.
+type worker struct {
+	cmd     *exec.Cmd
+	req     *os.File      // our end of its fd 0
+	frames  *bufio.Reader // our end of its fd 3
+	framesF *os.File
+
+	stderr   *capBuffer
+	drained  sync.WaitGroup // the stderr and stdout readers
+	exited   chan struct{}  // closed once the process is reaped
+	killed   atomic.Bool    // we killed it (a deadline, a cancellation)
+	inFlight atomic.Bool    // a host request was being served when it was killed
+	broken   bool           // it must not serve another call
+	logMu    sync.Mutex
+	logHost  *sandbox.Host // the call its stdout goes to
+	capture  *capBuffer    // or, while tests run, their report
+	sendBuf  []byte
+}
+
+// capBuffer keeps the first max bytes written to it.
+type capBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+	max int
+}
+
+func (c *capBuffer) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := c.max - len(c.buf); room > 0 {
+		c.buf = append(c.buf, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (c *capBuffer) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return string(c.buf)
+}
+
+// stderrBytes bounds what is kept of a worker's stderr (the runtime's report of a crash).
+const stderrBytes = 64 << 10
+
+// pipe returns a pipe whose ends are blocking (the worker reads and writes its fds with plain
+// system calls) and close-on-exec.
+func pipe() (r, w *os.File, err error) {
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
+		return nil, nil, err
+	}
+	return os.NewFile(uintptr(p[0]), "pipe-r"), os.NewFile(uintptr(p[1]), "pipe-w"), nil
+}
+
+// startWorker starts exe in dir with an empty environment under a memory cap of mem bytes, and
+// waits (within ctx) for its ready frame: its lockdown and every package initializer have run.
+func startWorker(ctx context.Context, exe, dir string, mem int64) (*worker, error) {
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	mk := func() (*os.File, *os.File, error) {
+		r, w, err := pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	inR, inW, err1 := mk()
+	outR, outW, err2 := mk()
+	errR, errW, err3 := mk()
+	logR, logW, err4 := mk()
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		closeAll()
+		return nil, sandbox.Errorf(sandbox.KindInternal, "native: worker pipes: %v", err)
+	}
+	cmd := exec.Command(exe, strconv.FormatInt(mem, 10))
+	cmd.Env = []string{}
+	cmd.Dir = dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, logW, errW
+	cmd.ExtraFiles = []*os.File{outW}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return nil, sandbox.Errorf(sandbox.KindInternal, "native: start worker: %v", err)
+	}
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	logW.Close()
+	w := &worker{cmd: cmd, req: inW, frames: bufio.NewReaderSize(outR, 64<<10), framesF: outR,
+		stderr: &capBuffer{max: stderrBytes}, exited: make(chan struct{})}
+	w.drained.Add(2)
+	go func() {
+		defer w.drained.Done()
+		_, _ = io.Copy(w.stderr, errR)
+		errR.Close()
+	}()
+	go func() {
+		defer w.drained.Done()
+		w.readLogs(logR)
+		logR.Close()
+	}()
+	go func() {
+		_ = cmd.Wait()
+		close(w.exited)
+	}()
+	stop := context.AfterFunc(ctx, w.kill)
+	tag, payload, err := w.readFrame(1 << 10)
+	stop()
+	if err == nil && tag == 'k' && len(payload) == 0 {
+		return w, nil
+	}
+	w.kill()
+	if err == nil {
+		err = fmt.Errorf("unexpected frame %q", tag)
+	}
+	return nil, w.crashError(ctx, err, "initialize")
+}
+
+// readLogs sends what the worker prints on stdout to the current call's logs (kept only when Log
+// is granted), line by line, at most a host log's worth at a time.
+func (w *worker) readLogs(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 4<<10), 64<<10)
+	for sc.Scan() {
+		w.logMu.Lock()
+		if c := w.capture; c != nil {
+			c.Write(append(sc.Bytes(), '\n'))
+		} else if h := w.logHost; h != nil {
+			h.AppendLogBytes(sc.Bytes())
+		}
+		w.logMu.Unlock()
+	}
+	_, _ = io.Copy(io.Discard, r) // a line over the bound: keep the pipe flowing
+}
+
+// kill ends the process (and anything it started, though it cannot start anything).
+func (w *worker) kill() {
+	w.killed.Store(true)
+	if w.cmd.Process != nil {
+		_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+		_ = w.cmd.Process.Kill()
+	}
+}
+
+// close ends the worker and releases its pipes.
+func (w *worker) close() {
+	w.req.Close() // its read of the next request ends, and it exits
+	w.kill()
+	<-w.exited
+	w.drained.Wait()
+	w.framesF.Close()
+}
+
+// readFrame reads one [tag][uint32 length][payload] frame, refusing a payload over limit
+// (errTooLarge: the worker is then broken, the payload unread).
+func (w *worker) readFrame(limit int) (byte, []byte, error) {
+	var h [5]byte
+	if _, err := io.ReadFull(w.frames, h[:]); err != nil {
+		return 0, nil, err
+	}
+	n := int(binary.LittleEndian.Uint32(h[1:]))
+	if n > limit {
+		return h[0], nil, &frameTooLarge{tag: h[0], n: n}
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(w.frames, buf); err != nil {
+		return 0, nil, err
+	}
+	return h[0], buf, nil
+}
+
+type frameTooLarge struct {
+	tag byte
+	n   int
+}
+
+func (e *frameTooLarge) Error() string { return fmt.Sprintf("frame %q of %d bytes", e.tag, e.n) }
+
+// send writes one [uint32 length][payload] message to the worker's stdin.
+func (w *worker) send(parts ...[]byte) error {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	w.sendBuf = binary.LittleEndian.AppendUint32(w.sendBuf[:0], uint32(n))
+	for _, p := range parts {
+		w.sendBuf = append(w.sendBuf, p...)
+	}
+	_, err := w.req.Write(w.sendBuf)
+	if cap(w.sendBuf) > 1<<20 {
+		w.sendBuf = nil
+	}
+	return err
+}
+
+// call runs one call in the worker. The worker is killed at ctx's end (the call's deadline): the
+// read of its next frame then fails, and the call ends as KindDeadline.
+func (w *worker) call(ctx context.Context, host *sandbox.Host, args []json.RawMessage, lim sandbox.Limits) (json.RawMessage, error) {
+	w.logMu.Lock()
+	w.logHost = host
+	w.logMu.Unlock()
+	defer func() {
+		w.logMu.Lock()
+		w.logHost = nil
+		w.logMu.Unlock()
+	}()
+	stop := context.AfterFunc(ctx, w.kill)
+	defer stop()
+	n := 8
+	for _, a := range args {
+		n += 4 + len(a)
+	}
+	req := make([]byte, 8, n)
+	binary.LittleEndian.PutUint64(req, guestgen.StackFor(lim))
+	for _, a := range args {
+		req = binary.LittleEndian.AppendUint32(req, uint32(len(a)))
+		req = append(req, a...)
+	}
+	if err := w.send(req); err != nil {
+		w.broken = true
+		return nil, w.crashError(ctx, err, "call")
+	}
+	return w.serve(ctx, host, lim)
+}
+
+// serve reads the worker's frames, answering its host requests with host, until its result (or
+// its end: the read fails and the worker is classified).
+func (w *worker) serve(ctx context.Context, host *sandbox.Host, lim sandbox.Limits) (json.RawMessage, error) {
+	// A result frame is at most the output cap (plus its tag) or an error report.
+	resultLimit := max(lim.OutputBytes+1, guestgen.MaxErrorReport)
+	hostLimit := int(guestgen.RequestLimit(guestgen.OpCall)) + 4
+	for {
+		tag, payload, err := w.readFrame(max(resultLimit, hostLimit))
+		var big *frameTooLarge
+		if errors.As(err, &big) {
+			w.broken = true
+			w.kill()
+			if big.tag == 'r' && big.n > lim.OutputBytes {
+				return nil, &sandbox.Error{Kind: sandbox.KindOutput, Message: fmt.Sprintf("result is over the %d-byte cap", lim.OutputBytes)}
+			}
+			return nil, &sandbox.Error{Kind: sandbox.KindMemory, Message: fmt.Sprintf("a host request of %d bytes, over the %d-byte cap", big.n, hostLimit),
+				Hint: "send less per host call"}
+		}
+		if err != nil {
+			w.broken = true
+			return nil, w.crashError(ctx, err, "call")
+		}
+		switch tag {
+		case 'h':
+			if len(payload) < 4 {
+				w.broken = true
+				w.kill()
+				return nil, sandbox.Errorf(sandbox.KindInternal, "native: short host request")
+			}
+			op, body := binary.LittleEndian.Uint32(payload), payload[4:]
+			value, herr := any(nil), guestgen.CheckRequestSize(op, uint32(len(body)))
+			if herr == nil {
+				value, herr = guestgen.ServeHostOp(host, op, body)
+			}
+			if ctx.Err() != nil {
+				// As in wasm: a deadline during a host call counts as "in flight" only when the
+				// host was blocked on external work (HTTP, delegation).
+				w.inFlight.Store(host.InFlight())
+				w.broken = true
+				w.kill()
+				return nil, w.crashError(ctx, ctx.Err(), "call")
+			}
+			if err := w.send(guestgen.HostReply(value, herr)); err != nil {
+				w.broken = true
+				return nil, w.crashError(ctx, err, "call")
+			}
+		case 'r':
+			if len(payload) > 0 && payload[0] == 'v' && len(payload)-1 > lim.OutputBytes {
+				return nil, &sandbox.Error{Kind: sandbox.KindOutput, Message: fmt.Sprintf("result is %d bytes, over the %d-byte cap", len(payload)-1, lim.OutputBytes)}
+			}
+			value, rerr, ok := guestgen.Result(payload, lim.OutputBytes)
+			if !ok {
+				w.broken = true
+				w.kill()
+				return nil, sandbox.Errorf(sandbox.KindInternal, "native: bad result from the worker")
+			}
+			if errors.Is(rerr, guestgen.ErrBadReport) {
+				w.broken = true
+				w.kill()
+			}
+			return value, rerr
+		default:
+			w.broken = true
+			w.kill()
+			return nil, sandbox.Errorf(sandbox.KindInternal, "native: bad frame %q from the worker", tag)
+		}
+	}
+}
+
+// crashError classifies a worker that stopped answering: killed at the deadline, its runtime's
+// report (depth, memory, deadlock, panic), or a lockdown that failed.
+func (w *worker) crashError(ctx context.Context, err error, stage string) *sandbox.Error {
+	w.broken = true
+	if !w.killed.Load() {
+		// It ended on its own: wait for its report.
+		<-w.exited
+	}
+	w.kill()
+	<-w.exited
+	w.drained.Wait()
+	stderr := w.stderr.String()
+	if w.killed.Load() && ctx.Err() != nil && !strings.Contains(stderr, "fatal error") && !strings.Contains(stderr, "panic: ") {
+		e := &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded", Err: ctx.Err()}
+		if errors.Is(ctx.Err(), context.Canceled) {
+			e.Message = "call cancelled"
+		}
+		if w.inFlight.Load() {
+			e.HostCallInFlight = true
+			e.Message = "deadline exceeded while a host call was in flight"
+		}
+		return e
+	}
+	if e := guestgen.CrashError(stderr, err); e != nil {
+		return e
+	}
+	msg := "the worker stopped"
+	if ps := w.cmd.ProcessState; ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			msg = "the worker was killed by " + ws.Signal().String()
+		} else if ps.ExitCode() == exitLockdown {
+			return &sandbox.Error{Kind: sandbox.KindInternal, Message: "native: the worker could not lock itself down: " + guestgen.CrashReport(stderr),
+				Hint: "the native backend needs Linux with seccomp; use the wasm sandbox", Err: err}
+		} else {
+			msg = fmt.Sprintf("the worker exited with code %d", ps.ExitCode())
+		}
+	}
+	if s := guestgen.CrashReport(stderr); s != "" {
+		msg += ": " + s
+	}
+	return &sandbox.Error{Kind: sandbox.KindPanic, Message: stage + ": " + msg, Err: err}
+}
