@@ -11,10 +11,12 @@
 // Outcome as structured content, and isError with its class and rule on failure. When the tool
 // set or a tool's schema changes (a role defined here or in any process, in watch mode), clients
 // receive notifications/tools/list_changed. Serve it over stdio (`forge mcp`) or streamable HTTP
-// (`forge serve`, at /mcp).
+// (`forge serve`, at /mcp; there a plain tool call on a live session is answered in front of the
+// SDK, with the answer the SDK would give as a JSON body: fastcall.go).
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,7 +26,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -52,6 +56,10 @@ type Server struct {
 	f   *forge.Forge
 	o   Options
 	srv *sdk.Server
+
+	// sessionEpoch counts CloseSessions: the HTTP fast path answers no session opened before
+	// the last one (fastcall.go).
+	sessionEpoch atomic.Uint64
 
 	mu      sync.Mutex
 	methods map[string]toolState // tool name -> what it was built from
@@ -94,14 +102,14 @@ func (s *Server) SDK() *sdk.Server { return s.srv }
 // Run serves one session over t (e.g. &sdk.StdioTransport{}) until it ends or ctx is done.
 func (s *Server) Run(ctx context.Context, t sdk.Transport) error { return s.srv.Run(ctx, t) }
 
-// HTTPHandler is the streamable HTTP transport of this server.
-func (s *Server) HTTPHandler() http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, nil)
-}
+// HTTPHandler is the streamable HTTP transport of this server (the SDK's, with a fast path for
+// plain tool calls: fastcall.go).
+func (s *Server) HTTPHandler() http.Handler { return newHTTPEdge(s) }
 
 // CloseSessions ends every connected session (a graceful shutdown of `forge serve`: an HTTP
 // client's open event stream would otherwise hold the shutdown until its timeout).
 func (s *Server) CloseSessions() {
+	s.sessionEpoch.Add(1)
 	for ss := range s.srv.Sessions() {
 		ss.Close()
 	}
@@ -223,22 +231,58 @@ func decodeArgs(req *sdk.CallToolRequest) (callArgs, error) {
 	return a, nil
 }
 
+// forgeCall is forge_call's handler.
+func (s *Server) forgeCall(ctx context.Context, req *sdk.CallToolRequest) *sdk.CallToolResult {
+	if role, method, args, ok := plainCallArgs(req.Params.Arguments); ok {
+		return s.callMethod(ctx, req, role, method, args)
+	}
+	a, err := decodeArgs(req)
+	if err != nil {
+		return errResult(err)
+	}
+	return s.callMethod(ctx, req, a.Role, a.Method, a.Args)
+}
+
+// plainCallArgs reads forge_call's arguments without decoding them when they are plainly what
+// decodeArgs would read the same way: an object of role and method (strings with no escape) and
+// args, nothing else; false sends them to decodeArgs.
+func plainCallArgs(arguments json.RawMessage) (role, method string, args json.RawMessage, ok bool) {
+	if !json.Valid(arguments) {
+		return "", "", nil, false
+	}
+	m, ok := members(arguments, "role", "method", "args")
+	if !ok {
+		return "", "", nil, false
+	}
+	plain := func(v []byte) (string, bool) {
+		if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
+			return "", false
+		}
+		return string(v[1 : len(v)-1]), true
+	}
+	role, rok := plain(m[0])
+	method, mok := plain(m[1])
+	return role, method, m[2], rok && mok
+}
+
+// callMethod is the handler of role.method's tool with the method's args: req's client calls it,
+// with req's progress notifications.
+func (s *Server) callMethod(ctx context.Context, req *sdk.CallToolRequest, role, method string, args json.RawMessage) *sdk.CallToolResult {
+	ctx, refused := asClient(ctx, req, role)
+	if refused != nil {
+		return refused
+	}
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	return s.callWithProgress(ctx, req, role, method, args)
+}
+
 func (s *Server) addFixedTools() {
 	s.srv.AddTool(&sdk.Tool{Name: "forge_call", InputSchema: callSchema,
 		Description: "Call role.method with args. A method that does not exist yet is written from the role's contract, verified and persisted (provider calls); a persisted one runs with none."},
 		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			a, err := decodeArgs(req)
-			if err != nil {
-				return errResult(err), nil
-			}
-			ctx, refused := asClient(ctx, req, a.Role)
-			if refused != nil {
-				return refused, nil
-			}
-			if len(a.Args) == 0 || string(a.Args) == "null" {
-				a.Args = json.RawMessage(`{}`)
-			}
-			return s.callWithProgress(ctx, req, a.Role, a.Method, a.Args), nil
+			return s.forgeCall(ctx, req), nil
 		})
 	s.srv.AddTool(&sdk.Tool{Name: "forge_roles", InputSchema: emptySchema, Description: "List the role contracts: purpose, methods and their signatures."},
 		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {

@@ -107,15 +107,7 @@ func (s *Server) Sync() error {
 		s.methods[name] = ts
 		k := ts.key
 		s.srv.AddTool(ts.def, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			ctx, refused := asClient(ctx, req, k.Role)
-			if refused != nil {
-				return refused, nil
-			}
-			args := req.Params.Arguments
-			if len(args) == 0 || string(args) == "null" {
-				args = json.RawMessage(`{}`)
-			}
-			return s.callWithProgress(ctx, req, k.Role, k.Method, args), nil
+			return s.callMethod(ctx, req, k.Role, k.Method, req.Params.Arguments), nil
 		})
 	}
 	return nil

@@ -12,23 +12,27 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// BenchmarkMCPTransport is a warm tool call over the SDK's streamable HTTP transport as forge serve
-// mounts it (an SSE stream per POST) and with the SDK's JSONResponse option (a plain JSON body),
-// to measure what the option would give; forge keeps SSE because progress notifications of a
-// call that generates travel on the call's own stream (with JSONResponse they go to the
-// standalone GET stream, which a client need not open).
+// BenchmarkMCPTransport is a warm tool call from the SDK's client over the SDK's streamable HTTP
+// transport (an SSE stream per POST), with the SDK's JSONResponse option (a plain JSON body), and
+// over forge's handler (HTTPHandler: its fast path answers the plain call). JSONResponse is not
+// used: progress notifications of a call that generates travel on the call's own stream (with
+// JSONResponse they go to the standalone GET stream, which a client need not open); the fast path
+// leaves a call with a progress token to the SDK's stream.
 func BenchmarkMCPTransport(b *testing.B) {
 	f := openForge(b, b.TempDir())
 	require.True(b, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
 	s, err := New(f, Options{})
 	require.NoError(b, err)
 	b.Cleanup(func() { s.Close() })
+	sdkHandler := func(opts *sdk.StreamableHTTPOptions) http.Handler {
+		return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.SDK() }, opts)
+	}
 	for _, c := range []struct {
 		name string
-		opts *sdk.StreamableHTTPOptions
-	}{{"sse", nil}, {"json", &sdk.StreamableHTTPOptions{JSONResponse: true}}} {
+		h    http.Handler
+	}{{"sse", sdkHandler(nil)}, {"json", sdkHandler(&sdk.StreamableHTTPOptions{JSONResponse: true})}, {"forge", s.HTTPHandler()}} {
 		b.Run(c.name, func(b *testing.B) {
-			ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.SDK() }, c.opts))
+			ts := httptest.NewServer(c.h)
 			defer ts.Close()
 			cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench"}, nil).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: ts.URL}, nil)
 			require.NoError(b, err)

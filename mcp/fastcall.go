@@ -1,0 +1,488 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/artifactforge/forge/forge"
+)
+
+// The tools/call fast path of streamable HTTP. The SDK (v1.8.0) decodes every message four
+// times on the way in (the batch, the message, the params, their _meta), each with a fresh,
+// zeroed 32 KiB buffer (segmentio/encoding's Decoder), then hands it through the session's
+// goroutines and writes the answer as an SSE event: for a warm call of a few microseconds that is
+// most of /mcp's cost. httpEdge answers the plainest tools/call itself — one request, on a session
+// the SDK opened and still holds, calling forge_call or a method tool, with no _meta (so no
+// progress token: nothing is sent to the client but the answer) — by calling the same tool
+// handler the SDK would with the same request, and writes the same JSON-RPC response as a plain
+// JSON body (the answer streamable HTTP allows to any POST, the SDK's JSONResponse mode).
+// Anything else goes to the SDK untouched (fastCall decides, and falls back for whatever it does
+// not recognize exactly), so the SDK stays the reference for every error.
+
+// fastBodyMax is the largest body the fast path reads; a larger one goes to the SDK.
+const fastBodyMax = 64 << 10
+
+// fastVersions are the Mcp-Protocol-Version headers whose tools/call the fast path answers: the
+// SDK's stateful versions, and none (the SDK takes it for 2025-03-26); later versions go through
+// the SDK's checks of per-request _meta and headers.
+var fastVersions = map[string]bool{"": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
+
+// httpEdge is the streamable HTTP handler: the SDK's, with the tools/call fast path in front.
+type httpEdge struct {
+	s   *Server
+	sdk http.Handler
+
+	mu       sync.Mutex
+	sessions map[string]*fastSession // by Mcp-Session-Id: the sessions this handler's SDK opened, while they live
+}
+
+// fastSession is a session the fast path may answer on.
+type fastSession struct {
+	ss     *sdk.ServerSession
+	userID string // the client that opened it (the SDK refuses the session to any other)
+	epoch  uint64 // Server.sessionEpoch when it was opened: CloseSessions ended it if that moved on
+
+	mu       sync.Mutex
+	inflight map[string]bool // request IDs the fast path is answering
+}
+
+func newHTTPEdge(s *Server) *httpEdge {
+	return &httpEdge{s: s, sessions: map[string]*fastSession{},
+		sdk: sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, nil)}
+}
+
+func (h *httpEdge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get("Mcp-Session-Id")
+	switch {
+	case r.Method == http.MethodDelete && sid != "": // the session ends now, not when its goroutines have
+		sw := &statusWriter{ResponseWriter: w}
+		h.sdk.ServeHTTP(sw, r)
+		if sw.code == http.StatusNoContent {
+			h.forget(sid)
+		}
+	case r.Method != http.MethodPost:
+		h.sdk.ServeHTTP(w, r)
+	case sid == "": // an initialize: the SDK opens the session, its id comes back in the answer's header
+		iw := &initWriter{ResponseWriter: w, h: h, r: r}
+		h.sdk.ServeHTTP(iw, r)
+		iw.learn()
+	default:
+		h.mu.Lock()
+		fs := h.sessions[sid]
+		h.mu.Unlock()
+		if fs == nil || fs.epoch != h.s.sessionEpoch.Load() || !h.fastCall(w, r, fs) {
+			h.sdk.ServeHTTP(w, r)
+		}
+	}
+}
+
+// statusWriter records the status of an answer with no body to stream.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.code = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (h *httpEdge) forget(sid string) {
+	h.mu.Lock()
+	delete(h.sessions, sid)
+	h.mu.Unlock()
+}
+
+// initWriter learns the session an initialize opens before its answer leaves (so that the
+// client's next request finds it).
+type initWriter struct {
+	http.ResponseWriter
+	h       *httpEdge
+	r       *http.Request
+	learned bool
+}
+
+func (w *initWriter) learn() {
+	if !w.learned {
+		w.learned = w.h.learn(w.Header().Get("Mcp-Session-Id"), w.r)
+	}
+}
+
+func (w *initWriter) Write(b []byte) (int, error) {
+	w.learn()
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *initWriter) Flush() {
+	w.learn()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *initWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// learn records the session sid the SDK opened, once its initialization succeeded, and forgets it
+// when it ends; it reports whether sid is known now.
+func (h *httpEdge) learn(sid string, r *http.Request) bool {
+	if sid == "" {
+		return false
+	}
+	var ss *sdk.ServerSession
+	for s := range h.s.srv.Sessions() {
+		if s.ID() == sid {
+			ss = s
+		}
+	}
+	if ss == nil || ss.InitializeParams() == nil {
+		return false
+	}
+	fs := &fastSession{ss: ss, epoch: h.s.sessionEpoch.Load(), inflight: map[string]bool{}}
+	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+		fs.userID = ti.UserID
+	}
+	h.mu.Lock()
+	h.sessions[sid] = fs
+	h.mu.Unlock()
+	go func() {
+		_ = ss.Wait()
+		h.forget(sid)
+	}()
+	return true
+}
+
+// fastRequest is what the fast path knows how to answer: one tools/call.
+type fastRequest struct {
+	id   string // the request ID as the response writes it
+	raw  any    // and as its value (a string or an int64)
+	name string
+	args json.RawMessage
+}
+
+// parseFastCall returns body as a tools/call the fast path answers, and false for any other body
+// (invalid JSON, a batch, a notification, another method, unknown, repeated or escaped keys,
+// _meta, an ID that is neither a string nor an integer): those go to the SDK. Keys are matched
+// exactly, as the SDK does. body is checked whole first (json.Valid), so the members are read
+// by skipping values, without decoding the document.
+func parseFastCall(body []byte) (fastRequest, bool) {
+	if !json.Valid(body) {
+		return fastRequest{}, false
+	}
+	msg, ok := members(body, "jsonrpc", "id", "method", "params")
+	if !ok || string(msg[0]) != `"2.0"` || string(msg[2]) != `"tools/call"` || msg[1] == nil || msg[3] == nil {
+		return fastRequest{}, false
+	}
+	id, raw, ok := canonicalID(msg[1])
+	if !ok {
+		return fastRequest{}, false
+	}
+	params, ok := members(msg[3], "name", "arguments")
+	if !ok || len(params[0]) < 2 || params[0][0] != '"' || (params[1] != nil && params[1][0] != '{') {
+		return fastRequest{}, false
+	}
+	req := fastRequest{id: id, raw: raw, args: params[1]}
+	if json.Unmarshal(params[0], &req.name) != nil {
+		return fastRequest{}, false
+	}
+	return req, req.name != ""
+}
+
+// members returns the values of obj's members named keys (nil for an absent one), and false if
+// obj is not an object or has another member, a repeated one or a key with an escape. obj must be
+// valid JSON.
+func members(obj []byte, keys ...string) ([][]byte, bool) {
+	vals := make([][]byte, len(keys))
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return vals, true
+	}
+	for i < len(obj) && obj[i] == '"' {
+		end := i + 1
+		for end < len(obj) && obj[end] != '"' && obj[end] != '\\' {
+			end++
+		}
+		if end >= len(obj) || obj[end] != '"' {
+			return nil, false
+		}
+		k := slices.Index(keys, string(obj[i+1:end]))
+		if k < 0 || vals[k] != nil {
+			return nil, false
+		}
+		i = skipSpace(obj, end+1) + 1 // past the ':'
+		i = skipSpace(obj, i)
+		vend := skipValue(obj, i)
+		vals[k] = obj[i:vend]
+		i = skipSpace(obj, vend)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+			continue
+		}
+		return vals, i < len(obj) && obj[i] == '}'
+	}
+	return nil, false
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the (valid) JSON value at b[i:].
+func skipValue(b []byte, i int) int {
+	depth, inString := 0, false
+	for ; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			if depth == 0 { // the end of the enclosing object: a literal or number ended here
+				return i
+			}
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return i
+		}
+	}
+	return i
+}
+
+// canonicalID is a JSON-RPC request ID as the SDK writes it back, and its value: a string, or
+// an integer that fits in an int64.
+func canonicalID(raw json.RawMessage) (string, any, bool) {
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return "", nil, false
+		}
+		b, _ := json.Marshal(s)
+		return string(b), s, true
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return "", nil, false
+	}
+	return strconv.FormatInt(n, 10), n, true
+}
+
+// fastCall answers r on fs and reports true, or reports false, having read nothing it does not
+// give back, for the SDK to answer.
+func (h *httpEdge) fastCall(w http.ResponseWriter, r *http.Request, fs *fastSession) bool {
+	if !fastHeaders(r, fs) {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, fastBodyMax+1))
+	giveBack := func() bool { // what was read, for the SDK
+		rest := r.Body
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(body), rest), rest}
+		return false
+	}
+	if err != nil || len(body) > fastBodyMax {
+		return giveBack()
+	}
+	req, ok := parseFastCall(body)
+	if !ok {
+		return giveBack()
+	}
+	handler := h.s.fastTool(req.name)
+	if handler == nil {
+		return giveBack()
+	}
+	fs.mu.Lock()
+	dup := fs.inflight[req.id]
+	fs.inflight[req.id] = true
+	fs.mu.Unlock()
+	if dup { // the SDK's answer to an ID already in flight on the session
+		writeJSONRPC(w, http.StatusBadRequest, rpcError(req.id, -32600, fmt.Sprintf("duplicate in-flight request ID %v", req.raw)))
+		return true
+	}
+	defer func() {
+		fs.mu.Lock()
+		delete(fs.inflight, req.id)
+		fs.mu.Unlock()
+	}()
+	res := handler(r.Context(), &sdk.CallToolRequest{Session: fs.ss,
+		Params: &sdk.CallToolParamsRaw{Name: req.name, Arguments: req.args},
+		Extra:  &sdk.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header}})
+	b := append(append(make([]byte, 0, 512), `{"jsonrpc":"2.0","id":`...), req.id...)
+	b = append(b, `,"result":`...)
+	b, ok = appendToolResult(b, res)
+	if !ok {
+		rb, err := json.Marshal(res)
+		if err != nil {
+			writeJSONRPC(w, http.StatusOK, rpcError(req.id, -32603, err.Error()))
+			return true
+		}
+		b = append(b, rb...)
+	}
+	writeJSONRPC(w, http.StatusOK, append(b, '}'))
+	return true
+}
+
+// rpcError is the JSON-RPC error response to id.
+func rpcError(id string, code int, message string) []byte {
+	m, _ := json.Marshal(message)
+	return []byte(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":` + strconv.Itoa(code) + `,"message":` + string(m) + `}}`)
+}
+
+// appendToolResult appends r as the SDK's json.Marshal writes it, for the results outcomeResult
+// makes (one text content, the Outcome as structured content, nothing else: the Outcome written
+// by its AppendJSON, encoding/json's document without its reflection), and reports false for any
+// other result (json.Marshal writes those).
+func appendToolResult(b []byte, r *sdk.CallToolResult) ([]byte, bool) {
+	if r.Meta != nil || len(r.Content) != 1 || r.InputRequests != nil || r.RequestState != "" {
+		return b, false
+	}
+	tc, ok := r.Content[0].(*sdk.TextContent)
+	o, isOutcome := r.StructuredContent.(forge.Outcome)
+	if !ok || tc.Meta != nil || tc.Annotations != nil || !isOutcome {
+		return b, false
+	}
+	text, err := json.Marshal(tc.Text)
+	if err != nil {
+		return b, false
+	}
+	n := len(b)
+	b = append(b, `{"content":[{"type":"text","text":`...)
+	b = append(b, text...)
+	b = append(b, `}],"structuredContent":`...)
+	if b, err = o.AppendJSON(b); err != nil {
+		return b[:n], false
+	}
+	if r.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	return append(b, '}'), true
+}
+
+// fastHeaders reports whether r's headers are those of a request the SDK would take on fs with
+// no other check than the ones fastCall makes: POST of JSON accepting JSON and SSE, a protocol
+// version of fastVersions, no resumption or standard MCP headers, the Host of a loopback server
+// a loopback name (the SDK's DNS rebinding protection), and the session's own client.
+func fastHeaders(r *http.Request, fs *fastSession) bool {
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" { // the SDK's parse, for any other spelling
+		if ct, _, err := mime.ParseMediaType(ct); err != nil || ct != "application/json" {
+			return false
+		}
+	}
+	if !fastVersions[r.Header.Get("Mcp-Protocol-Version")] || !acceptsJSONAndSSE(r.Header.Values("Accept")) {
+		return false
+	}
+	for k := range r.Header {
+		if k == "Last-Event-Id" || k == "Mcp-Method" || k == "Mcp-Name" || strings.HasPrefix(k, "Mcp-Param-") {
+			return false
+		}
+	}
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil && isLoopback(la.String()) && !isLoopback(r.Host) {
+		return false
+	}
+	if fs.userID != "" {
+		if ti := auth.TokenInfoFromContext(r.Context()); ti == nil || ti.UserID != fs.userID {
+			return false
+		}
+	}
+	return true
+}
+
+// acceptsJSONAndSSE is the SDK's check of a POST's Accept: both application/json and
+// text/event-stream (or their wildcards).
+func acceptsJSONAndSSE(values []string) bool {
+	jsonOK, streamOK := false, false
+	for _, v := range values {
+		for _, raw := range strings.Split(v, ",") {
+			base, _, _ := strings.Cut(strings.TrimSpace(raw), ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK && streamOK
+}
+
+// isLoopback is the SDK's: addr (host or host:port) is localhost or a loopback IP.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = strings.Trim(addr, "[]")
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// writeJSONRPC writes the JSON-RPC response msg, as the SDK's JSON response does.
+func writeJSONRPC(w http.ResponseWriter, status int, msg []byte) {
+	h := w.Header()
+	h["Cache-Control"], h["Content-Type"] = noCache, jsonType
+	w.WriteHeader(status)
+	_, _ = w.Write(msg)
+}
+
+// The fast path's response headers (never changed).
+var noCache, jsonType = []string{"no-cache, no-transform"}, []string{"application/json"}
+
+// toolHandler is a tool's handler as the fast path calls it.
+type toolHandler func(context.Context, *sdk.CallToolRequest) *sdk.CallToolResult
+
+// fastTool is the handler of tool name the fast path may call (forge_call or a method tool), or
+// nil.
+func (s *Server) fastTool(name string) toolHandler {
+	if name == "forge_call" {
+		return s.forgeCall
+	}
+	s.mu.Lock()
+	ts, ok := s.methods[name]
+	s.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, req *sdk.CallToolRequest) *sdk.CallToolResult {
+		return s.callMethod(ctx, req, ts.key.Role, ts.key.Method, req.Params.Arguments)
+	}
+}
