@@ -21,7 +21,8 @@ import (
 )
 
 // worker is one worker process of a program: requests on its stdin, frames from its fd 3, what
-// its runtime reports (a panic, a fatal error) on stderr.
+// its runtime reports (a panic, a fatal error) on stderr, a test run's report on its fd 4 (apart
+// from its stdout, where the artifact prints: a printed verdict line is not the test's verdict).
 type worker struct {
 	cmd     *exec.Cmd
 	req     *os.File      // our end of its fd 0
@@ -29,14 +30,14 @@ type worker struct {
 	framesF *os.File
 
 	stderr   *capBuffer
-	drained  sync.WaitGroup // the stderr and stdout readers
+	drained  sync.WaitGroup // the stderr, stdout and report readers
 	exited   chan struct{}  // closed once the process is reaped
 	killed   atomic.Bool    // we killed it (a deadline, a cancellation)
 	inFlight atomic.Bool    // a host request was being served when it was killed
 	broken   bool           // it must not serve another call
 	logMu    sync.Mutex
-	logHost  *sandbox.Host // the call its stdout goes to
-	capture  *capBuffer    // or, while tests run, their report
+	logHost  *sandbox.Host // the call (or test run) its stdout goes to
+	capture  *capBuffer    // while tests run, their report (fd 4)
 	sendBuf  []byte
 }
 
@@ -95,7 +96,8 @@ func startWorker(ctx context.Context, exe, dir string, mem int64) (*worker, erro
 	outR, outW, err2 := mk()
 	errR, errW, err3 := mk()
 	logR, logW, err4 := mk()
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
+	repR, repW, err5 := mk()
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		closeAll()
 		return nil, sandbox.Errorf(sandbox.KindInternal, "native: worker pipes: %v", err)
 	}
@@ -103,7 +105,7 @@ func startWorker(ctx context.Context, exe, dir string, mem int64) (*worker, erro
 	cmd.Env = []string{}
 	cmd.Dir = dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, logW, errW
-	cmd.ExtraFiles = []*os.File{outW}
+	cmd.ExtraFiles = []*os.File{outW, repW}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		closeAll()
@@ -113,9 +115,10 @@ func startWorker(ctx context.Context, exe, dir string, mem int64) (*worker, erro
 	outW.Close()
 	errW.Close()
 	logW.Close()
+	repW.Close()
 	w := &worker{cmd: cmd, req: inW, frames: bufio.NewReaderSize(outR, 64<<10), framesF: outR,
 		stderr: &capBuffer{max: stderrBytes}, exited: make(chan struct{})}
-	w.drained.Add(2)
+	w.drained.Add(3)
 	go func() {
 		defer w.drained.Done()
 		_, _ = io.Copy(w.stderr, errR)
@@ -125,6 +128,11 @@ func startWorker(ctx context.Context, exe, dir string, mem int64) (*worker, erro
 		defer w.drained.Done()
 		w.readLogs(logR)
 		logR.Close()
+	}()
+	go func() {
+		defer w.drained.Done()
+		w.readReport(repR)
+		repR.Close()
 	}()
 	go func() {
 		_ = cmd.Wait()
@@ -150,14 +158,31 @@ func (w *worker) readLogs(r io.Reader) {
 	sc.Buffer(make([]byte, 4<<10), 64<<10)
 	for sc.Scan() {
 		w.logMu.Lock()
-		if c := w.capture; c != nil {
-			c.Write(append(sc.Bytes(), '\n'))
-		} else if h := w.logHost; h != nil {
+		if h := w.logHost; h != nil {
 			h.AppendLogBytes(sc.Bytes())
 		}
 		w.logMu.Unlock()
 	}
 	_, _ = io.Copy(io.Discard, r) // a line over the bound: keep the pipe flowing
+}
+
+// readReport keeps what a test worker's testing package writes on fd 4 (its -test.v report) in
+// the capture of the run.
+func (w *worker) readReport(r io.Reader) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			w.logMu.Lock()
+			if c := w.capture; c != nil {
+				c.Write(buf[:n])
+			}
+			w.logMu.Unlock()
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // kill ends the process (and anything it started, though it cannot start anything).
