@@ -11,7 +11,7 @@ import (
 
 // guestVersion changes whenever the generated worker code changes, so cached executables built
 // from an older one are never reused.
-const guestVersion = "forge-native-guest-3"
+const guestVersion = "forge-native-guest-4"
 
 // exitLockdown is the worker's exit code when it could not lock itself down: no artifact code
 // ran.
@@ -109,8 +109,14 @@ func main() {
 // lockdownSource is forge/lockdown: its init locks the process down (see RATIONALE, "The native
 // backend"), and it carries the worker's frames.
 func lockdownSource(nums sysnums) string {
+	filter := buildFilter(nums, allowlist(nums))
+	at, err := pidInsn(filter)
+	if err != nil {
+		panic(err) // the allowlist has exactly one ownPid rule
+	}
 	return strings.NewReplacer(
-		"{{FILTER}}", filterSource(buildFilter(nums, allowlist(nums))),
+		"{{FILTER}}", filterSource(filter),
+		"{{PID_INSN}}", fmt.Sprint(at),
 		"{{SYS_SECCOMP}}", fmt.Sprint(nums.seccomp),
 		"{{EXIT_LOCKDOWN}}", fmt.Sprint(exitLockdown),
 	).Replace(lockdownTemplate)
@@ -193,6 +199,7 @@ func lock() error {
 	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, 38 /* PR_SET_NO_NEW_PRIVS */, 1, 0, 0, 0, 0); e != 0 {
 		return errorString("prctl(PR_SET_NO_NEW_PRIVS): " + e.Error())
 	}
+	filter[{{PID_INSN}}].K = uint32(syscall.Getpid()) // tgkill: this process's threads only
 	prog := syscall.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
 	// SECCOMP_SET_MODE_FILTER with SECCOMP_FILTER_FLAG_TSYNC: every thread of the process, and
 	// every thread made later, runs under the filter.

@@ -1,7 +1,13 @@
 package native
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -32,4 +38,77 @@ func TestDouble(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, res, 1)
 	assert.False(t, res[0].Passed, "the artifact forged its test's verdict: %+v", res[0])
+}
+
+// signalMain is a test worker's main (trusted test code) that, locked down, signals with signal
+// 0 (a permission check only) its own process and the process named by its second argument (its
+// parent: the forge server, in production), then makes an x32-ABI system call, which must kill it.
+const signalMain = `package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+
+	_ "forge/lockdown"
+)
+
+func report(name string, e syscall.Errno) {
+	if e == 0 {
+		fmt.Printf("%s=allowed\n", name)
+		return
+	}
+	fmt.Printf("%s=%v\n", name, e)
+}
+
+func main() {
+	self := syscall.Getpid()
+	_, _, e := syscall.RawSyscall(syscall.SYS_TGKILL, uintptr(self), uintptr(self), 0)
+	report("tgkill_self", e)
+	other, _ := strconv.Atoi(os.Args[2])
+	_, _, e = syscall.RawSyscall(syscall.SYS_TGKILL, uintptr(other), uintptr(other), 0)
+	report("tgkill_other", e)
+	os.Stdout.Sync()
+	_, _, e = syscall.RawSyscall(0x40000000|syscall.SYS_GETPID, 0, 0, 0)
+	report("x32_getpid", e)
+}
+`
+
+// TestRedteamLockdownRefusesSignalsToOtherProcesses: the filter let tgkill through whatever its
+// thread group, so code that escaped Go's memory safety could kill the forge server (same user)
+// or any of its other workers; the runtime only ever signals its own threads.
+func TestRedteamLockdownRefusesSignalsToOtherProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a worker")
+	}
+	tc, err := shared.builder.toolchain()
+	require.NoError(t, err)
+	g := guestModule{files: map[string]string{
+		"go.mod":               "module forge\n\ngo 1.24\n",
+		"main.go":              signalMain,
+		"lockdown/lockdown.go": lockdownSource(hostSysnums),
+	}}
+	bin, err := goBuild(context.Background(), tc, g)
+	require.NoError(t, err)
+	exe := filepath.Join(t.TempDir(), "signal")
+	require.NoError(t, writeExecutable(exe, bin))
+	_, w, err := pipe() // its fd 3
+	require.NoError(t, err)
+	defer w.Close()
+	cmd := exec.Command(exe, "67108864", strconv.Itoa(os.Getpid()))
+	cmd.Env = []string{}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.ExtraFiles = append(cmd.ExtraFiles, w)
+	err = cmd.Run()
+	t.Logf("stdout: %s stderr: %s", stdout.String(), stderr.String())
+	assert.Contains(t, stdout.String(), "tgkill_self=allowed\n")
+	assert.Contains(t, stdout.String(), "tgkill_other=operation not permitted\n")
+	assert.NotContains(t, stdout.String(), "x32_getpid=")
+	var ee *exec.ExitError
+	if assert.ErrorAs(t, err, &ee) {
+		ws, _ := ee.Sys().(syscall.WaitStatus)
+		assert.True(t, ws.Signaled() && ws.Signal() == syscall.SIGSYS, "an x32 system call kills the worker: %v", err)
+	}
 }

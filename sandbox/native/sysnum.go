@@ -7,6 +7,6 @@ type sysnums struct {
 	x32       bool   // amd64: refuse the x32 ABI's numbers (nr | 0x40000000)
 	seccomp   uint32 // the seccomp system call, for the lockdown
 
-	read, write, mmap, mprotect, clone uint32 // allowed with a condition on an argument
-	always                             []uint32
+	read, write, mmap, mprotect, clone, tgkill uint32 // allowed with a condition on an argument
+	always                                     []uint32
 }

@@ -3,7 +3,7 @@ package native
 // sysnums of linux/arm64 (include/uapi/asm-generic/unistd.h).
 var hostSysnums = sysnums{
 	arch: "arm64", auditArch: 0xc00000b7, seccomp: 277,
-	read: 63, write: 64, mmap: 222, mprotect: 226, clone: 220,
+	read: 63, write: 64, mmap: 222, mprotect: 226, clone: 220, tgkill: 131,
 	always: []uint32{
 		215, // munmap
 		134, // rt_sigaction
@@ -22,7 +22,6 @@ var hostSysnums = sysnums{
 		113, // clock_gettime
 		115, // clock_nanosleep
 		94,  // exit_group
-		131, // tgkill
 		22,  // epoll_pwait
 		278, // getrandom
 		441, // epoll_pwait2
