@@ -3,6 +3,7 @@ package native
 import (
 	"fmt"
 	"go/token"
+	"strconv"
 	"strings"
 
 	"github.com/artifactforge/forge/sandbox"
@@ -12,6 +13,10 @@ import (
 // guestVersion changes whenever the generated worker code changes, so cached executables built
 // from an older one are never reused.
 const guestVersion = "forge-native-guest-4"
+
+// callMark is what a worker writes on stderr as a call (or a test run) starts: the report of a
+// crash is what follows the last one.
+const callMark = "\x00forge: call\x00\n"
 
 // exitLockdown is the worker's exit code when it could not lock itself down: no artifact code
 // ran.
@@ -117,6 +122,7 @@ func lockdownSource(nums sysnums) string {
 	return strings.NewReplacer(
 		"{{FILTER}}", filterSource(filter),
 		"{{PID_INSN}}", fmt.Sprint(at),
+		"{{CALL_MARK}}", strconv.Quote(callMark),
 		"{{SYS_SECCOMP}}", fmt.Sprint(nums.seccomp),
 		"{{EXIT_LOCKDOWN}}", fmt.Sprint(exitLockdown),
 	).Replace(lockdownTemplate)
@@ -335,8 +341,15 @@ var (
 )
 
 // Begin and End bracket a call: host requests are carried only inside one, and End waits for one
-// in progress, so a goroutine the call left behind never speaks between calls.
-func Begin() { mu.Lock(); active = true; mu.Unlock() }
+// in progress, so a goroutine the call left behind never speaks between calls. Begin marks the
+// call's start on stderr: what the runtime reports there (a panic, a fatal error) is read from the
+// last mark on, never from an earlier call's text.
+func Begin() {
+	syscall.Write(2, []byte({{CALL_MARK}}))
+	mu.Lock()
+	active = true
+	mu.Unlock()
+}
 
 // End: see Begin.
 func End() { mu.Lock(); active = false; mu.Unlock() }

@@ -3,17 +3,21 @@ package native
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/artifactforge/forge/sandbox"
+	"github.com/artifactforge/forge/sandbox/sandboxtest"
 )
 
 // TestRedteamArtifactCannotForgeTestVerdict: the artifact prints testing's own verdict line for
@@ -111,4 +115,58 @@ func TestRedteamLockdownRefusesSignalsToOtherProcesses(t *testing.T) {
 		ws, _ := ee.Sys().(syscall.WaitStatus)
 		assert.True(t, ws.Signaled() && ws.Signal() == syscall.SIGSYS, "an x32 system call kills the worker: %v", err)
 	}
+}
+
+// TestRedteamStderrOfAnEarlierCallIsNotThisCallsReport: what a call wrote on stderr (println)
+// stayed in the worker's stderr buffer for every later call: a later call killed at its deadline
+// was then reported from an earlier caller's text, as a panic with that caller's data in its
+// message (wasm resets the guest's stderr per call and reports KindDeadline).
+func TestRedteamStderrOfAnEarlierCallIsNotThisCallsReport(t *testing.T) {
+	sb, err := New(Options{CacheDir: sandboxtest.BuildCacheDir(), PoolSize: 1, MaxWorkers: 1})
+	require.NoError(t, err)
+	defer sb.Close()
+	ctx := context.Background()
+	p, err := sb.Compile(ctx, sandbox.Source{Code: `package artifact
+
+func Spin(n int) int {
+	if n == 0 {
+		println("panic: secret of the caller before")
+		return 0
+	}
+	for n > 0 {
+		n++
+	}
+	return n
+}
+`})
+	require.NoError(t, err)
+	defer p.Close()
+	out, err := sb.Run(ctx, p, sandbox.Input{Args: json.RawMessage(`[0]`)})
+	require.NoError(t, err)
+	assert.JSONEq(t, "0", string(out.Value))
+	_, err = sb.Run(ctx, p, sandbox.Input{Args: json.RawMessage(`[1]`), Limits: sandbox.Limits{Timeout: 300 * time.Millisecond}})
+	assert.Equal(t, sandbox.KindDeadline, sandbox.KindOf(err), "%v", err)
+	assert.NotContains(t, fmt.Sprint(err), "secret")
+}
+
+// TestRedteamCrashReportAfterMuchStderr: a call that prints 100 KiB on stderr and then recurses
+// without end is KindDepth, as on wasm: the runtime's report comes last, and the worker kept
+// only the first 64 KiB of its stderr.
+func TestRedteamCrashReportAfterMuchStderr(t *testing.T) {
+	ctx := context.Background()
+	p, err := shared.Compile(ctx, sandbox.Source{Code: `package artifact
+
+func Deep(n int) int {
+	if n == 0 {
+		for i := 0; i < 1000; i++ {
+			println("a line of a hundred bytes or so, printed a thousand times before the recursion ..........")
+		}
+	}
+	return Deep(n+1) + 1
+}
+`})
+	require.NoError(t, err)
+	defer p.Close()
+	_, err = shared.Run(ctx, p, sandbox.Input{Args: json.RawMessage(`[0]`)})
+	assert.Equal(t, sandbox.KindDepth, sandbox.KindOf(err), "%v", err)
 }

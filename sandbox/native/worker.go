@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/artifactforge/forge/internal/tailbuf"
 	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/internal/guestgen"
 )
@@ -29,12 +30,12 @@ type worker struct {
 	frames  *bufio.Reader // our end of its fd 3
 	framesF *os.File
 
-	stderr   *capBuffer
-	drained  sync.WaitGroup // the stderr, stdout and report readers
-	exited   chan struct{}  // closed once the process is reaped
-	killed   atomic.Bool    // we killed it (a deadline, a cancellation)
-	inFlight atomic.Bool    // a host request was being served when it was killed
-	broken   bool           // it must not serve another call
+	stderr   *tailbuf.Buffer // the start and end of what it wrote on stderr since its call began
+	drained  sync.WaitGroup  // the stderr, stdout and report readers
+	exited   chan struct{}   // closed once the process is reaped
+	killed   atomic.Bool     // we killed it (a deadline, a cancellation)
+	inFlight atomic.Bool     // a host request was being served when it was killed
+	broken   bool            // it must not serve another call
 	logMu    sync.Mutex
 	logHost  *sandbox.Host // the call (or test run) its stdout goes to
 	capture  *capBuffer    // while tests run, their report (fd 4)
@@ -63,8 +64,12 @@ func (c *capBuffer) String() string {
 	return string(c.buf)
 }
 
-// stderrBytes bounds what is kept of a worker's stderr (the runtime's report of a crash).
-const stderrBytes = 64 << 10
+// What is kept of a worker's stderr: the start, and an end long enough for the runtime's report
+// of a crash (which comes last, maybe after much printing), as the wasm sandbox keeps.
+const (
+	stderrHead = 4 << 10
+	stderrTail = 60 << 10
+)
 
 // pipe returns a pipe whose ends are blocking (the worker reads and writes its fds with plain
 // system calls) and close-on-exec.
@@ -117,7 +122,7 @@ func startWorker(ctx context.Context, exe, dir string, mem int64) (*worker, erro
 	logW.Close()
 	repW.Close()
 	w := &worker{cmd: cmd, req: inW, frames: bufio.NewReaderSize(outR, 64<<10), framesF: outR,
-		stderr: &capBuffer{max: stderrBytes}, exited: make(chan struct{})}
+		stderr: tailbuf.New(stderrHead, stderrTail), exited: make(chan struct{})}
 	w.drained.Add(3)
 	go func() {
 		defer w.drained.Done()
@@ -268,6 +273,7 @@ func (w *worker) call(ctx context.Context, host *sandbox.Host, args []json.RawMe
 		req = binary.LittleEndian.AppendUint32(req, uint32(len(a)))
 		req = append(req, a...)
 	}
+	w.stderr.Reset() // an earlier call's text is not this call's report (nor its bound's)
 	if err := w.send(req); err != nil {
 		w.broken = true
 		return nil, w.crashError(ctx, err, "call")
@@ -356,6 +362,9 @@ func (w *worker) crashError(ctx context.Context, err error, stage string) *sandb
 	<-w.exited
 	w.drained.Wait()
 	stderr := w.stderr.String()
+	if i := strings.LastIndex(stderr, callMark); i >= 0 {
+		stderr = stderr[i+len(callMark):] // this call's (bytes of the one before may arrive late)
+	}
 	if w.killed.Load() && ctx.Err() != nil && !strings.Contains(stderr, "fatal error") && !strings.Contains(stderr, "panic: ") {
 		e := &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded", Err: ctx.Err()}
 		if errors.Is(ctx.Err(), context.Canceled) {
