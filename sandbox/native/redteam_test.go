@@ -170,3 +170,24 @@ func Deep(n int) int {
 	_, err = shared.Run(ctx, p, sandbox.Input{Args: json.RawMessage(`[0]`)})
 	assert.Equal(t, sandbox.KindDepth, sandbox.KindOf(err), "%v", err)
 }
+
+// TestRedteamPrintedPanicIsNotTheDeadlinesVerdict: a call that prints "panic: " (println) and
+// then runs past its deadline is KindDeadline, as on wasm: the worker was killed, it had not
+// panicked.
+func TestRedteamPrintedPanicIsNotTheDeadlinesVerdict(t *testing.T) {
+	ctx := context.Background()
+	p, err := shared.Compile(ctx, sandbox.Source{Code: `package artifact
+
+func Spin(n int) int {
+	println("panic: not really")
+	for n > 0 {
+		n++
+	}
+	return n
+}
+`})
+	require.NoError(t, err)
+	defer p.Close()
+	_, err = shared.Run(ctx, p, sandbox.Input{Args: json.RawMessage(`[1]`), Limits: sandbox.Limits{Timeout: 300 * time.Millisecond}})
+	assert.Equal(t, sandbox.KindDeadline, sandbox.KindOf(err), "%v", err)
+}

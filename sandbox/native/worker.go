@@ -365,7 +365,10 @@ func (w *worker) crashError(ctx context.Context, err error, stage string) *sandb
 	if i := strings.LastIndex(stderr, callMark); i >= 0 {
 		stderr = stderr[i+len(callMark):] // this call's (bytes of the one before may arrive late)
 	}
-	if w.killed.Load() && ctx.Err() != nil && !strings.Contains(stderr, "fatal error") && !strings.Contains(stderr, "panic: ") {
+	// Killed at the deadline: our SIGKILL ended it (whatever it printed, "panic: " among it), or it
+	// ended on its own with no report (a report: it crashed first, and that is the verdict).
+	reported := strings.Contains(stderr, "fatal error") || strings.Contains(stderr, "panic: ")
+	if w.killed.Load() && ctx.Err() != nil && (killedBySIGKILL(w.cmd.ProcessState) || !reported) {
 		e := &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded", Err: ctx.Err()}
 		if errors.Is(ctx.Err(), context.Canceled) {
 			e.Message = "call cancelled"
@@ -394,4 +397,14 @@ func (w *worker) crashError(ctx context.Context, err error, stage string) *sandb
 		msg += ": " + s
 	}
 	return &sandbox.Error{Kind: sandbox.KindPanic, Message: stage + ": " + msg, Err: err}
+}
+
+// killedBySIGKILL reports whether the process ended by SIGKILL: the parent's kill (the worker's
+// code could send it only to itself, and only past Go's memory safety).
+func killedBySIGKILL(ps *os.ProcessState) bool {
+	if ps == nil {
+		return false
+	}
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }
