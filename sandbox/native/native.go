@@ -2,6 +2,7 @@ package native
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -402,16 +403,25 @@ func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Inpu
 	return out, nil
 }
 
-// writeExecutable writes bin, verified, to path in the private directory.
+// writeExecutable writes bin, verified, to path in the private directory, through a temporary
+// file of its own: programs of several clients share one code's executable, and their first
+// compiles may write it at once.
 func writeExecutable(path string, bin []byte) error {
 	if b, err := os.ReadFile(path); err == nil && string(b) == string(bin) {
 		return nil
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, bin, 0o500); err != nil {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	_, err = f.Write(bin)
+	if err = errors.Join(err, f.Chmod(0o500), f.Close()); err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 var _ sandbox.Sizer = (*Program)(nil)

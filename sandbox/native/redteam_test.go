@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -53,6 +54,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 	"syscall"
 
 	_ "forge/lockdown"
@@ -190,4 +192,35 @@ func Spin(n int) int {
 	defer p.Close()
 	_, err = shared.Run(ctx, p, sandbox.Input{Args: json.RawMessage(`[1]`), Limits: sandbox.Limits{Timeout: 300 * time.Millisecond}})
 	assert.Equal(t, sandbox.KindDeadline, sandbox.KindOf(err), "%v", err)
+}
+
+// TestRedteamConcurrentCompilesOfOneCode: clients compiling the same code at once (a program per
+// client) share its executable's path; their writes of it must not tear each other's.
+func TestRedteamConcurrentCompilesOfOneCode(t *testing.T) {
+	for round := range 3 {
+		sb, err := New(Options{CacheDir: sandboxtest.BuildCacheDir()})
+		require.NoError(t, err)
+		ctx := context.Background()
+		var wg sync.WaitGroup
+		errs := make([]error, 8)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				src := sandbox.Source{Code: "package artifact\n\nfunc Add(a, b int) int { return a + b }\n", Client: fmt.Sprint("client", i)}
+				p, err := sb.Compile(ctx, src)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				defer p.Close()
+				_, errs[i] = sb.Run(ctx, p, sandbox.Input{Args: json.RawMessage(`[1, 2]`)})
+			}()
+		}
+		wg.Wait()
+		sb.Close()
+		for i, err := range errs {
+			assert.NoError(t, err, "round %d, client %d", round, i)
+		}
+	}
 }
