@@ -352,9 +352,9 @@ func (s *Sandbox) release(pl *pool) {
 	s.signal()
 }
 
-// put returns w to the idle list, or ends it if it is broken or its program closed.
+// put returns w to the idle list, or ends it if it is broken, killed or its program closed.
 func (s *Sandbox) put(pl *pool, w *worker) {
-	if w.broken || pl.prog.closed.Load() || s.closed.Load() {
+	if w.broken || w.killed.Load() || pl.prog.closed.Load() || s.closed.Load() {
 		go w.close()
 		s.release(pl)
 		return

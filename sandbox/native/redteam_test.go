@@ -54,7 +54,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"sync"
 	"syscall"
 
 	_ "forge/lockdown"
@@ -223,4 +222,31 @@ func TestRedteamConcurrentCompilesOfOneCode(t *testing.T) {
 			assert.NoError(t, err, "round %d, client %d", round, i)
 		}
 	}
+}
+
+// TestRedteamWorkerKilledAfterItsAnswerIsNotReused: a call's deadline can fire (and its worker
+// be killed) after the worker's answer has arrived; the call succeeds, and its worker must not go
+// back to the pool, where the next caller's call would fail as a panic ("killed").
+func TestRedteamWorkerKilledAfterItsAnswerIsNotReused(t *testing.T) {
+	sb, err := New(Options{CacheDir: sandboxtest.BuildCacheDir(), PoolSize: 1, MaxWorkers: 1})
+	require.NoError(t, err)
+	defer sb.Close()
+	ctx := context.Background()
+	prog, err := sb.Compile(ctx, sandbox.Source{Code: "package artifact\n\nfunc Add(a, b int) int { return a + b }\n"})
+	require.NoError(t, err)
+	defer prog.Close()
+	p := prog.(*Program)
+	lim := sandbox.Limits{}.WithDefaults()
+	pl := p.pool(lim.MemoryBytes)
+	w, err := sb.get(ctx, pl, lim.Timeout)
+	require.NoError(t, err)
+	v, err := w.call(ctx, sandbox.NewHost(ctx, sandbox.Input{Limits: lim}), []json.RawMessage{[]byte("1"), []byte("2")}, lim)
+	require.NoError(t, err)
+	assert.JSONEq(t, "3", string(v))
+	w.kill() // the deadline's kill, just after the answer
+	<-w.exited
+	sb.put(pl, w) // as Run does
+	out, err := sb.Run(ctx, prog, sandbox.Input{Args: json.RawMessage(`[2, 3]`)})
+	require.NoError(t, err, "the next call got the killed worker")
+	assert.JSONEq(t, "5", string(out.Value))
 }

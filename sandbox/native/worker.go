@@ -262,7 +262,11 @@ func (w *worker) call(ctx context.Context, host *sandbox.Host, args []json.RawMe
 		w.logMu.Unlock()
 	}()
 	stop := context.AfterFunc(ctx, w.kill)
-	defer stop()
+	defer func() {
+		if !stop() {
+			w.broken = true // the deadline's kill has begun: the worker is gone, even if its answer came first
+		}
+	}()
 	n := 8
 	for _, a := range args {
 		n += 4 + len(a)
