@@ -218,6 +218,7 @@ func TestBackendsAreTheRegisteredOnes(t *testing.T) {
 		{"wasm", "wasm", "", true},
 		{"yaegi", "yaegi", "", true},
 		{"yaegi-process", "yaegi", "process", true},
+		{"native", "native", "", true},
 		{"wasm-process", "", "", false},
 		{"lua", "", "", false},
 	}
@@ -232,8 +233,8 @@ func TestBackendsAreTheRegisteredOnes(t *testing.T) {
 			assert.Nil(t, limits, tc.backend)
 		}
 	}
-	assert.Equal(t, "wasm, yaegi, yaegi-process, default", BackendChoices())
+	assert.Equal(t, "native, wasm, yaegi, yaegi-process, default", BackendChoices())
 	err := (&Config{Methods: 1, Backend: "lua"}).normalize()
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "use wasm, yaegi, yaegi-process, default")
+	assert.Contains(t, err.Error(), "use native, wasm, yaegi, yaegi-process, default")
 }

@@ -120,6 +120,8 @@ func (b *builder) cached(path, key string) ([]byte, bool) {
 	if guestgen.SHA256Hex(buf.Bytes()) != want {
 		return nil, false
 	}
+	now := time.Now()
+	_ = os.Chtimes(path, now, now) // its last use, for PruneCache
 	return buf.Bytes(), true
 }
 

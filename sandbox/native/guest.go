@@ -18,6 +18,10 @@ const guestVersion = "forge-native-guest-4"
 // crash is what follows the last one.
 const callMark = "\x00forge: call\x00\n"
 
+// endOfCall is what a worker prints on stdout after each call (lockdown.End): the lines before it
+// are the call's.
+const endOfCall = "\x00forge:end-of-call\x00\n"
+
 // exitLockdown is the worker's exit code when it could not lock itself down: no artifact code
 // ran.
 const exitLockdown = 97
@@ -125,6 +129,7 @@ func lockdownSource(nums sysnums) string {
 		"{{CALL_MARK}}", strconv.Quote(callMark),
 		"{{SYS_SECCOMP}}", fmt.Sprint(nums.seccomp),
 		"{{EXIT_LOCKDOWN}}", fmt.Sprint(exitLockdown),
+		"{{END_OF_CALL}}", strings.ReplaceAll(strings.ReplaceAll(endOfCall, "\x00", `\x00`), "\n", `\n`),
 	).Replace(lockdownTemplate)
 }
 
@@ -351,8 +356,16 @@ func Begin() {
 	mu.Unlock()
 }
 
-// End: see Begin.
-func End() { mu.Lock(); active = false; mu.Unlock() }
+// End: see Begin. It then marks the end of the call's output on stdout, so that the parent knows
+// it has every line the call printed.
+func End() {
+	mu.Lock()
+	active = false
+	mu.Unlock()
+	writeAll(1, []byte(endOfCall))
+}
+
+const endOfCall = "{{END_OF_CALL}}"
 
 var outside = []byte(` + "`" + `{"e":"host API used outside a call (by a goroutine the call left running)"}` + "`" + `)
 

@@ -29,7 +29,13 @@ type Options struct {
 	// MaxWorkers bounds the worker processes over all programs (0: max(8, 2 x GOMAXPROCS)); an
 	// idle worker of another program is ended to make room.
 	MaxWorkers int
+	// IdleTimeout is how long a worker beyond its pool's first may idle before it is ended (0:
+	// DefaultIdleTimeout; negative: never).
+	IdleTimeout time.Duration
 }
+
+// DefaultIdleTimeout is Options.IdleTimeout's default.
+const DefaultIdleTimeout = 30 * time.Second
 
 // Sandbox runs artifacts as native executables in locked-down worker processes.
 type Sandbox struct {
@@ -44,11 +50,13 @@ type Sandbox struct {
 	idle     []*idleWorker // over all programs, oldest first
 	freed    chan struct{} // signalled when a worker ends or turns idle
 	closed   atomic.Bool
+	stopTrim chan struct{}
 }
 
 type idleWorker struct {
-	w  *worker
-	pl *pool
+	w     *worker
+	pl    *pool
+	since time.Time
 }
 
 // New makes a native sandbox.
@@ -82,12 +90,49 @@ func New(opts Options) (*Sandbox, error) {
 		os.RemoveAll(dir)
 		return nil, sandbox.Errorf(sandbox.KindInternal, "native: private dir: %v", err)
 	}
-	return &Sandbox{
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	s := &Sandbox{
 		opts: opts,
 		builder: &builder{dir: filepath.Join(opts.CacheDir, "native", "bin"), root: root,
 			rec: guestgen.Records{Root: guestgen.RecordRoot(opts.RecordDir), Dir: filepath.Join(opts.RecordDir, "native")}},
-		dir: dir, cwd: cwd, programs: map[string]*Program{}, freed: make(chan struct{}, 1),
-	}, nil
+		dir: dir, cwd: cwd, programs: map[string]*Program{}, freed: make(chan struct{}, 1), stopTrim: make(chan struct{}),
+	}
+	if opts.IdleTimeout > 0 {
+		go s.trimLoop(opts.IdleTimeout)
+	}
+	return s, nil
+}
+
+// trimLoop ends, every interval, the workers idle for longer than it, but for each pool's last.
+func (s *Sandbox) trimLoop(interval time.Duration) {
+	guestgen.RunEvery(interval, s.stopTrim, func(now time.Time) { s.trim(now.Add(-interval)) })
+}
+
+// trim ends the idle workers idle since before cutoff, keeping one worker per pool.
+func (s *Sandbox) trim(cutoff time.Time) int {
+	s.mu.Lock()
+	var ended []*worker
+	kept := s.idle[:0]
+	for _, iw := range s.idle {
+		if iw.since.Before(cutoff) && iw.pl.count > 1 {
+			iw.pl.count--
+			s.live--
+			ended = append(ended, iw.w)
+			continue
+		}
+		kept = append(kept, iw)
+	}
+	s.idle = kept
+	s.mu.Unlock()
+	for _, w := range ended {
+		w.close()
+	}
+	if len(ended) > 0 {
+		s.signal()
+	}
+	return len(ended)
 }
 
 // Name is the backend's name (sandboxtest.Named).
@@ -98,6 +143,7 @@ func (s *Sandbox) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	close(s.stopTrim)
 	s.mu.Lock()
 	progs := make([]*Program, 0, len(s.programs))
 	for _, p := range s.programs {
@@ -360,7 +406,7 @@ func (s *Sandbox) put(pl *pool, w *worker) {
 		return
 	}
 	s.mu.Lock()
-	s.idle = append(s.idle, &idleWorker{w: w, pl: pl})
+	s.idle = append(s.idle, &idleWorker{w: w, pl: pl, since: time.Now()})
 	s.mu.Unlock()
 	s.signal()
 }

@@ -24,8 +24,10 @@ func init() {
 			return err
 		},
 		New: func(c sandbox.Config) (sandbox.Sandbox, error) {
-			return New(Options{CacheDir: c.CacheDir, RecordDir: c.RecordDir, PoolSize: c.PoolSize, MaxWorkers: c.MaxWorkers})
+			return New(Options{CacheDir: c.CacheDir, RecordDir: c.RecordDir, PoolSize: c.PoolSize, MaxWorkers: c.MaxWorkers,
+				IdleTimeout: c.IdleTimeout})
 		},
+		PruneCache: PruneCache,
 	})
 }
 

@@ -3,8 +3,11 @@ package native
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -92,4 +95,61 @@ func TestMaxWorkersEvictsIdle(t *testing.T) {
 	for _, err := range errs {
 		assert.NoError(t, err)
 	}
+}
+
+// TestPrintsAreTheCallsLogs: what a call prints on stdout is its logs (Log granted), every line,
+// in order, and none of them reaches another call.
+func TestPrintsAreTheCallsLogs(t *testing.T) {
+	ctx := context.Background()
+	p, err := shared.Compile(ctx, sandbox.Source{Code: `package artifact
+
+import "fmt"
+
+func Say(n int) int {
+	for i := range n {
+		fmt.Println("line", i)
+	}
+	fmt.Print("no newline")
+	return n
+}
+`})
+	require.NoError(t, err)
+	defer p.Close()
+	for n := range 20 {
+		out, err := shared.Run(ctx, p, sandbox.Input{Args: json.RawMessage(strconv.Itoa(n)), Caps: sandbox.Capabilities{Log: true}})
+		require.NoError(t, err)
+		want := []string{}
+		for i := range n {
+			want = append(want, fmt.Sprint("line ", i))
+		}
+		want = append(want, "no newline")
+		assert.Equal(t, want, out.Logs, "call %d", n)
+	}
+}
+
+// TestIdleWorkersTrimmed: workers idle past the idle timeout are ended, but for the pool's last.
+func TestIdleWorkersTrimmed(t *testing.T) {
+	sb, err := New(Options{CacheDir: sandboxtest.BuildCacheDir(), PoolSize: 3, IdleTimeout: -1})
+	require.NoError(t, err)
+	defer sb.Close()
+	ctx := context.Background()
+	p, err := sb.Compile(ctx, sandbox.Source{Code: "package artifact\n\nfunc Add(a, b int) int { return a + b }\n"})
+	require.NoError(t, err)
+	defer p.Close()
+	pl := p.(*Program).pool(sandbox.DefaultMemoryBytes)
+	var ws []*worker
+	for range 3 {
+		w, err := sb.get(ctx, pl, time.Second)
+		require.NoError(t, err)
+		ws = append(ws, w)
+	}
+	for _, w := range ws {
+		sb.put(pl, w)
+	}
+	assert.Equal(t, 0, sb.trim(time.Now().Add(-time.Hour)), "none idle long enough")
+	assert.Equal(t, 2, sb.trim(time.Now().Add(time.Hour)))
+	assert.Equal(t, 0, sb.trim(time.Now().Add(time.Hour)), "the pool keeps one")
+	out, err := sb.Run(ctx, p, sandbox.Input{Args: json.RawMessage(`[1, 2]`)})
+	require.NoError(t, err)
+	assert.JSONEq(t, "3", string(out.Value))
 }

@@ -196,15 +196,7 @@ func (s *Sandbox) runTests(ctx context.Context, pl *pool, names []string, in san
 		// report (on stderr) is its message.
 		results[n-1].Message = strings.TrimSpace(results[n-1].Message + "\n" + stopErr.Error())
 	}
-	for i := range results {
-		if v := host.Violation(); v != nil {
-			results[i].Passed = false
-			results[i].Message = strings.TrimSpace(results[i].Message + "\n" + v.Error())
-		}
-	}
-	if len(results) > 0 {
-		results[0].Logs = host.Logs()
-	}
+	results = guestgen.FinishTestResults(results, host)
 	return results, nil
 }
 

@@ -2,6 +2,7 @@ package native
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -39,6 +40,8 @@ type worker struct {
 	logMu    sync.Mutex
 	logHost  *sandbox.Host // the call (or test run) its stdout goes to
 	capture  *capBuffer    // while tests run, their report (fd 4)
+	logEnd   chan struct{} // a call's end-of-output mark was read
+	logDead  chan struct{} // closed when the stdout reader stops reading lines
 	sendBuf  []byte
 }
 
@@ -122,7 +125,7 @@ func startWorker(ctx context.Context, exe, dir string, mem int64) (*worker, erro
 	logW.Close()
 	repW.Close()
 	w := &worker{cmd: cmd, req: inW, frames: bufio.NewReaderSize(outR, 64<<10), framesF: outR,
-		stderr: tailbuf.New(stderrHead, stderrTail), exited: make(chan struct{})}
+		stderr: tailbuf.New(stderrHead, stderrTail), exited: make(chan struct{}), logEnd: make(chan struct{}, 1), logDead: make(chan struct{})}
 	w.drained.Add(3)
 	go func() {
 		defer w.drained.Done()
@@ -159,16 +162,40 @@ func startWorker(ctx context.Context, exe, dir string, mem int64) (*worker, erro
 // readLogs sends what the worker prints on stdout to the current call's logs (kept only when Log
 // is granted), line by line, at most a host log's worth at a time.
 func (w *worker) readLogs(r io.Reader) {
+	defer close(w.logDead)
+	end := []byte(strings.TrimSuffix(endOfCall, "\n"))
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 4<<10), 64<<10)
 	for sc.Scan() {
+		line, ended := bytes.CutSuffix(sc.Bytes(), end)
 		w.logMu.Lock()
-		if h := w.logHost; h != nil {
-			h.AppendLogBytes(sc.Bytes())
+		switch {
+		case ended && len(line) == 0:
+		case w.logHost != nil:
+			w.logHost.AppendLogBytes(line)
 		}
 		w.logMu.Unlock()
+		if ended {
+			select {
+			case w.logEnd <- struct{}{}:
+			default:
+			}
+		}
 	}
-	_, _ = io.Copy(io.Discard, r) // a line over the bound: keep the pipe flowing
+	// A line over the bound: the calls no longer wait for their end of output; keep the pipe
+	// flowing.
+	_, _ = io.Copy(io.Discard, r)
+}
+
+// awaitLogs waits until the worker's stdout has delivered the current call's lines (its end mark),
+// or cannot (the reader gave up, the worker ended, the call's deadline).
+func (w *worker) awaitLogs(ctx context.Context) {
+	select {
+	case <-w.logEnd:
+	case <-w.logDead:
+	case <-w.exited:
+	case <-ctx.Done():
+	}
 }
 
 // readReport keeps what a test worker's testing package writes on fd 4 (its -test.v report) in
@@ -267,6 +294,10 @@ func (w *worker) call(ctx context.Context, host *sandbox.Host, args []json.RawMe
 			w.broken = true // the deadline's kill has begun: the worker is gone, even if its answer came first
 		}
 	}()
+	select {
+	case <-w.logEnd: // an earlier call's, read after that call stopped waiting for it
+	default:
+	}
 	n := 8
 	for _, a := range args {
 		n += 4 + len(a)
@@ -332,6 +363,7 @@ func (w *worker) serve(ctx context.Context, host *sandbox.Host, lim sandbox.Limi
 				return nil, w.crashError(ctx, err, "call")
 			}
 		case 'r':
+			w.awaitLogs(ctx)
 			if len(payload) > 0 && payload[0] == 'v' && len(payload)-1 > lim.OutputBytes {
 				return nil, &sandbox.Error{Kind: sandbox.KindOutput, Message: fmt.Sprintf("result is %d bytes, over the %d-byte cap", len(payload)-1, lim.OutputBytes)}
 			}

@@ -158,15 +158,7 @@ func (pl *pool) runTests(ctx context.Context, names []string, in sandbox.Input) 
 		k := sandbox.AsError(terr).Kind
 		limited = k == sandbox.KindDeadline || k == sandbox.KindDepth
 	}
-	for i := range results {
-		if v := host.Violation(); v != nil {
-			results[i].Passed = false
-			results[i].Message = strings.TrimSpace(results[i].Message + "\n" + v.Error())
-		}
-	}
-	if len(results) > 0 {
-		results[0].Logs = host.Logs()
-	}
+	results = guestgen.FinishTestResults(results, host)
 	return results, limited, nil
 }
 

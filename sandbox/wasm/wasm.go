@@ -156,30 +156,26 @@ func New(opts Options) (*Sandbox, error) {
 // trimLoop closes, every interval, the instances that no call used since the previous round,
 // keeping one warm instance per pool.
 func (s *Sandbox) trimLoop(interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stopTrim:
-			return
-		case <-t.C:
+	guestgen.RunEvery(interval, s.stopTrim, func(time.Time) { s.trim() })
+}
+
+// trim is one round of trimLoop.
+func (s *Sandbox) trim() {
+	s.mu.Lock()
+	progs := make([]*Program, 0, len(s.programs))
+	for _, p := range s.programs {
+		progs = append(progs, p)
+	}
+	s.mu.Unlock()
+	for _, p := range progs {
+		p.mu.Lock()
+		pools := make([]*pool, 0, len(p.pools))
+		for _, pl := range p.pools {
+			pools = append(pools, pl)
 		}
-		s.mu.Lock()
-		progs := make([]*Program, 0, len(s.programs))
-		for _, p := range s.programs {
-			progs = append(progs, p)
-		}
-		s.mu.Unlock()
-		for _, p := range progs {
-			p.mu.Lock()
-			pools := make([]*pool, 0, len(p.pools))
-			for _, pl := range p.pools {
-				pools = append(pools, pl)
-			}
-			p.mu.Unlock()
-			for _, pl := range pools {
-				s.trimmings.Add(int64(pl.trim()))
-			}
+		p.mu.Unlock()
+		for _, pl := range pools {
+			s.trimmings.Add(int64(pl.trim()))
 		}
 	}
 }

@@ -141,3 +141,32 @@ func TestifyVersion() string {
 	}
 	return "v1.12.1"
 }
+
+// FinishTestResults applies what host saw during a test run to its results: a policy violation
+// fails every test, and the run's logs go with the first result.
+func FinishTestResults(results []sandbox.TestResult, host *sandbox.Host) []sandbox.TestResult {
+	for i := range results {
+		if v := host.Violation(); v != nil {
+			results[i].Passed = false
+			results[i].Message = strings.TrimSpace(results[i].Message + "\n" + v.Error())
+		}
+	}
+	if len(results) > 0 {
+		results[0].Logs = host.Logs()
+	}
+	return results
+}
+
+// RunEvery calls f every interval until stop is closed.
+func RunEvery(interval time.Duration, stop <-chan struct{}, f func(now time.Time)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-t.C:
+			f(now)
+		}
+	}
+}
