@@ -43,8 +43,9 @@ var fastVersions = map[string]bool{"": true, "2025-03-26": true, "2025-06-18": t
 
 // httpEdge is the streamable HTTP handler: the SDK's, with the tools/call fast path in front.
 type httpEdge struct {
-	s   *Server
-	sdk http.Handler
+	s     *Server
+	sdk   http.Handler
+	tools func(name string) toolHandler // the handlers it calls: Server.fastTool
 
 	mu       sync.Mutex
 	sessions map[string]*fastSession // by Mcp-Session-Id: the sessions this handler's SDK opened, while they live
@@ -57,11 +58,11 @@ type fastSession struct {
 	epoch  uint64 // Server.sessionEpoch when it was opened: CloseSessions ended it if that moved on
 
 	mu       sync.Mutex
-	inflight map[string]bool // request IDs the fast path is answering
+	inflight map[string]context.CancelFunc // the calls the fast path is answering, by request ID
 }
 
 func newHTTPEdge(s *Server) *httpEdge {
-	return &httpEdge{s: s, sessions: map[string]*fastSession{},
+	return &httpEdge{s: s, tools: s.fastTool, sessions: map[string]*fastSession{},
 		sdk: sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, nil)}
 }
 
@@ -153,7 +154,7 @@ func (h *httpEdge) learn(sid string, r *http.Request) bool {
 	if ss == nil || ss.InitializeParams() == nil {
 		return false
 	}
-	fs := &fastSession{ss: ss, epoch: h.s.sessionEpoch.Load(), inflight: map[string]bool{}}
+	fs := &fastSession{ss: ss, epoch: h.s.sessionEpoch.Load(), inflight: map[string]context.CancelFunc{}}
 	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
 		fs.userID = ti.UserID
 	}
@@ -242,12 +243,8 @@ func members(obj []byte, keys ...string) ([][]byte, bool) {
 	return nil, false
 }
 
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
+// skipSpace returns the offset of the first byte at or after i that is not JSON white space.
+func skipSpace(b []byte, i int) int { return len(b) - len(bytes.TrimLeft(b[i:], " \t\n\r")) }
 
 // skipValue returns the end of the (valid) JSON value at b[i:].
 func skipValue(b []byte, i int) int {
@@ -281,6 +278,24 @@ func skipValue(b []byte, i int) int {
 		}
 	}
 	return i
+}
+
+// parseCancelled returns the request ID a notifications/cancelled body names (read as
+// parseFastCall reads a call), and false for any other body.
+func parseCancelled(body []byte) (string, bool) {
+	if !json.Valid(body) {
+		return "", false
+	}
+	msg, ok := members(body, "jsonrpc", "method", "params")
+	if !ok || string(msg[0]) != `"2.0"` || string(msg[1]) != `"notifications/cancelled"` || msg[2] == nil {
+		return "", false
+	}
+	params, ok := members(msg[2], "requestId", "reason")
+	if !ok || params[0] == nil {
+		return "", false
+	}
+	id, _, ok := canonicalID(params[0])
+	return id, ok
 }
 
 // canonicalID is a JSON-RPC request ID as the SDK writes it back, and its value: a string, or
@@ -321,15 +336,28 @@ func (h *httpEdge) fastCall(w http.ResponseWriter, r *http.Request, fs *fastSess
 	}
 	req, ok := parseFastCall(body)
 	if !ok {
+		if id, ok := parseCancelled(body); ok { // the SDK does not know the fast path's calls
+			fs.mu.Lock()
+			if cancel := fs.inflight[id]; cancel != nil {
+				cancel()
+			}
+			fs.mu.Unlock()
+		}
 		return giveBack()
 	}
-	handler := h.s.fastTool(req.name)
+	handler := h.tools(req.name)
 	if handler == nil {
 		return giveBack()
 	}
+	// As on the SDK's path, the call ends with its own deadlines or the client's
+	// notifications/cancelled, not when the client goes away or the session ends.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	defer cancel()
 	fs.mu.Lock()
-	dup := fs.inflight[req.id]
-	fs.inflight[req.id] = true
+	_, dup := fs.inflight[req.id]
+	if !dup {
+		fs.inflight[req.id] = cancel
+	}
 	fs.mu.Unlock()
 	if dup { // the SDK's answer to an ID already in flight on the session
 		writeJSONRPC(w, http.StatusBadRequest, rpcError(req.id, -32600, fmt.Sprintf("duplicate in-flight request ID %v", req.raw)))
@@ -340,7 +368,7 @@ func (h *httpEdge) fastCall(w http.ResponseWriter, r *http.Request, fs *fastSess
 		delete(fs.inflight, req.id)
 		fs.mu.Unlock()
 	}()
-	res := handler(r.Context(), &sdk.CallToolRequest{Session: fs.ss,
+	res := handler(ctx, &sdk.CallToolRequest{Session: fs.ss,
 		Params: &sdk.CallToolParamsRaw{Name: req.name, Arguments: req.args},
 		Extra:  &sdk.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header}})
 	b := append(append(make([]byte, 0, 512), `{"jsonrpc":"2.0","id":`...), req.id...)

@@ -81,15 +81,22 @@ func comparableResult(t *testing.T, res *sdk.CallToolResult) string {
 	return string(b)
 }
 
+// warmServer is the MCP server of a store where text.upper has run once.
+func warmServer(tb testing.TB) *Server {
+	tb.Helper()
+	f := openForge(tb, tb.TempDir())
+	require.True(tb, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
+	s, err := New(f, Options{})
+	require.NoError(tb, err)
+	tb.Cleanup(s.Close)
+	return s
+}
+
 // TestFastCallAnswersAsTheSDK drives forge's /mcp and the SDK's own streamable handler over the
 // same server with the official client: every tool call gets the same answer (results, failures,
 // refusals, unknown tools as JSON-RPC errors), and forge's answered the plain tool calls itself.
 func TestFastCallAnswersAsTheSDK(t *testing.T) {
-	f := openForge(t, t.TempDir())
-	require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
-	s, err := New(f, Options{})
-	require.NoError(t, err)
-	t.Cleanup(s.Close)
+	s := warmServer(t)
 	edge, fast := sdkClient(t, s.HTTPHandler())
 	plain, slow := sdkClient(t, sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.SDK() }, nil))
 	calls := []*sdk.CallToolParams{
@@ -160,11 +167,7 @@ const upperCall = `{"jsonrpc":"2.0","id":ID,"method":"tools/call","params":{"nam
 // TestFastCallKeepsTheSessionRules: the fast path answers only on a live session of the client
 // that opened it, with a supported protocol version; the SDK answers everything else as before.
 func TestFastCallKeepsTheSessionRules(t *testing.T) {
-	f := openForge(t, t.TempDir())
-	require.True(t, f.Call(context.Background(), "text", "upper", json.RawMessage(`{"s":"a"}`)).OK)
-	s, err := New(f, Options{})
-	require.NoError(t, err)
-	t.Cleanup(s.Close)
+	s := warmServer(t)
 	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 		if token == "alice" || token == "bob" {
 			return &auth.TokenInfo{UserID: token, Scopes: []string{RoleScope("*")}, Expiration: time.Now().Add(time.Hour)}, nil
@@ -379,4 +382,50 @@ func FuzzPlainCallArgs(f *testing.F) {
 		assert.Equal(t, a.Method, method)
 		assert.Equal(t, string(a.Args), string(args))
 	})
+}
+
+// TestFastCallCancelled: a call on the fast path ends with the client's notifications/cancelled
+// (the SDK does not know the call), and its ID is refused to another call while it runs, with the
+// SDK's error.
+func TestFastCallCancelled(t *testing.T) {
+	s := warmServer(t)
+	edge := newHTTPEdge(s)
+	started, release := make(chan struct{}), make(chan struct{})
+	edge.tools = func(name string) toolHandler {
+		if name != "block" {
+			return s.fastTool(name)
+		}
+		return func(ctx context.Context, _ *sdk.CallToolRequest) *sdk.CallToolResult {
+			close(started)
+			select {
+			case <-ctx.Done():
+			case <-release: // the test failed: let the server close
+			}
+			return errResult(ctx.Err())
+		}
+	}
+	ts := httptest.NewServer(edge)
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() { close(release) }) // before ts.Close
+	sid := rawSession(t, ts.URL)
+	hdr := []string{"Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-06-18"}
+	done := make(chan string, 1)
+	go func() {
+		_, body := rawPost(t, ts.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block"}}`, hdr...)
+		done <- body
+	}()
+	<-started
+	resp, body := rawPost(t, ts.URL, strings.Replace(upperCall, "ID", "1", 1), hdr...)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"duplicate in-flight request ID 1"}}`, body)
+	resp, body = rawPost(t, ts.URL, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"enough"}}`, hdr...)
+	assert.Equal(t, http.StatusAccepted, resp.StatusCode, body)
+	select {
+	case body := <-done:
+		assert.Contains(t, body, "context canceled")
+	case <-time.After(time.Minute): // a guard against a hang, not a measure
+		t.Fatal("the call did not end on notifications/cancelled")
+	}
+	resp, body = rawPost(t, ts.URL, strings.Replace(upperCall, "ID", "1", 1), hdr...)
+	assert.Equal(t, http.StatusOK, resp.StatusCode, body)
 }

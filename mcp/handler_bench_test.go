@@ -44,12 +44,8 @@ func initSession(tb testing.TB, h http.Handler) string {
 // the SDK's handler alone (sdk), through forge's (mcp, with its fast path), beside the same call's
 // forge.Call: the difference is what the MCP edge costs.
 func BenchmarkMCPHandler(b *testing.B) {
-	f := openForge(b, b.TempDir())
-	args := json.RawMessage(`{"s":"hello"}`)
-	require.True(b, f.Call(context.Background(), "text", "upper", args).OK)
-	s, err := New(f, Options{})
-	require.NoError(b, err)
-	b.Cleanup(func() { s.Close() })
+	s := warmServer(b)
+	f, args := s.f, json.RawMessage(`{"s":"hello"}`)
 	b.Run("forge.Call", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
