@@ -250,3 +250,16 @@ func TestRedteamWorkerKilledAfterItsAnswerIsNotReused(t *testing.T) {
 	require.NoError(t, err, "the next call got the killed worker")
 	assert.JSONEq(t, "5", string(out.Value))
 }
+
+// TestRedteamFilterTgkillOwnPid: on both architectures the filter (with the worker's pid written
+// in, as its lockdown does) allows tgkill to the worker's own threads only.
+func TestRedteamFilterTgkillOwnPid(t *testing.T) {
+	for _, s := range []sysnums{amd64Sysnums, arm64Sysnums} {
+		p := buildFilter(s, allowlist(s))
+		at, err := pidInsn(p)
+		require.NoError(t, err, s.arch)
+		p[at].K = 4242
+		assert.Equal(t, uint32(retAllow), runFilter(t, p, s.auditArch, s.tgkill, [6]uint64{4242, 4243, 23}), "%s: its own thread", s.arch)
+		assert.Equal(t, uint32(retErrno|errnoEPERM), runFilter(t, p, s.auditArch, s.tgkill, [6]uint64{1, 1, 9}), "%s: another process", s.arch)
+	}
+}
