@@ -298,23 +298,32 @@ func parseCancelled(body []byte) (string, bool) {
 	return id, ok
 }
 
-// canonicalID is a JSON-RPC request ID as the SDK writes it back, and its value: a string, or
-// an integer that fits in an int64.
+// canonicalID is a JSON-RPC request ID as the SDK writes it back, and its value: a string
+// (written as the SDK writes it: no HTML escapes), or an integer the SDK keeps exactly (it reads
+// IDs through float64: one beyond ±2^53 comes back another number, so the SDK answers those).
 func canonicalID(raw json.RawMessage) (string, any, bool) {
 	if len(raw) > 0 && raw[0] == '"' {
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
 			return "", nil, false
 		}
-		b, _ := json.Marshal(s)
-		return string(b), s, true
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if enc.Encode(s) != nil {
+			return "", nil, false
+		}
+		return string(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), s, true
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil {
+	if err != nil || n > maxExactID || n < -maxExactID {
 		return "", nil, false
 	}
 	return strconv.FormatInt(n, 10), n, true
 }
+
+// maxExactID is the largest integer a float64 holds exactly (2^53).
+const maxExactID = 1 << 53
 
 // fastCall answers r on fs and reports true, or reports false, having read nothing it does not
 // give back, for the SDK to answer.
