@@ -307,13 +307,7 @@ func canonicalID(raw json.RawMessage) (string, any, bool) {
 		if json.Unmarshal(raw, &s) != nil {
 			return "", nil, false
 		}
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		if enc.Encode(s) != nil {
-			return "", nil, false
-		}
-		return string(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), s, true
+		return sdkString(s), s, true
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
 	if err != nil || n > maxExactID || n < -maxExactID {
@@ -324,6 +318,15 @@ func canonicalID(raw json.RawMessage) (string, any, bool) {
 
 // maxExactID is the largest integer a float64 holds exactly (2^53).
 const maxExactID = 1 << 53
+
+// sdkString is s as a JSON string the way the SDK's messages write it (no HTML escapes).
+func sdkString(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return string(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+}
 
 // fastCall answers r on fs and reports true, or reports false, having read nothing it does not
 // give back, for the SDK to answer.
@@ -397,8 +400,7 @@ func (h *httpEdge) fastCall(w http.ResponseWriter, r *http.Request, fs *fastSess
 
 // rpcError is the JSON-RPC error response to id.
 func rpcError(id string, code int, message string) []byte {
-	m, _ := json.Marshal(message)
-	return []byte(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":` + strconv.Itoa(code) + `,"message":` + string(m) + `}}`)
+	return []byte(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":` + strconv.Itoa(code) + `,"message":` + sdkString(message) + `}}`)
 }
 
 // appendToolResult appends r as the SDK's json.Marshal writes it, for the results outcomeResult
