@@ -1,8 +1,11 @@
 package native
 
 import (
+	"bytes"
 	"context"
+	"debug/elf"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -164,8 +167,11 @@ type Program struct {
 	exe  string // the private copy
 	hash string // its SHA-256, checked before every start
 	size int64
-	sb   *Sandbox
-	key  string
+	// static is what its package-level variables take (the executable's data and BSS): mapped at
+	// exec, before the lockdown measures the worker, so start counts it against the memory cap.
+	static int64
+	sb     *Sandbox
+	key    string
 
 	mu     sync.Mutex
 	pools  map[int64]*pool
@@ -291,7 +297,7 @@ func (s *Sandbox) compile(ctx context.Context, src sandbox.Source) (*Program, er
 		return nil, sandbox.Errorf(sandbox.KindInternal, "native: %v", err)
 	}
 	p := &Program{src: src, sig: sig, sum: src.Checksum(), exe: exe, hash: guestgen.SHA256Hex(bin), size: int64(len(bin)),
-		sb: s, key: key, pools: map[int64]*pool{}, refs: 1}
+		static: staticBytes(bin), sb: s, key: key, pools: map[int64]*pool{}, refs: 1}
 	lim := src.Limits.WithDefaults()
 	pl := p.pool(lim.MemoryBytes)
 	w, err := s.get(ctx, pl, lim.Timeout)
@@ -387,7 +393,29 @@ func (s *Sandbox) start(ctx context.Context, pl *pool) (*worker, error) {
 	if err != nil || guestgen.SHA256Hex(b) != p.hash {
 		return nil, sandbox.Errorf(sandbox.KindInternal, "native: the worker executable %s changed since it was verified; compile the program again", p.exe)
 	}
-	return startWorker(ctx, p.exe, s.cwd, pl.mem)
+	if p.static >= pl.mem {
+		return nil, &sandbox.Error{Kind: sandbox.KindMemory, Message: fmt.Sprintf("the code's package-level variables take %d bytes, over the %d-byte memory cap", p.static, pl.mem),
+			Hint: "allocate large tables in the call (make) instead of declaring package-level arrays, or raise the memory limit"}
+	}
+	return startWorker(ctx, p.exe, s.cwd, pl.mem-p.static)
+}
+
+// staticBytes is the size of an executable's data and BSS sections (0 if it is not ELF): its
+// package-level variables, which no heap limit counts.
+func staticBytes(bin []byte) int64 {
+	f, err := elf.NewFile(bytes.NewReader(bin))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	var n int64
+	for _, sec := range f.Sections {
+		switch sec.Name {
+		case ".data", ".bss", ".noptrdata", ".noptrbss":
+			n += int64(sec.Size)
+		}
+	}
+	return n
 }
 
 func (s *Sandbox) release(pl *pool) {

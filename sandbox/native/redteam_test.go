@@ -263,3 +263,29 @@ func TestRedteamFilterTgkillOwnPid(t *testing.T) {
 		assert.Equal(t, uint32(retErrno|errnoEPERM), runFilter(t, p, s.auditArch, s.tgkill, [6]uint64{1, 1, 9}), "%s: another process", s.arch)
 	}
 }
+
+// TestRedteamPackageArrayIsUnderTheMemoryCap: a package-level array is the executable's BSS,
+// mapped before the lockdown measures what the worker holds (VmData) and sets RLIMIT_DATA from it,
+// and not Go heap (debug.SetMemoryLimit): filling a 128 MiB one held 128 MiB under a 64 MiB cap.
+// wasm's linear memory holds its data and BSS, so the same code fails there under the cap.
+func TestRedteamPackageArrayIsUnderTheMemoryCap(t *testing.T) {
+	ctx := context.Background()
+	p, err := shared.Compile(ctx, sandbox.Source{Code: `package artifact
+
+var big [128 << 20]byte
+
+func Fill(n int) int {
+	for i := range big {
+		big[i] = byte(n)
+	}
+	return len(big) >> 20
+}
+`, Limits: sandbox.Limits{MemoryBytes: 64 << 20}})
+	if err != nil {
+		assert.Equal(t, sandbox.KindMemory, sandbox.KindOf(err), "%v", err)
+		return
+	}
+	defer p.Close()
+	out, err := shared.Run(ctx, p, sandbox.Input{Args: json.RawMessage(`[1]`), Limits: sandbox.Limits{MemoryBytes: 64 << 20}})
+	assert.Equal(t, sandbox.KindMemory, sandbox.KindOf(err), "filled %s MiB under a 64 MiB cap (err %v)", out.Value, err)
+}

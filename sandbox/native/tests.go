@@ -109,7 +109,7 @@ func (s *Sandbox) Test(ctx context.Context, src sandbox.Source, testCode string,
 	if err := writeExecutable(exe, bin); err != nil {
 		return nil, sandbox.Errorf(sandbox.KindInternal, "native: %v", err)
 	}
-	p := &Program{exe: exe, hash: guestgen.SHA256Hex(bin)}
+	p := &Program{exe: exe, hash: guestgen.SHA256Hex(bin), static: staticBytes(bin)}
 	pl := &pool{prog: p, mem: in.Limits.MemoryBytes}
 	if len(names) == 0 { // only prove that it initializes
 		w, err := s.startTimed(ctx, pl, in.Limits.Timeout)
