@@ -17,11 +17,7 @@ import (
 // line separators, invalid UTF-8, escapes, -0, integers past 2^53 (the SDK reads IDs through
 // float64: it answered 2^63-1 as -2^63, the fast path as sent) and the int64 extremes.
 func TestRedteamFastCallEchoesOddIDsAsTheSDK(t *testing.T) {
-	s := warmServer(t)
-	ts := httptest.NewServer(s.HTTPHandler())
-	t.Cleanup(ts.Close)
-	sid := rawSession(t, ts.URL)
-	hdr := []string{"Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-06-18"}
+	ts, hdr := redteamSession(t)
 	idOf := func(body string) string {
 		if i := strings.Index(body, "data: "); i >= 0 { // the SDK's event stream
 			body = body[i+len("data: "):]
@@ -45,11 +41,7 @@ func TestRedteamFastCallEchoesOddIDsAsTheSDK(t *testing.T) {
 // TestRedteamFastCallAnswersHTMLAsTheSDK: a result with HTML characters (<, >, &) is written as
 // the SDK writes it, byte for byte (the call's duration aside).
 func TestRedteamFastCallAnswersHTMLAsTheSDK(t *testing.T) {
-	s := warmServer(t)
-	ts := httptest.NewServer(s.HTTPHandler())
-	t.Cleanup(ts.Close)
-	sid := rawSession(t, ts.URL)
-	hdr := []string{"Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-06-18"}
+	ts, hdr := redteamSession(t)
 	call := strings.Replace(strings.Replace(upperCall, "ID", "1", 1), `"hello"`, `"<a&b>\u2028"`, 1)
 	resp, fast := rawPost(t, ts.URL, call, hdr...)
 	require.Equal(t, http.StatusOK, resp.StatusCode, fast)
@@ -60,4 +52,13 @@ func TestRedteamFastCallAnswersHTMLAsTheSDK(t *testing.T) {
 	}
 	dur := regexp.MustCompile(`"duration":[0-9]+`)
 	assert.Equal(t, dur.ReplaceAllString(viaSDK, `"duration":0`), dur.ReplaceAllString(strings.TrimSpace(fast), `"duration":0`))
+}
+
+// redteamSession serves a warm server's /mcp and opens a session: its URL and the headers of a
+// call on the session.
+func redteamSession(t *testing.T) (*httptest.Server, []string) {
+	s := warmServer(t)
+	ts := httptest.NewServer(s.HTTPHandler())
+	t.Cleanup(ts.Close)
+	return ts, []string{"Mcp-Session-Id", rawSession(t, ts.URL), "Mcp-Protocol-Version", "2025-06-18"}
 }

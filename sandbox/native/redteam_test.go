@@ -21,28 +21,13 @@ import (
 	"github.com/artifactforge/forge/sandbox/sandboxtest"
 )
 
-// TestRedteamArtifactCannotForgeTestVerdict: the artifact prints testing's own verdict line for
-// the test that calls it; the test then fails. The report is testing's -test.v stdout, which the
-// artifact shares, so a forged "--- PASS" line must not count.
+// TestRedteamArtifactCannotForgeTestVerdict: an artifact printing testing's verdict line
+// passed its failing test (sandboxtest.RunForgedVerdictTest).
 func TestRedteamArtifactCannotForgeTestVerdict(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a test worker")
 	}
-	code := "package artifact\n\nimport \"fmt\"\n\nfunc Double(n int) int {\n\tfmt.Println(\"--- PASS: TestDouble (0.00s)\")\n\treturn n\n}\n"
-	tests := `package artifact
-
-import "testing"
-
-func TestDouble(t *testing.T) {
-	if Double(2) != 4 {
-		t.Fatal("Double(2) != 4")
-	}
-}
-`
-	res, err := shared.Test(context.Background(), sandbox.Source{Code: code}, tests, sandbox.Input{})
-	require.NoError(t, err)
-	require.Len(t, res, 1)
-	assert.False(t, res[0].Passed, "the artifact forged its test's verdict: %+v", res[0])
+	sandboxtest.RunForgedVerdictTest(t, shared)
 }
 
 // signalMain is a test worker's main (trusted test code) that, locked down, signals with signal
@@ -123,10 +108,7 @@ func TestRedteamLockdownRefusesSignalsToOtherProcesses(t *testing.T) {
 // was then reported from an earlier caller's text, as a panic with that caller's data in its
 // message (wasm resets the guest's stderr per call and reports KindDeadline).
 func TestRedteamStderrOfAnEarlierCallIsNotThisCallsReport(t *testing.T) {
-	sb, err := New(Options{CacheDir: sandboxtest.BuildCacheDir(), PoolSize: 1, MaxWorkers: 1})
-	require.NoError(t, err)
-	defer sb.Close()
-	ctx := context.Background()
+	sb, ctx := poolOfOne(t), context.Background()
 	p, err := sb.Compile(ctx, sandbox.Source{Code: `package artifact
 
 func Spin(n int) int {
@@ -228,10 +210,7 @@ func TestRedteamConcurrentCompilesOfOneCode(t *testing.T) {
 // be killed) after the worker's answer has arrived; the call succeeds, and its worker must not go
 // back to the pool, where the next caller's call would fail as a panic ("killed").
 func TestRedteamWorkerKilledAfterItsAnswerIsNotReused(t *testing.T) {
-	sb, err := New(Options{CacheDir: sandboxtest.BuildCacheDir(), PoolSize: 1, MaxWorkers: 1})
-	require.NoError(t, err)
-	defer sb.Close()
-	ctx := context.Background()
+	sb, ctx := poolOfOne(t), context.Background()
 	prog, err := sb.Compile(ctx, sandbox.Source{Code: "package artifact\n\nfunc Add(a, b int) int { return a + b }\n"})
 	require.NoError(t, err)
 	defer prog.Close()
@@ -288,4 +267,12 @@ func Fill(n int) int {
 	defer p.Close()
 	out, err := shared.Run(ctx, p, sandbox.Input{Args: json.RawMessage(`[1]`), Limits: sandbox.Limits{MemoryBytes: 64 << 20}})
 	assert.Equal(t, sandbox.KindMemory, sandbox.KindOf(err), "filled %s MiB under a 64 MiB cap (err %v)", out.Value, err)
+}
+
+// poolOfOne is a sandbox of one worker in all: a call after another runs in the same worker.
+func poolOfOne(t *testing.T) *Sandbox {
+	sb, err := New(Options{CacheDir: sandboxtest.BuildCacheDir(), PoolSize: 1, MaxWorkers: 1})
+	require.NoError(t, err)
+	t.Cleanup(func() { sb.Close() })
+	return sb
 }
