@@ -442,14 +442,7 @@ func (s *Sandbox) put(pl *pool, w *worker) {
 // Run calls the program's function in one of its workers.
 func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Input) (sandbox.Output, error) {
 	p, ok := prog.(*Program)
-	if !ok || p.sb != s {
-		return sandbox.Output{}, sandbox.Errorf(sandbox.KindInternal, "native: program of type %T is not from this native sandbox", prog)
-	}
-	if p.closed.Load() {
-		return sandbox.Output{}, sandbox.Errorf(sandbox.KindInternal, "native: run of a closed program (a forge bug: programs are closed only when no call uses them)")
-	}
-	in.Limits = in.Limits.WithDefaults()
-	args, err := sandbox.OrderArgs(p.sig, in.Args)
+	args, err := guestgen.StartCall(Name, prog, ok && p.sb == s, ok && p.closed.Load(), &in)
 	if err != nil {
 		return sandbox.Output{}, err
 	}

@@ -74,16 +74,6 @@ const (
 	stderrTail = 60 << 10
 )
 
-// pipe returns a pipe whose ends are blocking (the worker reads and writes its fds with plain
-// system calls) and close-on-exec.
-func pipe() (r, w *os.File, err error) {
-	var p [2]int
-	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
-		return nil, nil, err
-	}
-	return os.NewFile(uintptr(p[0]), "pipe-r"), os.NewFile(uintptr(p[1]), "pipe-w"), nil
-}
-
 // startWorker starts exe in dir with an empty environment under a memory cap of mem bytes, and
 // waits (within ctx) for its ready frame: its lockdown and every package initializer have run.
 func startWorker(ctx context.Context, exe, dir string, mem int64) (*worker, error) {
@@ -114,7 +104,7 @@ func startWorker(ctx context.Context, exe, dir string, mem int64) (*worker, erro
 	cmd.Dir = dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, logW, errW
 	cmd.ExtraFiles = []*os.File{outW, repW}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
 		closeAll()
 		return nil, sandbox.Errorf(sandbox.KindInternal, "native: start worker: %v", err)
@@ -221,7 +211,7 @@ func (w *worker) readReport(r io.Reader) {
 func (w *worker) kill() {
 	w.killed.Store(true)
 	if w.cmd.Process != nil {
-		_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(w.cmd.Process.Pid)
 		_ = w.cmd.Process.Kill()
 	}
 }

@@ -660,14 +660,7 @@ func (p *Program) pool(ctx context.Context, pages uint32) (*pool, error) {
 // Run calls the program's function with in.Args in an instance of its module.
 func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Input) (sandbox.Output, error) {
 	p, ok := prog.(*Program)
-	if !ok || p.sb != s {
-		return sandbox.Output{}, sandbox.Errorf(sandbox.KindInternal, "wasm: program of type %T is not from this wasm sandbox", prog)
-	}
-	if p.closed.Load() {
-		return sandbox.Output{}, sandbox.Errorf(sandbox.KindInternal, "wasm: run of a closed program (a forge bug: programs are closed only when no call uses them)")
-	}
-	in.Limits = in.Limits.WithDefaults()
-	args, err := sandbox.OrderArgs(p.sig, in.Args)
+	args, err := guestgen.StartCall(Name, prog, ok && p.sb == s, ok && p.closed.Load(), &in)
 	if err != nil {
 		return sandbox.Output{}, err
 	}

@@ -98,3 +98,17 @@ func StackFor(lim sandbox.Limits) uint64 {
 	}
 	return s
 }
+
+// StartCall begins a Run as every guest backend does: it refuses a program that is not this
+// backend's (ours false) or is closed, fills in the limits' defaults and puts the args in the
+// signature's order.
+func StartCall(backend string, prog sandbox.Program, ours, closed bool, in *sandbox.Input) ([]json.RawMessage, error) {
+	if !ours {
+		return nil, sandbox.Errorf(sandbox.KindInternal, "%s: program of type %T is not from this %s sandbox", backend, prog, backend)
+	}
+	if closed {
+		return nil, sandbox.Errorf(sandbox.KindInternal, "%s: run of a closed program (a forge bug: programs are closed only when no call uses them)", backend)
+	}
+	in.Limits = in.Limits.WithDefaults()
+	return sandbox.OrderArgs(prog.Signature(), in.Args)
+}

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package native
+
+import (
+	"os"
+	"syscall"
+)
+
+// The backend runs on Linux only (available says so); these keep the package building elsewhere.
+
+func pipe() (r, w *os.File, err error) { return nil, nil, errNotLinux }
+
+func procAttr() *syscall.SysProcAttr { return nil }
+
+func killGroup(int) {}
