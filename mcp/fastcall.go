@@ -298,22 +298,34 @@ func parseCancelled(body []byte) (string, bool) {
 	return id, ok
 }
 
-// canonicalID is a JSON-RPC request ID as the SDK writes it back, and its value: a string, or
-// an integer that fits in an int64.
+// canonicalID is a JSON-RPC request ID as the SDK writes it back, and its value: a string
+// (written as the SDK writes it: no HTML escapes), or an integer the SDK keeps exactly (it reads
+// IDs through float64: one beyond ±2^53 comes back another number, so the SDK answers those).
 func canonicalID(raw json.RawMessage) (string, any, bool) {
 	if len(raw) > 0 && raw[0] == '"' {
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
 			return "", nil, false
 		}
-		b, _ := json.Marshal(s)
-		return string(b), s, true
+		return sdkString(s), s, true
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil {
+	if err != nil || n > maxExactID || n < -maxExactID {
 		return "", nil, false
 	}
 	return strconv.FormatInt(n, 10), n, true
+}
+
+// maxExactID is the largest integer a float64 holds exactly (2^53).
+const maxExactID = 1 << 53
+
+// sdkString is s as a JSON string the way the SDK's messages write it (no HTML escapes).
+func sdkString(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return string(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }
 
 // fastCall answers r on fs and reports true, or reports false, having read nothing it does not
@@ -388,8 +400,7 @@ func (h *httpEdge) fastCall(w http.ResponseWriter, r *http.Request, fs *fastSess
 
 // rpcError is the JSON-RPC error response to id.
 func rpcError(id string, code int, message string) []byte {
-	m, _ := json.Marshal(message)
-	return []byte(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":` + strconv.Itoa(code) + `,"message":` + string(m) + `}}`)
+	return []byte(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":` + strconv.Itoa(code) + `,"message":` + sdkString(message) + `}}`)
 }
 
 // appendToolResult appends r as the SDK's json.Marshal writes it, for the results outcomeResult

@@ -51,7 +51,29 @@ const (
 	maskClear                 // allowed when args[arg] & val == 0 (mmap, mprotect: no PROT_EXEC)
 	maskSet                   // allowed when args[arg] & val != 0 (clone: only CLONE_THREAD)
 	below                     // allowed when (uint32)args[arg] < val (read, write: an fd the worker holds)
+	ownPid                    // allowed when (uint32)args[arg] is the worker's pid (tgkill: its own threads)
 )
+
+// pidSlot is the K of the instruction that compares with the worker's pid: the filter is built
+// before the worker exists, so its lockdown writes its pid there (pidInsn) before installing it.
+const pidSlot = 0xfffffffe
+
+// pidInsn is the index of the instruction of p whose K is the worker's pid (its only pidSlot).
+func pidInsn(p []insn) (int, error) {
+	at := -1
+	for i, in := range p {
+		if in.K == pidSlot && in.Code == bpfJMP|bpfJEQ|bpfK {
+			if at >= 0 {
+				return 0, fmt.Errorf("native: two pid slots in the filter")
+			}
+			at = i
+		}
+	}
+	if at < 0 {
+		return 0, fmt.Errorf("native: no pid slot in the filter")
+	}
+	return at, nil
+}
 
 // rule allows one system call, maybe on a condition on one argument.
 type rule struct {
@@ -74,6 +96,9 @@ func allowlist(s sysnums) []rule {
 		{nr: s.mmap, kind: maskClear, arg: 2, val: protExec},
 		{nr: s.mprotect, kind: maskClear, arg: 2, val: protExec},
 		{nr: s.clone, kind: maskSet, arg: 0, val: cloneThread},
+		// The runtime signals only its own threads (preemption, a crash); another process (the
+		// forge server, another worker: the same user) is refused.
+		{nr: s.tgkill, kind: ownPid, arg: 0},
 	}
 	for _, nr := range s.always {
 		r = append(r, rule{nr: nr})
@@ -111,6 +136,8 @@ func buildFilter(s sysnums, rules []rule) []insn {
 			test = insn{Code: bpfJMP | bpfJSET | bpfK, Jt: 0, Jf: 1, K: r.val}
 		case below:
 			test = insn{Code: bpfJMP | bpfJGE | bpfK, Jt: 1, Jf: 0, K: r.val}
+		case ownPid:
+			test = insn{Code: bpfJMP | bpfJEQ | bpfK, Jt: 0, Jf: 1, K: pidSlot}
 		}
 		p = append(p,
 			insn{Code: bpfJMP | bpfJEQ | bpfK, Jt: 0, Jf: 4, K: r.nr},

@@ -3,6 +3,7 @@ package native
 import (
 	"fmt"
 	"go/token"
+	"strconv"
 	"strings"
 
 	"github.com/artifactforge/forge/sandbox"
@@ -12,6 +13,10 @@ import (
 // guestVersion changes whenever the generated worker code changes, so cached executables built
 // from an older one are never reused.
 const guestVersion = "forge-native-guest-4"
+
+// callMark is what a worker writes on stderr as a call (or a test run) starts: the report of a
+// crash is what follows the last one.
+const callMark = "\x00forge: call\x00\n"
 
 // endOfCall is what a worker prints on stdout after each call (lockdown.End): the lines before it
 // are the call's.
@@ -113,8 +118,15 @@ func main() {
 // lockdownSource is forge/lockdown: its init locks the process down (see RATIONALE, "The native
 // backend"), and it carries the worker's frames.
 func lockdownSource(nums sysnums) string {
+	filter := buildFilter(nums, allowlist(nums))
+	at, err := pidInsn(filter)
+	if err != nil {
+		panic(err) // the allowlist has exactly one ownPid rule
+	}
 	return strings.NewReplacer(
-		"{{FILTER}}", filterSource(buildFilter(nums, allowlist(nums))),
+		"{{FILTER}}", filterSource(filter),
+		"{{PID_INSN}}", fmt.Sprint(at),
+		"{{CALL_MARK}}", strconv.Quote(callMark),
 		"{{SYS_SECCOMP}}", fmt.Sprint(nums.seccomp),
 		"{{EXIT_LOCKDOWN}}", fmt.Sprint(exitLockdown),
 		"{{END_OF_CALL}}", strings.ReplaceAll(strings.ReplaceAll(endOfCall, "\x00", `\x00`), "\n", `\n`),
@@ -198,6 +210,7 @@ func lock() error {
 	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, 38 /* PR_SET_NO_NEW_PRIVS */, 1, 0, 0, 0, 0); e != 0 {
 		return errorString("prctl(PR_SET_NO_NEW_PRIVS): " + e.Error())
 	}
+	filter[{{PID_INSN}}].K = uint32(syscall.Getpid()) // tgkill: this process's threads only
 	prog := syscall.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
 	// SECCOMP_SET_MODE_FILTER with SECCOMP_FILTER_FLAG_TSYNC: every thread of the process, and
 	// every thread made later, runs under the filter.
@@ -333,8 +346,15 @@ var (
 )
 
 // Begin and End bracket a call: host requests are carried only inside one, and End waits for one
-// in progress, so a goroutine the call left behind never speaks between calls.
-func Begin() { mu.Lock(); active = true; mu.Unlock() }
+// in progress, so a goroutine the call left behind never speaks between calls. Begin marks the
+// call's start on stderr: what the runtime reports there (a panic, a fatal error) is read from the
+// last mark on, never from an earlier call's text.
+func Begin() {
+	syscall.Write(2, []byte({{CALL_MARK}}))
+	mu.Lock()
+	active = true
+	mu.Unlock()
+}
 
 // End: see Begin. It then marks the end of the call's output on stdout, so that the parent knows
 // it has every line the call printed.

@@ -1,7 +1,11 @@
 package native
 
 import (
+	"bytes"
 	"context"
+	"debug/elf"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -163,8 +167,11 @@ type Program struct {
 	exe  string // the private copy
 	hash string // its SHA-256, checked before every start
 	size int64
-	sb   *Sandbox
-	key  string
+	// static is what its package-level variables take (the executable's data and BSS): mapped at
+	// exec, before the lockdown measures the worker, so start counts it against the memory cap.
+	static int64
+	sb     *Sandbox
+	key    string
 
 	mu     sync.Mutex
 	pools  map[int64]*pool
@@ -290,7 +297,7 @@ func (s *Sandbox) compile(ctx context.Context, src sandbox.Source) (*Program, er
 		return nil, sandbox.Errorf(sandbox.KindInternal, "native: %v", err)
 	}
 	p := &Program{src: src, sig: sig, sum: src.Checksum(), exe: exe, hash: guestgen.SHA256Hex(bin), size: int64(len(bin)),
-		sb: s, key: key, pools: map[int64]*pool{}, refs: 1}
+		static: staticBytes(bin), sb: s, key: key, pools: map[int64]*pool{}, refs: 1}
 	lim := src.Limits.WithDefaults()
 	pl := p.pool(lim.MemoryBytes)
 	w, err := s.get(ctx, pl, lim.Timeout)
@@ -386,7 +393,29 @@ func (s *Sandbox) start(ctx context.Context, pl *pool) (*worker, error) {
 	if err != nil || guestgen.SHA256Hex(b) != p.hash {
 		return nil, sandbox.Errorf(sandbox.KindInternal, "native: the worker executable %s changed since it was verified; compile the program again", p.exe)
 	}
-	return startWorker(ctx, p.exe, s.cwd, pl.mem)
+	if p.static >= pl.mem {
+		return nil, &sandbox.Error{Kind: sandbox.KindMemory, Message: fmt.Sprintf("the code's package-level variables take %d bytes, over the %d-byte memory cap", p.static, pl.mem),
+			Hint: "allocate large tables in the call (make) instead of declaring package-level arrays, or raise the memory limit"}
+	}
+	return startWorker(ctx, p.exe, s.cwd, pl.mem-p.static)
+}
+
+// staticBytes is the size of an executable's data and BSS sections (0 if it is not ELF): its
+// package-level variables, which no heap limit counts.
+func staticBytes(bin []byte) int64 {
+	f, err := elf.NewFile(bytes.NewReader(bin))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	var n int64
+	for _, sec := range f.Sections {
+		switch sec.Name {
+		case ".data", ".bss", ".noptrdata", ".noptrbss":
+			n += int64(sec.Size)
+		}
+	}
+	return n
 }
 
 func (s *Sandbox) release(pl *pool) {
@@ -397,9 +426,9 @@ func (s *Sandbox) release(pl *pool) {
 	s.signal()
 }
 
-// put returns w to the idle list, or ends it if it is broken or its program closed.
+// put returns w to the idle list, or ends it if it is broken, killed or its program closed.
 func (s *Sandbox) put(pl *pool, w *worker) {
-	if w.broken || pl.prog.closed.Load() || s.closed.Load() {
+	if w.broken || w.killed.Load() || pl.prog.closed.Load() || s.closed.Load() {
 		go w.close()
 		s.release(pl)
 		return
@@ -441,16 +470,25 @@ func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Inpu
 	return out, nil
 }
 
-// writeExecutable writes bin, verified, to path in the private directory.
+// writeExecutable writes bin, verified, to path in the private directory, through a temporary
+// file of its own: programs of several clients share one code's executable, and their first
+// compiles may write it at once.
 func writeExecutable(path string, bin []byte) error {
 	if b, err := os.ReadFile(path); err == nil && string(b) == string(bin) {
 		return nil
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, bin, 0o500); err != nil {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	_, err = f.Write(bin)
+	if err = errors.Join(err, f.Chmod(0o500), f.Close()); err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 var _ sandbox.Sizer = (*Program)(nil)

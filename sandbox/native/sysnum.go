@@ -9,8 +9,8 @@ type sysnums struct {
 	x32       bool   // amd64: refuse the x32 ABI's numbers (nr | 0x40000000)
 	seccomp   uint32 // the seccomp system call, for the lockdown
 
-	read, write, mmap, mprotect, clone uint32 // allowed with a condition on an argument
-	always                             []uint32
+	read, write, mmap, mprotect, clone, tgkill uint32 // allowed with a condition on an argument
+	always                                     []uint32
 }
 
 // hostSysnums are this machine's (empty where the backend does not run: Available says so).
@@ -29,7 +29,7 @@ func sysnumsFor(goarch string) sysnums {
 // sysnums of linux/amd64 (arch/x86/entry/syscalls/syscall_64.tbl).
 var amd64Sysnums = sysnums{
 	arch: "amd64", auditArch: 0xc000003e, x32: true, seccomp: 317,
-	read: 0, write: 1, mmap: 9, mprotect: 10, clone: 56,
+	read: 0, write: 1, mmap: 9, mprotect: 10, clone: 56, tgkill: 234,
 	always: []uint32{
 		11,  // munmap
 		13,  // rt_sigaction
@@ -49,7 +49,6 @@ var amd64Sysnums = sysnums{
 		230, // clock_nanosleep
 		231, // exit_group
 		232, // epoll_wait
-		234, // tgkill
 		281, // epoll_pwait
 		318, // getrandom
 		441, // epoll_pwait2
@@ -59,7 +58,7 @@ var amd64Sysnums = sysnums{
 // sysnums of linux/arm64 (include/uapi/asm-generic/unistd.h).
 var arm64Sysnums = sysnums{
 	arch: "arm64", auditArch: 0xc00000b7, seccomp: 277,
-	read: 63, write: 64, mmap: 222, mprotect: 226, clone: 220,
+	read: 63, write: 64, mmap: 222, mprotect: 226, clone: 220, tgkill: 131,
 	always: []uint32{
 		215, // munmap
 		134, // rt_sigaction
@@ -78,7 +77,6 @@ var arm64Sysnums = sysnums{
 		113, // clock_gettime
 		115, // clock_nanosleep
 		94,  // exit_group
-		131, // tgkill
 		22,  // epoll_pwait
 		278, // getrandom
 		441, // epoll_pwait2

@@ -41,10 +41,18 @@ import (
 
 var _ = artifact.Forge__Loaded
 
+// prints is fd 1, where the artifact's fmt.Print goes (the run's logs); testing writes its report
+// to fd 4, for os.Stdout is fd 4 but while a test function runs (testing keeps the file it finds
+// there when m.Run starts). A line the artifact prints then never reads as testing's own
+// ("--- PASS: TestX").
+var prints, report = os.Stdout, os.NewFile(4, "report")
+
+func restore() { os.Stdout = report }
+
 var tests = []testing.InternalTest{
 `)
 	for _, n := range names {
-		fmt.Fprintf(&main, "\t{Name: %q, F: artifact.%s},\n", n, n)
+		fmt.Fprintf(&main, "\t{Name: %q, F: func(t *testing.T) { os.Stdout = prints; defer restore(); artifact.%s(t) }},\n", n, n)
 	}
 	main.WriteString("}\n\n" + guestgen.TestDepsSource + `
 // main runs the tests whose names match the pattern of the one request, with -test.v: the report
@@ -53,6 +61,7 @@ func main() {
 	lockdown.WriteFrame('k', nil)
 	pattern := string(lockdown.ReadRequest())
 	os.Args = []string{"artifact.test"}
+	restore()
 	m := testing.MainStart(deps{}, tests, nil, nil, nil)
 	flag.Set("test.run", pattern)
 	flag.Set("test.v", "true")
@@ -100,7 +109,7 @@ func (s *Sandbox) Test(ctx context.Context, src sandbox.Source, testCode string,
 	if err := writeExecutable(exe, bin); err != nil {
 		return nil, sandbox.Errorf(sandbox.KindInternal, "native: %v", err)
 	}
-	p := &Program{exe: exe, hash: guestgen.SHA256Hex(bin)}
+	p := &Program{exe: exe, hash: guestgen.SHA256Hex(bin), static: staticBytes(bin)}
 	pl := &pool{prog: p, mem: in.Limits.MemoryBytes}
 	if len(names) == 0 { // only prove that it initializes
 		w, err := s.startTimed(ctx, pl, in.Limits.Timeout)
@@ -163,10 +172,10 @@ func (s *Sandbox) runTests(ctx context.Context, pl *pool, names []string, in san
 		quoted[i] = regexp.QuoteMeta(n)
 	}
 	report := &capBuffer{max: reportBytes}
-	w.logMu.Lock()
-	w.capture = report
-	w.logMu.Unlock()
 	host := sandbox.NewHost(ctx, in)
+	w.logMu.Lock()
+	w.capture, w.logHost = report, host // the artifact's prints are the run's logs
+	w.logMu.Unlock()
 	stop := context.AfterFunc(ctx, w.kill)
 	defer stop()
 	var stopErr error

@@ -17,27 +17,29 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/artifactforge/forge/internal/tailbuf"
 	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/internal/guestgen"
 )
 
 // worker is one worker process of a program: requests on its stdin, frames from its fd 3, what
-// its runtime reports (a panic, a fatal error) on stderr.
+// its runtime reports (a panic, a fatal error) on stderr, a test run's report on its fd 4 (apart
+// from its stdout, where the artifact prints: a printed verdict line is not the test's verdict).
 type worker struct {
 	cmd     *exec.Cmd
 	req     *os.File      // our end of its fd 0
 	frames  *bufio.Reader // our end of its fd 3
 	framesF *os.File
 
-	stderr   *capBuffer
-	drained  sync.WaitGroup // the stderr and stdout readers
-	exited   chan struct{}  // closed once the process is reaped
-	killed   atomic.Bool    // we killed it (a deadline, a cancellation)
-	inFlight atomic.Bool    // a host request was being served when it was killed
-	broken   bool           // it must not serve another call
+	stderr   *tailbuf.Buffer // the start and end of what it wrote on stderr since its call began
+	drained  sync.WaitGroup  // the stderr, stdout and report readers
+	exited   chan struct{}   // closed once the process is reaped
+	killed   atomic.Bool     // we killed it (a deadline, a cancellation)
+	inFlight atomic.Bool     // a host request was being served when it was killed
+	broken   bool            // it must not serve another call
 	logMu    sync.Mutex
-	logHost  *sandbox.Host // the call its stdout goes to
-	capture  *capBuffer    // or, while tests run, their report
+	logHost  *sandbox.Host // the call (or test run) its stdout goes to
+	capture  *capBuffer    // while tests run, their report (fd 4)
 	logEnd   chan struct{} // an end-of-output mark was read
 	marks    atomic.Int64  // end-of-output marks read
 	calls    int64         // calls sent (each ends with a mark)
@@ -67,8 +69,12 @@ func (c *capBuffer) String() string {
 	return string(c.buf)
 }
 
-// stderrBytes bounds what is kept of a worker's stderr (the runtime's report of a crash).
-const stderrBytes = 64 << 10
+// What is kept of a worker's stderr: the start, and an end long enough for the runtime's report
+// of a crash (which comes last, maybe after much printing), as the wasm sandbox keeps.
+const (
+	stderrHead = 4 << 10
+	stderrTail = 60 << 10
+)
 
 // startWorker starts exe in dir with an empty environment under a memory cap of mem bytes, and
 // waits (within ctx) for its ready frame: its lockdown and every package initializer have run.
@@ -90,7 +96,8 @@ func startWorker(ctx context.Context, exe, dir string, mem int64) (*worker, erro
 	outR, outW, err2 := mk()
 	errR, errW, err3 := mk()
 	logR, logW, err4 := mk()
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
+	repR, repW, err5 := mk()
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		closeAll()
 		return nil, sandbox.Errorf(sandbox.KindInternal, "native: worker pipes: %v", err)
 	}
@@ -98,7 +105,7 @@ func startWorker(ctx context.Context, exe, dir string, mem int64) (*worker, erro
 	cmd.Env = []string{}
 	cmd.Dir = dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, logW, errW
-	cmd.ExtraFiles = []*os.File{outW}
+	cmd.ExtraFiles = []*os.File{outW, repW}
 	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
 		closeAll()
@@ -108,9 +115,10 @@ func startWorker(ctx context.Context, exe, dir string, mem int64) (*worker, erro
 	outW.Close()
 	errW.Close()
 	logW.Close()
+	repW.Close()
 	w := &worker{cmd: cmd, req: inW, frames: bufio.NewReaderSize(outR, 64<<10), framesF: outR,
-		stderr: &capBuffer{max: stderrBytes}, exited: make(chan struct{}), logEnd: make(chan struct{}, 1), logDead: make(chan struct{})}
-	w.drained.Add(2)
+		stderr: tailbuf.New(stderrHead, stderrTail), exited: make(chan struct{}), logEnd: make(chan struct{}, 1), logDead: make(chan struct{})}
+	w.drained.Add(3)
 	go func() {
 		defer w.drained.Done()
 		_, _ = io.Copy(w.stderr, errR)
@@ -120,6 +128,11 @@ func startWorker(ctx context.Context, exe, dir string, mem int64) (*worker, erro
 		defer w.drained.Done()
 		w.readLogs(logR)
 		logR.Close()
+	}()
+	go func() {
+		defer w.drained.Done()
+		w.readReport(repR)
+		repR.Close()
 	}()
 	go func() {
 		_ = cmd.Wait()
@@ -150,8 +163,6 @@ func (w *worker) readLogs(r io.Reader) {
 		w.logMu.Lock()
 		switch {
 		case ended && len(line) == 0:
-		case w.capture != nil:
-			w.capture.Write(append(line, '\n'))
 		case w.logHost != nil:
 			w.logHost.AppendLogBytes(line)
 		}
@@ -180,6 +191,25 @@ func (w *worker) awaitLogs(ctx context.Context, calls int64) {
 		case <-w.exited:
 			return
 		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// readReport keeps what a test worker's testing package writes on fd 4 (its -test.v report) in
+// the capture of the run.
+func (w *worker) readReport(r io.Reader) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			w.logMu.Lock()
+			if c := w.capture; c != nil {
+				c.Write(buf[:n])
+			}
+			w.logMu.Unlock()
+		}
+		if err != nil {
 			return
 		}
 	}
@@ -253,7 +283,11 @@ func (w *worker) send(parts ...[]byte) error {
 // nothing waits for them (a pipe hop less per call).
 func (w *worker) call(ctx context.Context, host *sandbox.Host, args []json.RawMessage, lim sandbox.Limits, logs bool) (json.RawMessage, error) {
 	stop := context.AfterFunc(ctx, w.kill)
-	defer stop()
+	defer func() {
+		if !stop() {
+			w.broken = true // the deadline's kill has begun: the worker is gone, even if its answer came first
+		}
+	}()
 	if logs {
 		w.awaitLogs(ctx, w.calls)
 		w.logMu.Lock()
@@ -275,6 +309,7 @@ func (w *worker) call(ctx context.Context, host *sandbox.Host, args []json.RawMe
 		req = binary.LittleEndian.AppendUint32(req, uint32(len(a)))
 		req = append(req, a...)
 	}
+	w.stderr.Reset() // an earlier call's text is not this call's report (nor its bound's)
 	if err := w.send(req); err != nil {
 		w.broken = true
 		return nil, w.crashError(ctx, err, "call")
@@ -368,7 +403,13 @@ func (w *worker) crashError(ctx context.Context, err error, stage string) *sandb
 	<-w.exited
 	w.drained.Wait()
 	stderr := w.stderr.String()
-	if w.killed.Load() && ctx.Err() != nil && !strings.Contains(stderr, "fatal error") && !strings.Contains(stderr, "panic: ") {
+	if i := strings.LastIndex(stderr, callMark); i >= 0 {
+		stderr = stderr[i+len(callMark):] // this call's (bytes of the one before may arrive late)
+	}
+	// Killed at the deadline: our SIGKILL ended it (whatever it printed, "panic: " among it), or it
+	// ended on its own with no report (a report: it crashed first, and that is the verdict).
+	reported := strings.Contains(stderr, "fatal error") || strings.Contains(stderr, "panic: ")
+	if w.killed.Load() && ctx.Err() != nil && (killedBySIGKILL(w.cmd.ProcessState) || !reported) {
 		e := &sandbox.Error{Kind: sandbox.KindDeadline, Message: "deadline exceeded", Err: ctx.Err()}
 		if errors.Is(ctx.Err(), context.Canceled) {
 			e.Message = "call cancelled"
@@ -397,4 +438,14 @@ func (w *worker) crashError(ctx context.Context, err error, stage string) *sandb
 		msg += ": " + s
 	}
 	return &sandbox.Error{Kind: sandbox.KindPanic, Message: stage + ": " + msg, Err: err}
+}
+
+// killedBySIGKILL reports whether the process ended by SIGKILL: the parent's kill (the worker's
+// code could send it only to itself, and only past Go's memory safety).
+func killedBySIGKILL(ps *os.ProcessState) bool {
+	if ps == nil {
+		return false
+	}
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }

@@ -165,7 +165,7 @@ func forgeCall(n uint32) uint64 {
 	if test {
 		b.WriteString("\nvar _ = artifact.Forge__Loaded\n\nvar tests = []testing.InternalTest{\n")
 		for _, n := range names {
-			fmt.Fprintf(&b, "\t{Name: %q, F: artifact.%s},\n", n, n)
+			fmt.Fprintf(&b, "\t{Name: %q, F: func(t *testing.T) { os.Stdout = os.Stderr; defer restore(); artifact.%s(t) }},\n", n, n)
 		}
 		b.WriteString(testRunnerSource)
 	}
@@ -176,8 +176,15 @@ func forgeCall(n uint32) uint64 {
 // testRunnerSource runs tests with the real testing package: testing.MainStart with a minimal
 // testDeps (what go test's generated main passes; its method set follows the toolchain, hence the
 // Go version in the module's cache key) and -test.v, so the host reads each test's verdict and
-// messages from the report on stdout. An instance runs M.Run once (testing keeps state across runs).
+// messages from the report on stdout (the artifact prints on stderr meanwhile). An instance runs M.Run once (testing keeps state across runs).
 const testRunnerSource = `}
+
+// report is fd 1, testing's report; while a test function runs os.Stdout is fd 2 (testing keeps
+// the file it found when M.Run started), so what the artifact prints there (as println's) never
+// reads as testing's own verdict ("--- PASS: TestX").
+var report = os.Stdout
+
+func restore() { os.Stdout = report }
 
 ` + guestgen.TestDepsSource + `
 // forge_test runs the tests whose names match the pattern in the input buffer; it returns
