@@ -375,9 +375,11 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 }
 
 // readSized reads body to its end into a buffer of size+1 bytes (the last for the read that finds
-// the end), past max bytes failing as a MaxBytesReader does.
+// the end), past max bytes failing as a MaxBytesReader does. The buffer starts at most
+// sizedPrealloc long and grows as the bytes arrive: an announced length costs nothing before
+// its bytes come (connections announcing --max-body and sending nothing would hold it each).
 func readSized(body io.Reader, size, max int64) ([]byte, error) {
-	b := make([]byte, 0, size+1)
+	b := make([]byte, 0, min(size, sizedPrealloc)+1)
 	for {
 		n, err := body.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
@@ -395,6 +397,9 @@ func readSized(body io.Reader, size, max int64) ([]byte, error) {
 		}
 	}
 }
+
+// sizedPrealloc is the most readSized allocates before a body's bytes arrive.
+const sizedPrealloc = 64 << 10
 
 func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	s.call(w, r, r.PathValue("role"), r.PathValue("method"))
