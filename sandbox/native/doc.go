@@ -2,8 +2,9 @@
 // gated as for wasm (sandbox/gate), wrapped in the dispatcher both backends share
 // (sandbox/internal/guestgen), built with the machine's Go toolchain into a static executable
 // (CGO_ENABLED=0; cached by content hash, its SHA-256 recorded outside the cache and checked
-// before every start) and run as long-lived worker processes, a pool per program and memory cap,
-// MaxWorkers in all.
+// when read) and run as long-lived worker processes, a pool per program and memory cap,
+// MaxWorkers in all. A worker is exec'd from a sealed memfd holding the checked bytes (image.go),
+// never from a path.
 //
 // A worker locks itself down before any artifact code runs: the artifact imports forge/lockdown
 // (added on its package line, so no line moves), whose init sets GOMAXPROCS to 1, the rlimits
@@ -12,6 +13,8 @@
 // connects, executes or signals another process. Its environment is empty and its cwd an empty
 // directory.
 //
+// A worker first reads a token of its own from its stdin, which its marks carry (the start of a
+// call on stderr, its end on stdout): the artifact cannot read it, so a mark it prints is text.
 // A call is a length-framed request on the worker's stdin; the worker answers on its fd 3 with
 // host requests (forge/host: HTTP, Log, Now, Rand, Call, served by the parent with the call's
 // sandbox.Host) and then the dispatcher's tagged result, read within Limits.OutputBytes. At the

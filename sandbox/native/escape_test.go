@@ -3,8 +3,6 @@ package native
 import (
 	"bytes"
 	"context"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -83,16 +81,9 @@ func TestLockdownRefusesEscapes(t *testing.T) {
 	}}
 	bin, err := goBuild(context.Background(), tc, g)
 	require.NoError(t, err)
-	exe := filepath.Join(t.TempDir(), "escape")
-	require.NoError(t, writeExecutable(exe, bin))
-	_, w, err := pipe() // its fd 3
-	require.NoError(t, err)
-	defer w.Close()
-	cmd := exec.Command(exe, "67108864")
-	cmd.Env = []string{}
+	cmd := lockedCmd(t, bin, "67108864")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.ExtraFiles = append(cmd.ExtraFiles, w)
 	require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
 	got := map[string]string{}
 	for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
@@ -146,9 +137,7 @@ func Opened() []string { return []string{atVar, atInit, try()} }
 	require.NoError(t, err)
 	bin, err := goBuild(ctx, tc, g)
 	require.NoError(t, err)
-	exe := filepath.Join(t.TempDir(), "worker")
-	require.NoError(t, writeExecutable(exe, bin))
-	w, err := startWorker(ctx, exe, t.TempDir(), sandbox.DefaultMemoryBytes)
+	w, err := startWorker(ctx, testImage(t, bin), t.TempDir(), sandbox.DefaultMemoryBytes)
 	require.NoError(t, err)
 	defer w.close()
 	lim := sandbox.Limits{}.WithDefaults()

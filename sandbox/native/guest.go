@@ -12,15 +12,19 @@ import (
 
 // guestVersion changes whenever the generated worker code changes, so cached executables built
 // from an older one are never reused.
-const guestVersion = "forge-native-guest-4"
+const guestVersion = "forge-native-guest-5"
 
-// callMark is what a worker writes on stderr as a call (or a test run) starts: the report of a
-// crash is what follows the last one.
-const callMark = "\x00forge: call\x00\n"
-
-// endOfCall is what a worker prints on stdout after each call (lockdown.End): the lines before it
-// are the call's.
-const endOfCall = "\x00forge:end-of-call\x00\n"
+// A worker's marks: callMarkPrefix+token+markSuffix+"\n" on stderr as a call (or a test run)
+// starts (the report of a crash is what follows the last one), endMarkPrefix+token+markSuffix+"\n"
+// on stdout after each call (lockdown.End: the lines before it are the call's). The token is the
+// worker's own (tokenLen bytes, the first its stdin carries): its artifact cannot read it, so
+// cannot forge a mark.
+const (
+	callMarkPrefix = "\x00forge: call "
+	endMarkPrefix  = "\x00forge: end of call "
+	markSuffix     = "\x00"
+	tokenLen       = 26 // crypto/rand.Text
+)
 
 // exitLockdown is the worker's exit code when it could not lock itself down: no artifact code
 // ran.
@@ -126,10 +130,13 @@ func lockdownSource(nums sysnums) string {
 	return strings.NewReplacer(
 		"{{FILTER}}", filterSource(filter),
 		"{{PID_INSN}}", fmt.Sprint(at),
-		"{{CALL_MARK}}", strconv.Quote(callMark),
+		"{{CALL_MARK}}", strconv.Quote(callMarkPrefix),
+		"{{END_MARK}}", strconv.Quote(endMarkPrefix),
+		"{{MARK_SUFFIX}}", strconv.Quote(markSuffix+"\n"),
+		"{{TOKEN_LEN}}", fmt.Sprint(tokenLen),
+		"{{IMAGE_FD}}", fmt.Sprint(imageFD),
 		"{{SYS_SECCOMP}}", fmt.Sprint(nums.seccomp),
 		"{{EXIT_LOCKDOWN}}", fmt.Sprint(exitLockdown),
-		"{{END_OF_CALL}}", strings.ReplaceAll(strings.ReplaceAll(endOfCall, "\x00", `\x00`), "\n", `\n`),
 	).Replace(lockdownTemplate)
 }
 
@@ -164,7 +171,18 @@ func Exit(code int) { syscall.Exit(code) }
 
 var filter = {{FILTER}}
 
+// The marks of Begin and End, with the token the parent sent first on stdin.
+var callMark, endMark []byte
+
 func lock() error {
+	// The executable's fd (the worker was exec'd from it): not the artifact's.
+	syscall.Close({{IMAGE_FD}})
+	var token [{{TOKEN_LEN}}]byte
+	if !readFull(0, token[:]) {
+		return errorString("no token on stdin")
+	}
+	callMark = []byte({{CALL_MARK}} + string(token[:]) + {{MARK_SUFFIX}})
+	endMark = []byte({{END_MARK}} + string(token[:]) + {{MARK_SUFFIX}})
 	// One P: a worker serves one call at a time, its goroutines share one core (a guest that
 	// spawns compute goroutines cannot take the machine's), and fewer runtime threads.
 	runtime.GOMAXPROCS(1)
@@ -350,7 +368,7 @@ var (
 // call's start on stderr: what the runtime reports there (a panic, a fatal error) is read from the
 // last mark on, never from an earlier call's text.
 func Begin() {
-	syscall.Write(2, []byte({{CALL_MARK}}))
+	syscall.Write(2, callMark)
 	mu.Lock()
 	active = true
 	mu.Unlock()
@@ -362,10 +380,8 @@ func End() {
 	mu.Lock()
 	active = false
 	mu.Unlock()
-	writeAll(1, []byte(endOfCall))
+	writeAll(1, endMark)
 }
-
-const endOfCall = "{{END_OF_CALL}}"
 
 var outside = []byte(` + "`" + `{"e":"host API used outside a call (by a goroutine the call left running)"}` + "`" + `)
 

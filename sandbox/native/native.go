@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"debug/elf"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -44,14 +43,15 @@ const DefaultIdleTimeout = 30 * time.Second
 type Sandbox struct {
 	opts    Options
 	builder *builder
-	dir     string // private: the verified copies of executables, and the workers' empty cwd
+	dir     string // private: the workers' empty cwd
 	cwd     string
 
 	mu       sync.Mutex
 	programs map[string]*Program
-	live     int           // worker processes alive
-	idle     []*idleWorker // over all programs, oldest first
-	freed    chan struct{} // signalled when a worker ends or turns idle
+	images   map[string]*image // by build key
+	live     int               // worker processes alive
+	idle     []*idleWorker     // over all programs, oldest first
+	freed    chan struct{}     // signalled when a worker ends or turns idle
 	closed   atomic.Bool
 	stopTrim chan struct{}
 }
@@ -100,7 +100,7 @@ func New(opts Options) (*Sandbox, error) {
 		opts: opts,
 		builder: &builder{dir: filepath.Join(opts.CacheDir, "native", "bin"), root: root,
 			rec: guestgen.Records{Root: guestgen.RecordRoot(opts.RecordDir), Dir: filepath.Join(opts.RecordDir, "native")}},
-		dir: dir, cwd: cwd, programs: map[string]*Program{}, freed: make(chan struct{}, 1), stopTrim: make(chan struct{}),
+		dir: dir, cwd: cwd, programs: map[string]*Program{}, images: map[string]*image{}, freed: make(chan struct{}, 1), stopTrim: make(chan struct{}),
 	}
 	if opts.IdleTimeout > 0 {
 		go s.trimLoop(opts.IdleTimeout)
@@ -156,6 +156,13 @@ func (s *Sandbox) Close() error {
 	for _, p := range progs {
 		p.closeWorkers()
 	}
+	s.mu.Lock()
+	images := s.images
+	s.images = map[string]*image{}
+	s.mu.Unlock()
+	for _, im := range images {
+		im.close()
+	}
 	return os.RemoveAll(s.dir)
 }
 
@@ -164,8 +171,7 @@ type Program struct {
 	src  sandbox.Source
 	sig  sandbox.Signature
 	sum  string
-	exe  string // the private copy
-	hash string // its SHA-256, checked before every start
+	img  *image // its executable, sealed
 	size int64
 	// static is what its package-level variables take (the executable's data and BSS): mapped at
 	// exec, before the lockdown measures the worker, so start counts it against the memory cap.
@@ -214,6 +220,7 @@ func (p *Program) Close() error {
 	s.mu.Unlock()
 	if last && !p.closed.Swap(true) {
 		p.closeWorkers()
+		s.dropImage(p.img)
 	}
 	return nil
 }
@@ -292,16 +299,17 @@ func (s *Sandbox) compile(ctx context.Context, src sandbox.Source) (*Program, er
 	if err != nil {
 		return nil, err
 	}
-	exe := filepath.Join(s.dir, bkey)
-	if err := writeExecutable(exe, bin); err != nil {
-		return nil, sandbox.Errorf(sandbox.KindInternal, "native: %v", err)
+	img, err := s.image(bkey, bin)
+	if err != nil {
+		return nil, err
 	}
-	p := &Program{src: src, sig: sig, sum: src.Checksum(), exe: exe, hash: guestgen.SHA256Hex(bin), size: int64(len(bin)),
+	p := &Program{src: src, sig: sig, sum: src.Checksum(), img: img, size: int64(len(bin)),
 		static: staticBytes(bin), sb: s, key: key, pools: map[int64]*pool{}, refs: 1}
 	lim := src.Limits.WithDefaults()
 	pl := p.pool(lim.MemoryBytes)
 	w, err := s.get(ctx, pl, lim.Timeout)
 	if err != nil {
+		p.Close()
 		return nil, err
 	}
 	s.put(pl, w)
@@ -386,18 +394,14 @@ func (s *Sandbox) get(ctx context.Context, pl *pool, timeout time.Duration) (*wo
 // startAllowance is what a worker's start may take beyond the call's timeout.
 const startAllowance = 2 * time.Second
 
-// start verifies the program's executable against its hash and starts a worker of it.
+// start starts a worker of the program's image.
 func (s *Sandbox) start(ctx context.Context, pl *pool) (*worker, error) {
 	p := pl.prog
-	b, err := os.ReadFile(p.exe)
-	if err != nil || guestgen.SHA256Hex(b) != p.hash {
-		return nil, sandbox.Errorf(sandbox.KindInternal, "native: the worker executable %s changed since it was verified; compile the program again", p.exe)
-	}
 	if p.static >= pl.mem {
 		return nil, &sandbox.Error{Kind: sandbox.KindMemory, Message: fmt.Sprintf("the code's package-level variables take %d bytes, over the %d-byte memory cap", p.static, pl.mem),
 			Hint: "allocate large tables in the call (make) instead of declaring package-level arrays, or raise the memory limit"}
 	}
-	return startWorker(ctx, p.exe, s.cwd, pl.mem-p.static)
+	return startWorker(ctx, p.img, s.cwd, pl.mem-p.static)
 }
 
 // staticBytes is the size of an executable's data and BSS sections (0 if it is not ELF): its
@@ -468,27 +472,6 @@ func (s *Sandbox) Run(ctx context.Context, prog sandbox.Program, in sandbox.Inpu
 		return sandbox.Output{Logs: out.Logs, Duration: out.Duration, HostCalls: out.HostCalls, UpstreamRead: out.UpstreamRead}, sandbox.CapError(rerr)
 	}
 	return out, nil
-}
-
-// writeExecutable writes bin, verified, to path in the private directory, through a temporary
-// file of its own: programs of several clients share one code's executable, and their first
-// compiles may write it at once.
-func writeExecutable(path string, bin []byte) error {
-	if b, err := os.ReadFile(path); err == nil && string(b) == string(bin) {
-		return nil
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(bin)
-	if err = errors.Join(err, f.Chmod(0o500), f.Close()); err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
 }
 
 var _ sandbox.Sizer = (*Program)(nil)

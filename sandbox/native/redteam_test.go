@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -83,16 +82,9 @@ func TestRedteamLockdownRefusesSignalsToOtherProcesses(t *testing.T) {
 	}}
 	bin, err := goBuild(context.Background(), tc, g)
 	require.NoError(t, err)
-	exe := filepath.Join(t.TempDir(), "signal")
-	require.NoError(t, writeExecutable(exe, bin))
-	_, w, err := pipe() // its fd 3
-	require.NoError(t, err)
-	defer w.Close()
-	cmd := exec.Command(exe, "67108864", strconv.Itoa(os.Getpid()))
-	cmd.Env = []string{}
+	cmd := lockedCmd(t, bin, "67108864", strconv.Itoa(os.Getpid()))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.ExtraFiles = append(cmd.ExtraFiles, w)
 	err = cmd.Run()
 	t.Logf("stdout: %s stderr: %s", stdout.String(), stderr.String())
 	assert.Contains(t, stdout.String(), "tgkill_self=allowed\n")

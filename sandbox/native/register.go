@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"strings"
 
 	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/internal/guestgen"
@@ -40,6 +41,16 @@ func available() error {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil || !bytes.Contains(b, []byte("\nSeccomp:")) {
 		return errors.New("the kernel has no seccomp (no Seccomp: line in /proc/self/status)")
+	}
+	noexec, _ := os.ReadFile("/proc/sys/vm/memfd_noexec") // absent before Linux 6.3: memfds execute
+	return memfdExec(string(noexec))
+}
+
+// memfdExec says whether workers can be exec'd from memfds (image.go) under vm.memfd_noexec's
+// value: 2 refuses every executable memfd.
+func memfdExec(noexec string) error {
+	if strings.TrimSpace(noexec) == "2" {
+		return errors.New("vm.memfd_noexec is 2: workers run from sealed memfds, which this kernel refuses to execute (set it to 0 or 1)")
 	}
 	return nil
 }

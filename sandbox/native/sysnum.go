@@ -8,6 +8,8 @@ type sysnums struct {
 	auditArch uint32 // AUDIT_ARCH_* of seccomp_data.arch
 	x32       bool   // amd64: refuse the x32 ABI's numbers (nr | 0x40000000)
 	seccomp   uint32 // the seccomp system call, for the lockdown
+	// memfd_create, for the parent: a worker's executable is a sealed memfd (image.go)
+	memfdCreate uint32
 
 	read, write, mmap, mprotect, clone, tgkill uint32 // allowed with a condition on an argument
 	always                                     []uint32
@@ -28,7 +30,7 @@ func sysnumsFor(goarch string) sysnums {
 
 // sysnums of linux/amd64 (arch/x86/entry/syscalls/syscall_64.tbl).
 var amd64Sysnums = sysnums{
-	arch: "amd64", auditArch: 0xc000003e, x32: true, seccomp: 317,
+	arch: "amd64", auditArch: 0xc000003e, x32: true, seccomp: 317, memfdCreate: 319,
 	read: 0, write: 1, mmap: 9, mprotect: 10, clone: 56, tgkill: 234,
 	always: []uint32{
 		11,  // munmap
@@ -57,7 +59,7 @@ var amd64Sysnums = sysnums{
 
 // sysnums of linux/arm64 (include/uapi/asm-generic/unistd.h).
 var arm64Sysnums = sysnums{
-	arch: "arm64", auditArch: 0xc00000b7, seccomp: 277,
+	arch: "arm64", auditArch: 0xc00000b7, seccomp: 277, memfdCreate: 279,
 	read: 63, write: 64, mmap: 222, mprotect: 226, clone: 220, tgkill: 131,
 	always: []uint32{
 		215, // munmap

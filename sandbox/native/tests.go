@@ -3,7 +3,6 @@ package native
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -105,11 +104,12 @@ func (s *Sandbox) Test(ctx context.Context, src sandbox.Source, testCode string,
 	if err != nil {
 		return nil, err
 	}
-	exe := filepath.Join(s.dir, key)
-	if err := writeExecutable(exe, bin); err != nil {
-		return nil, sandbox.Errorf(sandbox.KindInternal, "native: %v", err)
+	img, err := s.image(key, bin)
+	if err != nil {
+		return nil, err
 	}
-	p := &Program{exe: exe, hash: guestgen.SHA256Hex(bin), static: staticBytes(bin)}
+	defer s.dropImage(img)
+	p := &Program{img: img, static: staticBytes(bin)}
 	pl := &pool{prog: p, mem: in.Limits.MemoryBytes}
 	if len(names) == 0 { // only prove that it initializes
 		w, err := s.startTimed(ctx, pl, in.Limits.Timeout)

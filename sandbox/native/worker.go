@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -45,6 +46,11 @@ type worker struct {
 	calls    int64         // calls sent (each ends with a mark)
 	logDead  chan struct{} // closed when the stdout reader stops reading lines
 	sendBuf  []byte
+
+	// The marks it writes, with a token of its own the artifact cannot read (it reads it from
+	// its stdin in the lockdown, before any artifact code runs): a printed copy of a mark is text.
+	endMark  []byte // on stdout after each call, without its newline
+	callMark string // on stderr as each call begins
 }
 
 // capBuffer keeps the first max bytes written to it.
@@ -76,9 +82,10 @@ const (
 	stderrTail = 60 << 10
 )
 
-// startWorker starts exe in dir with an empty environment under a memory cap of mem bytes, and
-// waits (within ctx) for its ready frame: its lockdown and every package initializer have run.
-func startWorker(ctx context.Context, exe, dir string, mem int64) (*worker, error) {
+// startWorker starts a worker of im in dir with an empty environment under a memory cap of mem
+// bytes, and waits (within ctx) for its ready frame: its lockdown and every package initializer
+// have run.
+func startWorker(ctx context.Context, im *image, dir string, mem int64) (*worker, error) {
 	var files []*os.File
 	closeAll := func() {
 		for _, f := range files {
@@ -101,13 +108,25 @@ func startWorker(ctx context.Context, exe, dir string, mem int64) (*worker, erro
 		closeAll()
 		return nil, sandbox.Errorf(sandbox.KindInternal, "native: worker pipes: %v", err)
 	}
-	cmd := exec.Command(exe, strconv.FormatInt(mem, 10))
+	// The lockdown reads the token first: the pipe holds it until then.
+	token := rand.Text()
+	if _, err := inW.Write([]byte(token)); err != nil {
+		closeAll()
+		return nil, sandbox.Errorf(sandbox.KindInternal, "native: worker pipes: %v", err)
+	}
+	cmd := exec.Command("/proc/self/fd/"+strconv.Itoa(imageFD), strconv.FormatInt(mem, 10))
 	cmd.Env = []string{}
 	cmd.Dir = dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, logW, errW
-	cmd.ExtraFiles = []*os.File{outW, repW}
 	cmd.SysProcAttr = procAttr()
-	if err := cmd.Start(); err != nil {
+	im.mu.RLock()
+	err := errors.New("its program was closed")
+	if im.f != nil {
+		cmd.ExtraFiles = []*os.File{outW, repW, im.f} // fds 3, 4 and imageFD
+		err = cmd.Start()
+	}
+	im.mu.RUnlock()
+	if err != nil {
 		closeAll()
 		return nil, sandbox.Errorf(sandbox.KindInternal, "native: start worker: %v", err)
 	}
@@ -117,7 +136,8 @@ func startWorker(ctx context.Context, exe, dir string, mem int64) (*worker, erro
 	logW.Close()
 	repW.Close()
 	w := &worker{cmd: cmd, req: inW, frames: bufio.NewReaderSize(outR, 64<<10), framesF: outR,
-		stderr: tailbuf.New(stderrHead, stderrTail), exited: make(chan struct{}), logEnd: make(chan struct{}, 1), logDead: make(chan struct{})}
+		stderr: tailbuf.New(stderrHead, stderrTail), exited: make(chan struct{}), logEnd: make(chan struct{}, 1), logDead: make(chan struct{}),
+		endMark: []byte(endMarkPrefix + token + markSuffix), callMark: callMarkPrefix + token + markSuffix + "\n"}
 	w.drained.Add(3)
 	go func() {
 		defer w.drained.Done()
@@ -155,7 +175,7 @@ func startWorker(ctx context.Context, exe, dir string, mem int64) (*worker, erro
 // is granted), line by line, at most a host log's worth at a time.
 func (w *worker) readLogs(r io.Reader) {
 	defer close(w.logDead)
-	end := []byte(strings.TrimSuffix(endOfCall, "\n"))
+	end := w.endMark
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 4<<10), 64<<10)
 	for sc.Scan() {
@@ -403,8 +423,8 @@ func (w *worker) crashError(ctx context.Context, err error, stage string) *sandb
 	<-w.exited
 	w.drained.Wait()
 	stderr := w.stderr.String()
-	if i := strings.LastIndex(stderr, callMark); i >= 0 {
-		stderr = stderr[i+len(callMark):] // this call's (bytes of the one before may arrive late)
+	if i := strings.LastIndex(stderr, w.callMark); i >= 0 {
+		stderr = stderr[i+len(w.callMark):] // this call's (bytes of the one before may arrive late)
 	}
 	// Killed at the deadline: our SIGKILL ended it (whatever it printed, "panic: " among it), or it
 	// ended on its own with no report (a report: it crashed first, and that is the verdict).
