@@ -12,18 +12,20 @@ import (
 
 // guestVersion changes whenever the generated worker code changes, so cached executables built
 // from an older one are never reused.
-const guestVersion = "forge-native-guest-5"
+const guestVersion = "forge-native-guest-6"
 
 // A worker's marks: callMarkPrefix+token+markSuffix+"\n" on stderr as a call (or a test run)
-// starts (the report of a crash is what follows the last one), endMarkPrefix+token+markSuffix+"\n"
-// on stdout after each call (lockdown.End: the lines before it are the call's). The token is the
+// starts (the report of a crash is what follows the last one); around a call whose prints are its
+// logs, startMarkPrefix+... and endMarkPrefix+... on stdout (lockdown.Begin and End: the lines
+// between are the call's; a call without logs writes neither, a pipe hop less). The token is the
 // worker's own (tokenLen bytes, the first its stdin carries): its artifact cannot read it, so
 // cannot forge a mark.
 const (
-	callMarkPrefix = "\x00forge: call "
-	endMarkPrefix  = "\x00forge: end of call "
-	markSuffix     = "\x00"
-	tokenLen       = 26 // crypto/rand.Text
+	callMarkPrefix  = "\x00forge: call "
+	startMarkPrefix = "\x00forge: start of call "
+	endMarkPrefix   = "\x00forge: end of call "
+	markSuffix      = "\x00"
+	tokenLen        = 26 // crypto/rand.Text
 )
 
 // exitLockdown is the worker's exit code when it could not lock itself down: no artifact code
@@ -85,7 +87,7 @@ func exchange(op uint32, req []byte) []byte { return lockdown.Exchange(op, req) 
 `
 
 // mainSource is the worker's loop: it reads a request (the call's stack cap, little-endian
-// uint64, then the framed args) from fd 0, calls the dispatcher and writes its tagged result as
+// uint64, whether its prints are its logs, one byte, then the framed args) from fd 0, calls the dispatcher and writes its tagged result as
 // an 'r' frame on fd 3. It starts by writing a 'k' frame: every package initializer, the
 // artifact's included, has run.
 const mainSource = `package main
@@ -102,7 +104,7 @@ func main() {
 	var maxStack uint64
 	for {
 		in := lockdown.ReadRequest()
-		if len(in) < 8 {
+		if len(in) < 9 {
 			lockdown.Exit(0)
 		}
 		ms := uint64(in[0]) | uint64(in[1])<<8 | uint64(in[2])<<16 | uint64(in[3])<<24 |
@@ -111,8 +113,8 @@ func main() {
 			debug.SetMaxStack(int(ms))
 			maxStack = ms
 		}
-		lockdown.Begin()
-		out := artifact.Forge__Call(in[8:len(in):len(in)])
+		lockdown.Begin(in[8] != 0)
+		out := artifact.Forge__Call(in[9:len(in):len(in)])
 		lockdown.End()
 		lockdown.WriteFrame('r', out)
 	}
@@ -131,6 +133,7 @@ func lockdownSource(nums sysnums) string {
 		"{{FILTER}}", filterSource(filter),
 		"{{PID_INSN}}", fmt.Sprint(at),
 		"{{CALL_MARK}}", strconv.Quote(callMarkPrefix),
+		"{{START_MARK}}", strconv.Quote(startMarkPrefix),
 		"{{END_MARK}}", strconv.Quote(endMarkPrefix),
 		"{{MARK_SUFFIX}}", strconv.Quote(markSuffix+"\n"),
 		"{{TOKEN_LEN}}", fmt.Sprint(tokenLen),
@@ -172,7 +175,7 @@ func Exit(code int) { syscall.Exit(code) }
 var filter = {{FILTER}}
 
 // The marks of Begin and End, with the token the parent sent first on stdin.
-var callMark, endMark []byte
+var callMark, startMark, endMark []byte
 
 func lock() error {
 	// The executable's fd (the worker was exec'd from it): not the artifact's.
@@ -182,6 +185,7 @@ func lock() error {
 		return errorString("no token on stdin")
 	}
 	callMark = []byte({{CALL_MARK}} + string(token[:]) + {{MARK_SUFFIX}})
+	startMark = []byte({{START_MARK}} + string(token[:]) + {{MARK_SUFFIX}})
 	endMark = []byte({{END_MARK}} + string(token[:]) + {{MARK_SUFFIX}})
 	// One P: a worker serves one call at a time, its goroutines share one core (a guest that
 	// spawns compute goroutines cannot take the machine's), and fewer runtime threads.
@@ -361,26 +365,34 @@ func WriteFrame(tag byte, parts ...[]byte) {
 var (
 	mu     sync.Mutex
 	active bool
+	logged bool // the call's prints are its logs
 )
 
 // Begin and End bracket a call: host requests are carried only inside one, and End waits for one
 // in progress, so a goroutine the call left behind never speaks between calls. Begin marks the
 // call's start on stderr: what the runtime reports there (a panic, a fatal error) is read from the
-// last mark on, never from an earlier call's text.
-func Begin() {
+// last mark on, never from an earlier call's text. When its prints are its logs, Begin and End
+// also mark its start and end on stdout: the parent takes the lines between as the call's, and
+// knows it has them all.
+func Begin(logs bool) {
 	syscall.Write(2, callMark)
+	if logs {
+		writeAll(1, startMark)
+	}
 	mu.Lock()
-	active = true
+	active, logged = true, logs
 	mu.Unlock()
 }
 
-// End: see Begin. It then marks the end of the call's output on stdout, so that the parent knows
-// it has every line the call printed.
+// End: see Begin.
 func End() {
 	mu.Lock()
 	active = false
+	logs := logged
 	mu.Unlock()
-	writeAll(1, endMark)
+	if logs {
+		writeAll(1, endMark)
+	}
 }
 
 var outside = []byte(` + "`" + `{"e":"host API used outside a call (by a goroutine the call left running)"}` + "`" + `)

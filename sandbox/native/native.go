@@ -50,7 +50,7 @@ type Sandbox struct {
 	programs map[string]*Program
 	images   map[string]*image // by build key
 	live     int               // worker processes alive
-	idle     []*idleWorker     // over all programs, oldest first
+	idle     []idleWorker      // over all programs, oldest first
 	freed    chan struct{}     // signalled when a worker ends or turns idle
 	closed   atomic.Bool
 	stopTrim chan struct{}
@@ -340,19 +340,21 @@ func (p *Program) pool(mem int64) *pool {
 // MaxWorkers in all; an idle worker of another pool is ended to make room), waiting while none
 // can be had.
 func (s *Sandbox) get(ctx context.Context, pl *pool, timeout time.Duration) (*worker, error) {
+	s.mu.Lock()
+	if w := s.takeIdle(pl); w != nil { // the warm path: no start, no wait
+		s.mu.Unlock()
+		return w, nil
+	}
+	s.mu.Unlock()
 	// Starting a process (exec, the Go runtime's start, the lockdown) is not the code's time: a
 	// start gets startAllowance on top of the timeout its initializers run under.
 	sctx, cancel := context.WithTimeout(ctx, timeout+startAllowance)
 	defer cancel()
 	for {
 		s.mu.Lock()
-		for i := len(s.idle) - 1; i >= 0; i-- {
-			if s.idle[i].pl == pl {
-				w := s.idle[i].w
-				s.idle = append(s.idle[:i], s.idle[i+1:]...)
-				s.mu.Unlock()
-				return w, nil
-			}
+		if w := s.takeIdle(pl); w != nil {
+			s.mu.Unlock()
+			return w, nil
 		}
 		var evict *worker
 		if pl.count < s.opts.PoolSize && s.live >= s.opts.MaxWorkers && len(s.idle) > 0 {
@@ -389,6 +391,19 @@ func (s *Sandbox) get(ctx context.Context, pl *pool, timeout time.Duration) (*wo
 				Hint: "fewer concurrent calls, or a larger pool (PoolSize, MaxWorkers)"}
 		}
 	}
+}
+
+// takeIdle removes pl's most recently idle worker from the idle list and returns it (nil: none).
+// Under s.mu.
+func (s *Sandbox) takeIdle(pl *pool) *worker {
+	for i := len(s.idle) - 1; i >= 0; i-- {
+		if s.idle[i].pl == pl {
+			w := s.idle[i].w
+			s.idle = append(s.idle[:i], s.idle[i+1:]...)
+			return w
+		}
+	}
+	return nil
 }
 
 // startAllowance is what a worker's start may take beyond the call's timeout.
@@ -438,7 +453,7 @@ func (s *Sandbox) put(pl *pool, w *worker) {
 		return
 	}
 	s.mu.Lock()
-	s.idle = append(s.idle, &idleWorker{w: w, pl: pl, since: time.Now()})
+	s.idle = append(s.idle, idleWorker{w: w, pl: pl, since: time.Now()})
 	s.mu.Unlock()
 	s.signal()
 }

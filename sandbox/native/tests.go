@@ -64,7 +64,7 @@ func main() {
 	m := testing.MainStart(deps{}, tests, nil, nil, nil)
 	flag.Set("test.run", pattern)
 	flag.Set("test.v", "true")
-	lockdown.Begin()
+	lockdown.Begin(true)
 	code := m.Run()
 	lockdown.End()
 	lockdown.Exit(code)

@@ -43,14 +43,15 @@ type worker struct {
 	capture  *capBuffer    // while tests run, their report (fd 4)
 	logEnd   chan struct{} // an end-of-output mark was read
 	marks    atomic.Int64  // end-of-output marks read
-	calls    int64         // calls sent (each ends with a mark)
+	calls    int64         // calls sent with logs (each ends with a mark)
 	logDead  chan struct{} // closed when the stdout reader stops reading lines
 	sendBuf  []byte
 
 	// The marks it writes, with a token of its own the artifact cannot read (it reads it from
 	// its stdin in the lockdown, before any artifact code runs): a printed copy of a mark is text.
-	endMark  []byte // on stdout after each call, without its newline
-	callMark string // on stderr as each call begins
+	startMark []byte // on stdout as a call with logs begins, without its newline
+	endMark   []byte // on stdout after a call with logs
+	callMark  string // on stderr as each call begins
 }
 
 // capBuffer keeps the first max bytes written to it.
@@ -137,7 +138,7 @@ func startWorker(ctx context.Context, im *image, dir string, mem int64) (*worker
 	repW.Close()
 	w := &worker{cmd: cmd, req: inW, frames: bufio.NewReaderSize(outR, 64<<10), framesF: outR,
 		stderr: tailbuf.New(stderrHead, stderrTail), exited: make(chan struct{}), logEnd: make(chan struct{}, 1), logDead: make(chan struct{}),
-		endMark: []byte(endMarkPrefix + token + markSuffix), callMark: callMarkPrefix + token + markSuffix + "\n"}
+		startMark: []byte(startMarkPrefix + token + markSuffix), endMark: []byte(endMarkPrefix + token + markSuffix), callMark: callMarkPrefix + token + markSuffix + "\n"}
 	w.drained.Add(3)
 	go func() {
 		defer w.drained.Done()
@@ -171,23 +172,29 @@ func startWorker(ctx context.Context, im *image, dir string, mem int64) (*worker
 	return nil, w.crashError(ctx, err, "initialize")
 }
 
-// readLogs sends what the worker prints on stdout to the current call's logs (kept only when Log
-// is granted), line by line, at most a host log's worth at a time.
+// readLogs sends what the worker prints on stdout between a call's start and end marks to the
+// call's logs (Log granted), line by line, at most a host log's worth at a time; other lines (a
+// call without logs, a goroutine an earlier call left printing) reach no call.
 func (w *worker) readLogs(r io.Reader) {
 	defer close(w.logDead)
-	end := w.endMark
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 4<<10), 64<<10)
+	logging := false
 	for sc.Scan() {
-		line, ended := bytes.CutSuffix(sc.Bytes(), end)
-		w.logMu.Lock()
-		switch {
-		case ended && len(line) == 0:
-		case w.logHost != nil:
-			w.logHost.AppendLogBytes(line)
+		if bytes.HasSuffix(sc.Bytes(), w.startMark) {
+			logging = true // what its line held before it is not the call's
+			continue
 		}
-		w.logMu.Unlock()
+		line, ended := bytes.CutSuffix(sc.Bytes(), w.endMark)
+		if logging && (len(line) > 0 || !ended) {
+			w.logMu.Lock()
+			if w.logHost != nil {
+				w.logHost.AppendLogBytes(line)
+			}
+			w.logMu.Unlock()
+		}
 		if ended {
+			logging = false
 			w.marks.Add(1)
 			select {
 			case w.logEnd <- struct{}{}:
@@ -298,9 +305,9 @@ func (w *worker) send(parts ...[]byte) error {
 // call runs one call in the worker. The worker is killed at ctx's end (the call's deadline): the
 // read of its next frame then fails, and the call ends as KindDeadline.
 //
-// With logs (Log granted), what the call prints is its logs: earlier calls' lines are read first,
-// and the call's own up to its end mark before it returns. Without, its lines are dropped and
-// nothing waits for them (a pipe hop less per call).
+// With logs (Log granted), what the call prints is its logs: the lines between its start and end
+// marks, read up to its end mark before it returns. Without, the worker writes no mark, its lines
+// are dropped and nothing waits for them (a pipe hop less per call).
 func (w *worker) call(ctx context.Context, host *sandbox.Host, args []json.RawMessage, lim sandbox.Limits, logs bool) (json.RawMessage, error) {
 	stop := context.AfterFunc(ctx, w.kill)
 	defer func() {
@@ -319,12 +326,15 @@ func (w *worker) call(ctx context.Context, host *sandbox.Host, args []json.RawMe
 			w.logMu.Unlock()
 		}()
 	}
-	n := 8
+	n := 9
 	for _, a := range args {
 		n += 4 + len(a)
 	}
-	req := make([]byte, 8, n)
+	req := make([]byte, 9, n)
 	binary.LittleEndian.PutUint64(req, guestgen.StackFor(lim))
+	if logs {
+		req[8] = 1
+	}
 	for _, a := range args {
 		req = binary.LittleEndian.AppendUint32(req, uint32(len(a)))
 		req = append(req, a...)
@@ -334,7 +344,9 @@ func (w *worker) call(ctx context.Context, host *sandbox.Host, args []json.RawMe
 		w.broken = true
 		return nil, w.crashError(ctx, err, "call")
 	}
-	w.calls++
+	if logs {
+		w.calls++
+	}
 	value, err := w.serve(ctx, host, lim)
 	if logs && !w.broken {
 		w.awaitLogs(ctx, w.calls)
