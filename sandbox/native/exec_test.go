@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/artifactforge/forge/internal/tailbuf"
 	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/internal/guestgen"
 	"github.com/artifactforge/forge/sandbox/sandboxtest"
@@ -71,7 +72,7 @@ func lockedCmd(t *testing.T, bin []byte, args ...string) *exec.Cmd {
 	cmd := exec.Command("/proc/self/fd/"+strconv.Itoa(imageFD), args...)
 	cmd.Env = []string{}
 	cmd.Stdin = strings.NewReader(strings.Repeat("t", tokenLen))
-	_, w, err := pipe()
+	_, w, err := pipe(false)
 	require.NoError(t, err)
 	t.Cleanup(func() { w.Close() })
 	cmd.ExtraFiles = []*os.File{w, nil, testImage(t, bin).f}
@@ -168,5 +169,29 @@ func TestMemfdExec(t *testing.T) {
 		ok     bool
 	}{{"", true}, {"0\n", true}, {"1\n", true}, {"2\n", false}} {
 		assert.Equal(t, c.ok, memfdExec(c.noexec) == nil, "%q", c.noexec)
+	}
+}
+
+// TestNewCallTakesWhatAnEarlierCallLeftOnStderr: what a worker wrote on stderr before a call
+// begins, read or still in the pipe, is not in the call's stderr; what it writes after is.
+func TestNewCallTakesWhatAnEarlierCallLeftOnStderr(t *testing.T) {
+	for range 50 {
+		r, wr, err := pipe(true)
+		require.NoError(t, err)
+		w := &worker{stderr: tailbuf.New(stderrHead, stderrTail), errR: r}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			w.readStderr()
+		}()
+		_, err = wr.Write([]byte("panic: an earlier call's\n"))
+		require.NoError(t, err)
+		w.newCall()
+		_, err = wr.Write([]byte("this call's"))
+		require.NoError(t, err)
+		wr.Close()
+		<-done
+		r.Close()
+		require.Equal(t, "this call's", w.stderr.String())
 	}
 }

@@ -12,16 +12,13 @@ import (
 
 // guestVersion changes whenever the generated worker code changes, so cached executables built
 // from an older one are never reused.
-const guestVersion = "forge-native-guest-6"
+const guestVersion = "forge-native-guest-7"
 
-// A worker's marks: callMarkPrefix+token+markSuffix+"\n" on stderr as a call (or a test run)
-// starts (the report of a crash is what follows the last one); around a call whose prints are its
-// logs, startMarkPrefix+... and endMarkPrefix+... on stdout (lockdown.Begin and End: the lines
-// between are the call's; a call without logs writes neither, a pipe hop less). The token is the
-// worker's own (tokenLen bytes, the first its stdin carries): its artifact cannot read it, so
-// cannot forge a mark.
+// A worker's marks, around a call whose prints are its logs: startMarkPrefix+token+markSuffix+"\n"
+// and endMarkPrefix+... on stdout (lockdown.Begin and End: the lines between are the call's; a
+// call without logs writes neither, a pipe hop less). The token is the worker's own (tokenLen
+// bytes, the first its stdin carries): its artifact cannot read it, so cannot forge a mark.
 const (
-	callMarkPrefix  = "\x00forge: call "
 	startMarkPrefix = "\x00forge: start of call "
 	endMarkPrefix   = "\x00forge: end of call "
 	markSuffix      = "\x00"
@@ -132,7 +129,6 @@ func lockdownSource(nums sysnums) string {
 	return strings.NewReplacer(
 		"{{FILTER}}", filterSource(filter),
 		"{{PID_INSN}}", fmt.Sprint(at),
-		"{{CALL_MARK}}", strconv.Quote(callMarkPrefix),
 		"{{START_MARK}}", strconv.Quote(startMarkPrefix),
 		"{{END_MARK}}", strconv.Quote(endMarkPrefix),
 		"{{MARK_SUFFIX}}", strconv.Quote(markSuffix+"\n"),
@@ -175,7 +171,7 @@ func Exit(code int) { syscall.Exit(code) }
 var filter = {{FILTER}}
 
 // The marks of Begin and End, with the token the parent sent first on stdin.
-var callMark, startMark, endMark []byte
+var startMark, endMark []byte
 
 func lock() error {
 	// The executable's fd (the worker was exec'd from it): not the artifact's.
@@ -184,7 +180,6 @@ func lock() error {
 	if !readFull(0, token[:]) {
 		return errorString("no token on stdin")
 	}
-	callMark = []byte({{CALL_MARK}} + string(token[:]) + {{MARK_SUFFIX}})
 	startMark = []byte({{START_MARK}} + string(token[:]) + {{MARK_SUFFIX}})
 	endMark = []byte({{END_MARK}} + string(token[:]) + {{MARK_SUFFIX}})
 	// One P: a worker serves one call at a time, its goroutines share one core (a guest that
@@ -369,13 +364,10 @@ var (
 )
 
 // Begin and End bracket a call: host requests are carried only inside one, and End waits for one
-// in progress, so a goroutine the call left behind never speaks between calls. Begin marks the
-// call's start on stderr: what the runtime reports there (a panic, a fatal error) is read from the
-// last mark on, never from an earlier call's text. When its prints are its logs, Begin and End
-// also mark its start and end on stdout: the parent takes the lines between as the call's, and
-// knows it has them all.
+// in progress, so a goroutine the call left behind never speaks between calls. When its prints
+// are its logs, they also mark its start and end on stdout: the parent takes the lines between as
+// the call's, and knows it has them all.
 func Begin(logs bool) {
-	syscall.Write(2, callMark)
 	if logs {
 		writeAll(1, startMark)
 	}

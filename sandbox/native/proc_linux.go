@@ -10,12 +10,20 @@ import (
 	"github.com/artifactforge/forge/sandbox/internal/guestgen"
 )
 
-// pipe returns a pipe whose ends are blocking (the worker reads and writes its fds with plain
-// system calls) and close-on-exec.
-func pipe() (r, w *os.File, err error) {
+// pipe returns a pipe whose ends are close-on-exec and blocking (the worker reads and writes its
+// fds with plain system calls), but for its read end if nonblockingRead: the parent's, read
+// through the poller.
+func pipe(nonblockingRead bool) (r, w *os.File, err error) {
 	var p [2]int
 	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
 		return nil, nil, err
+	}
+	if nonblockingRead {
+		if err := syscall.SetNonblock(p[0], true); err != nil {
+			syscall.Close(p[0])
+			syscall.Close(p[1])
+			return nil, nil, err
+		}
 	}
 	return os.NewFile(uintptr(p[0]), "pipe-r"), os.NewFile(uintptr(p[1]), "pipe-w"), nil
 }

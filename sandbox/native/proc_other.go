@@ -9,7 +9,7 @@ import (
 
 // The backend runs on Linux only (available says so); these keep the package building elsewhere.
 
-func pipe() (r, w *os.File, err error) { return nil, nil, errNotLinux }
+func pipe(bool) (r, w *os.File, err error) { return nil, nil, errNotLinux }
 
 func procAttr() *syscall.SysProcAttr { return nil }
 

@@ -33,6 +33,8 @@ type worker struct {
 	framesF *os.File
 
 	stderr   *tailbuf.Buffer // the start and end of what it wrote on stderr since its call began
+	errMu    sync.Mutex      // held while bytes are out of the stderr pipe but not yet in stderr
+	errR     *os.File        // our end of its stderr (non-blocking)
 	drained  sync.WaitGroup  // the stderr, stdout and report readers
 	exited   chan struct{}   // closed once the process is reaped
 	killed   atomic.Bool     // we killed it (a deadline, a cancellation)
@@ -47,11 +49,11 @@ type worker struct {
 	logDead  chan struct{} // closed when the stdout reader stops reading lines
 	sendBuf  []byte
 
-	// The marks it writes, with a token of its own the artifact cannot read (it reads it from
-	// its stdin in the lockdown, before any artifact code runs): a printed copy of a mark is text.
-	startMark []byte // on stdout as a call with logs begins, without its newline
-	endMark   []byte // on stdout after a call with logs
-	callMark  string // on stderr as each call begins
+	// The marks it writes around a call with logs, with a token of its own the artifact cannot
+	// read (it reads it from its stdin in the lockdown, before any artifact code runs): a printed
+	// copy of a mark is text.
+	startMark []byte // as the call begins, without its newline
+	endMark   []byte // as it ends
 }
 
 // capBuffer keeps the first max bytes written to it.
@@ -93,18 +95,18 @@ func startWorker(ctx context.Context, im *image, dir string, mem int64) (*worker
 			f.Close()
 		}
 	}
-	mk := func() (*os.File, *os.File, error) {
-		r, w, err := pipe()
+	mk := func(nonblockingRead bool) (*os.File, *os.File, error) {
+		r, w, err := pipe(nonblockingRead)
 		if err == nil {
 			files = append(files, r, w)
 		}
 		return r, w, err
 	}
-	inR, inW, err1 := mk()
-	outR, outW, err2 := mk()
-	errR, errW, err3 := mk()
-	logR, logW, err4 := mk()
-	repR, repW, err5 := mk()
+	inR, inW, err1 := mk(false)
+	outR, outW, err2 := mk(false)
+	errR, errW, err3 := mk(true) // read through the poller: a call's start takes what is left in it (newCall)
+	logR, logW, err4 := mk(false)
+	repR, repW, err5 := mk(false)
 	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		closeAll()
 		return nil, sandbox.Errorf(sandbox.KindInternal, "native: worker pipes: %v", err)
@@ -138,11 +140,11 @@ func startWorker(ctx context.Context, im *image, dir string, mem int64) (*worker
 	repW.Close()
 	w := &worker{cmd: cmd, req: inW, frames: bufio.NewReaderSize(outR, 64<<10), framesF: outR,
 		stderr: tailbuf.New(stderrHead, stderrTail), exited: make(chan struct{}), logEnd: make(chan struct{}, 1), logDead: make(chan struct{}),
-		startMark: []byte(startMarkPrefix + token + markSuffix), endMark: []byte(endMarkPrefix + token + markSuffix), callMark: callMarkPrefix + token + markSuffix + "\n"}
+		errR: errR, startMark: []byte(startMarkPrefix + token + markSuffix), endMark: []byte(endMarkPrefix + token + markSuffix)}
 	w.drained.Add(3)
 	go func() {
 		defer w.drained.Done()
-		_, _ = io.Copy(w.stderr, errR)
+		w.readStderr()
 		errR.Close()
 	}()
 	go func() {
@@ -170,6 +172,54 @@ func startWorker(ctx context.Context, im *image, dir string, mem int64) (*worker
 		err = fmt.Errorf("unexpected frame %q", tag)
 	}
 	return nil, w.crashError(ctx, err, "initialize")
+}
+
+// readStderr keeps what the worker writes on stderr, reading only under errMu (no byte is ever
+// read and not yet kept while newCall holds it).
+func (w *worker) readStderr() {
+	rc, err := w.errR.SyscallConn()
+	if err != nil {
+		return
+	}
+	buf := make([]byte, 32<<10)
+	for done := false; !done; {
+		if rc.Read(func(fd uintptr) bool {
+			w.errMu.Lock()
+			defer w.errMu.Unlock()
+			n, err := syscall.Read(int(fd), buf)
+			if err == syscall.EAGAIN {
+				return false // wait until it is readable
+			}
+			if n > 0 {
+				w.stderr.Write(buf[:n])
+			} else if err != syscall.EINTR {
+				done = true // its end (or an error)
+			}
+			return true
+		}) != nil {
+			return
+		}
+	}
+}
+
+// newCall empties the worker's stderr as a call begins: what an earlier call wrote, kept or still
+// in the pipe, is not this call's report (nor its bound's). Without this, a byte of the one before
+// read late would be.
+func (w *worker) newCall() {
+	w.errMu.Lock()
+	defer w.errMu.Unlock()
+	if rc, err := w.errR.SyscallConn(); err == nil {
+		var buf [4 << 10]byte
+		_ = rc.Control(func(fd uintptr) {
+			for {
+				n, err := syscall.Read(int(fd), buf[:])
+				if n <= 0 && err != syscall.EINTR {
+					return // EAGAIN: nothing left
+				}
+			}
+		})
+	}
+	w.stderr.Reset()
 }
 
 // readLogs sends what the worker prints on stdout between a call's start and end marks to the
@@ -339,7 +389,7 @@ func (w *worker) call(ctx context.Context, host *sandbox.Host, args []json.RawMe
 		req = binary.LittleEndian.AppendUint32(req, uint32(len(a)))
 		req = append(req, a...)
 	}
-	w.stderr.Reset() // an earlier call's text is not this call's report (nor its bound's)
+	w.newCall()
 	if err := w.send(req); err != nil {
 		w.broken = true
 		return nil, w.crashError(ctx, err, "call")
@@ -435,9 +485,6 @@ func (w *worker) crashError(ctx context.Context, err error, stage string) *sandb
 	<-w.exited
 	w.drained.Wait()
 	stderr := w.stderr.String()
-	if i := strings.LastIndex(stderr, w.callMark); i >= 0 {
-		stderr = stderr[i+len(w.callMark):] // this call's (bytes of the one before may arrive late)
-	}
 	// Killed at the deadline: our SIGKILL ended it (whatever it printed, "panic: " among it), or it
 	// ended on its own with no report (a report: it crashed first, and that is the verdict).
 	reported := strings.Contains(stderr, "fatal error") || strings.Contains(stderr, "panic: ")
