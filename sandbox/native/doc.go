@@ -13,8 +13,8 @@
 // connects, executes or signals another process. Its environment is empty and its cwd an empty
 // directory.
 //
-// A worker first reads a token of its own from its stdin, which its marks carry (the start of a
-// call on stderr, its end on stdout): the artifact cannot read it, so a mark it prints is text.
+// A worker first reads a token of its own from its stdin, which its marks carry (the start and
+// end of a call with logs, on stdout): the artifact cannot read it, so a mark it prints is text.
 // A call is a length-framed request on the worker's stdin; the worker answers on its fd 3 with
 // host requests (forge/host: HTTP, Log, Now, Rand, Call, served by the parent with the call's
 // sandbox.Host) and then the dispatcher's tagged result, read within Limits.OutputBytes. At the
