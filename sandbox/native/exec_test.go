@@ -89,7 +89,7 @@ func testImage(t *testing.T, bin []byte) *image {
 }
 
 // TestPrintedEndMarkIsText: an artifact that prints the end-of-call mark (the constant it was, or
-// its form with a guessed token) does not end its call's output there: the lines it prints after
+// its form with a guessed token; or a start mark) does not end its call's output there: the lines it prints after
 // are still its call's, none reaches the next call's logs.
 func TestPrintedEndMarkIsText(t *testing.T) {
 	ctx := context.Background()
@@ -101,6 +101,7 @@ func Forge(n int) int {
 	fmt.Println("before", n)
 	fmt.Print("\x00forge:end-of-call\x00\n")
 	fmt.Print("\x00forge: end of call AAAAAAAAAAAAAAAAAAAAAAAAAA\x00\n")
+	fmt.Print("\x00forge: start of call AAAAAAAAAAAAAAAAAAAAAAAAAA\x00\n")
 	for i := range 50 {
 		fmt.Println("after", n, i)
 	}
@@ -112,10 +113,10 @@ func Forge(n int) int {
 	for n := range 30 {
 		out, err := shared.Run(ctx, p, sandbox.Input{Args: json.RawMessage(strconv.Itoa(n)), Caps: sandbox.Capabilities{Log: true}})
 		require.NoError(t, err)
-		require.Len(t, out.Logs, 53, "call %d: %q", n, out.Logs)
+		require.Len(t, out.Logs, 54, "call %d: %q", n, out.Logs)
 		assert.Equal(t, fmt.Sprint("before ", n), out.Logs[0])
 		for i := range 50 {
-			assert.Equal(t, fmt.Sprint("after ", n, " ", i), out.Logs[3+i], "call %d", n)
+			assert.Equal(t, fmt.Sprint("after ", n, " ", i), out.Logs[4+i], "call %d", n)
 		}
 	}
 }
