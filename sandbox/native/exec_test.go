@@ -179,7 +179,9 @@ func TestNewCallTakesWhatAnEarlierCallLeftOnStderr(t *testing.T) {
 	for range 50 {
 		r, wr, err := pipe(true)
 		require.NoError(t, err)
-		w := &worker{stderr: tailbuf.New(stderrHead, stderrTail), errR: r}
+		rc, err := r.SyscallConn()
+		require.NoError(t, err)
+		w := &worker{stderr: tailbuf.New(stderrHead, stderrTail), errR: rc}
 		done := make(chan struct{})
 		go func() {
 			defer close(done)

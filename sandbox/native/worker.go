@@ -34,12 +34,16 @@ type worker struct {
 
 	stderr   *tailbuf.Buffer // the start and end of what it wrote on stderr since its call began
 	errMu    sync.Mutex      // held while bytes are out of the stderr pipe but not yet in stderr
-	errR     *os.File        // our end of its stderr (non-blocking)
-	drained  sync.WaitGroup  // the stderr, stdout and report readers
-	exited   chan struct{}   // closed once the process is reaped
-	killed   atomic.Bool     // we killed it (a deadline, a cancellation)
-	inFlight atomic.Bool     // a host request was being served when it was killed
-	broken   bool            // it must not serve another call
+	errR     syscall.RawConn // our end of its stderr (non-blocking, through the poller)
+	errOnce  sync.Once
+	errRead  []byte           // see errBuf
+	drain    func(fd uintptr) // newCall's, under errMu
+	killFn   func()           // w.kill, made once (a method value per call is an allocation)
+	drained  sync.WaitGroup   // the stderr, stdout and report readers
+	exited   chan struct{}    // closed once the process is reaped
+	killed   atomic.Bool      // we killed it (a deadline, a cancellation)
+	inFlight atomic.Bool      // a host request was being served when it was killed
+	broken   bool             // it must not serve another call
 	logMu    sync.Mutex
 	logHost  *sandbox.Host // the call (or test run) its stdout goes to
 	capture  *capBuffer    // while tests run, their report (fd 4)
@@ -107,6 +111,10 @@ func startWorker(ctx context.Context, im *image, dir string, mem int64) (*worker
 	errR, errW, err3 := mk(true) // read through the poller: a call's start takes what is left in it (newCall)
 	logR, logW, err4 := mk(false)
 	repR, repW, err5 := mk(false)
+	var errRC syscall.RawConn
+	if err3 == nil {
+		errRC, err3 = errR.SyscallConn()
+	}
 	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		closeAll()
 		return nil, sandbox.Errorf(sandbox.KindInternal, "native: worker pipes: %v", err)
@@ -140,7 +148,8 @@ func startWorker(ctx context.Context, im *image, dir string, mem int64) (*worker
 	repW.Close()
 	w := &worker{cmd: cmd, req: inW, frames: bufio.NewReaderSize(outR, 64<<10), framesF: outR,
 		stderr: tailbuf.New(stderrHead, stderrTail), exited: make(chan struct{}), logEnd: make(chan struct{}, 1), logDead: make(chan struct{}),
-		errR: errR, startMark: []byte(startMarkPrefix + token + markSuffix), endMark: []byte(endMarkPrefix + token + markSuffix)}
+		errR: errRC, startMark: []byte(startMarkPrefix + token + markSuffix), endMark: []byte(endMarkPrefix + token + markSuffix)}
+	w.killFn = w.kill
 	w.drained.Add(3)
 	go func() {
 		defer w.drained.Done()
@@ -177,11 +186,8 @@ func startWorker(ctx context.Context, im *image, dir string, mem int64) (*worker
 // readStderr keeps what the worker writes on stderr, reading only under errMu (no byte is ever
 // read and not yet kept while newCall holds it).
 func (w *worker) readStderr() {
-	rc, err := w.errR.SyscallConn()
-	if err != nil {
-		return
-	}
-	buf := make([]byte, 32<<10)
+	rc := w.errR
+	buf := w.errBuf()
 	for done := false; !done; {
 		if rc.Read(func(fd uintptr) bool {
 			w.errMu.Lock()
@@ -208,18 +214,25 @@ func (w *worker) readStderr() {
 func (w *worker) newCall() {
 	w.errMu.Lock()
 	defer w.errMu.Unlock()
-	if rc, err := w.errR.SyscallConn(); err == nil {
-		var buf [4 << 10]byte
-		_ = rc.Control(func(fd uintptr) {
+	if w.drain == nil { // made once: a closure per call would be an allocation per call
+		buf := w.errBuf()
+		w.drain = func(fd uintptr) {
 			for {
-				n, err := syscall.Read(int(fd), buf[:])
+				n, err := syscall.Read(int(fd), buf)
 				if n <= 0 && err != syscall.EINTR {
 					return // EAGAIN: nothing left
 				}
 			}
-		})
+		}
 	}
+	_ = w.errR.Control(w.drain)
 	w.stderr.Reset()
+}
+
+// errBuf is the buffer stderr is read into, by readStderr and newCall, under errMu.
+func (w *worker) errBuf() []byte {
+	w.errOnce.Do(func() { w.errRead = make([]byte, 32<<10) })
+	return w.errRead
 }
 
 // readLogs sends what the worker prints on stdout between a call's start and end marks to the
@@ -337,15 +350,22 @@ func (e *frameTooLarge) Error() string { return fmt.Sprintf("frame %q of %d byte
 
 // send writes one [uint32 length][payload] message to the worker's stdin.
 func (w *worker) send(parts ...[]byte) error {
-	n := 0
+	m := w.message()
 	for _, p := range parts {
-		n += len(p)
+		m = append(m, p...)
 	}
-	w.sendBuf = binary.LittleEndian.AppendUint32(w.sendBuf[:0], uint32(n))
-	for _, p := range parts {
-		w.sendBuf = append(w.sendBuf, p...)
-	}
-	_, err := w.req.Write(w.sendBuf)
+	return w.sendMessage(m)
+}
+
+// message starts a message in the worker's send buffer: its length's room; append the payload and
+// sendMessage it.
+func (w *worker) message() []byte { return append(w.sendBuf[:0], 0, 0, 0, 0) }
+
+// sendMessage writes m (from message) to the worker's stdin.
+func (w *worker) sendMessage(m []byte) error {
+	binary.LittleEndian.PutUint32(m, uint32(len(m)-4))
+	_, err := w.req.Write(m)
+	w.sendBuf = m
 	if cap(w.sendBuf) > 1<<20 {
 		w.sendBuf = nil
 	}
@@ -359,7 +379,7 @@ func (w *worker) send(parts ...[]byte) error {
 // marks, read up to its end mark before it returns. Without, the worker writes no mark, its lines
 // are dropped and nothing waits for them (a pipe hop less per call).
 func (w *worker) call(ctx context.Context, host *sandbox.Host, args []json.RawMessage, lim sandbox.Limits, logs bool) (json.RawMessage, error) {
-	stop := context.AfterFunc(ctx, w.kill)
+	stop := context.AfterFunc(ctx, w.killFn)
 	defer func() {
 		if !stop() {
 			w.broken = true // the deadline's kill has begun: the worker is gone, even if its answer came first
@@ -376,21 +396,18 @@ func (w *worker) call(ctx context.Context, host *sandbox.Host, args []json.RawMe
 			w.logMu.Unlock()
 		}()
 	}
-	n := 9
-	for _, a := range args {
-		n += 4 + len(a)
-	}
-	req := make([]byte, 9, n)
-	binary.LittleEndian.PutUint64(req, guestgen.StackFor(lim))
+	req := binary.LittleEndian.AppendUint64(w.message(), guestgen.StackFor(lim))
 	if logs {
-		req[8] = 1
+		req = append(req, 1)
+	} else {
+		req = append(req, 0)
 	}
 	for _, a := range args {
 		req = binary.LittleEndian.AppendUint32(req, uint32(len(a)))
 		req = append(req, a...)
 	}
 	w.newCall()
-	if err := w.send(req); err != nil {
+	if err := w.sendMessage(req); err != nil {
 		w.broken = true
 		return nil, w.crashError(ctx, err, "call")
 	}
@@ -412,8 +429,7 @@ func (w *worker) serve(ctx context.Context, host *sandbox.Host, lim sandbox.Limi
 	hostLimit := int(guestgen.RequestLimit(guestgen.OpCall)) + 4
 	for {
 		tag, payload, err := w.readFrame(max(resultLimit, hostLimit))
-		var big *frameTooLarge
-		if errors.As(err, &big) {
+		if big, ok := err.(*frameTooLarge); ok { // readFrame's own (errors.As would allocate per frame)
 			w.broken = true
 			w.kill()
 			if big.tag == 'r' && big.n > lim.OutputBytes {
