@@ -72,16 +72,7 @@ func TestLockdownRefusesEscapes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a worker")
 	}
-	tc, err := shared.builder.toolchain()
-	require.NoError(t, err)
-	g := guestModule{files: map[string]string{
-		"go.mod":               "module forge\n\ngo 1.24\n",
-		"main.go":              escapeMain,
-		"lockdown/lockdown.go": lockdownSource(hostSysnums),
-	}}
-	bin, err := goBuild(context.Background(), tc, g)
-	require.NoError(t, err)
-	cmd := lockedCmd(t, bin, "67108864")
+	cmd := lockedMain(t, escapeMain, "67108864")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())

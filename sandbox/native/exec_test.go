@@ -66,9 +66,18 @@ func TestConcurrentFirstStartsNoTextFileBusy(t *testing.T) {
 	}
 }
 
-// lockedCmd is a command that runs bin (a main over forge/lockdown) as startWorker does, by hand:
-// its token on stdin, a pipe as its fd 3 (closed by the test's end).
-func lockedCmd(t *testing.T, bin []byte, args ...string) *exec.Cmd {
+// lockedMain builds main (a package main over forge/lockdown) and returns a command that runs it
+// as startWorker does, by hand: its token on stdin, a pipe as its fd 3 (closed by the test's end).
+func lockedMain(t *testing.T, main string, args ...string) *exec.Cmd {
+	tc, err := shared.builder.toolchain()
+	require.NoError(t, err)
+	g := guestModule{files: map[string]string{
+		"go.mod":               "module forge\n\ngo 1.24\n",
+		"main.go":              main,
+		"lockdown/lockdown.go": lockdownSource(hostSysnums),
+	}}
+	bin, err := goBuild(context.Background(), tc, g)
+	require.NoError(t, err)
 	cmd := exec.Command("/proc/self/fd/"+strconv.Itoa(imageFD), args...)
 	cmd.Env = []string{}
 	cmd.Stdin = strings.NewReader(strings.Repeat("t", tokenLen))

@@ -73,19 +73,10 @@ func TestRedteamLockdownRefusesSignalsToOtherProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a worker")
 	}
-	tc, err := shared.builder.toolchain()
-	require.NoError(t, err)
-	g := guestModule{files: map[string]string{
-		"go.mod":               "module forge\n\ngo 1.24\n",
-		"main.go":              signalMain,
-		"lockdown/lockdown.go": lockdownSource(hostSysnums),
-	}}
-	bin, err := goBuild(context.Background(), tc, g)
-	require.NoError(t, err)
-	cmd := lockedCmd(t, bin, "67108864", strconv.Itoa(os.Getpid()))
+	cmd := lockedMain(t, signalMain, "67108864", strconv.Itoa(os.Getpid()))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	err := cmd.Run()
 	t.Logf("stdout: %s stderr: %s", stdout.String(), stderr.String())
 	assert.Contains(t, stdout.String(), "tgkill_self=allowed\n")
 	assert.Contains(t, stdout.String(), "tgkill_other=operation not permitted\n")
