@@ -3,13 +3,11 @@
 package native
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -74,30 +72,11 @@ func TestRedteamLockdownRefusesSignalsToOtherProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a worker")
 	}
-	tc, err := shared.builder.toolchain()
-	require.NoError(t, err)
-	g := guestModule{files: map[string]string{
-		"go.mod":               "module forge\n\ngo 1.24\n",
-		"main.go":              signalMain,
-		"lockdown/lockdown.go": lockdownSource(hostSysnums),
-	}}
-	bin, err := goBuild(context.Background(), tc, g)
-	require.NoError(t, err)
-	exe := filepath.Join(t.TempDir(), "signal")
-	require.NoError(t, writeExecutable(exe, bin))
-	_, w, err := pipe() // its fd 3
-	require.NoError(t, err)
-	defer w.Close()
-	cmd := exec.Command(exe, "67108864", strconv.Itoa(os.Getpid()))
-	cmd.Env = []string{}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.ExtraFiles = append(cmd.ExtraFiles, w)
-	err = cmd.Run()
-	t.Logf("stdout: %s stderr: %s", stdout.String(), stderr.String())
-	assert.Contains(t, stdout.String(), "tgkill_self=allowed\n")
-	assert.Contains(t, stdout.String(), "tgkill_other=operation not permitted\n")
-	assert.NotContains(t, stdout.String(), "x32_getpid=")
+	stdout, stderr, err := runLockedMain(t, signalMain, strconv.Itoa(os.Getpid()))
+	t.Logf("stdout: %s stderr: %s", stdout, stderr)
+	assert.Contains(t, stdout, "tgkill_self=allowed\n")
+	assert.Contains(t, stdout, "tgkill_other=operation not permitted\n")
+	assert.NotContains(t, stdout, "x32_getpid=")
 	var ee *exec.ExitError
 	if assert.ErrorAs(t, err, &ee) {
 		ws, _ := ee.Sys().(syscall.WaitStatus)
