@@ -46,6 +46,10 @@ type Options struct {
 	// DefineRoles are the server's switches for forge_define_role (off unless Allow); where
 	// clients have identities, theirs narrow them (scopes DefineScope, RedefineScope).
 	DefineRoles forge.DefineSwitches
+	// CallTimeout bounds each tool call that runs code (a method, forge_call, the operator
+	// verbs: a generation, a replay of a whole sample), as --call-timeout bounds /v1/call; zero:
+	// no bound beyond each run's own deadline and the client's cancellation.
+	CallTimeout time.Duration
 }
 
 // ToolName is the tool of role.method.
@@ -367,6 +371,11 @@ func (s *Server) addFixedTools() {
 					return errResult(err), nil
 				}
 				pctx, end := withProgress(ctx, req) // forge_regen's generation steps
+				if s.o.CallTimeout > 0 {
+					var cancel context.CancelFunc
+					pctx, cancel = context.WithTimeout(pctx, s.o.CallTimeout)
+					defer cancel()
+				}
 				v, err := fn(pctx, a)
 				end()
 				if err != nil {

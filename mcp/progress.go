@@ -45,5 +45,5 @@ func withProgress(ctx context.Context, req *sdk.CallToolRequest) (context.Contex
 func (s *Server) callWithProgress(ctx context.Context, req *sdk.CallToolRequest, role, method string, args []byte) *sdk.CallToolResult {
 	pctx, end := withProgress(ctx, req)
 	defer end()
-	return outcomeResult(s.f.Call(pctx, role, method, args))
+	return outcomeResult(s.f.CallWithin(pctx, s.o.CallTimeout, role, method, args))
 }

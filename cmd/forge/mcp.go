@@ -10,6 +10,7 @@ import (
 
 	"github.com/artifactforge/forge/forge"
 	"github.com/artifactforge/forge/mcp"
+	"github.com/artifactforge/forge/server"
 )
 
 func init() { register(newMCPCmd) }
@@ -50,7 +51,7 @@ notifications/tools/list_changed. ` + "`forge serve`" + ` serves the same over s
 			if err := f.Watch(); err != nil {
 				a.stderr.Write([]byte("forge: " + err.Error() + "\n"))
 			}
-			s, err := mcp.New(f, mcp.Options{Version: buildVersion().String(), OperatorVerbs: operator, DefineRoles: define})
+			s, err := mcp.New(f, mcp.Options{Version: buildVersion().String(), OperatorVerbs: operator, DefineRoles: define, CallTimeout: server.DefaultCallTimeout})
 			if err != nil {
 				return err
 			}

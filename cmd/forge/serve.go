@@ -134,7 +134,7 @@ With --allow-define-roles (or $FORGE_ALLOW_DEFINE_ROLES=1) clients define roles 
 			var onShutdown func()
 			if !noMCP {
 				// No operator tools over HTTP MCP: it has no admin token of its own (use /v1/admin/).
-				ms, err := mcp.New(f, mcp.Options{Version: buildVersion().String(), OperatorVerbs: false, DefineRoles: define})
+				ms, err := mcp.New(f, mcp.Options{Version: buildVersion().String(), OperatorVerbs: false, DefineRoles: define, CallTimeout: callTimeout})
 				if err != nil {
 					return err
 				}

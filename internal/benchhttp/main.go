@@ -50,6 +50,21 @@ type result struct {
 	srv, cli float64
 }
 
+// cores is the CPU the serving process and the load generator used together per second of the
+// run: on a machine other jobs share, the pair gets a share of the cores that moves between
+// rounds, and calls/s follows that share and the CPU a call costs.
+func (x result) cores() float64 { return x.rps * (x.srv + x.cli) }
+
+// cpuBound is the share of the floor's calls/s a target would reach with the CPU it and its load
+// generator spend per call, were the pair given the floor's share of the cores: the gap the CPU per
+// call explains. The measured share's distance from it is what the share of cores explains.
+func cpuBound(floor, x result) float64 {
+	if x.srv+x.cli == 0 {
+		return 0
+	}
+	return (floor.srv + floor.cli) / (x.srv + x.cli)
+}
+
 func main() {
 	forgeBin := flag.String("forge", "bin/forge", "the forge binary to serve with")
 	baseline := flag.String("baseline", "", "another forge binary (say, main's) served too: its /v1/call is the target call-base, interleaved")
@@ -216,24 +231,28 @@ func run(forgeBin, baselineBin string, rounds int, dur time.Duration, conns int,
 				x.srv = (t.cpu() - cpu0).Seconds() / float64(x.n)
 			}
 			res[i] = append(res[i], x)
-			fmt.Printf("  round %d %-17s %8.0f calls/s  p50 %6.2f ms  p99 %6.2f ms  CPU/call %5.1f us serving, %5.1f us load\n",
-				r+1, t.name, x.rps, x.p50*1e3, x.p99*1e3, x.srv*1e6, x.cli*1e6)
+			fmt.Printf("  round %d %-17s %8.0f calls/s  p50 %6.2f ms  p99 %6.2f ms  CPU/call %5.1f us serving, %5.1f us load  %4.2f cores\n",
+				r+1, t.name, x.rps, x.p50*1e3, x.p99*1e3, x.srv*1e6, x.cli*1e6, x.cores())
 		}
 	}
 	fmt.Printf("\nmedians of %d rounds (load average at end: %s)\n", rounds, loadavg())
-	fmt.Printf("%-17s %10s %9s %9s %12s %11s %11s %11s\n", "target", "calls/s", "p50 ms", "p99 ms", "vs floor c/s", "p99 x floor", "serve us/c", "load us/c")
+	fmt.Printf("%-17s %10s %9s %9s %12s %11s %11s %11s %6s %9s\n", "target", "calls/s", "p50 ms", "p99 ms", "vs floor c/s", "p99 x floor", "serve us/c", "load us/c", "cores", "CPU-bound")
 	var floorRPS, floorP99 float64
+	var floorMed result
 	for i, t := range ts {
 		rps, p50, p99 := median(res[i], func(x result) float64 { return x.rps }), median(res[i], func(x result) float64 { return x.p50 }), median(res[i], func(x result) float64 { return x.p99 })
+		srv, cli := median(res[i], func(x result) float64 { return x.srv }), median(res[i], func(x result) float64 { return x.cli })
+		med := result{rps: rps, srv: srv, cli: cli}
 		if i == 0 && t.name == all["floor"].name {
-			floorRPS, floorP99 = rps, p99
+			floorRPS, floorP99, floorMed = rps, p99, med
 		}
-		vs, px := "", ""
+		vs, px, cb := "", "", ""
 		if floorRPS > 0 {
 			vs, px = fmt.Sprintf("%.0f%%", 100*rps/floorRPS), fmt.Sprintf("%.2fx", p99/floorP99)
+			cb = fmt.Sprintf("%.0f%%", 100*cpuBound(floorMed, med))
 		}
-		srv, cli := median(res[i], func(x result) float64 { return x.srv }), median(res[i], func(x result) float64 { return x.cli })
-		fmt.Printf("%-17s %10.0f %9.2f %9.2f %12s %11s %11.1f %11.1f\n", t.name, rps, p50*1e3, p99*1e3, vs, px, srv*1e6, cli*1e6)
+		fmt.Printf("%-17s %10.0f %9.2f %9.2f %12s %11s %11.1f %11.1f %6.2f %9s\n", t.name, rps, p50*1e3, p99*1e3, vs, px, srv*1e6, cli*1e6,
+			median(res[i], result.cores), cb)
 	}
 	return nil
 }

@@ -69,3 +69,22 @@ func TestProcCPU(t *testing.T) {
 		t.Fatalf("procCPU %v, getrusage %v", proc, self)
 	}
 }
+
+// The pair's cores and the CPU-bound share: a target whose pair spends a third more CPU a call
+// than the floor's reaches 75% of the floor's calls/s on the same share of the cores.
+func TestCoresAndCPUBound(t *testing.T) {
+	floor := result{rps: 20000, srv: 20e-6, cli: 30e-6}
+	x := result{rps: 12000, srv: 36.7e-6, cli: 30e-6}
+	if c := floor.cores(); c < 0.999 || c > 1.001 {
+		t.Fatalf("floor cores %v", c)
+	}
+	if c := x.cores(); c < 0.80 || c > 0.801 {
+		t.Fatalf("target cores %v", c)
+	}
+	if b := cpuBound(floor, x); b < 0.749 || b > 0.751 {
+		t.Fatalf("cpuBound %v", b)
+	}
+	if b := cpuBound(floor, result{}); b != 0 {
+		t.Fatalf("no CPU figures: %v", b)
+	}
+}

@@ -3,6 +3,9 @@ package native
 import (
 	"bytes"
 	"context"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -72,12 +75,10 @@ func TestLockdownRefusesEscapes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a worker")
 	}
-	cmd := lockedMain(t, escapeMain, "67108864")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
+	stdout, stderr, err := runLockedMain(t, escapeMain)
+	require.NoError(t, err, "stderr: %s", stderr)
 	got := map[string]string{}
-	for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
 		k, v, _ := strings.Cut(l, "=")
 		got[k] = v
 	}
@@ -86,6 +87,34 @@ func TestLockdownRefusesEscapes(t *testing.T) {
 		assert.Equal(t, "operation not permitted", got[name], name)
 	}
 	assert.Equal(t, "allowed", got["mmap_rw"])
+}
+
+// runLockedMain builds a worker of main (package main, with the lockdown package beside it) and
+// runs it under a 64 MiB cap with args, with the frame pipe as its fd 3: what it printed on stdout
+// and stderr, and how it ended.
+func runLockedMain(t *testing.T, main string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	tc, err := shared.builder.toolchain()
+	require.NoError(t, err)
+	g := guestModule{files: map[string]string{
+		"go.mod":               "module forge\n\ngo 1.24\n",
+		"main.go":              main,
+		"lockdown/lockdown.go": lockdownSource(hostSysnums),
+	}}
+	bin, err := goBuild(context.Background(), tc, g)
+	require.NoError(t, err)
+	_, w, err := pipe(false) // its fd 3
+	require.NoError(t, err)
+	defer w.Close()
+	// As startWorker does: exec'd from its sealed image, its token first on its stdin.
+	cmd := exec.Command("/proc/self/fd/"+strconv.Itoa(imageFD), append([]string{"67108864"}, args...)...)
+	cmd.Env = []string{}
+	cmd.Stdin = strings.NewReader(strings.Repeat("t", tokenLen))
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	cmd.ExtraFiles = []*os.File{w, nil, testImage(t, bin).f}
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
 }
 
 // TestInitializerRunsLockedDown: an artifact's package variable initializers and init functions

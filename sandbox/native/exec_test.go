@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,28 +63,6 @@ func TestConcurrentFirstStartsNoTextFileBusy(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-}
-
-// lockedMain builds main (a package main over forge/lockdown) and returns a command that runs it
-// as startWorker does, by hand: its token on stdin, a pipe as its fd 3 (closed by the test's end).
-func lockedMain(t *testing.T, main string, args ...string) *exec.Cmd {
-	tc, err := shared.builder.toolchain()
-	require.NoError(t, err)
-	g := guestModule{files: map[string]string{
-		"go.mod":               "module forge\n\ngo 1.24\n",
-		"main.go":              main,
-		"lockdown/lockdown.go": lockdownSource(hostSysnums),
-	}}
-	bin, err := goBuild(context.Background(), tc, g)
-	require.NoError(t, err)
-	cmd := exec.Command("/proc/self/fd/"+strconv.Itoa(imageFD), args...)
-	cmd.Env = []string{}
-	cmd.Stdin = strings.NewReader(strings.Repeat("t", tokenLen))
-	_, w, err := pipe(false)
-	require.NoError(t, err)
-	t.Cleanup(func() { w.Close() })
-	cmd.ExtraFiles = []*os.File{w, nil, testImage(t, bin).f}
-	return cmd
 }
 
 // testImage is bin sealed, closed by the test's end.

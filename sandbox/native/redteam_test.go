@@ -3,7 +3,6 @@
 package native
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -73,14 +72,11 @@ func TestRedteamLockdownRefusesSignalsToOtherProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a worker")
 	}
-	cmd := lockedMain(t, signalMain, "67108864", strconv.Itoa(os.Getpid()))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	t.Logf("stdout: %s stderr: %s", stdout.String(), stderr.String())
-	assert.Contains(t, stdout.String(), "tgkill_self=allowed\n")
-	assert.Contains(t, stdout.String(), "tgkill_other=operation not permitted\n")
-	assert.NotContains(t, stdout.String(), "x32_getpid=")
+	stdout, stderr, err := runLockedMain(t, signalMain, strconv.Itoa(os.Getpid()))
+	t.Logf("stdout: %s stderr: %s", stdout, stderr)
+	assert.Contains(t, stdout, "tgkill_self=allowed\n")
+	assert.Contains(t, stdout, "tgkill_other=operation not permitted\n")
+	assert.NotContains(t, stdout, "x32_getpid=")
 	var ee *exec.ExitError
 	if assert.ErrorAs(t, err, &ee) {
 		ws, _ := ee.Sys().(syscall.WaitStatus)

@@ -117,3 +117,28 @@ func TestCallDeadlineContext(t *testing.T) {
 		assert.Equal(t, 7, c.Value(key{}))
 	})
 }
+
+// A warm call finds its instance pool without the program's lock: concurrent calls of one method
+// on a loaded server queued on it behind a preempted holder.
+func TestWarmCallTakesNoProgramLock(t *testing.T) {
+	p := compile(t, benchCode)
+	_, err := shared.Run(context.Background(), p, sandbox.Input{Args: benchArgs})
+	require.NoError(t, err)
+	prog := p.(*Program)
+	prog.mu.Lock()
+	done := make(chan error, 1)
+	go func() {
+		out, err := shared.Run(context.Background(), p, sandbox.Input{Args: benchArgs})
+		if err == nil && string(out.Value) != "3" {
+			err = errors.New("answer " + string(out.Value))
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(time.Minute):
+		t.Fatal("a warm call waited for the program's lock")
+	}
+	prog.mu.Unlock()
+}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -430,6 +431,10 @@ type Program struct {
 
 	mu    sync.Mutex
 	pools map[uint32]*pool
+	// ready is a copy of pools, replaced (under mu) whenever a pool is added or the program
+	// closes: every warm call looks its pool up here without taking mu, which a loaded server's
+	// concurrent calls of one method otherwise queued on (a preempted holder held all of them).
+	ready atomic.Pointer[map[uint32]*pool]
 
 	key    string      // in sb.programs
 	refs   int         // Compile results not yet closed (under sb.mu): programs are shared by code
@@ -465,6 +470,7 @@ func (p *Program) Close() error {
 	p.mu.Lock()
 	pools := p.pools
 	p.pools = map[uint32]*pool{}
+	p.ready.Store(nil)
 	p.mu.Unlock()
 	var errs []error
 	for _, pl := range pools {
@@ -619,6 +625,11 @@ func (s *Sandbox) compile(ctx context.Context, src sandbox.Source) (*Program, er
 }
 
 func (p *Program) pool(ctx context.Context, pages uint32) (*pool, error) {
+	if m := p.ready.Load(); m != nil {
+		if pl := (*m)[pages]; pl != nil {
+			return pl, nil
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if pl := p.pools[pages]; pl != nil {
@@ -654,6 +665,8 @@ func (p *Program) pool(ctx context.Context, pages uint32) (*pool, error) {
 		idle: make(chan *instance, n), spare: make(chan *instance, sandbox.DefaultMaxCallDepth), sem: make(chan struct{}, n), test: p.kind.test()}
 	pl.acct.Add(pl.codeBytes)
 	p.pools[pages] = pl
+	ready := maps.Clone(p.pools)
+	p.ready.Store(&ready)
 	return pl, nil
 }
 
