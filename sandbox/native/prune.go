@@ -14,7 +14,7 @@ import (
 // PruneCache removes the worker executables under cacheDir/native/bin (cacheDir is what
 // Options.CacheDir was) not used since cutoff: a build or a load from the cache refreshes a file's
 // modification time. With dryRun it only reports. Removing one in use is harmless: a program runs
-// its private copy, and the next compile builds it again (about a second).
+// its sealed in-memory image, and the next compile builds it again (about a second).
 func PruneCache(cacheDir string, cutoff time.Time, dryRun bool) (sandbox.CacheReport, error) {
 	rep := sandbox.CacheReport{Removed: []sandbox.CacheFile{}}
 	if cacheDir == "" {
