@@ -239,9 +239,9 @@ func (w *worker) errBuf() []byte {
 // call's logs (Log granted), line by line, at most a host log's worth at a time; other lines (a
 // call without logs, a goroutine an earlier call left printing) reach no call.
 func (w *worker) readLogs(r io.Reader) {
-	defer close(w.logDead)
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 4<<10), 64<<10)
+	sc.Buffer(make([]byte, 4<<10), maxLogLine)
+	sc.Split(w.splitLogs)
 	logging := false
 	for sc.Scan() {
 		if bytes.HasSuffix(sc.Bytes(), w.startMark) {
@@ -265,9 +265,30 @@ func (w *worker) readLogs(r io.Reader) {
 			}
 		}
 	}
-	// A line over the bound: the calls no longer wait for their end of output; keep the pipe
-	// flowing.
+	// The pipe failed (the worker is gone): the calls no longer wait for their end of output;
+	// keep it flowing.
+	close(w.logDead)
 	_, _ = io.Copy(io.Discard, r)
+}
+
+// maxLogLine is the longest line readLogs takes whole; a longer one reaches the call's logs in
+// pieces (as wasm's logs are the guest's writes), never stopping the reader.
+const maxLogLine = 64 << 10
+
+// splitLogs is readLogs' bufio.SplitFunc: lines, and the head of a line over maxLogLine with its
+// last mark's length kept back, so that a mark (always followed by its newline) is never cut in
+// two and a piece never ends with one.
+func (w *worker) splitLogs(data []byte, atEOF bool) (int, []byte, error) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return i + 1, bytes.TrimSuffix(data[:i], []byte{'\r'}), nil // as bufio.ScanLines
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	if keep := max(len(w.startMark), len(w.endMark)); len(data) >= maxLogLine && len(data) > keep {
+		return len(data) - keep, data[:len(data)-keep], nil
+	}
+	return 0, nil, nil
 }
 
 // awaitLogs waits until the worker's stdout has delivered the lines of its first calls calls (their
