@@ -94,6 +94,9 @@ type call struct {
 	// within is CallWithin's bound (0: none); cancel ends its context once bound made it.
 	within time.Duration
 	cancel context.CancelFunc
+	// modelHold is the model call the client's bound held for the generation this call leads
+	// (produce): its first model call takes it.
+	modelHold *atomic.Bool
 }
 
 // Call runs role.method with args (a JSON object by parameter name, or an array by position).

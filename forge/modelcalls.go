@@ -17,9 +17,11 @@ import (
 // identities); the calls that name none share the client "". Operator actions (regen, repair
 // forced from the CLI, the console or the admin verbs) are not counted.
 //
-// The check is made before a call asks for new code, and every model call of the generation it
-// leads is then counted (up to Options.MaxProviderCalls for one generation), so a client may end
-// up to MaxProviderCalls-1 calls over N. A client over its bound is refused new code even for a
+// The check is made before a call asks for new code and holds one model call for it until its
+// generation asks the model (or the call ends without leading one): generations under way count,
+// so concurrent first calls cannot all pass. Every model call of the generation it leads is then
+// counted (up to Options.MaxProviderCalls for one generation), so a client may end up to
+// MaxProviderCalls-1 calls over N for each generation under way at once (at most N of them). A client over its bound is refused new code even for a
 // method whose generation another client is leading at that moment.
 type ModelCallLimit struct {
 	// Default is every client's bound (zero: none, the library's default; `forge serve` sets
@@ -56,10 +58,11 @@ type modelCalls struct {
 	limit ModelCallLimit
 	mu    sync.Mutex
 	spent map[string][]time.Time // oldest first, at most the client's N kept
+	held  map[string]int         // model calls held by checked calls that have not asked yet
 }
 
 func newModelCalls(l ModelCallLimit) *modelCalls {
-	return &modelCalls{limit: l, spent: map[string][]time.Time{}}
+	return &modelCalls{limit: l, spent: map[string][]time.Time{}, held: map[string]int{}}
 }
 
 // bound is client's bound (N 0: none), its window set.
@@ -75,36 +78,45 @@ func (m *modelCalls) bound(client string) (int, time.Duration) {
 }
 
 // modelCallsLeft decides whether a client that spent model calls at the times in spent (oldest
-// first) may ask for new code at now under a bound of n calls per per: it returns the spends still
-// inside the window and, when none is left, when the oldest of them leaves it.
-func modelCallsLeft(spent []time.Time, now time.Time, n int, per time.Duration) (inWindow []time.Time, ok bool, retryAt time.Time) {
+// first), and holds held more for generations under way, may ask for new code at now under a
+// bound of n calls per per: it returns the spends still inside the window and, when none is left,
+// when the oldest that must leave it does (a held call counts as spent now).
+func modelCallsLeft(spent []time.Time, now time.Time, n, held int, per time.Duration) (inWindow []time.Time, ok bool, retryAt time.Time) {
 	cut := 0
 	for cut < len(spent) && !spent[cut].After(now.Add(-per)) {
 		cut++
 	}
 	inWindow = spent[cut:]
-	if n <= 0 || len(inWindow) < n {
+	if n <= 0 || len(inWindow)+held < n {
 		return inWindow, true, time.Time{}
 	}
-	return inWindow, false, inWindow[len(inWindow)-n].Add(per)
+	if i := len(inWindow) + held - n; i < len(inWindow) {
+		return inWindow, false, inWindow[i].Add(per)
+	}
+	return inWindow, false, now.Add(per)
 }
 
 // allow reports whether client may ask for new code now, and when not, the failure to answer.
-func (m *modelCalls) allow(client string, now time.Time) *failure {
+// When it may and has a bound, one model call is held for it (held): the caller passes held to
+// the spend of its first model call, or to unhold if it makes none.
+func (m *modelCalls) allow(client string, now time.Time) (fl *failure, held bool) {
 	n, per := m.bound(client)
 	if n <= 0 {
-		return nil
+		return nil, false
 	}
 	m.mu.Lock()
-	in, ok, retryAt := modelCallsLeft(m.spent[client], now, n, per)
+	in, ok, retryAt := modelCallsLeft(m.spent[client], now, n, m.held[client], per)
 	if len(in) == 0 {
 		delete(m.spent, client)
 	} else {
 		m.spent[client] = in
 	}
+	if ok {
+		m.held[client]++
+	}
 	m.mu.Unlock()
 	if ok {
-		return nil
+		return nil, true
 	}
 	who := "client " + client
 	if client == "" {
@@ -114,17 +126,35 @@ func (m *modelCalls) allow(client string, now time.Time) *failure {
 	return &failure{typ: TypeModelCalls, result: classifier.Classify(classifier.Failure{Kind: classifier.KindModelCalls}),
 		retryAfter: wait,
 		msg: fmt.Sprintf("%s spent its %d model calls of the last %s: no new code is written for it for %s (code that exists still answers); "+
-			"call again then, or ask the operator to raise the bound (forge serve --model-calls, or model_calls in the clients file)", who, n, per, wait)}
+			"call again then, or ask the operator to raise the bound (forge serve --model-calls, or model_calls in the clients file)", who, n, per, wait)}, false
 }
 
-// spend counts one model call for client at now.
-func (m *modelCalls) spend(client string, now time.Time) {
+// unhold releases a model call allow held for client that no model call used.
+func (m *modelCalls) unhold(client string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.unholdLocked(client)
+}
+
+func (m *modelCalls) unholdLocked(client string) {
+	if m.held[client] <= 1 {
+		delete(m.held, client)
+	} else {
+		m.held[client]--
+	}
+}
+
+// spend counts one model call for client at now; held: the call allow held for it.
+func (m *modelCalls) spend(client string, now time.Time, held bool) {
 	n, _ := m.bound(client)
 	if n <= 0 {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if held {
+		m.unholdLocked(client)
+	}
 	if _, known := m.spent[client]; !known && len(m.spent) >= maxTrackedClients {
 		for c, s := range m.spent {
 			if _, per := m.bound(c); len(s) == 0 || !s[len(s)-1].After(now.Add(-per)) {

@@ -44,7 +44,7 @@ func TestModelCallsLeft(t *testing.T) {
 		{"no bound", at(0, 1, 2), t0.Add(3 * time.Minute), 0, true, 3, time.Time{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in, ok, retryAt := modelCallsLeft(tc.spent, tc.now, tc.n, time.Hour)
+			in, ok, retryAt := modelCallsLeft(tc.spent, tc.now, tc.n, 0, time.Hour)
 			assert.Equal(t, tc.ok, ok)
 			assert.Len(t, in, tc.kept)
 			assert.Equal(t, tc.retryAt, retryAt)
@@ -143,12 +143,14 @@ func TestModelCallsLedgerStaysBounded(t *testing.T) {
 	m := newModelCalls(ModelCallLimit{Default: ModelCallBound{N: 1}})
 	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	for i := range maxTrackedClients + 10 {
-		m.spend(fmt.Sprintf("c%d", i), t0)
+		m.spend(fmt.Sprintf("c%d", i), t0, false)
 	}
 	assert.LessOrEqual(t, len(m.spent), maxTrackedClients)
 	// An hour on, the old spends are dropped to make room instead of starting over.
-	m.spend("late", t0.Add(2*time.Hour))
+	m.spend("late", t0.Add(2*time.Hour), false)
 	assert.LessOrEqual(t, len(m.spent), maxTrackedClients)
-	assert.NotNil(t, m.allow("late", t0.Add(2*time.Hour+time.Second)), "the newest spend is kept")
-	assert.Nil(t, m.allow("c1", t0.Add(2*time.Hour)), "an hour-old spend no longer counts")
+	fl, _ := m.allow("late", t0.Add(2*time.Hour+time.Second))
+	assert.NotNil(t, fl, "the newest spend is kept")
+	fl, _ = m.allow("c1", t0.Add(2*time.Hour))
+	assert.Nil(t, fl, "an hour-old spend no longer counts")
 }

@@ -66,13 +66,24 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 	// The generation works on its own copy of the call (copied back when this call led it and
 	// saw it end), so that c itself never leaves this goroutine and stays off the heap on the
 	// warm path.
+	var held atomic.Bool // a model call the client's bound holds for this call's generation
 	if !c.operator {
-		if fl := f.modelUse.allow(ClientFrom(ctx), f.now()); fl != nil {
+		fl, h := f.modelUse.allow(ClientFrom(ctx), f.now())
+		if fl != nil {
 			return c.fail(fl)
+		}
+		if h {
+			held.Store(true)
+			defer func() {
+				if held.Swap(false) { // no model call of a generation this call led used it
+					f.modelUse.unhold(ClientFrom(ctx))
+				}
+			}()
 		}
 	}
 	gc := new(call)
 	*gc = *c
+	gc.modelHold = &held
 	ch := f.flight.DoChan(c.role+"."+c.method, func() (any, error) {
 		if !role.CompareAndSwap(pending, leading) {
 			return &produced{fail: &failure{typ: string(sandbox.KindCapacity), result: classifier.Classify(classifier.Failure{Kind: classifier.KindCapacity}),
@@ -271,7 +282,7 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 		kn.answered(ans)
 		c.meta.ProviderCalls++
 		if !c.operator {
-			f.modelUse.spend(ClientFrom(ctx), f.now())
+			f.modelUse.spend(ClientFrom(ctx), f.now(), c.modelHold != nil && c.modelHold.Swap(false))
 		}
 		c.meta.Tokens.InputTokens += ans.Usage.InputTokens
 		c.meta.Tokens.OutputTokens += ans.Usage.OutputTokens
