@@ -635,6 +635,10 @@ func (p *Program) pool(ctx context.Context, pages uint32) (*pool, error) {
 	if pl := p.pools[pages]; pl != nil {
 		return pl, nil
 	}
+	if p.closed.Load() {
+		// A call that passed Run's check as Close ran: a pool made now would never be closed.
+		return nil, sandbox.Errorf(sandbox.KindInternal, "%s: run of a closed program (a forge bug: programs are closed only when no call uses them)", Name)
+	}
 	eng, err := p.sb.engine(ctx, pages, p.kind)
 	if err != nil {
 		return nil, err
