@@ -122,6 +122,21 @@ func (s *Store) Doctor() (DoctorReport, error) {
 		if info, err := d.Info(); err == nil && d.Type()&fs.ModeSymlink == 0 && info.Mode().Perm()&0o002 != 0 && runtime.GOOS != "windows" {
 			rep.OpenToAll = append(rep.OpenToAll, path)
 		}
+		if d.Type()&fs.ModeSymlink != 0 && runtime.GOOS != "windows" {
+			// A link: forge reads the file it ends at, refused when every user may write that
+			// file or its directory (storepath.OpenRegular); the chmod is theirs.
+			fi, err := os.Stat(path)
+			switch {
+			case err != nil: // a dangling link: nothing is read
+			case fi.Mode().Perm()&0o002 != 0:
+				rep.OpenToAll = append(rep.OpenToAll, path)
+			default:
+				dir := storepath.FileDir(path)
+				if di, err := os.Stat(dir); err == nil && di.Mode().Perm()&0o002 != 0 {
+					rep.OpenToAll = append(rep.OpenToAll, dir)
+				}
+			}
+		}
 		if !d.IsDir() && strings.HasPrefix(d.Name(), tempPrefix) {
 			if info, err := d.Info(); err == nil && info.ModTime().Before(cutoff) {
 				if os.Remove(path) == nil {

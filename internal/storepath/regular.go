@@ -46,11 +46,28 @@ func openToAll(f *os.File, path, op string) error {
 	if fi.Mode().Perm()&0o002 != 0 {
 		return openToAllErr(path, "", fi.Mode().Perm(), op)
 	}
-	dir := filepath.Dir(path)
+	dir := FileDir(path)
 	if di, err := os.Stat(dir); err == nil && di.Mode().Perm()&0o002 != 0 {
 		return openToAllErr(dir, path, di.Mode().Perm(), op)
 	}
 	return nil
+}
+
+// FileDir is the directory of the file path names: when path is a link (links followed up to
+// the system's 40), the directory of the file it ends at, which whoever may write it can
+// replace.
+func FileDir(path string) string {
+	for range 40 {
+		target, err := os.Readlink(path)
+		if err != nil {
+			break // not a link
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+	return filepath.Dir(path)
 }
 
 // modesMatter: file modes say who may write (not on Windows).
