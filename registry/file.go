@@ -84,6 +84,32 @@ func checkStoreDirs(root string) error {
 			return fmt.Errorf("registry: store directory %s is writable by every user (mode %04o): whoever writes it decides what forge runs; run `chmod o-w %s` (and protect the store as you would the forge binary)", p, fi.Mode().Perm(), p)
 		}
 	}
+	return checkStoreAncestors(root)
+}
+
+// checkStoreAncestors refuses a store below a directory every user may write that is not sticky
+// (as /tmp is): any of them could rename the store, or a directory or link on its way, aside and
+// put a tree of theirs in its place. Both the path as given and the one its links lead to are
+// checked.
+func checkStoreAncestors(root string) error {
+	paths := []string{root}
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		paths = append(paths, real)
+	}
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+			if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o002 != 0 && fi.Mode()&fs.ModeSticky == 0 {
+				return fmt.Errorf("registry: the store %s is below %s, which every user may write and is not sticky (mode %04o): any of them could move the store aside and put one of theirs, whose code forge would run, in its place; run `chmod o-w %s` (or `chmod +t %s`), or move the store", root, d, fi.Mode().Perm(), d, d)
+			}
+			if d == filepath.Dir(d) {
+				break
+			}
+		}
+	}
 	return nil
 }
 
