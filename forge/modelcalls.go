@@ -105,6 +105,7 @@ func (m *modelCalls) allow(client string, now time.Time) (fl *failure, held bool
 		return nil, false
 	}
 	m.mu.Lock()
+	underWay := m.held[client] > 0
 	in, ok, retryAt := modelCallsLeft(m.spent[client], now, n, m.held[client], per)
 	if len(in) == 0 {
 		delete(m.spent, client)
@@ -122,11 +123,15 @@ func (m *modelCalls) allow(client string, now time.Time) (fl *failure, held bool
 	if client == "" {
 		who = "the calls that name no client"
 	}
+	spent := "spent its"
+	if underWay {
+		spent = "spent or is spending (generations under way) its"
+	}
 	wait := max(retryAt.Sub(now).Round(time.Second), time.Second)
 	return &failure{typ: TypeModelCalls, result: classifier.Classify(classifier.Failure{Kind: classifier.KindModelCalls}),
 		retryAfter: wait,
-		msg: fmt.Sprintf("%s spent its %d model calls of the last %s: no new code is written for it for %s (code that exists still answers); "+
-			"call again then, or ask the operator to raise the bound (forge serve --model-calls, or model_calls in the clients file)", who, n, per, wait)}, false
+		msg: fmt.Sprintf("%s %s %d model calls of the last %s: no new code is written for it for %s (code that exists still answers); "+
+			"call again then, or ask the operator to raise the bound (forge serve --model-calls, or model_calls in the clients file)", who, spent, n, per, wait)}, false
 }
 
 // unhold releases a model call allow held for client that no model call used.

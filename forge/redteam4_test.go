@@ -58,6 +58,7 @@ func TestRedteam4ConcurrentFirstCallsStayUnderTheModelCallBound(t *testing.T) {
 			ok++
 		} else if o.Err.Type == TypeModelCalls {
 			refused++
+			assert.Contains(t, o.Err.Message, "client a spent or is spending (generations under way) its 2 model calls")
 		}
 	}
 	assert.Equal(t, bound, len(p.requests()), "the model calls the client spent")
