@@ -10,7 +10,6 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -22,6 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/artifactforge/forge/forge"
+	"github.com/artifactforge/forge/internal/storepath"
 	"github.com/artifactforge/forge/mcp"
 )
 
@@ -103,9 +103,11 @@ type Clients struct {
 
 var clientName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
-// LoadClients reads a clients file (YAML or JSON: a list of ClientConfig).
+// LoadClients reads a clients file (YAML or JSON: a list of ClientConfig), refusing one that is
+// not a regular file or that every user may write, it or its directory (it decides who may call
+// and what they may spend, as store files decide what forge runs).
 func LoadClients(path string) (*Clients, error) {
-	data, err := os.ReadFile(path)
+	data, err := storepath.ReadRegular(path, "read the clients of the server from")
 	if err != nil {
 		return nil, fmt.Errorf("clients file: %w", err)
 	}
