@@ -35,11 +35,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/artifactforge/forge/internal/storepath"
 	"github.com/artifactforge/forge/provider/internal/gen"
 )
 
@@ -86,7 +86,9 @@ type Cassette struct {
 
 // Open reads the cassette at path.
 func Open(path string) (*Cassette, error) {
-	data, err := os.ReadFile(path)
+	// Its answers are the code forge verifies and runs: refused, as a store file, when every user
+	// may write it or its directory.
+	data, err := storepath.ReadRegular(path, "read a cassette from")
 	if err != nil {
 		return nil, &gen.Error{Kind: gen.Misconfigured, Provider: Name, Message: "cannot read cassette (use --provider replay:PATH with a JSON Lines file)", Err: err}
 	}
