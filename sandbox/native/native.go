@@ -394,12 +394,22 @@ func (s *Sandbox) get(ctx context.Context, pl *pool, timeout time.Duration) (*wo
 }
 
 // takeIdle removes pl's most recently idle worker from the idle list and returns it (nil: none).
-// Under s.mu.
+// A worker that ended while idle (the OOM killer, an operator's kill) is ended instead: its call
+// would fail as the code's crash though none of the code ran. Under s.mu.
 func (s *Sandbox) takeIdle(pl *pool) *worker {
 	for i := len(s.idle) - 1; i >= 0; i-- {
 		if s.idle[i].pl == pl {
 			w := s.idle[i].w
 			s.idle = append(s.idle[:i], s.idle[i+1:]...)
+			select {
+			case <-w.exited:
+				pl.count--
+				s.live--
+				go w.close()
+				s.signal()
+				continue
+			default:
+			}
 			return w
 		}
 	}

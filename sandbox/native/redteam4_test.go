@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -55,4 +56,32 @@ func Say(n int, newline bool) int {
 			assert.Equal(t, []string{"hello"}, out.Logs, "the call after "+name)
 		}
 	}
+}
+
+// TestRedteam4IdleWorkerThatDiedIsNotUsed: an idle worker that ended while it waited for its
+// next call (the kernel's OOM killer, an operator's kill) got that call, which failed as the
+// code's crash (KindPanic: a health failure of the artifact, a repair) though no code of it ran.
+func TestRedteam4IdleWorkerThatDiedIsNotUsed(t *testing.T) {
+	ctx := context.Background()
+	p, err := shared.Compile(ctx, sandbox.Source{Code: "package artifact\n\nfunc Redteam4(a int) int { return a + 4 }\n"})
+	require.NoError(t, err)
+	defer p.Close()
+	out, err := shared.Run(ctx, p, sandbox.Input{Args: json.RawMessage(`[1]`)})
+	require.NoError(t, err)
+	require.JSONEq(t, "5", string(out.Value))
+	pl := p.(*Program).pool(sandbox.DefaultMemoryBytes)
+	shared.mu.Lock()
+	var w *worker
+	for _, iw := range shared.idle {
+		if iw.pl == pl {
+			w = iw.w
+		}
+	}
+	shared.mu.Unlock()
+	require.NotNil(t, w, "the call's worker is idle")
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGKILL))
+	<-w.exited
+	out, err = shared.Run(ctx, p, sandbox.Input{Args: json.RawMessage(`[2]`)})
+	require.NoError(t, err)
+	assert.JSONEq(t, "6", string(out.Value))
 }

@@ -542,7 +542,7 @@ func (w *worker) crashError(ctx context.Context, err error, stage string) *sandb
 	msg := "the worker stopped"
 	if ps := w.cmd.ProcessState; ps != nil {
 		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			msg = "the worker was killed by " + ws.Signal().String()
+			msg = fmt.Sprintf("the worker was killed by signal %d (%v)", int(ws.Signal()), ws.Signal())
 		} else if ps.ExitCode() == exitLockdown {
 			return &sandbox.Error{Kind: sandbox.KindInternal, Message: "native: the worker could not lock itself down: " + guestgen.CrashReport(stderr),
 				Hint: "the native backend needs Linux with seccomp; use the wasm sandbox", Err: err}
