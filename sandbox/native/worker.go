@@ -27,6 +27,7 @@ import (
 // its runtime reports (a panic, a fatal error) on stderr, a test run's report on its fd 4 (apart
 // from its stdout, where the artifact prints: a printed verdict line is not the test's verdict).
 type worker struct {
+	mem     int64 // its memory cap (bytes)
 	cmd     *exec.Cmd
 	req     *os.File      // our end of its fd 0
 	frames  *bufio.Reader // our end of its fd 3
@@ -146,7 +147,7 @@ func startWorker(ctx context.Context, im *image, dir string, mem int64) (*worker
 	errW.Close()
 	logW.Close()
 	repW.Close()
-	w := &worker{cmd: cmd, req: inW, frames: bufio.NewReaderSize(outR, 64<<10), framesF: outR,
+	w := &worker{mem: mem, cmd: cmd, req: inW, frames: bufio.NewReaderSize(outR, 64<<10), framesF: outR,
 		stderr: tailbuf.New(stderrHead, stderrTail), exited: make(chan struct{}), logEnd: make(chan struct{}, 1), logDead: make(chan struct{}),
 		errR: errRC, startMark: []byte(startMarkPrefix + token + markSuffix), endMark: []byte(endMarkPrefix + token + markSuffix)}
 	w.killFn = w.kill
@@ -539,6 +540,10 @@ func (w *worker) crashError(ctx context.Context, err error, stage string) *sandb
 	if e := guestgen.CrashError(stderr, err); e != nil {
 		return e
 	}
+	if runtimeFault(stderr) && w.mem > 0 {
+		return &sandbox.Error{Kind: sandbox.KindMemory, Message: "memory cap exceeded: the Go runtime faulted, allocating at the cap (" + firstReportLine(stderr) + ")", Err: err,
+			Hint: "use less memory: stream or bound the data the code builds"}
+	}
 	msg := "the worker stopped"
 	if ps := w.cmd.ProcessState; ps != nil {
 		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -564,4 +569,29 @@ func killedBySIGKILL(ps *os.ProcessState) bool {
 	}
 	ws, ok := ps.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
+}
+
+// runtimeFault reports whether a worker's report is a fault inside its Go runtime: a signal the
+// runtime could not turn into a panic ("SIGSEGV: segmentation violation" or "SIGBUS" starting the
+// report, no "panic: ") whose first frame is the runtime's. Under RLIMIT_DATA a refused mmap can
+// leave the runtime a nil pointer (seen in the garbage collector's span queues) instead of its
+// "out of memory"; code that cannot use unsafe has no other way to fault the runtime, so a worker
+// with a memory cap reports it as memory (a runtime bug would be misnamed, intrinsic either way).
+func runtimeFault(stderr string) bool {
+	s := strings.TrimSpace(stderr)
+	if !(strings.HasPrefix(s, "SIGSEGV: segmentation violation") || strings.HasPrefix(s, "SIGBUS")) || strings.Contains(s, "panic: ") {
+		return false
+	}
+	_, dump, ok := strings.Cut(s, "\ngoroutine ")
+	if !ok {
+		return false
+	}
+	_, frames, _ := strings.Cut(dump, "\n")
+	return strings.HasPrefix(strings.TrimSpace(frames), "runtime.")
+}
+
+// firstReportLine is the report's first line.
+func firstReportLine(stderr string) string {
+	s, _, _ := strings.Cut(strings.TrimSpace(stderr), "\n")
+	return s
 }
