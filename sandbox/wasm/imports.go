@@ -27,8 +27,6 @@ func addMissingImports(code string, f *ast.File, fset *token.FileSet, companion 
 	return guestgen.AddMissingImports(code, f, fset, companion)
 }
 
-func fileImports(f *ast.File) map[string]string { return guestgen.FileImports(f) }
-
 func blankUnusedImports(code string, f *ast.File, fset *token.FileSet) string {
 	return guestgen.BlankUnusedImports(code, f, fset)
 }
