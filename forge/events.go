@@ -585,7 +585,7 @@ func rotateFiles(path string) {
 // repairs, regenerations, calls that asked the model). A line that does not parse (a crash
 // mid-write) is skipped.
 func ReadRecords(store string) ([]Event, error) {
-	return readRotated(filepath.Join(store, "events", recordsFile))
+	return readRotatedLines(filepath.Join(store, "events", recordsFile), nil)
 }
 
 // sync waits until every event queued so far, and every aggregate so far, is written.

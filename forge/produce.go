@@ -63,9 +63,6 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 	var role atomic.Int32
 	detached := sandbox.CallDepth(ctx) == 0
 	waiting := sync.OnceFunc(sandbox.ExternalWork(ctx))
-	// The generation works on its own copy of the call (copied back when this call led it and
-	// saw it end), so that c itself never leaves this goroutine and stays off the heap on the
-	// warm path.
 	var held atomic.Bool // a model call the client's bound holds for this call's generation
 	if !c.operator {
 		fl, h := f.modelUse.allow(ClientFrom(ctx), f.now())
@@ -81,6 +78,9 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 			}()
 		}
 	}
+	// The generation works on its own copy of the call (copied back when this call led it and
+	// saw it end), so that c itself never leaves this goroutine and stays off the heap on the
+	// warm path.
 	gc := new(call)
 	*gc = *c
 	gc.modelHold = &held

@@ -274,16 +274,12 @@ func (b *statsBuilder) finish() Stats {
 // ReadEvents reads a store's event log, the rotated files (oldest first) and the current one. A
 // line that does not parse (a crash mid-write) is skipped.
 func ReadEvents(store string) ([]Event, error) {
-	return readRotated(filepath.Join(store, "events", "forge.jsonl"))
+	return readRotatedLines(filepath.Join(store, "events", "forge.jsonl"), nil)
 }
 
-// readRotated reads a log and its rotated files (base.N, oldest first, then base).
-func readRotated(base string) ([]Event, error) {
-	return readRotatedLines(base, nil)
-}
-
-// readRotatedLines is readRotated decoding only the lines keep accepts (nil: every line): a
-// cheap test on the raw line spares decoding the lines a reader does not want.
+// readRotatedLines reads a log and its rotated files (base.N, oldest first, then base), decoding
+// only the lines keep accepts (nil: every line): a cheap test on the raw line spares decoding the
+// lines a reader does not want.
 func readRotatedLines(base string, keep func(line []byte) bool) ([]Event, error) {
 	var out []Event
 	err := scanRotated(base, keep, func(e *Event) { out = append(out, *e) })
