@@ -74,27 +74,50 @@ func (s *Store) journalStream(ctx context.Context) (jetstream.Stream, error) {
 	return st, nil
 }
 
+// journalAttempt bounds one JetStream request of the journal within the caller's context. A
+// clustered server may drop an API request or a publish while a leader is elected (seen under load
+// in CI), and nobody answers it: without this bound the request waited out the caller's whole
+// context (3 minutes in a test) while holding journalMu, and every writer of the process queued
+// behind it. An attempt that times out is tried again (opening) or kept for the next flush
+// (publishing, under the same message ID, which the duplicate window drops if it had landed).
+const journalAttempt = 5 * time.Second
+
+// journalTry runs one request of the journal under journalAttempt.
+func journalTry[T any](ctx context.Context, req func(context.Context) (T, error)) (T, error) {
+	actx, cancel := context.WithTimeout(ctx, journalAttempt)
+	defer cancel()
+	return req(actx)
+}
+
+// retryable: a transient cluster error, or one attempt's own time bound while ctx still runs.
+func retryable(ctx context.Context, err error) bool {
+	return ctx.Err() == nil && (transientOpenError(err) || errors.Is(err, context.DeadlineExceeded))
+}
+
 // openJournal opens (creating if needed) the journal stream.
 func (s *Store) openJournal(ctx context.Context, replicas int) (jetstream.Stream, error) {
 	name := s.name + JournalStreamSuffix
-	st, err := s.js.Stream(ctx, name)
-	for wait := 50 * time.Millisecond; err != nil && transientOpenError(err) && ctx.Err() == nil; wait = min(2*wait, time.Second) {
+	lookup := func(ctx context.Context) (jetstream.Stream, error) { return s.js.Stream(ctx, name) }
+	st, err := journalTry(ctx, lookup)
+	for wait := 50 * time.Millisecond; err != nil && retryable(ctx, err); wait = min(2*wait, time.Second) {
 		select { // a cluster electing its leader: see openBucket
 		case <-ctx.Done():
 		case <-time.After(wait):
 		}
-		st, err = s.js.Stream(ctx, name)
+		st, err = journalTry(ctx, lookup)
 	}
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		st, err = s.js.CreateStream(ctx, jetstream.StreamConfig{
-			Name: name, Description: "forge fleet store " + s.name + ": metrics journal",
-			Subjects: []string{s.journalSubject()}, Replicas: replicas, Storage: jetstream.FileStorage,
-			Duplicates: JournalDuplicateWindow, MaxMsgSize: MaxValueBytes,
-			// A backstop only: the folder purges what it folded.
-			MaxAge: 7 * 24 * time.Hour,
+		st, err = journalTry(ctx, func(ctx context.Context) (jetstream.Stream, error) {
+			return s.js.CreateStream(ctx, jetstream.StreamConfig{
+				Name: name, Description: "forge fleet store " + s.name + ": metrics journal",
+				Subjects: []string{s.journalSubject()}, Replicas: replicas, Storage: jetstream.FileStorage,
+				Duplicates: JournalDuplicateWindow, MaxMsgSize: MaxValueBytes,
+				// A backstop only: the folder purges what it folded.
+				MaxAge: 7 * 24 * time.Hour,
+			})
 		})
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			st, err = s.js.Stream(ctx, name)
+			st, err = journalTry(ctx, lookup)
 		}
 	}
 	if err != nil {
@@ -172,7 +195,9 @@ func (w *JournalWriter) Flush(ctx context.Context, deltas map[registry.Key]Delta
 		var ack *jetstream.PubAck
 		_, err := w.s.journalStream(ctx)
 		if err == nil {
-			ack, err = w.s.js.Publish(ctx, w.s.journalSubject(), p.msg, jetstream.WithMsgID(p.id))
+			ack, err = journalTry(ctx, func(ctx context.Context) (*jetstream.PubAck, error) {
+				return w.s.js.Publish(ctx, w.s.journalSubject(), p.msg, jetstream.WithMsgID(p.id))
+			})
 		}
 		if err != nil {
 			// Keep this one and every later one, in order, for the next flush.

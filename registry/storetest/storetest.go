@@ -555,7 +555,28 @@ func testWatch(t *testing.T, open Open) {
 		}
 		return false
 	}
-	time.Sleep(50 * time.Millisecond) // a watch may start a little after Watch returns (fsnotify)
+	// A barrier: the watch may start a little after Watch returns (fsnotify), and a store whose
+	// watch replays its stream in order (NATS) may still deliver the writes above after Watch
+	// returned; those would satisfy the waits below before the writes they are about. Once a
+	// sentinel written after them is reported, they have been, and what was seen is forgotten.
+	// (A sentinel written before an fsnotify watch started is never reported: a new one each second.)
+	barrier := func() bool {
+		for i := range int(waitFor / time.Second) {
+			name := fmt.Sprintf("sentinel%d", i)
+			_, err := writer.PutRole(contract(name, "barrier"), t0)
+			require.NoError(t, err)
+			for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+				if saw(registry.Change{Kind: registry.ChangeRole, Role: name}) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	require.True(t, barrier(), "the watch never reported a role written after it started")
+	mu.Lock()
+	seen = nil
+	mu.Unlock()
 	_, err = writer.Update("r", "m", func(a *registry.Artifact, _ bool) error { a.Lifecycle = registry.Blessed; return nil })
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return saw(registry.Change{Kind: registry.ChangeArtifact, Role: "r", Method: "m"}) },
