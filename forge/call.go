@@ -82,6 +82,9 @@ type call struct {
 	acceptChanges bool
 	// replay is the shadow replay of the new code about to be persisted (shadow.go), if any.
 	replay *Replay
+	// tried is the latest shadow replay in full, the changed answers of every client: the
+	// model's feedback (Meta.Replay is what the caller may see of it, call.shown).
+	tried *Replay
 	// cause is the failure of the persisted code that sent this call to repair or regenerate,
 	// if any: reported first when no code generator is there to fix it.
 	cause *failure

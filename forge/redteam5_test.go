@@ -1,6 +1,9 @@
 package forge
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -62,4 +65,64 @@ func TestRedteam5DataInAFenceStaysData(t *testing.T) {
 		}
 		assert.NotContains(t, unfenced(p.User), "INJECTED", "ceiling %d: quoted data reached the prompt outside its fence:\n%s", ceiling, p.User)
 	}
+}
+
+// TestRedteam5ReplayShowsACallerOnlyItsOwnInputs: a client's call that repairs an artifact replays
+// the sample of real calls, which holds other clients' inputs and the answers they got. The
+// replay endpoints need the admin token for that reason (README, "Safe regeneration"), but the
+// Outcome of the client's own call carried the changed answers (meta.replay.diffs, and the
+// message of a repair the replay kept from promotion) of every client. A caller sees the counts,
+// and only the inputs its own calls offered.
+func TestRedteam5ReplayShowsACallerOnlyItsOwnInputs(t *testing.T) {
+	callAs := func(f *Forge, client, s string) Outcome {
+		t.Helper()
+		return f.Call(WithClient(context.Background(), client), "text", "upper", json.RawMessage(fmt.Sprintf(`{"s":%q}`, s)))
+	}
+	noneOf := func(o Outcome, secrets ...string) {
+		t.Helper()
+		b, err := json.Marshal(o)
+		require.NoError(t, err)
+		for _, s := range secrets {
+			assert.NotContains(t, string(b), s, "another client's sampled input reached this caller")
+		}
+	}
+
+	// A stale contract's repair is promoted, its changed answers reported.
+	p := cassette(t,
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperOK},
+		line{Role: "text", Method: "upper", Kind: "repair", Attempt: 1, Code: upperExceptB},
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 2, Code: upperExceptB})
+	f := openForge(t, t.TempDir(), p, sampleEvery)
+	require.NoError(t, f.AddRole(textContract()))
+	for _, c := range [][2]string{{"alice", "first"}, {"alice", "alice-secret-b"}, {"mallory", "mallory-own-b"}} {
+		require.True(t, callAs(f, c[0], c[1]).OK)
+	}
+	f.FlushSample()
+	c := textContract()
+	c.Purpose = "string utilities that leave words with a b alone"
+	require.NoError(t, f.AddRole(c))
+	o := callAs(f, "mallory", "zzz")
+	require.True(t, o.OK, "%+v", o.Err)
+	require.NotNil(t, o.Meta.Replay)
+	assert.Equal(t, 2, o.Meta.Replay.Changed, "the counts are the whole sample's")
+	noneOf(o, "alice-secret")
+	require.Len(t, o.Meta.Replay.Diffs, 1, "its own changed answer")
+	assert.JSONEq(t, `{"s":"mallory-own-b"}`, string(o.Meta.Replay.Diffs[0].Args))
+
+	// A repair the replay blocks: its message lists the changed answers.
+	p = cassette(t,
+		line{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperPanics},
+		line{Role: "text", Method: "upper", Kind: "repair", Attempt: 1, Code: upperExceptB},
+		line{Role: "text", Method: "upper", Kind: "repair", Attempt: 2, Code: upperExceptB},
+		line{Role: "text", Method: "upper", Kind: "repair", Attempt: 3, Code: upperExceptB})
+	f = openForge(t, t.TempDir(), p, sampleEvery)
+	require.NoError(t, f.AddRole(textContract()))
+	for _, c := range [][2]string{{"alice", "first"}, {"alice", "alice-secret-b"}, {"alice", "hello"}, {"carol", "carol-secret-b"}, {"carol", "world"}} {
+		require.True(t, callAs(f, c[0], c[1]).OK)
+	}
+	f.FlushSample()
+	o = callAs(f, "mallory", "")
+	require.False(t, o.OK, "the repair changes two clients' answers: blocked")
+	assert.Contains(t, o.Err.Message, "was not promoted")
+	noneOf(o, "alice-secret", "carol-secret")
 }
