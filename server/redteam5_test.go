@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"net"
 	"net/http"
 	"testing"
 
@@ -36,4 +38,57 @@ func TestRedteam5ArtifactShowsAClientOnlyItsOwnSampledCalls(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
 	assert.Contains(t, string(body), "alice-secret", "the operator reads the whole sample")
 	assert.Contains(t, string(body), "dave-own")
+}
+
+// TestRedteam5BeyondLoopbackKeepsTheHostCheckOnLoopback: bound beyond loopback with no host names
+// given (--addr 0.0.0.0:7077), the server answered to any name, on every address it listens on,
+// loopback included: a page on this machine that points a name of its own at 127.0.0.1 (DNS
+// rebinding) was then the server's own origin, read its code, roles and events, and called it
+// (same-origin POSTs pass the cross-site check). The names a server beyond loopback is reached by
+// are unknown; on a loopback connection they are loopback's names, as the MCP SDK holds for /mcp.
+func TestRedteam5BeyondLoopbackKeepsTheHostCheckOnLoopback(t *testing.T) {
+	f := openForge(t, t.TempDir())
+	s := New(f, Options{Logger: quietLogger()})
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+	_, port, err := net.SplitHostPort(ln.Addr().String())
+	require.NoError(t, err)
+	loop := "http://127.0.0.1:" + port
+
+	rebound := "rebind.example:" + port
+	resp, body := send(t, "GET", loop+"/v1/roles", "", map[string]string{"Host": rebound})
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "a rebound name on loopback reads nothing: %s", body)
+	assert.Equal(t, "host_refused", errType(body))
+	resp, body = send(t, "POST", loop+"/v1/call/text/upper", `{"s":"go"}`, map[string]string{"Host": rebound,
+		"Origin": "http://" + rebound, "Sec-Fetch-Site": "same-origin", "Content-Type": "application/json"})
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "nor runs code: %s", body)
+	resp, body = send(t, "GET", loop+"/v1/roles", "", map[string]string{"Host": "localhost:" + port})
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "loopback's own names: %s", body)
+
+	// Reached beyond loopback, any name is still served.
+	for _, a := range interfaceIPs(t) {
+		resp, body = send(t, "GET", "http://"+net.JoinHostPort(a, port)+"/v1/roles", "", map[string]string{"Host": "forge.lan:" + port})
+		assert.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", a, body)
+	}
+}
+
+// interfaceIPs are this machine's IPv4 addresses that are not loopback (none: the beyond-loopback
+// half of a test is skipped).
+func interfaceIPs(t *testing.T) []string {
+	addrs, err := net.InterfaceAddrs()
+	require.NoError(t, err)
+	var out []string
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			out = append(out, n.IP.String())
+		}
+	}
+	if len(out) == 0 {
+		t.Log("no address beyond loopback on this machine")
+	}
+	return out
 }
