@@ -78,6 +78,9 @@ func (h *httpEdge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method != http.MethodPost:
 		h.sdk.ServeHTTP(w, r)
 	case sid == "": // an initialize: the SDK opens the session, its id comes back in the answer's header
+		if refuseBatch(w, r) {
+			return
+		}
 		iw := &initWriter{ResponseWriter: w, h: h, r: r}
 		h.sdk.ServeHTTP(iw, r)
 		iw.learn()
@@ -85,10 +88,48 @@ func (h *httpEdge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
 		fs := h.sessions[sid]
 		h.mu.Unlock()
-		if fs == nil || fs.epoch != h.s.sessionEpoch.Load() || !h.fastCall(w, r, fs) {
+		// The fast path takes one message; what it leaves goes to the SDK, but for a batch.
+		if (fs == nil || fs.epoch != h.s.sessionEpoch.Load() || !h.fastCall(w, r, fs)) && !refuseBatch(w, r) {
 			h.sdk.ServeHTTP(w, r)
 		}
 	}
+}
+
+// refuseBatch answers a POST whose body is a JSON array (a JSON-RPC batch) with 400, as the SDK
+// answers one from protocol version 2025-06-18 on, and reports true; otherwise it gives back what
+// it read and reports false. The SDK takes a batch for 2025-03-26 (and for a request that names no
+// version) and serves its calls at once: one request, counted once against its client's rate
+// (server.Clients), would run as many calls as its body holds.
+func refuseBatch(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
+		return false
+	}
+	var head []byte
+	first := -1
+	for first < 0 {
+		if cap(head)-len(head) < 64 {
+			head = slices.Grow(head, 512)
+		}
+		n, err := r.Body.Read(head[len(head):cap(head)])
+		head = head[:len(head)+n]
+		first = len(head) - len(bytes.TrimLeft(head, " \t\r\n"))
+		if first == len(head) {
+			first = -1
+		}
+		if err != nil {
+			break
+		}
+	}
+	rest := r.Body
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), rest), rest}
+	if first < 0 || head[first] != '[' {
+		return false
+	}
+	http.Error(w, "Bad Request: JSON-RPC batches are not taken by this server, whatever the protocol version: send one message per request", http.StatusBadRequest)
+	return true
 }
 
 // statusWriter records the status of an answer with no body to stream.
