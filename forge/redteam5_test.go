@@ -12,7 +12,9 @@ import (
 
 	"github.com/artifactforge/forge/assembler"
 	"github.com/artifactforge/forge/classifier"
+	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/repair"
+	"github.com/artifactforge/forge/sandbox"
 )
 
 // unfenced is the text of a prompt outside its fenced blocks (a block opens with a line of three
@@ -125,4 +127,68 @@ func TestRedteam5ReplayShowsACallerOnlyItsOwnInputs(t *testing.T) {
 	require.False(t, o.OK, "the repair changes two clients' answers: blocked")
 	assert.Contains(t, o.Err.Message, "was not promoted")
 	noneOf(o, "alice-secret", "carol-secret")
+}
+
+// TestRedteam5AgentContractKeepsTheSandboxAndTheNetwork: a role an agent defines (a client of the
+// server, over MCP or POST /v1/roles) chose where its code runs and what it reaches: "sandbox":
+// "yaegi" ran it in the server's own process (a backend that is no security boundary, which forge
+// uses only where it is named, for trusted code), "native" as machine code (opt-in for the
+// operator), "private": true let it reach loopback, private and link-local addresses (the
+// server's network, a cloud's metadata service), and "call" let a client of some roles reach every
+// role through its code. An agent's contract keeps to what contains hostile code and to public
+// hosts, and delegates only for a client of every role; the operator's contracts are unchanged.
+func TestRedteam5AgentContractKeepsTheSandboxAndTheNetwork(t *testing.T) {
+	f := openForge(t, t.TempDir(), cassette(t))
+	pol := DefinePolicy{Allowed: true}
+	ctx := WithClientRoles(WithClient(context.Background(), "agent-a"), []string{"agent5"})
+	every := WithClientRoles(WithClient(context.Background(), "agent-b"), []string{"*"})
+	contract := func(extra string) []byte {
+		return []byte(`{"role":"agent5","purpose":"p","methods":{"f":"func F(s string) string"}` + extra + `}`)
+	}
+	refused := map[string]struct{ extra, field string }{
+		"in-process yaegi": {`,"sandbox":"yaegi"`, "sandbox"},
+		"private network":  {`,"capabilities":{"http":{"allow":["169.254.169.254"],"private":true}}`, "capabilities.http.private"},
+		"delegation":       {`,"capabilities":{"call":true}`, "capabilities.call"},
+	}
+	if b, ok := sandbox.LookupBackend("native"); ok && b.OptIn {
+		refused["native"] = struct{ extra, field string }{`,"sandbox":"native"`, "sandbox"}
+	}
+	for name, c := range refused {
+		res, err := f.DefineRole(ctx, contract(c.extra), pol, true)
+		require.Error(t, err, name)
+		var fields []string
+		for _, p := range res.Problems {
+			fields = append(fields, p.Field)
+		}
+		assert.Contains(t, fields, c.field, name)
+	}
+	for name, extra := range map[string]string{
+		"no sandbox named":   ``,
+		"yaegi in a process": `,"sandbox":"yaegi","limits":{"isolation":"process"}`,
+		"public hosts":       `,"capabilities":{"http":{"allow":["api.example.com"]}}`,
+		"log, now and rand":  `,"capabilities":{"log":true,"now":true,"rand":true}`,
+	} {
+		_, err := f.DefineRole(ctx, contract(extra), pol, true)
+		assert.NoError(t, err, name)
+	}
+	_, err := f.DefineRole(every, contract(`,"capabilities":{"call":true}`), pol, true)
+	assert.NoError(t, err, "a client of every role reaches no role it could not call")
+	var c registry.Contract
+	require.NoError(t, json.Unmarshal(contract(`,"sandbox":"yaegi","capabilities":{"call":true,"http":{"allow":["localhost:9"],"private":true}}`), &c))
+	assert.NoError(t, f.AddRole(c), "the operator's contract names what it trusts")
+	rt, err := f.roleRuntime("agent5")
+	require.NoError(t, err)
+	assert.Equal(t, "yaegi", rt.backend)
+	assert.True(t, rt.caps.HTTP.Private)
+
+	// An agent's role stored before these refusals runs where the forge's default runs, on
+	// public hosts.
+	safe := openForge(t, t.TempDir(), cassette(t), func(o *Options) { o.DefaultSandbox = "" }) // forge's own choice
+	require.NotEqual(t, Placement{Backend: "yaegi"}, safe.DefaultPlacement())
+	_, err = safe.store.PutRole(c.ByAgent("agent-a"), safe.now())
+	require.NoError(t, err)
+	rt, err = safe.roleRuntime("agent5")
+	require.NoError(t, err)
+	assert.Equal(t, safe.DefaultPlacement(), Placement{Backend: rt.backend, Isolation: rt.limits.Isolation})
+	assert.False(t, rt.caps.HTTP.Private)
 }
