@@ -192,3 +192,34 @@ func TestRedteam5AgentContractKeepsTheSandboxAndTheNetwork(t *testing.T) {
 	assert.Equal(t, safe.DefaultPlacement(), Placement{Backend: rt.backend, Isolation: rt.limits.Isolation})
 	assert.False(t, rt.caps.HTTP.Private)
 }
+
+// TestRedteam5ReplayLeavesNoOtherClientsStateBehind: package state of one client's calls never
+// reaches another's (a live program per client). But a repair for a client replayed the sample
+// of real calls, other clients' inputs, on the new code's program, and that program then served
+// the client: the state the replay left (here, another client's argument) was its answer.
+func TestRedteam5ReplayLeavesNoOtherClientsStateBehind(t *testing.T) {
+	p := cassette(t,
+		line{Role: "vault", Method: "keep", Kind: "generate", Attempt: 1, Code: keepLast},
+		line{Role: "vault", Method: "keep", Kind: "repair", Attempt: 1, Code: keepLast},
+		line{Role: "vault", Method: "keep", Kind: "generate", Attempt: 2, Code: keepLast})
+	f := openForge(t, t.TempDir(), p, sampleEvery)
+	vault := registry.Contract{Role: "vault", Purpose: "remembers the last string it was given", Methods: map[string]string{"keep": "func Keep(s string) string"}}
+	require.NoError(t, f.AddRole(vault))
+	keep := func(client, s string) string {
+		t.Helper()
+		o := f.Call(WithClient(context.Background(), client), "vault", "keep", json.RawMessage(fmt.Sprintf(`{"s":%q}`, s)))
+		require.True(t, o.OK, "%+v", o.Err)
+		var v string
+		require.NoError(t, json.Unmarshal(o.Value, &v))
+		return v
+	}
+	keep("alice", "first")
+	keep("alice", "alice-secret")
+	f.FlushSample()
+	vault.Purpose = "remembers the last string it was given, and nothing else"
+	require.NoError(t, f.AddRole(vault)) // the next call repairs: a replay of the sample first
+	for _, s := range []string{"mallory-1", "mallory-2"} {
+		assert.NotContains(t, keep("mallory", s), "alice", "the repair's program answered with another client's input")
+	}
+	assert.Equal(t, "mallory-2", keep("mallory", "mallory-3"), "mallory's own state")
+}

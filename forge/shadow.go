@@ -257,7 +257,12 @@ func (f *Forge) sampleNow(role, method string, base *registry.Artifact) []regist
 
 func (c *call) answer(ctx context.Context, p *compiled, args json.RawMessage) (value json.RawMessage, errMsg string, ok bool) {
 	start := time.Now()
-	out, err := p.sb.Run(c.runCtx(ctx, p), p.prog, c.input(args))
+	// Each sampled input runs in an instance of its own: it was another call's (maybe another
+	// client's), and p may go on to serve this call's client, whose state must not be what the
+	// replay left (a live program per client).
+	in := c.input(args)
+	in.Limits.Instance = sandbox.InstancePerCall
+	out, err := p.sb.Run(c.runCtx(ctx, p), p.prog, in)
 	if err == nil {
 		err = checkDeliverable(c.rt.deliverable, out)
 	}
