@@ -205,21 +205,13 @@ func TestRedteam5ReplayLeavesNoOtherClientsStateBehind(t *testing.T) {
 	f := openForge(t, t.TempDir(), p, sampleEvery)
 	vault := registry.Contract{Role: "vault", Purpose: "remembers the last string it was given", Methods: map[string]string{"keep": "func Keep(s string) string"}}
 	require.NoError(t, f.AddRole(vault))
-	keep := func(client, s string) string {
-		t.Helper()
-		o := f.Call(WithClient(context.Background(), client), "vault", "keep", json.RawMessage(fmt.Sprintf(`{"s":%q}`, s)))
-		require.True(t, o.OK, "%+v", o.Err)
-		var v string
-		require.NoError(t, json.Unmarshal(o.Value, &v))
-		return v
-	}
-	keep("alice", "first")
-	keep("alice", "alice-secret")
+	keep(t, f, "alice", "first")
+	keep(t, f, "alice", "alice-secret")
 	f.FlushSample()
 	vault.Purpose = "remembers the last string it was given, and nothing else"
 	require.NoError(t, f.AddRole(vault)) // the next call repairs: a replay of the sample first
 	for _, s := range []string{"mallory-1", "mallory-2"} {
-		assert.NotContains(t, keep("mallory", s), "alice", "the repair's program answered with another client's input")
+		assert.NotContains(t, keep(t, f, "mallory", s), "alice", "the repair's program answered with another client's input")
 	}
-	assert.Equal(t, "mallory-2", keep("mallory", "mallory-3"), "mallory's own state")
+	assert.Equal(t, "mallory-2", keep(t, f, "mallory", "mallory-3"), "mallory's own state")
 }
