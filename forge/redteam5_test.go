@@ -215,3 +215,48 @@ func TestRedteam5ReplayLeavesNoOtherClientsStateBehind(t *testing.T) {
 	}
 	assert.Equal(t, "mallory-2", keep(t, f, "mallory", "mallory-3"), "mallory's own state")
 }
+
+// fwdKeep is front's fwd: it hands its argument to vault.keep and answers what that answers.
+const fwdKeep = `package artifact
+
+import "forge/host"
+
+func Fwd(s string) (string, error) {
+	var v string
+	err := host.CallInto("vault", "keep", map[string]string{"s": s}, &v)
+	return v, err
+}
+`
+
+// TestRedteam5ReplayDelegatesIntoNoOnesState: the sibling through delegation. Replaying another
+// client's sampled input on code that delegates ran the delegated call as the repairing client,
+// in that client's live program of the other role, whose state then held the other client's
+// input: the repairing call's own answer.
+func TestRedteam5ReplayDelegatesIntoNoOnesState(t *testing.T) {
+	p := cassette(t,
+		line{Role: "front", Method: "fwd", Kind: "generate", Attempt: 1, Code: fwdKeep},
+		line{Role: "front", Method: "fwd", Kind: "repair", Attempt: 1, Code: fwdKeep},
+		line{Role: "vault", Method: "keep", Kind: "generate", Attempt: 1, Code: keepLast})
+	f := openForge(t, t.TempDir(), p, sampleEvery)
+	require.NoError(t, f.AddRole(registry.Contract{Role: "vault", Purpose: "remembers the last string it was given", Methods: map[string]string{"keep": "func Keep(s string) string"}}))
+	front := registry.Contract{Role: "front", Purpose: "forwards to vault", Methods: map[string]string{"fwd": "func Fwd(s string) (string, error)"},
+		Capabilities: &registry.Capabilities{Call: true}}
+	require.NoError(t, f.AddRole(front))
+	fwd := func(client, s string) string {
+		t.Helper()
+		o := f.Call(WithClient(context.Background(), client), "front", "fwd", json.RawMessage(fmt.Sprintf(`{"s":%q}`, s)))
+		require.True(t, o.OK, "%+v", o.Err)
+		var v string
+		require.NoError(t, json.Unmarshal(o.Value, &v))
+		return v
+	}
+	fwd("alice", "first")
+	fwd("alice", "alice-secret")
+	f.FlushSample()
+	front.Purpose = "forwards to vault, and nothing else"
+	require.NoError(t, f.AddRole(front)) // mallory's next call repairs front: a replay first
+	for _, s := range []string{"mallory-1", "mallory-2"} {
+		assert.NotContains(t, fwd("mallory", s), "alice", "another client's input, through the state of a delegated call")
+	}
+	assert.NotContains(t, keep(t, f, "mallory", "mallory-3"), "alice")
+}

@@ -259,10 +259,16 @@ func (c *call) answer(ctx context.Context, p *compiled, args json.RawMessage) (v
 	start := time.Now()
 	// Each sampled input runs in an instance of its own: it was another call's (maybe another
 	// client's), and p may go on to serve this call's client, whose state must not be what the
-	// replay left (a live program per client).
+	// replay left (a live program per client); so do the calls it delegates (callInfo.replay).
 	in := c.input(args)
 	in.Limits.Instance = sandbox.InstancePerCall
-	out, err := p.sb.Run(c.runCtx(ctx, p), p.prog, in)
+	rctx := ctx
+	if c.rt.caps.Call {
+		ri := &callInfo{trace: c.ev.TraceID, call: c.ev.CallID, role: c.role, method: c.method, parent: c.parent, replay: true}
+		ri.cand.Store(p)
+		rctx = sandbox.WithCaller(ctx, ri)
+	}
+	out, err := p.sb.Run(rctx, p.prog, in)
 	if err == nil {
 		err = checkDeliverable(c.rt.deliverable, out)
 	}
