@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/artifactforge/forge/registry"
+	"github.com/artifactforge/forge/sandbox"
 )
 
 // Bounds on the text of a contract an agent defined (DefineRole) that other agents' models read
@@ -51,6 +53,61 @@ func agentTextProblems(c *registry.Contract) []registry.Problem {
 		}
 	}
 	return ps
+}
+
+// agentReachProblems are what the contract c an agent wrote, for a client of roles (clientRoles),
+// asks beyond what an agent may decide: where its code runs (only a backend that contains hostile
+// code, as the forge's default does, never one the operator must opt into or in-process yaegi),
+// private addresses for its HTTP, and delegation for a client of only some roles (its code could
+// call every role, the client's or not). The operator's contracts (`forge role add`) may.
+func agentReachProblems(c *registry.Contract, roles []string) []registry.Problem {
+	var ps []registry.Problem
+	bad := func(field, format string, args ...any) {
+		msg := fmt.Sprintf(format, args...) + "; the operator can add a role that does (`forge role add`)"
+		ps = append(ps, registry.Problem{Field: field, Message: msg, Err: fmt.Errorf("%w: role %q: %s", registry.ErrInvalidContract, c.Role, msg)})
+	}
+	if !agentMayRunIn(c) {
+		bad("sandbox", "sandbox %q does not contain an agent's code as named (leave sandbox out for the server's default, or name one that contains hostile code: %s)", c.Sandbox, containing())
+	}
+	if caps := c.Capabilities; caps != nil {
+		if caps.HTTP != nil && caps.HTTP.Private {
+			bad("capabilities.http.private", "an agent's role reaches public hosts only: remove `private`")
+		}
+		if caps.Call && !slices.Contains(roles, "*") {
+			bad("capabilities.call", "an agent's role delegates only for a client of every role (its code could call any role, and this client may call only %s): remove `call`", strings.Join(roles, ", "))
+		}
+	}
+	return ps
+}
+
+// agentMayRunIn reports whether an agent's contract c may run where it names: nowhere (the forge's
+// default), or a registered backend that contains hostile code as named and is not opt-in.
+func agentMayRunIn(c *registry.Contract) bool {
+	b, ok := sandbox.LookupBackend(c.Sandbox)
+	if c.Sandbox == "" || !ok {
+		return true // an unknown one is the contract check's refusal
+	}
+	isolation := ""
+	if c.Limits != nil {
+		isolation = c.Limits.Isolation
+	}
+	return !b.OptIn && (b.Contains || (b.ContainsIsolated != "" && isolation == b.ContainsIsolated))
+}
+
+// containing names the registered backends an agent may name (wasm; yaegi with limits.isolation
+// "process").
+func containing() string {
+	var out []string
+	for _, b := range sandbox.Backends() {
+		switch {
+		case b.OptIn:
+		case b.Contains:
+			out = append(out, b.Name)
+		case b.ContainsIsolated != "":
+			out = append(out, fmt.Sprintf("%s with limits.isolation %q", b.Name, b.ContainsIsolated))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // exampleText is a docs example as a tool shows it: args, and the result when given.

@@ -95,7 +95,7 @@ func (f *Forge) observe(prov provider.Provider, chars int, ans provider.Answer) 
 	}
 }
 
-// promptParts splits a rendered request into parts (each "## " section one part, byte for byte),
+// promptParts splits a request into parts (each of its sections one part, byte for byte),
 // with the known tools and lessons inserted after the signature.
 func promptParts(system string, req repair.Request, tools, lessons assembler.Part) []assembler.Part {
 	parts := []assembler.Part{{Name: "system", Stable: true, Full: system}}
@@ -112,7 +112,7 @@ func promptParts(system string, req repair.Request, tools, lessons assembler.Par
 		}
 	}
 	earlier := 0
-	for _, sec := range splitSections(req.Prompt()) {
+	for _, sec := range req.Sections() { // the request's own cuts: a heading quoted in a fence is no section
 		title, _, _ := strings.Cut(strings.TrimPrefix(sec, "## "), "\n")
 		p := assembler.Part{Name: strings.ToLower(title), Full: sec}
 		switch {
@@ -152,21 +152,6 @@ func promptParts(system string, req repair.Request, tools, lessons assembler.Par
 		insert()
 	}
 	return parts
-}
-
-// splitSections cuts a rendered prompt at its "## " headings, keeping every byte.
-func splitSections(s string) []string {
-	var out []string
-	for len(s) > 0 {
-		i := strings.Index(s[1:], "\n## ")
-		if i < 0 {
-			out = append(out, s)
-			break
-		}
-		out = append(out, s[:i+2])
-		s = s[i+2:]
-	}
-	return out
 }
 
 // codeFence is the opening line of a section's code block (repair.Fence: three or more backticks).

@@ -33,6 +33,10 @@ type callInfo struct {
 	// cap (see blameCallDepth): its failure is then intrinsic, whatever its code did with the
 	// refusal's error.
 	capHit atomic.Pointer[string]
+	// replay marks the run of a sampled input (shadow.go): the calls it delegates run in
+	// instances of their own too (call.input), leaving no state in the live programs of the
+	// client the replay runs for.
+	replay bool
 }
 
 // CallChain implements sandbox.Caller: "role.method" from the top-level call to this one.
@@ -82,6 +86,9 @@ type call struct {
 	acceptChanges bool
 	// replay is the shadow replay of the new code about to be persisted (shadow.go), if any.
 	replay *Replay
+	// tried is the latest shadow replay in full, the changed answers of every client: the
+	// model's feedback (Meta.Replay is what the caller may see of it, call.shown).
+	tried *Replay
 	// cause is the failure of the persisted code that sent this call to repair or regenerate,
 	// if any: reported first when no code generator is there to fix it.
 	cause *failure
@@ -298,6 +305,12 @@ func (c *call) input(args json.RawMessage) sandbox.Input {
 	in := sandbox.Input{Args: args, Caps: c.rt.caps, Limits: c.rt.limits}
 	if c.rt.caps.Call {
 		in.Call = c.f.delegate
+	}
+	for l := c.parent; l != nil; l = l.parent { // a delegated call: none but below a replay
+		if l.replay {
+			in.Limits.Instance = sandbox.InstancePerCall
+			break
+		}
 	}
 	return in
 }

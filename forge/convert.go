@@ -75,6 +75,14 @@ func newRoleRuntime(rec *registry.RoleRecord, defaultBudget repair.Budget, def P
 			rt.limits.OutputBytes = int(n)
 		}
 	}
+	if rec.AgentDefined { // stored before DefineRole refused these (agentReachProblems)
+		if rt.caps.HTTP != nil {
+			rt.caps.HTTP.Private = false
+		}
+		if !agentMayRunIn(&c) {
+			rt.backend = ""
+		}
+	}
 	if rt.backend == "" {
 		rt.backend = def.Backend
 		if rt.limits.Isolation == "" {

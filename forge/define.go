@@ -64,6 +64,7 @@ func (f *Forge) DefineRole(ctx context.Context, contract []byte, policy DefinePo
 	c, ps := f.CheckContract(contract)
 	if !slices.ContainsFunc(ps, func(p registry.Problem) bool { return p.Field == "" }) { // the JSON read
 		ps = append(ps, agentTextProblems(&c)...)
+		ps = append(ps, agentReachProblems(&c, clientRoles(ctx))...)
 	}
 	res := DefineResult{Role: c.Role, DryRun: dryRun, Problems: ps, Tools: toolNames(&c)}
 	if res.Problems == nil {

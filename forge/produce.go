@@ -340,7 +340,7 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 				return res
 			}
 			last = bfl // a repair is asked again with the changed answers, within the budget
-			req = req.WithEarlier(repair.Attempt{Code: ans.Code, Error: replayFeedback(c.meta.Replay), Result: bfl.result})
+			req = req.WithEarlier(repair.Attempt{Code: ans.Code, Error: replayFeedback(c.tried), Result: bfl.result})
 			continue
 		}
 		art, unchanged, err := c.persist(ans, prog, trig)

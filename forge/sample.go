@@ -177,3 +177,26 @@ func (f *Forge) PurgeSample(ctx context.Context, role, method string) error {
 	})
 	return err
 }
+
+// mayRead reports whether the client caller may read a sampled input (and the answer it got)
+// that client offeredBy's call offered: on a forge without client identities every caller is the
+// client "" and reads them all; a named client reads only its own.
+func mayRead(caller, offeredBy string) bool { return caller == "" || caller == offeredBy }
+
+// SampleFor is the part of an artifact's sample of real calls that ctx's client (ClientFrom) may
+// read: the inputs its own calls offered, or all of them for the client "" (no client
+// identities). An edge that shows an artifact to a client of its role shows it this, and the
+// whole sample only to the operator.
+func SampleFor(ctx context.Context, sample []registry.SampleEntry) []registry.SampleEntry {
+	caller := ClientFrom(ctx)
+	if caller == "" {
+		return sample
+	}
+	var out []registry.SampleEntry
+	for _, e := range sample {
+		if mayRead(caller, e.Client) {
+			out = append(out, e)
+		}
+	}
+	return out
+}

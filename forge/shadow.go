@@ -116,6 +116,9 @@ type ReplayDiff struct {
 	WasErr string          `json:"was_error,omitempty"`
 	Now    json.RawMessage `json:"now,omitempty"`
 	NowErr string          `json:"now_error,omitempty"`
+	// client is the client whose call offered the input (registry.SampleEntry.Client): who may
+	// be shown it (call.shown).
+	client string
 }
 
 func (d ReplayDiff) String() string {
@@ -202,7 +205,7 @@ func (c *call) shadow(ctx context.Context, base *registry.Artifact, p *compiled,
 		}
 		k := ClassifyReplay(e.Args, failing, e.Value, e.Err, now, nowErr)
 		r.Replayed++
-		d := ReplayDiff{Kind: k, Args: e.Args, Was: e.Value, WasErr: e.Err, Now: now, NowErr: nowErr}
+		d := ReplayDiff{Kind: k, Args: e.Args, Was: e.Value, WasErr: e.Err, Now: now, NowErr: nowErr, client: e.Client}
 		switch k {
 		case ReplaySame:
 			r.Same++
@@ -254,7 +257,18 @@ func (f *Forge) sampleNow(role, method string, base *registry.Artifact) []regist
 
 func (c *call) answer(ctx context.Context, p *compiled, args json.RawMessage) (value json.RawMessage, errMsg string, ok bool) {
 	start := time.Now()
-	out, err := p.sb.Run(c.runCtx(ctx, p), p.prog, c.input(args))
+	// Each sampled input runs in an instance of its own: it was another call's (maybe another
+	// client's), and p may go on to serve this call's client, whose state must not be what the
+	// replay left (a live program per client); so do the calls it delegates (callInfo.replay).
+	in := c.input(args)
+	in.Limits.Instance = sandbox.InstancePerCall
+	rctx := ctx
+	if c.rt.caps.Call {
+		ri := &callInfo{trace: c.ev.TraceID, call: c.ev.CallID, role: c.role, method: c.method, parent: c.parent, replay: true}
+		ri.cand.Store(p)
+		rctx = sandbox.WithCaller(ctx, ri)
+	}
+	out, err := p.sb.Run(rctx, p.prog, in)
 	if err == nil {
 		err = checkDeliverable(c.rt.deliverable, out)
 	}
@@ -315,14 +329,34 @@ func (c *call) shadowGate(ctx context.Context, base *registry.Artifact, p *compi
 		return nil
 	}
 	c.judgeReplay(r, base)
-	c.meta.Replay = r
+	c.tried = r
+	c.meta.Replay = c.shown(r)
 	c.ev.Replay = r.Summary()
 	if r.Blocked != "" {
 		c.replay = nil
 		c.ev.Replay += "; not promoted: " + r.Blocked
-		return c.blockedFailure(r, base)
+		return c.blockedFailure(c.meta.Replay, base)
 	}
 	return nil
+}
+
+// shown is r as the call's caller may see it: every changed answer for an operator's verb and
+// for a forge without client identities (the client ""), else only those of the inputs the
+// caller's own calls offered. The sample holds other clients' inputs and the answers they got,
+// which a client of the role must not read (the replay endpoints need the admin token for it);
+// the counts are the whole sample's. The model's feedback keeps them all (call.tried).
+func (c *call) shown(r *Replay) *Replay {
+	if c.operator || c.client == "" {
+		return r
+	}
+	s := *r
+	s.Diffs = nil
+	for _, d := range r.Diffs {
+		if mayRead(c.client, d.client) {
+			s.Diffs = append(s.Diffs, d)
+		}
+	}
+	return &s
 }
 
 // keepReplay records the replay in a, just promoted to generation a.Generation: the replayed

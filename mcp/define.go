@@ -21,11 +21,14 @@ const (
 )
 
 // contractSchema is the input schema of forge_define_role and forge_check_contract: a contract
-// object, as in a contract file. Its sandbox names are the backends registered in this program.
+// object, as in a contract file. Its sandbox names are the backends registered in this program
+// that an agent may name: not one the operator must opt into (forge refuses it an agent's role).
 func contractSchema() json.RawMessage {
 	names := []string{""}
 	for _, b := range sandbox.Backends() {
-		names = append(names, b.Name)
+		if !b.OptIn {
+			names = append(names, b.Name)
+		}
 	}
 	sandboxes, _ := json.Marshal(names)
 	return json.RawMessage(`{"type":"object","required":["role","purpose"],"properties":{` +
@@ -37,7 +40,7 @@ func contractSchema() json.RawMessage {
 		`"deliverable":{"type":"object","description":"JSON Schema every result must satisfy"},` +
 		`"acceptance":{"type":"object","description":"examples [{method, args, expect | expect_error}] and Go tests the code must pass before it is kept"},` +
 		`"capabilities":{"type":"object","description":"what the code may use: http {allow: [hosts]}, log, now, rand, call"},` +
-		`"sandbox":{"type":"string","enum":` + string(sandboxes) + `},` +
+		`"sandbox":{"type":"string","enum":` + string(sandboxes) + `,"description":"where the code runs: leave it out for the server's default; one that does not contain hostile code on its own (yaegi) needs limits.isolation \"process\""},` +
 		`"limits":{"type":"object","description":"timeout, memory, output, max_depth, max_call_depth, isolation, instance"},` +
 		`"failure_policy":{"type":"object"}}}`)
 }

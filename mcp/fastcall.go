@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -49,13 +51,15 @@ type httpEdge struct {
 
 	mu       sync.Mutex
 	sessions map[string]*fastSession // by Mcp-Session-Id: the sessions this handler's SDK opened, while they live
+	uses     atomic.Uint64           // the clock of fastSession.used
 }
 
 // fastSession is a session the fast path may answer on.
 type fastSession struct {
 	ss     *sdk.ServerSession
-	userID string // the client that opened it (the SDK refuses the session to any other)
-	epoch  uint64 // Server.sessionEpoch when it was opened: CloseSessions ended it if that moved on
+	userID string        // the client that opened it (the SDK refuses the session to any other)
+	epoch  uint64        // Server.sessionEpoch when it was opened: CloseSessions ended it if that moved on
+	used   atomic.Uint64 // httpEdge.uses at its latest request: past Options.MaxSessions the least recent ends
 
 	mu       sync.Mutex
 	inflight map[string]context.CancelFunc // the calls the fast path is answering, by request ID
@@ -76,8 +80,12 @@ func (h *httpEdge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.forget(sid)
 		}
 	case r.Method != http.MethodPost:
+		h.touch(sid)
 		h.sdk.ServeHTTP(w, r)
 	case sid == "": // an initialize: the SDK opens the session, its id comes back in the answer's header
+		if refuseBatch(w, r) {
+			return
+		}
 		iw := &initWriter{ResponseWriter: w, h: h, r: r}
 		h.sdk.ServeHTTP(iw, r)
 		iw.learn()
@@ -85,10 +93,51 @@ func (h *httpEdge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
 		fs := h.sessions[sid]
 		h.mu.Unlock()
-		if fs == nil || fs.epoch != h.s.sessionEpoch.Load() || !h.fastCall(w, r, fs) {
+		if fs != nil {
+			fs.used.Store(h.uses.Add(1))
+		}
+		// The fast path takes one message; what it leaves goes to the SDK, but for a batch.
+		if (fs == nil || fs.epoch != h.s.sessionEpoch.Load() || !h.fastCall(w, r, fs)) && !refuseBatch(w, r) {
 			h.sdk.ServeHTTP(w, r)
 		}
 	}
+}
+
+// refuseBatch answers a POST whose body is a JSON array (a JSON-RPC batch) with 400, as the SDK
+// answers one from protocol version 2025-06-18 on, and reports true; otherwise it gives back what
+// it read and reports false. The SDK takes a batch for 2025-03-26 (and for a request that names no
+// version) and serves its calls at once: one request, counted once against its client's rate
+// (server.Clients), would run as many calls as its body holds.
+func refuseBatch(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
+		return false
+	}
+	var head []byte
+	first := -1
+	for first < 0 {
+		if cap(head)-len(head) < 64 {
+			head = slices.Grow(head, 512)
+		}
+		n, err := r.Body.Read(head[len(head):cap(head)])
+		head = head[:len(head)+n]
+		first = len(head) - len(bytes.TrimLeft(head, " \t\r\n"))
+		if first == len(head) {
+			first = -1
+		}
+		if err != nil {
+			break
+		}
+	}
+	rest := r.Body
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), rest), rest}
+	if first < 0 || head[first] != '[' {
+		return false
+	}
+	http.Error(w, "Bad Request: JSON-RPC batches are not taken by this server, whatever the protocol version: send one message per request", http.StatusBadRequest)
+	return true
 }
 
 // statusWriter records the status of an answer with no body to stream.
@@ -103,6 +152,19 @@ func (w *statusWriter) WriteHeader(code int) {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// touch records a request on session sid (if the edge knows it) as its latest use.
+func (h *httpEdge) touch(sid string) {
+	if sid == "" {
+		return
+	}
+	h.mu.Lock()
+	fs := h.sessions[sid]
+	h.mu.Unlock()
+	if fs != nil {
+		fs.used.Store(h.uses.Add(1))
+	}
+}
 
 func (h *httpEdge) forget(sid string) {
 	h.mu.Lock()
@@ -155,12 +217,26 @@ func (h *httpEdge) learn(sid string, r *http.Request) bool {
 		return false
 	}
 	fs := &fastSession{ss: ss, epoch: h.s.sessionEpoch.Load(), inflight: map[string]context.CancelFunc{}}
+	fs.used.Store(h.uses.Add(1))
 	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
 		fs.userID = ti.UserID
 	}
 	h.mu.Lock()
 	h.sessions[sid] = fs
+	var oldest *fastSession
+	if max := h.s.o.MaxSessions; max >= 0 && len(h.sessions) > cmp.Or(max, DefaultMaxSessions) {
+		oldID := ""
+		for id, o := range h.sessions { // the bound is small: a scan per initialize past it
+			if o != fs && (oldest == nil || o.used.Load() < oldest.used.Load()) {
+				oldest, oldID = o, id
+			}
+		}
+		delete(h.sessions, oldID)
+	}
 	h.mu.Unlock()
+	if oldest != nil {
+		oldest.ss.Close() // past the bound: the least recently used ends (the SDK forgets it)
+	}
 	go func() {
 		_ = ss.Wait()
 		h.forget(sid)

@@ -50,7 +50,14 @@ type Options struct {
 	// verbs: a generation, a replay of a whole sample), as --call-timeout bounds /v1/call; zero:
 	// no bound beyond each run's own deadline and the client's cancellation.
 	CallTimeout time.Duration
+	// MaxSessions bounds the streamable HTTP sessions held at once (DefaultMaxSessions; negative:
+	// no bound): an initialize past it ends the session used least recently, whose client's next
+	// request gets 404 and initializes again.
+	MaxSessions int
 }
+
+// DefaultMaxSessions is Options.MaxSessions when it is zero (about 22 KB and two goroutines each).
+const DefaultMaxSessions = 1024
 
 // ToolName is the tool of role.method.
 func ToolName(role, method string) string { return forge.ToolName(role, method) }

@@ -13,7 +13,8 @@ import (
 )
 
 // TestContractSchemaNamesTheRegisteredBackends: the sandbox enum of the contract schema agents
-// see is the backends this program registered, not a list written here.
+// see is the backends this program registered that an agent may name (not an opt-in one), not a
+// list written here.
 func TestContractSchemaNamesTheRegisteredBackends(t *testing.T) {
 	var s struct {
 		Properties struct {
@@ -25,8 +26,13 @@ func TestContractSchemaNamesTheRegisteredBackends(t *testing.T) {
 	require.NoError(t, json.Unmarshal(contractSchema(), &s))
 	want := []string{""}
 	for _, b := range sandbox.Backends() {
-		want = append(want, b.Name)
+		if !b.OptIn {
+			want = append(want, b.Name)
+		}
 	}
 	assert.Equal(t, want, s.Properties.Sandbox.Enum)
 	assert.Contains(t, want, "wasm", "forge/all registers the shipped backends")
+	if b, ok := sandbox.LookupBackend("native"); ok && b.OptIn {
+		assert.NotContains(t, s.Properties.Sandbox.Enum, "native", "forge refuses an agent's role an opt-in backend")
+	}
 }

@@ -116,17 +116,19 @@ func (r Request) Validate() error {
 // Prompt renders the variable part of a generation prompt (the stable system part comes first
 // and is not here): the task, the contract, the signature, the failing code and its failure,
 // and the latest earlier attempts of this call. The layout is PromptLayout.
-func (r Request) Prompt() string {
-	var b strings.Builder
+func (r Request) Prompt() string { return strings.Join(r.Sections(), "") }
+
+// Sections are the sections of Prompt, in order, byte for byte ("## Title\n\nbody\n\n", the
+// last ending with one newline): what the caller splits the prompt into, from the request, never
+// by finding headings in the rendered text, where a line of the quoted code or failure would pass
+// for one.
+func (r Request) Sections() []string {
+	var secs []string
 	section := func(title, body string) {
 		if strings.TrimSpace(body) == "" {
 			return
 		}
-		b.WriteString("## ")
-		b.WriteString(title)
-		b.WriteString("\n\n")
-		b.WriteString(strings.TrimRight(body, "\n"))
-		b.WriteString("\n\n")
+		secs = append(secs, "## "+title+"\n\n"+strings.TrimRight(body, "\n")+"\n\n")
 	}
 	code := func(src string) string { return Fence("go", strings.TrimRight(src, "\n")) }
 	failure := func(a Attempt) string {
@@ -179,7 +181,12 @@ func (r Request) Prompt() string {
 		}
 		section("Earlier attempt "+strconv.Itoa(n)+" in this call, also failed", body)
 	}
-	return strings.TrimRight(b.String(), "\n") + "\n"
+	if len(secs) == 0 {
+		return []string{"\n"}
+	}
+	last := len(secs) - 1
+	secs[last] = strings.TrimRight(secs[last], "\n") + "\n"
+	return secs
 }
 
 // Fence puts body in a fenced block tagged lang whose fence is longer than any run of backticks

@@ -36,13 +36,16 @@ var loopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
 
 // guard holds the guards' configuration, built once.
 type guard struct {
-	err      error // Options that did not parse: every request is answered with it
-	anyHost  bool
-	hosts    map[string]bool        // lower-case host names without port or brackets
-	hostMsg  string                 // the host names, for the refusal
-	lastHost atomic.Pointer[string] // the Host header last found allowed
-	origins  map[string]bool        // CORS origins (scheme://host[:port])
-	cop      *http.CrossOriginProtection
+	err     error // Options that did not parse: every request is answered with it
+	anyHost bool
+	// remoteAnyHost: any host name on a connection beyond loopback (a server bound beyond
+	// loopback with no names given: Serve); on a loopback connection the host check holds.
+	remoteAnyHost bool
+	hosts         map[string]bool        // lower-case host names without port or brackets
+	hostMsg       string                 // the host names, for the refusal
+	lastHost      atomic.Pointer[string] // the Host header last found allowed
+	origins       map[string]bool        // CORS origins (scheme://host[:port])
+	cop           *http.CrossOriginProtection
 }
 
 // newGuard checks and builds the guards. allowedHosts adds host names ("*": any host, which
@@ -128,7 +131,7 @@ func (g *guard) check(w http.ResponseWriter, r *http.Request) bool {
 		writeErr(w, http.StatusInternalServerError, "config", g.err.Error())
 		return false
 	}
-	if !g.anyHost && r.Host != "" && !g.hostOK(r.Host) {
+	if !g.anyHost && r.Host != "" && !g.hostOK(r.Host) && !(g.remoteAnyHost && !viaLoopback(r)) {
 		writeErr(w, http.StatusForbidden, "host_refused", fmt.Sprintf("this server answers only to the host names %s: a request for %q was refused (a page can point a name of its own at this address: DNS rebinding); to serve under that name, start `forge serve --allowed-hosts %s` (or $FORGE_ALLOWED_HOSTS)",
 			g.hostMsg, r.Host, hostName(r.Host)))
 		return false
@@ -168,6 +171,13 @@ func (g *guard) check(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	return true
+}
+
+// viaLoopback reports whether r came in on a connection to a loopback address: from this
+// machine, where a browser's page can point a name of its own at 127.0.0.1.
+func viaLoopback(r *http.Request) bool {
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return !ok || isLoopback(la) // unknown: as loopback (the check holds)
 }
 
 func first(v []string) string {

@@ -30,6 +30,7 @@ package server
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -612,7 +613,15 @@ func (s *Server) handleArtifact(w http.ResponseWriter, r *http.Request) {
 		storeErr(w, err)
 		return
 	}
+	if !s.operator(r) {
+		a.Sample = forge.SampleFor(r.Context(), a.Sample) // other clients' inputs are theirs
+	}
 	writeJSON(w, http.StatusOK, a)
+}
+
+// operator reports whether r carries the admin token.
+func (s *Server) operator(r *http.Request) bool {
+	return s.o.AdminToken != "" && subtle.ConstantTimeCompare([]byte(bearer(r)), []byte(s.o.AdminToken)) == 1
 }
 
 func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
@@ -771,9 +780,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ln = newLimitListener(ln, s.o.MaxConns)
 	}
 	if len(s.o.AllowedHosts) == 0 && !isLoopback(ln.Addr()) {
-		// Bound beyond loopback with no names given: the names it is reached by are unknown.
-		s.guard.anyHost = true
-		s.o.Logger.Warn("serving beyond loopback: the host check is off (name the host names with --allowed-hosts to turn it on)", slog.String("addr", ln.Addr().String()))
+		// Bound beyond loopback with no names given: the names it is reached by from elsewhere are
+		// unknown; on a loopback connection they are loopback's (a page on this machine that points
+		// a name of its own at 127.0.0.1 is refused: DNS rebinding).
+		s.guard.remoteAnyHost = true
+		s.o.Logger.Warn("serving beyond loopback: the host check is off but for connections to loopback (name the host names with --allowed-hosts to turn it on)", slog.String("addr", ln.Addr().String()))
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
