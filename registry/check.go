@@ -216,10 +216,12 @@ func CheckContract(data []byte, max Maxima) (Contract, []Problem) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&c); err != nil {
-		return c, top(err.Error())
+		p := contractJSONProblem(data, err)
+		p.Err = fmt.Errorf("%w: %s", ErrInvalidContract, p.Message)
+		return c, []Problem{p}
 	}
 	if dec.More() {
-		return c, top("trailing data after the contract object")
+		return c, top(trailingData)
 	}
 	var ps []Problem
 	unknownFields(data, reflect.TypeOf(c), "", &ps)

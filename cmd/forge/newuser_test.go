@@ -120,12 +120,14 @@ func TestMalformedJSONSaysWhere(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "(at line 3, column 12)")
 
-	// A wrong type is not a syntax error: the decoder's message names the field, no position.
+	// A wrong type is not a syntax error: the message names the field and what it takes, no
+	// position, and none of Go's type names.
 	typed := filepath.Join(dir, "typed.json")
 	require.NoError(t, os.WriteFile(typed, []byte(`{"role":"x","purpose":"p","methods":["a"]}`), 0o644))
 	code, _, errs = runCLI(t, "--store", store, "role", "add", "-f", typed)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, errs, "Contract.methods")
+	assert.Contains(t, errs, `methods: got a JSON array, want an object, e.g. "methods": {"upper"`)
+	assert.NotContains(t, errs, "Go struct")
 	assert.NotContains(t, errs, "(at line")
 
 	code, _, errs = runCLI(t, "--store", store, "call", "text", "upper", "--args", "{bad")

@@ -2,10 +2,7 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -541,7 +538,7 @@ func shortSum(s string) string {
 
 // jsonSyntaxWhere says where data, which is not valid JSON, goes wrong: "line L, column C: what".
 func jsonSyntaxWhere(data []byte) string {
-	pos, err := jsonSyntaxPos(data)
+	pos, err := registry.JSONSyntaxPos(data)
 	if err == nil {
 		return "valid JSON"
 	}
@@ -549,29 +546,4 @@ func jsonSyntaxWhere(data []byte) string {
 		return err.Error()
 	}
 	return pos + ": " + err.Error()
-}
-
-// jsonSyntaxPos returns the line and column (1-based) of the byte where data stops being JSON
-// (for input that ends too early, its last byte) and the decoder's error; no position for an
-// error that is not about syntax.
-func jsonSyntaxPos(data []byte) (string, error) {
-	var v any
-	err := json.Unmarshal(data, &v)
-	var se *json.SyntaxError
-	if !errors.As(err, &se) {
-		return "", err
-	}
-	idx := int(se.Offset) - 1 // Offset counts the byte that broke the syntax
-	if trimmed := len(bytes.TrimRight(data, " \t\r\n")); idx >= trimmed {
-		idx = trimmed - 1 // ends early: point at the last byte there is
-	}
-	line, col := 1, 1
-	for _, b := range data[:max(idx, 0)] {
-		if b == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	return fmt.Sprintf("line %d, column %d", line, col), err
 }
