@@ -333,7 +333,7 @@ func checkArgs(sig sandbox.Signature, args json.RawMessage) error {
 		return err
 	}
 	if err := schema.Validate(v); err != nil {
-		return sandbox.Errorf(sandbox.KindArgs, "%s (the method's input schema: give each parameter a value of its type)", schemaMsg(err))
+		return &sandbox.Error{Kind: sandbox.KindArgs, Message: schemaMsg(err) + " (the method's input schema)", Hint: "give each parameter a value of its type"}
 	}
 	return nil
 }
