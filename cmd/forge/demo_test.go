@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -116,4 +117,39 @@ func TestDemoReportsDifferences(t *testing.T) {
 	assert.Contains(t, stderr.String(), "step 4: ")
 	assert.NotContains(t, stderr.String(), "step 5: ", "the other steps still behave")
 	assert.NotContains(t, stdout.String(), "ok: every step behaved as expected")
+}
+
+// TestDemoLegendNamesEveryTerm: the demo's narration printed "decision generate:missing",
+// "gen-2 (repair:intrinsic)", "extrinsic/host_http_5xx" and "lifecycle durable" with nothing to
+// say what they mean to someone who never read the code. Its legend now names every decision,
+// program source, generation trigger and failure class the demo's recorded trace holds.
+func TestDemoLegendNamesEveryTerm(t *testing.T) {
+	data, err := os.ReadFile(baselines.Path("demo.jsonl"))
+	require.NoError(t, err)
+	terms := map[string]bool{"candidate": true, "durable": true, "blessed": true}
+	for line := range strings.Lines(string(data)) {
+		var e struct {
+			Action        string `json:"action"`
+			Reason        string `json:"reason"`
+			ProgramSource string `json:"program_source"`
+			FailureClass  string `json:"failure_class"`
+			Trigger       string `json:"artifact_generation_trigger"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &e))
+		if e.Reason == "operator" {
+			terms[e.Action] = true
+		} else {
+			terms[e.Action+":"+e.Reason] = true
+		}
+		trigger, _, _ := strings.Cut(e.Trigger, ":gen-")
+		for _, s := range []string{e.ProgramSource, e.FailureClass, trigger} {
+			if s != "" {
+				terms[s] = true
+			}
+		}
+	}
+	terms["intrinsic"], terms["adaptive"], terms["caller"] = true, true, true // the counters' classes
+	for term := range terms {
+		assert.Contains(t, demoLegend, term, "the legend says what %q means", term)
+	}
 }
