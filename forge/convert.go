@@ -129,7 +129,7 @@ func (f *failure) toError() *Error {
 // argsHint is the next step of an args error that says none: the backends' decoders said only
 // what Go's encoding/json did ("param s: want string: json: cannot unmarshal number into Go value
 // of type string"), which an agent over HTTP could not act on.
-const argsHint = "give each parameter a JSON value of its Go type, as the method's input schema says (MCP tools/list, GET /v1/tools?role=ROLE, `forge show ROLE METHOD`)"
+const argsHint = "give each parameter a JSON value of its Go type, as the method's signature says (in its tool listing: MCP tools/list, GET /v1/tools)"
 
 // classifyErr turns an error of the sandbox, the provider or the forge into a classified failure.
 func classifyErr(err error, stale bool) *failure {

@@ -274,7 +274,7 @@ func newCallCmd(a *app) *cobra.Command {
 					case forge.TypeUnknownRole:
 						msg += knownRolesHint(f.Store(), args[0])
 					case forge.TypeArgs:
-						msg += fmt.Sprintf("; give each parameter as name=value or all of them with --args JSON (the signature: `forge show %s %s`)", args[0], args[1])
+						msg += fmt.Sprintf("; on the command line: name=value per parameter, or all of them with --args JSON (the signature: `forge show %s %s`)", args[0], args[1])
 					}
 					return codedError{exitFailed, fmt.Errorf("%s (%s/%s)", msg, o.Err.Class, o.Err.Type)}
 				}

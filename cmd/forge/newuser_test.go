@@ -329,5 +329,5 @@ func TestCallMissingArgSaysHowToGiveIt(t *testing.T) {
 	code, _, errs = runCLI(t, "--store", store, "call", "str", "reverse")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "missing argument s (string)")
-	assert.Contains(t, errs, "give each parameter as name=value or all of them with --args JSON (the signature: `forge show str reverse`)")
+	assert.Contains(t, errs, "on the command line: name=value per parameter, or all of them with --args JSON (the signature: `forge show str reverse`)")
 }
