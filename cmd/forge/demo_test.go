@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/artifactforge/forge/fixtures/baselines"
+	"github.com/artifactforge/forge/forge"
 )
 
 var updateBaselines = flag.Bool("update", false, "rewrite the baseline traces in fixtures/baselines/")
@@ -152,4 +153,11 @@ func TestDemoLegendNamesEveryTerm(t *testing.T) {
 	for term := range terms {
 		assert.Contains(t, demoLegend, term, "the legend says what %q means", term)
 	}
+}
+
+// TestStatsLatencyReadable: `forge stats` printed latencies with Go's nanosecond precision
+// ("p50 318.767104ms, p99 683.441243ms"); they are now three significant digits, as the demo's.
+func TestStatsLatencyReadable(t *testing.T) {
+	got := latencyLine("persisted", forge.Latency{Calls: 5, P50: 318767104, P99: 7128735119})
+	assert.Equal(t, "latency persisted: p50 318.8ms, p99 7.13s (5 calls)", got)
 }
