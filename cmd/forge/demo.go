@@ -35,17 +35,18 @@ var demoCassette []byte
 // (TestDemoLegendNamesEveryTerm holds it to the terms the demo's trace uses).
 const demoLegend = `
 How to read it: each call prints ROLE.METHOD ARGS -> ANSWER, then where the answer came from:
-  generated: the model wrote the method's code, forge verified and stored it; persisted: the stored
-  code ran, no model call; repaired: the model fixed stored code that failed; regenerated: the
-  model wrote it anew. gen-N is the N-th version of a method's code, (why it was made):
+  generated (the model wrote the code; forge verified and stored it), persisted (the stored code
+  ran, no model call), repaired (the model fixed stored code that failed) or regenerated (the
+  model wrote it anew). gen-N is the N-th version of a method's code, with why it was made:
   initial_forge, repair:intrinsic, regenerate:budget_exhausted, operator:regen, operator:rollback.
   decision ACTION:REASON is what forge chose and why: generate:missing (no code yet),
   execute:healthy (stored code in good health), execute:blessed (pinned by an operator),
-  refuse:quarantined (stopped by an operator); bless, quarantine, rollback, regenerate:operator.
-  A failure is CLASS/RULE: intrinsic (the code's own fault: a panic, a wrong answer; repaired),
+  refuse:quarantined (stopped by an operator); bless, quarantine, rollback: an operator's actions.
+  A failure is CLASS/RULE: intrinsic (the code's own: a panic, a wrong answer; repaired),
   extrinsic (the world's: an upstream 503; the code's health is untouched), adaptive (the world
   changed under the code: repaired, counted apart), caller (the args'). Lifecycle: candidate (new),
-  durable (proven by calls), blessed (pinned); counters are the calls each class ended.
+  durable (proven by calls), blessed (pinned). Counters: the calls that succeeded, and that failed
+  by class.
 `
 
 // demoWarmCalls is how many warm calls step 2 times for its median.
