@@ -17,8 +17,17 @@ import (
 // type names, no bare "unknown tool"), and nothing stored is lost: the role it defined and the
 // code its first good call wrote still answer, with no further model call.
 func TestAgentBadInputAtEveryStep(t *testing.T) {
+	t.Run("memory", func(t *testing.T) { agentBadInput(t, connectInMemory) })
+	t.Run("http", func(t *testing.T) { agentBadInput(t, connectHTTP) }) // the fast path of tools/call too
+}
+
+func agentBadInput(t *testing.T, connect func(t *testing.T, s *Server, c *sdk.Client) *sdk.ClientSession) {
 	f, _ := agentForge(t)
-	cs := inMemorySession(t, f, Options{DefineRoles: forge.DefineSwitches{Allow: true}})
+	s, err := New(f, Options{DefineRoles: forge.DefineSwitches{Allow: true}})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	cs := connect(t, s, sdk.NewClient(&sdk.Implementation{Name: "newcomer", Version: "1"}, nil))
+	t.Cleanup(func() { cs.Close() })
 	ctx := context.Background()
 	call := func(name string, args any) *sdk.CallToolResult {
 		t.Helper()
@@ -51,7 +60,7 @@ func TestAgentBadInputAtEveryStep(t *testing.T) {
 		assert.Contains(t, text(res), c.want)
 		assert.NotContains(t, text(res), "Go struct", "no Go type names")
 	}
-	_, err := f.Store().Role("words")
+	_, err = f.Store().Role("words")
 	require.Error(t, err, "nothing refused was stored")
 
 	res := call("forge_define_role", wordsContract)
