@@ -101,6 +101,14 @@ func agentBadInput(t *testing.T, connect func(t *testing.T, s *Server, c *sdk.Cl
 		assert.Contains(t, err.Error(), "tools/list", name)
 	}
 
+	before, err := f.Store().Role("words")
+	require.NoError(t, err)
+	res = call("forge_define_role", map[string]any{"role": "words", "purpose": "p", "methods": "oops"})
+	require.True(t, res.IsError, "a malformed redefinition is refused")
+	after, err := f.Store().Role("words")
+	require.NoError(t, err)
+	assert.Equal(t, before.Fingerprint, after.Fingerprint, "the role it defined is kept as it was")
+
 	res = call("words__word_count", map[string]any{"s": "a b c"})
 	require.False(t, res.IsError, text(res))
 	o := outcomeOf(t, res)
