@@ -161,3 +161,18 @@ func TestStatsLatencyReadable(t *testing.T) {
 	got := latencyLine("persisted", forge.Latency{Calls: 5, P50: 318767104, P99: 7128735119})
 	assert.Equal(t, "latency persisted: p50 318.8ms, p99 7.13s (5 calls)", got)
 }
+
+// TestHelpSaysWhereToStart: `forge --help` listed 30 commands and no first step; it now names the
+// demo and the README's first calls, each a command that exists.
+func TestHelpSaysWhereToStart(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, exitOK, run([]string{"--help"}, &stdout, &stderr), stderr.String())
+	out := stdout.String()
+	assert.Contains(t, out, "New here? Start with")
+	for _, line := range []string{"forge demo", "forge role add -f examples/contracts/text.json", "forge call text upper s=hello --provider replay:cmd/forge/demo/cassette.jsonl"} {
+		assert.Contains(t, out, "  "+line+"\n")
+	}
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), "forge call text upper s=hello --provider replay:cmd/forge/demo/cassette.jsonl", "the help's first call is the README's")
+}
