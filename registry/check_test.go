@@ -117,6 +117,10 @@ func TestContractJSONSaysWhatToWrite(t *testing.T) {
 		{`{"role":"x","purpose":"p","methods":{"a":3}}`, "methods", `methods: got a JSON number, want a string, e.g. "methods": {"upper"`},
 		{`{"role":"x","purpose":"p","capabilities":{"log":"yes"}}`, "capabilities.log", `capabilities.log: got a JSON string, want true or false`},
 		{`{"role":"x","purpose":"p","limits":[1]}`, "limits", `limits: got a JSON array, want an object, e.g. "limits": {"timeout"`},
+		{"\xef\xbb\xbf{\"role\":\"x\"}", "", "(at line 1, column 1): it starts with a byte-order mark; save it as UTF-8 without one"},
+		{`{"role":"x","purpose":"p",}`, "", "(at line 1, column 27): JSON takes no comma before a closing }"},
+		{`{"role":"x","methods":{"a":"func A() int",` + "\n" + `]}`, "", "JSON takes no comma before a closing ]"},
+		{`{'role':'x'}`, "", "JSON strings and keys take double quotes"},
 	} {
 		_, ps := CheckContract([]byte(c.in), Maxima{})
 		require.Len(t, ps, 1, c.in)

@@ -51,6 +51,9 @@ func contractJSONProblem(data []byte, err error) Problem {
 	if pos, _ := JSONSyntaxPos(data); pos != "" {
 		msg += " (at " + pos + ")"
 	}
+	if m := JSONMistake(data); m != "" {
+		msg += ": " + m
+	}
 	return Problem{Message: "the contract is not valid JSON: " + msg + "; write one JSON object, e.g. " + contractExample}
 }
 
@@ -106,4 +109,27 @@ func JSONSyntaxPos(data []byte) (string, error) {
 		}
 	}
 	return fmt.Sprintf("line %d, column %d", line, col), err
+}
+
+// JSONMistake names the usual slip behind data not being JSON, when it is one: a byte-order mark
+// (an editor's UTF-8 "with BOM"), a comma before a closing bracket, single quotes, or "" when
+// none of these.
+func JSONMistake(data []byte) string {
+	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
+		return "it starts with a byte-order mark; save it as UTF-8 without one"
+	}
+	var v any
+	var se *json.SyntaxError
+	if !errors.As(json.Unmarshal(data, &v), &se) || se.Offset < 1 || int(se.Offset) > len(data) {
+		return ""
+	}
+	switch at := data[se.Offset-1]; {
+	case at == '\'':
+		return "JSON strings and keys take double quotes"
+	case at == '}' || at == ']':
+		if before := bytes.TrimRight(data[:se.Offset-1], " \t\r\n"); bytes.HasSuffix(before, []byte(",")) {
+			return fmt.Sprintf("JSON takes no comma before a closing %c", at)
+		}
+	}
+	return ""
 }

@@ -137,6 +137,13 @@ func TestMalformedJSONSaysWhere(t *testing.T) {
 	code, _, errs = runCLI(t, "run", "x.go", "--args", "[1,")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "line 1, column 3: unexpected end of JSON input")
+	// The usual slips are named (a shell user's single quotes inside the JSON, a trailing comma).
+	code, _, errs = runCLI(t, "--store", store, "call", "text", "upper", "--args", "{'s':'x'}")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "JSON strings and keys take double quotes")
+	code, _, errs = runCLI(t, "--store", store, "call", "text", "upper", "--args", `{"s":"x",}`)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "JSON takes no comma before a closing }")
 }
 
 // TestEventLogUnwritableSaysEventsOff: a store whose event log cannot be opened (read-only for

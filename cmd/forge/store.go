@@ -545,5 +545,8 @@ func jsonSyntaxWhere(data []byte) string {
 	if pos == "" {
 		return err.Error()
 	}
+	if m := registry.JSONMistake(data); m != "" {
+		return pos + ": " + err.Error() + "; " + m
+	}
 	return pos + ": " + err.Error()
 }
