@@ -133,3 +133,19 @@ func JSONMistake(data []byte) string {
 	}
 	return ""
 }
+
+// JSONSyntaxWhere says where data, which is not valid JSON, goes wrong and the usual slip behind
+// it if there is one: "line L, column C: what[; slip]" ("valid JSON" when it is).
+func JSONSyntaxWhere(data []byte) string {
+	pos, err := JSONSyntaxPos(data)
+	switch {
+	case err == nil:
+		return "valid JSON"
+	case pos == "":
+		return err.Error()
+	}
+	if m := JSONMistake(data); m != "" {
+		return pos + ": " + err.Error() + "; " + m
+	}
+	return pos + ": " + err.Error()
+}

@@ -42,6 +42,12 @@ func TestAgentBadInputOverHTTP(t *testing.T) {
 	resp, body = do(t, "POST", ts.URL+"/v1/call/words/word_count", "", `{"s":"a b"}`)
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
 
+	// A body that is not JSON says where and, for the usual slips, which one.
+	resp, body = do(t, "POST", ts.URL+"/v1/call/words/word_count", "", `{'s':'a b'}`)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Contains(t, string(body), "the request body is not JSON (line 1, column 2: invalid character")
+	assert.Contains(t, string(body), "JSON strings and keys take double quotes")
+
 	resp, body = do(t, "POST", ts.URL+"/v1/call/words/word_count", "", `{"s":3}`)
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	assert.Contains(t, string(body), "param s: want string")

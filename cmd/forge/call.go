@@ -133,7 +133,7 @@ func callArgs(argsFlag string, pairs []string, stdin io.Reader) (json.RawMessage
 		return nil, usageError{err}
 	}
 	if len(raw) > 0 && !json.Valid(raw) {
-		return nil, usagef("%s is not valid JSON (%s): %s; give a JSON object such as '{\"s\":\"hi\"}' or array, or name=value pairs", from, jsonSyntaxWhere(raw), oneLine(string(raw), 200))
+		return nil, usagef("%s is not valid JSON (%s): %s; give a JSON object such as '{\"s\":\"hi\"}' or array, or name=value pairs", from, registry.JSONSyntaxWhere(raw), oneLine(string(raw), 200))
 	}
 	if len(pairs) == 0 {
 		if len(raw) == 0 {

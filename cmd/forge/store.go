@@ -535,18 +535,3 @@ func shortSum(s string) string {
 	}
 	return s
 }
-
-// jsonSyntaxWhere says where data, which is not valid JSON, goes wrong: "line L, column C: what".
-func jsonSyntaxWhere(data []byte) string {
-	pos, err := registry.JSONSyntaxPos(data)
-	if err == nil {
-		return "valid JSON"
-	}
-	if pos == "" {
-		return err.Error()
-	}
-	if m := registry.JSONMistake(data); m != "" {
-		return pos + ": " + err.Error() + "; " + m
-	}
-	return pos + ": " + err.Error()
-}
