@@ -122,3 +122,22 @@ func TestArgsRefusedBeforeGeneration(t *testing.T) {
 		})
 	}
 }
+
+// TestArgsErrorsSayWhatToSend: an argument of the wrong JSON type was refused in encoding/json's
+// words alone ("want string: json: cannot unmarshal number into Go value of type string"), with no
+// next step, over HTTP and the library (MCP's schema check said one); every args error of a call
+// now says what to send, on the generating call and on a warm one.
+func TestArgsErrorsSayWhatToSend(t *testing.T) {
+	f := openForge(t, t.TempDir(), codeAnswers("package artifact\n\nfunc Upper(s string) string { return s }\n"), func(o *Options) { o.DefaultSandbox = "yaegi" })
+	require.NoError(t, f.AddRole(registry.Contract{Role: "text", Purpose: "p", Methods: map[string]string{"upper": "func Upper(s string) string"}}))
+	for i, args := range []string{`{"s":3}`, `{"s":"ok"}`, `{"s":3}`, `[true]`, `{"t":"x"}`, `{}`, `{"s":null}`} {
+		o := f.Call(context.Background(), "text", "upper", json.RawMessage(args))
+		if args == `{"s":"ok"}` {
+			require.True(t, o.OK, "%+v", o.Err)
+			continue
+		}
+		require.False(t, o.OK, args)
+		assert.Equal(t, TypeArgs, o.Err.Type, args)
+		assert.Contains(t, o.Err.Message, "(hint: ", "call %d %s: %s", i, args, o.Err.Message)
+	}
+}

@@ -134,6 +134,11 @@ func (f *failure) toError() *Error {
 	return &Error{Type: f.typ, Class: string(f.result.Class), Rule: string(f.result.Rule), Message: f.msg, Retriable: f.result.Retriable(), RetryAfter: f.retryAfter}
 }
 
+// argsHint is the next step of an args error that says none: the backends' decoders said only
+// what Go's encoding/json did ("param s: want string: json: cannot unmarshal number into Go value
+// of type string"), which an agent over HTTP could not act on.
+const argsHint = "give each parameter a JSON value of its Go type, as the method's signature says (in its tool listing: MCP tools/list, GET /v1/tools)"
+
 // classifyErr turns an error of the sandbox, the provider or the forge into a classified failure.
 func classifyErr(err error, stale bool) *failure {
 	if err == nil {
@@ -141,6 +146,11 @@ func classifyErr(err error, stale bool) *failure {
 	}
 	var se *sandbox.Error
 	if errors.As(err, &se) {
+		if se.Kind == sandbox.KindArgs && se.Hint == "" {
+			c := *se
+			c.Hint = argsHint
+			se = &c
+		}
 		f := classifier.Failure{Kind: classifier.Kind(se.Kind), HostCallInFlight: se.HostCallInFlight,
 			HTTPStatus: se.HTTPStatus, UpstreamRead: se.UpstreamRead, StaleContract: stale, Network: networkOf(se)}
 		return &failure{typ: string(se.Kind), result: classifier.Classify(f), msg: se.Error()}

@@ -177,8 +177,13 @@ func defineDecision(p DefinePolicy, client string, roles []string, role string, 
 // toolNames are the tools of c's declared methods.
 func toolNames(c *registry.Contract) []string {
 	out := []string{}
+	if registry.ValidateName("role", c.Role) != nil {
+		return out // no tool can have the name: a refusal listed "../etc__a" as if it could
+	}
 	for _, m := range slices.Sorted(maps.Keys(c.Methods)) {
-		out = append(out, ToolName(c.Role, m))
+		if registry.ValidateName("method", m) == nil {
+			out = append(out, ToolName(c.Role, m))
+		}
 	}
 	return out
 }

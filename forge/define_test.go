@@ -173,3 +173,20 @@ func TestPutContract(t *testing.T) {
 	}
 	assert.Equal(t, []string{"cli:ops new", "cli:ops changed"}, lines, "the refused contract wrote nothing, not even a line")
 }
+
+// TestDefineRoleListsOnlyPossibleTools: a refused contract whose role or method name is not a
+// valid name listed tools no one could call ("../etc__a", "my role__a"), as if they had been
+// made; it now lists only the names a tool could have.
+func TestDefineRoleListsOnlyPossibleTools(t *testing.T) {
+	f := openForge(t, t.TempDir(), nil)
+	for contract, want := range map[string][]string{
+		`{"role":"../etc","purpose":"p","methods":{"a":"func A() int"}}`:                          {},
+		`{"role":"my role","purpose":"p","methods":{"a":"func A() int"}}`:                         {},
+		`{"role":"ok","purpose":"p","methods":{"a":"func A() int","Bad Name":"func B() int"}}`:    {"ok__a"},
+		`{"role":"ok","purpose":"p","methods":{"a":"func A() int","b":"func B() int"}}`:           {"ok__a", "ok__b"},
+		`{"role":"wörds","purpose":"p","methods":{"a":"func A() int"},"capabilities":{"x":true}}`: {},
+	} {
+		res, _ := f.DefineRole(context.Background(), []byte(contract), DefinePolicy{Allowed: true}, true)
+		assert.Equal(t, want, res.Tools, contract)
+	}
+}

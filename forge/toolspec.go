@@ -240,3 +240,27 @@ func compactJSON(b json.RawMessage) string {
 	}
 	return string(out)
 }
+
+// NoSuchTool says what a client that asked for tool name, which no listing has, should do next:
+// the role's methods when name is role__method of a role that declares others, how roles come
+// to be when there is no such role, the listing otherwise.
+func (f *Forge) NoSuchTool(name string) string {
+	const list = "tools/list lists every tool"
+	role, method, ok := strings.Cut(name, "__")
+	if !ok || registry.ValidateName("role", role) != nil || registry.ValidateName("method", method) != nil {
+		return fmt.Sprintf("no tool %q: the tools are forge's own (forge_call, forge_roles, ...) and one ROLE__METHOD per declared method of a role; %s", name, list)
+	}
+	rec, err := f.store.Role(role)
+	if err != nil {
+		return fmt.Sprintf("no tool %q: there is no role %s; define it with forge_define_role (when the server allows it), or have the operator add it with `forge role add`; %s", name, role, list)
+	}
+	if len(rec.Methods) == 0 {
+		return fmt.Sprintf("no tool %q: role %s declares no methods; call forge_call with role %q and method %q (its first call writes the method), or %s", name, role, role, method, list)
+	}
+	tools := make([]string, 0, len(rec.Methods))
+	for m := range rec.Methods {
+		tools = append(tools, ToolName(role, m))
+	}
+	sort.Strings(tools)
+	return fmt.Sprintf("no tool %q: role %s declares no method %s; its tools are %s (a new method goes into its contract: forge_define_role, or `forge role add`); %s", name, role, method, strings.Join(tools, ", "), list)
+}

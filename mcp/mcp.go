@@ -98,7 +98,7 @@ func New(f *forge.Forge, o Options) (*Server, error) {
 	s.addKnowledgeTools() // knowledge.go: forge_recall, forge_record, forge_confirm
 	s.addDefineTools()
 	s.addResources()
-	s.srv.AddReceivingMiddleware(s.toolsListMeta)
+	s.srv.AddReceivingMiddleware(s.toolsListMeta, s.noSuchTool)
 	if err := s.Sync(); err != nil {
 		return nil, err
 	}

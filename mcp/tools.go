@@ -3,8 +3,11 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sort"
+	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/artifactforge/forge/forge"
@@ -153,5 +156,19 @@ func (s *Server) toolsListMeta(next sdk.MethodHandler) sdk.MethodHandler {
 			out.Tools[i] = &c
 		}
 		return &out, nil
+	}
+}
+
+// noSuchTool: the SDK answers a tools/call of a name it has no tool for with only `unknown tool
+// "x"`; forge says what to call instead (Forge.NoSuchTool).
+func (s *Server) noSuchTool(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		var je *jsonrpc.Error
+		cr, ok := req.(*sdk.CallToolRequest)
+		if err == nil || !ok || cr.Params == nil || !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.HasPrefix(je.Message, "unknown tool") {
+			return res, err
+		}
+		return res, &jsonrpc.Error{Code: je.Code, Message: s.f.NoSuchTool(cr.Params.Name)}
 	}
 }

@@ -216,10 +216,12 @@ func CheckContract(data []byte, max Maxima) (Contract, []Problem) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&c); err != nil {
-		return c, top(err.Error())
+		p := contractJSONProblem(data, err)
+		p.Err = fmt.Errorf("%w: %s", ErrInvalidContract, p.Message)
+		return c, []Problem{p}
 	}
 	if dec.More() {
-		return c, top("trailing data after the contract object")
+		return c, top(trailingData)
 	}
 	var ps []Problem
 	unknownFields(data, reflect.TypeOf(c), "", &ps)
@@ -331,7 +333,7 @@ func checkArgs(sig sandbox.Signature, args json.RawMessage) error {
 		return err
 	}
 	if err := schema.Validate(v); err != nil {
-		return sandbox.Errorf(sandbox.KindArgs, "%s (the method's input schema: give each parameter a value of its type)", schemaMsg(err))
+		return &sandbox.Error{Kind: sandbox.KindArgs, Message: schemaMsg(err) + " (the method's input schema)", Hint: "give each parameter a value of its type"}
 	}
 	return nil
 }

@@ -91,15 +91,46 @@ func TestCheckReturnsEveryProblem(t *testing.T) {
 
 func TestCheckContractSyntax(t *testing.T) {
 	for in, want := range map[string]string{
-		`{"role":`:                         "unexpected EOF",
+		`{"role":`:                         "unexpected EOF (at line 1, column 8)",
 		`{"role":"text","purpose":"p"} {}`: "trailing data",
-		`{"role":"text","purpose":5}`:      "cannot unmarshal",
+		`{"role":"text","purpose":5}`:      "purpose: got a JSON number, want a string",
 		"{\"role\":\"t\xff\"}":             "UTF-8",
 	} {
 		_, ps := CheckContract([]byte(in), Maxima{})
 		require.Len(t, ps, 1, in)
 		assert.True(t, strings.Contains(ps[0].Message, want), "%s: %s", in, ps[0].Message)
 		assert.ErrorIs(t, ps[0].Err, ErrInvalidContract)
+	}
+}
+
+// TestContractJSONSaysWhatToWrite: a contract whose JSON cannot be read (over HTTP and MCP as
+// much as from a file) was reported in encoding/json's words, Go's type names and no field
+// ("json: cannot unmarshal string into Go struct field Contract.methods of type
+// map[string]string", "unexpected EOF"); each now says where, which field, and what to write.
+func TestContractJSONSaysWhatToWrite(t *testing.T) {
+	for _, c := range []struct{ in, field, want string }{
+		{``, "", `the contract is empty: write one JSON object, e.g. {"role": "text"`},
+		{"{\"role\": \"x\",\n \"purpose\": ", "", "not valid JSON: unexpected EOF (at line 2, column 11); write one JSON object, e.g. {"},
+		{`[1, 2]`, "", `a contract is a JSON object, got a JSON array: write one object, e.g. {"role"`},
+		{`"text"`, "", `a contract is a JSON object, got a JSON string`},
+		{`{"role":"x","purpose":"p","methods":"A"}`, "methods", `methods: got a JSON string, want an object, e.g. "methods": {"upper": "func Upper(s string) string"}`},
+		{`{"role":"x","purpose":"p","methods":{"a":3}}`, "methods", `methods: got a JSON number, want a string, e.g. "methods": {"upper"`},
+		{`{"role":"x","purpose":"p","capabilities":{"log":"yes"}}`, "capabilities.log", `capabilities.log: got a JSON string, want true or false`},
+		{`{"role":"x","purpose":"p","limits":[1]}`, "limits", `limits: got a JSON array, want an object, e.g. "limits": {"timeout"`},
+		{"\xef\xbb\xbf{\"role\":\"x\"}", "", "(at line 1, column 1): it starts with a byte-order mark; save it as UTF-8 without one"},
+		{`{"role":"x","purpose":"p",}`, "", "(at line 1, column 27): JSON takes no comma before a closing }"},
+		{`{"role":"x","methods":{"a":"func A() int",` + "\n" + `]}`, "", "JSON takes no comma before a closing ]"},
+		{`{'role':'x'}`, "", "JSON strings and keys take double quotes"},
+	} {
+		_, ps := CheckContract([]byte(c.in), Maxima{})
+		require.Len(t, ps, 1, c.in)
+		assert.Equal(t, c.field, ps[0].Field, c.in)
+		assert.Contains(t, ps[0].Message, c.want, c.in)
+		assert.NotContains(t, ps[0].Message, "Go struct", c.in)
+		assert.ErrorIs(t, ps[0].Err, ErrInvalidContract)
+		_, err := DecodeContract([]byte(c.in))
+		require.Error(t, err, c.in)
+		assert.Contains(t, err.Error(), c.want, "DecodeContract (role add, stored contracts) says the same: %s", c.in)
 	}
 }
 

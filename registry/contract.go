@@ -144,10 +144,10 @@ func DecodeContract(data []byte) (Contract, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return Contract{}, fmt.Errorf("%w: %v", ErrInvalidContract, err)
+		return Contract{}, fmt.Errorf("%w: %s", ErrInvalidContract, contractJSONProblem(data, err).Message)
 	}
 	if dec.More() {
-		return Contract{}, fmt.Errorf("%w: trailing data after the contract object", ErrInvalidContract)
+		return Contract{}, fmt.Errorf("%w: %s", ErrInvalidContract, trailingData)
 	}
 	if err := c.Validate(); err != nil {
 		return Contract{}, err

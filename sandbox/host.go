@@ -629,7 +629,9 @@ func (h *Host) Finish(out *Output, err error) error {
 		case f != nil:
 			hf := *f
 			hf.UpstreamRead = c.UpstreamRead
-			hf.Message = CapMessage(hf.Message + " (then: " + c.Message + ")")
+			if c.Message != hf.Message && c.Message != f.Error() { // the code said more than the host
+				hf.Message = CapMessage(hf.Message + " (then: " + c.Message + ")")
+			}
 			return &hf
 		case c.UpstreamRead && (errors.As(c.Err, &syn) || errors.As(c.Err, &typ) || looksLikeDecode(c.Message)):
 			c.Kind = KindDecode

@@ -60,3 +60,24 @@ func TestNamesAddress(t *testing.T) {
 		assert.Equal(t, want, namesAddress(u), raw)
 	}
 }
+
+// TestFinishSaysAHostFailureOnce: code that returns the error a host call gave it, unchanged,
+// was reported as the host failure followed by "(then: " and the same words again (the demo's
+// 503 step printed "http GET ...: status 503 (then: sandbox: host: http GET ...: status 503)").
+// What the code added to the error is still said.
+func TestFinishSaysAHostFailureOnce(t *testing.T) {
+	hostErr := &Error{Kind: KindHost, Message: "http GET api.example.com: status 503"}
+	for returned, want := range map[string]string{
+		hostErr.Error():                       "http GET api.example.com: status 503",
+		hostErr.Message:                       "http GET api.example.com: status 503",
+		"fetch page: " + hostErr.Error():      "http GET api.example.com: status 503 (then: fetch page: sandbox: host: http GET api.example.com: status 503)",
+		"page empty after a failed host call": "http GET api.example.com: status 503 (then: page empty after a failed host call)",
+	} {
+		h := NewHost(t.Context(), Input{})
+		h.fail(hostErr)
+		err := h.Finish(nil, &Error{Kind: KindReturned, Message: returned})
+		e := AsError(err)
+		assert.Equal(t, KindHost, e.Kind, returned)
+		assert.Equal(t, want, e.Message, returned)
+	}
+}

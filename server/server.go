@@ -416,7 +416,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request, role, method strin
 		body = []byte("{}")
 	}
 	if !json.Valid(body) {
-		writeErr(w, http.StatusBadRequest, "args", "the request body is not JSON: send the args as a JSON object (or array), e.g. {\"s\":\"go\"}")
+		writeErr(w, http.StatusBadRequest, "args", "the request body is not JSON ("+registry.JSONSyntaxWhere(body)+"): send the args as a JSON object (or array), e.g. {\"s\":\"go\"}")
 		return
 	}
 	s.inflight.Add(1)

@@ -133,7 +133,7 @@ func callArgs(argsFlag string, pairs []string, stdin io.Reader) (json.RawMessage
 		return nil, usageError{err}
 	}
 	if len(raw) > 0 && !json.Valid(raw) {
-		return nil, usagef("%s is not valid JSON (%s): %s; give a JSON object such as '{\"s\":\"hi\"}' or array, or name=value pairs", from, jsonSyntaxWhere(raw), oneLine(string(raw), 200))
+		return nil, usagef("%s is not valid JSON (%s): %s; give a JSON object such as '{\"s\":\"hi\"}' or array, or name=value pairs", from, registry.JSONSyntaxWhere(raw), oneLine(string(raw), 200))
 	}
 	if len(pairs) == 0 {
 		if len(raw) == 0 {
@@ -274,7 +274,7 @@ func newCallCmd(a *app) *cobra.Command {
 					case forge.TypeUnknownRole:
 						msg += knownRolesHint(f.Store(), args[0])
 					case forge.TypeArgs:
-						msg += fmt.Sprintf("; give each parameter as name=value or all of them with --args JSON (the signature: `forge show %s %s`)", args[0], args[1])
+						msg += fmt.Sprintf("; on the command line: name=value per parameter, or all of them with --args JSON (the signature: `forge show %s %s`)", args[0], args[1])
 					}
 					return codedError{exitFailed, fmt.Errorf("%s (%s/%s)", msg, o.Err.Class, o.Err.Type)}
 				}

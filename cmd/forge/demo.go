@@ -31,6 +31,24 @@ import (
 //go:embed demo/cassette.jsonl
 var demoCassette []byte
 
+// demoLegend says what the narration's terms mean, for a reader who never read the code
+// (TestDemoLegendNamesEveryTerm holds it to the terms the demo's trace uses).
+const demoLegend = `
+How to read it: each call prints ROLE.METHOD ARGS -> ANSWER, then where the answer came from:
+  generated (the model wrote the code; forge verified and stored it), persisted (the stored code
+  ran, no model call), repaired (the model fixed stored code that failed) or regenerated (the
+  model wrote it anew). gen-N is the N-th version of a method's code, with why it was made:
+  initial_forge, repair:intrinsic, regenerate:budget_exhausted, operator:regen, operator:rollback.
+  decision ACTION:REASON is what forge chose and why: generate:missing (no code yet),
+  execute:healthy (stored code in good health), execute:blessed (pinned by an operator),
+  refuse:quarantined (stopped by an operator); bless, quarantine, rollback: an operator's actions.
+  A failure is CLASS/RULE: intrinsic (the code's own: a panic, a wrong answer; repaired),
+  extrinsic (the world's: an upstream 503; the code's health is untouched), adaptive (the world
+  changed under the code: repaired, counted apart), caller (the args'). Lifecycle: candidate (new),
+  durable (proven by calls), blessed (pinned). Counters: the calls that succeeded, and that failed
+  by class.
+`
+
 // demoWarmCalls is how many warm calls step 2 times for its median.
 const demoWarmCalls = 1000
 
@@ -107,6 +125,7 @@ func (a *app) demo(ctx context.Context, backend string) error {
 		kept = "kept"
 	}
 	d.printf("forge demo: store %s (%s); provider replay:demo (%d answers embedded in the binary); sandbox %s\n", dir, kept, d.answers, d.placement)
+	d.printf("%s", demoLegend)
 	start := time.Now()
 	d.warmUp(ctx, a.steps())
 	steps := []struct {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/artifactforge/forge/fixtures/baselines"
+	"github.com/artifactforge/forge/forge"
 )
 
 var updateBaselines = flag.Bool("update", false, "rewrite the baseline traces in fixtures/baselines/")
@@ -116,4 +118,61 @@ func TestDemoReportsDifferences(t *testing.T) {
 	assert.Contains(t, stderr.String(), "step 4: ")
 	assert.NotContains(t, stderr.String(), "step 5: ", "the other steps still behave")
 	assert.NotContains(t, stdout.String(), "ok: every step behaved as expected")
+}
+
+// TestDemoLegendNamesEveryTerm: the demo's narration printed "decision generate:missing",
+// "gen-2 (repair:intrinsic)", "extrinsic/host_http_5xx" and "lifecycle durable" with nothing to
+// say what they mean to someone who never read the code. Its legend now names every decision,
+// program source, generation trigger and failure class the demo's recorded trace holds.
+func TestDemoLegendNamesEveryTerm(t *testing.T) {
+	data, err := os.ReadFile(baselines.Path("demo.jsonl"))
+	require.NoError(t, err)
+	terms := map[string]bool{"candidate": true, "durable": true, "blessed": true}
+	for line := range strings.Lines(string(data)) {
+		var e struct {
+			Action        string `json:"action"`
+			Reason        string `json:"reason"`
+			ProgramSource string `json:"program_source"`
+			FailureClass  string `json:"failure_class"`
+			Trigger       string `json:"artifact_generation_trigger"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &e))
+		if e.Reason == "operator" {
+			terms[e.Action] = true
+		} else {
+			terms[e.Action+":"+e.Reason] = true
+		}
+		trigger, _, _ := strings.Cut(e.Trigger, ":gen-")
+		for _, s := range []string{e.ProgramSource, e.FailureClass, trigger} {
+			if s != "" {
+				terms[s] = true
+			}
+		}
+	}
+	terms["intrinsic"], terms["adaptive"], terms["caller"] = true, true, true // the counters' classes
+	for term := range terms {
+		assert.Contains(t, demoLegend, term, "the legend says what %q means", term)
+	}
+}
+
+// TestStatsLatencyReadable: `forge stats` printed latencies with Go's nanosecond precision
+// ("p50 318.767104ms, p99 683.441243ms"); they are now three significant digits, as the demo's.
+func TestStatsLatencyReadable(t *testing.T) {
+	got := latencyLine("persisted", forge.Latency{Calls: 5, P50: 318767104, P99: 7128735119})
+	assert.Equal(t, "latency persisted: p50 318.8ms, p99 7.13s (5 calls)", got)
+}
+
+// TestHelpSaysWhereToStart: `forge --help` listed 30 commands and no first step; it now names the
+// demo and the README's first calls, each a command that exists.
+func TestHelpSaysWhereToStart(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, exitOK, run([]string{"--help"}, &stdout, &stderr), stderr.String())
+	out := stdout.String()
+	assert.Contains(t, out, "New here? Start with")
+	for _, line := range []string{"forge demo", "forge role add -f examples/contracts/text.json", "forge call text upper s=hello --provider replay:cmd/forge/demo/cassette.jsonl"} {
+		assert.Contains(t, out, "  "+line+"\n")
+	}
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), "forge call text upper s=hello --provider replay:cmd/forge/demo/cassette.jsonl", "the help's first call is the README's")
 }

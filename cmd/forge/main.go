@@ -72,10 +72,23 @@ func (a *app) printJSON(v any) error {
 	return enc.Encode(v)
 }
 
+// rootLong is `forge --help`'s opening: what forge is and where a newcomer starts.
+const rootLong = `Call methods that do not exist yet: the first call of ROLE.METHOD has a model write the method
+as Go code from the role's contract; forge verifies it, runs it in a sandbox and keeps it, and
+later calls run the kept code with no model call.
+
+New here? Start with the whole lifecycle, offline, on a temporary store:
+  forge demo
+Then, from a checkout of the repository (the replay provider answers without a model):
+  forge role add -f examples/contracts/text.json
+  forge call text upper s=hello --provider replay:cmd/forge/demo/cassette.jsonl
+  forge call text upper s=again     # the kept code: no provider needed`
+
 func newRootCmd(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "forge",
 		Short:         "Call methods that do not exist yet: generated, verified, sandboxed, persisted Go",
+		Long:          rootLong,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       buildVersion().String(),

@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/artifactforge/forge/registry"
 )
 
 // mcpStdio sits between stdin/stdout and the MCP SDK's line transport and fixes two things a
@@ -102,7 +104,7 @@ func (m *mcpStdio) read(p []byte) (int, error) {
 			continue
 		}
 		if !json.Valid(trimmed) {
-			where, _ := jsonSyntaxPos(trimmed)
+			where, _ := registry.JSONSyntaxPos(trimmed)
 			fmt.Fprintf(m.errOut, "forge: mcp: input line %d is not JSON (%s); answered with a parse error, the session goes on: send one JSON-RPC message per line\n", m.line, where)
 			m.write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: line ` + strconv.Itoa(m.line) + ` is not JSON (` + where + `); send one JSON-RPC message per line"}}` + "\n"))
 			continue

@@ -120,12 +120,14 @@ func TestMalformedJSONSaysWhere(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "(at line 3, column 12)")
 
-	// A wrong type is not a syntax error: the decoder's message names the field, no position.
+	// A wrong type is not a syntax error: the message names the field and what it takes, no
+	// position, and none of Go's type names.
 	typed := filepath.Join(dir, "typed.json")
 	require.NoError(t, os.WriteFile(typed, []byte(`{"role":"x","purpose":"p","methods":["a"]}`), 0o644))
 	code, _, errs = runCLI(t, "--store", store, "role", "add", "-f", typed)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, errs, "Contract.methods")
+	assert.Contains(t, errs, `methods: got a JSON array, want an object, e.g. "methods": {"upper"`)
+	assert.NotContains(t, errs, "Go struct")
 	assert.NotContains(t, errs, "(at line")
 
 	code, _, errs = runCLI(t, "--store", store, "call", "text", "upper", "--args", "{bad")
@@ -135,6 +137,13 @@ func TestMalformedJSONSaysWhere(t *testing.T) {
 	code, _, errs = runCLI(t, "run", "x.go", "--args", "[1,")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "line 1, column 3: unexpected end of JSON input")
+	// The usual slips are named (a shell user's single quotes inside the JSON, a trailing comma).
+	code, _, errs = runCLI(t, "--store", store, "call", "text", "upper", "--args", "{'s':'x'}")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "JSON strings and keys take double quotes")
+	code, _, errs = runCLI(t, "--store", store, "call", "text", "upper", "--args", `{"s":"x",}`)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "JSON takes no comma before a closing }")
 }
 
 // TestEventLogUnwritableSaysEventsOff: a store whose event log cannot be opened (read-only for
@@ -327,5 +336,5 @@ func TestCallMissingArgSaysHowToGiveIt(t *testing.T) {
 	code, _, errs = runCLI(t, "--store", store, "call", "str", "reverse")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "missing argument s (string)")
-	assert.Contains(t, errs, "give each parameter as name=value or all of them with --args JSON (the signature: `forge show str reverse`)")
+	assert.Contains(t, errs, "on the command line: name=value per parameter, or all of them with --args JSON (the signature: `forge show str reverse`)")
 }

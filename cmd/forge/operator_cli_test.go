@@ -380,6 +380,14 @@ func TestREADMEPathsExist(t *testing.T) {
 		_, err := os.Stat(filepath.Join("../..", p))
 		assert.NoError(t, err, "README names %s", p)
 	}
+	// A file a command reads with @FILE (curl -d @words.json, --args @FILE) is run from the
+	// repository root like the rest: `-d @words.json` named a file only the README's text held.
+	files := regexp.MustCompile(`(?m)^(?:\$ |    ).*?(?:-d|--args) @([A-Za-z0-9_./-]+)`).FindAllStringSubmatch(string(readme), -1)
+	require.NotEmpty(t, files)
+	for _, m := range files {
+		_, err := os.Stat(filepath.Join("../..", m[1]))
+		assert.NoError(t, err, "a README command reads @%s: give the file in the repository and its path from the root", m[1])
+	}
 }
 
 // TestBinREADMECalling (item 19): the README's calling example, as written, from the repository root.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/artifactforge/forge/registry"
 	"github.com/artifactforge/forge/sandbox"
 )
 
@@ -104,7 +105,7 @@ The result is printed as JSON (exit 0); a failure is printed with its class (exi
 				}
 				in.Args = json.RawMessage(args)
 				if args != "" && !json.Valid(in.Args) {
-					return usagef("--args is not valid JSON (%s): %s; give a JSON array of the arguments, e.g. '[1, \"a\"]', or an object of them by name", jsonSyntaxWhere(in.Args), oneLine(args, 200))
+					return usagef("--args is not valid JSON (%s): %s; give a JSON array of the arguments, e.g. '[1, \"a\"]', or an object of them by name", registry.JSONSyntaxWhere(in.Args), oneLine(args, 200))
 				}
 				code, err := readSource(argv[0], cmd.InOrStdin())
 				if err != nil {

@@ -86,7 +86,7 @@ func newStatsCmd(a *app) *cobra.Command {
 					if name == "" {
 						name = "no program"
 					}
-					fmt.Fprintf(a.stdout, "latency %s: p50 %v, p99 %v (%d calls)\n", name, l.P50, l.P99, l.Calls)
+					fmt.Fprintln(a.stdout, latencyLine(name, l))
 				}
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
@@ -99,4 +99,10 @@ func newStatsCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&since, "since", "", "only calls within this age (e.g. 24h, 7d; default: the whole log)")
 	return cmd
+}
+
+// latencyLine is one latency line of `forge stats`, in the units fmtDur picks (it printed Go's
+// nanosecond precision: "p50 318.767104ms").
+func latencyLine(name string, l forge.Latency) string {
+	return fmt.Sprintf("latency %s: p50 %s, p99 %s (%d calls)", name, fmtDur(l.P50), fmtDur(l.P99), l.Calls)
 }

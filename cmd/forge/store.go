@@ -2,10 +2,7 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -537,41 +534,4 @@ func shortSum(s string) string {
 		return s[:19]
 	}
 	return s
-}
-
-// jsonSyntaxWhere says where data, which is not valid JSON, goes wrong: "line L, column C: what".
-func jsonSyntaxWhere(data []byte) string {
-	pos, err := jsonSyntaxPos(data)
-	if err == nil {
-		return "valid JSON"
-	}
-	if pos == "" {
-		return err.Error()
-	}
-	return pos + ": " + err.Error()
-}
-
-// jsonSyntaxPos returns the line and column (1-based) of the byte where data stops being JSON
-// (for input that ends too early, its last byte) and the decoder's error; no position for an
-// error that is not about syntax.
-func jsonSyntaxPos(data []byte) (string, error) {
-	var v any
-	err := json.Unmarshal(data, &v)
-	var se *json.SyntaxError
-	if !errors.As(err, &se) {
-		return "", err
-	}
-	idx := int(se.Offset) - 1 // Offset counts the byte that broke the syntax
-	if trimmed := len(bytes.TrimRight(data, " \t\r\n")); idx >= trimmed {
-		idx = trimmed - 1 // ends early: point at the last byte there is
-	}
-	line, col := 1, 1
-	for _, b := range data[:max(idx, 0)] {
-		if b == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	return fmt.Sprintf("line %d, column %d", line, col), err
 }
