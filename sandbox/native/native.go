@@ -260,20 +260,12 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 }
 
 func (s *Sandbox) compile(ctx context.Context, src sandbox.Source) (*Program, error) {
-	if s.closed.Load() {
-		return nil, sandbox.Errorf(sandbox.KindInternal, "native: sandbox closed")
-	}
-	key := reftab.ProgramKey(src)
-	return s.programs.Acquire(key, func() (*Program, error) { return s.newProgram(ctx, src, key) }, func(p *Program) { p.Close() })
+	return reftab.Compile(&s.programs, Name, s.closed.Load(), src, func(key string) (*Program, error) { return s.newProgram(ctx, src, key) })
 }
 
 // newProgram gates and builds src and starts its first worker.
 func (s *Sandbox) newProgram(ctx context.Context, src sandbox.Source, key string) (*Program, error) {
-	code, _, err := guestgen.GateCode(src.Code, false, nil)
-	if err != nil {
-		return nil, err
-	}
-	sig, err := sandbox.ParseSignature(sandbox.Source{Code: code, Func: src.Func})
+	code, sig, err := guestgen.GateCall(src)
 	if err != nil {
 		return nil, err
 	}

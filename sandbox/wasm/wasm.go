@@ -552,22 +552,14 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 }
 
 func (s *Sandbox) compile(ctx context.Context, src sandbox.Source) (*Program, error) {
-	if s.closed.Load() {
-		return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: sandbox closed")
-	}
 	// Programs are shared by code, but never across clients: each client's program has pools of
 	// its own (the compiled module is still shared, by hash, see engine.compile).
-	key := reftab.ProgramKey(src)
-	return s.programs.Acquire(key, func() (*Program, error) { return s.newProgram(ctx, src, key) }, func(p *Program) { p.Close() })
+	return reftab.Compile(&s.programs, Name, s.closed.Load(), src, func(key string) (*Program, error) { return s.newProgram(ctx, src, key) })
 }
 
 // newProgram gates and builds src, compiles its module and starts a first instance.
 func (s *Sandbox) newProgram(ctx context.Context, src sandbox.Source, key string) (*Program, error) {
-	code, _, err := gateCode(src.Code, false, nil)
-	if err != nil {
-		return nil, err
-	}
-	sig, err := sandbox.ParseSignature(sandbox.Source{Code: code, Func: src.Func})
+	code, sig, err := guestgen.GateCall(src)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,21 @@ func ProgramKey(src sandbox.Source) string {
 	return src.Checksum() + "\x00" + src.Func + "\x00" + src.Client
 }
 
+// Compile is a backend's compile of src: the program already made for its key (ProgramKey) with
+// one more reference, or the one make makes from src and the key (which the program's Close
+// releases). A closed sandbox makes nothing.
+func Compile[P interface {
+	comparable
+	Close() error
+}](t *Table[P], backend string, closed bool, src sandbox.Source, make func(key string) (P, error)) (P, error) {
+	if closed {
+		var zero P
+		return zero, sandbox.Errorf(sandbox.KindInternal, "%s: sandbox closed", backend)
+	}
+	key := ProgramKey(src)
+	return t.Acquire(key, func() (P, error) { return make(key) }, func(p P) { p.Close() })
+}
+
 // Table holds values by key, each with the count of references handed out. The zero Table is
 // ready to use.
 type Table[V comparable] struct {

@@ -115,3 +115,32 @@ func TestRacingMakesShareOneValue(t *testing.T) {
 		assert.Equal(t, i == n-1, tab.Release("k", got[i]))
 	}
 }
+
+type prog struct {
+	n      int
+	closed bool
+}
+
+func (p *prog) Close() error { p.closed = true; return nil }
+
+// TestCompile: a closed sandbox makes nothing; otherwise one program per key, made once.
+func TestCompile(t *testing.T) {
+	var tab Table[*prog]
+	src := sandbox.Source{Code: "package p\nfunc F() int { return 1 }", Func: "F"}
+	makes := 0
+	mk := func(key string) (*prog, error) {
+		assert.Equal(t, ProgramKey(src), key)
+		makes++
+		return &prog{n: makes}, nil
+	}
+	_, err := Compile(&tab, "test", true, src, mk)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "test: sandbox closed")
+	assert.Equal(t, sandbox.KindInternal, sandbox.KindOf(err))
+	a, err := Compile(&tab, "test", false, src, mk)
+	require.NoError(t, err)
+	b, err := Compile(&tab, "test", false, src, mk)
+	require.NoError(t, err)
+	assert.Same(t, a, b)
+	assert.Equal(t, 1, makes)
+}
