@@ -31,7 +31,9 @@ import (
 // handler the SDK would with the same request, and writes the same JSON-RPC response as a plain
 // JSON body (the answer streamable HTTP allows to any POST, the SDK's JSONResponse mode).
 // Anything else goes to the SDK untouched (fastCall decides, and falls back for whatever it does
-// not recognize exactly), so the SDK stays the reference for every error.
+// not recognize exactly), so the SDK stays the reference for every error. The two paths share
+// one table of the request IDs in flight on a session (fastSession.inflight), so that an ID is
+// refused on either while the other answers it, as the SDK refuses its own.
 
 // fastBodyMax is the largest body the fast path reads; a larger one goes to the SDK.
 const fastBodyMax = 64 << 10
@@ -57,10 +59,16 @@ type fastSession struct {
 	userID string // the client that opened it (the SDK refuses the session to any other)
 	epoch  uint64 // Server.sessionEpoch when it was opened: CloseSessions ended it if that moved on
 
-	mu       sync.Mutex
-	inflight map[string]context.CancelFunc // the calls the fast path is answering, by request ID
+	mu sync.Mutex
+	// inflight holds the request IDs in flight on the session, by the ID as the answer writes it:
+	// the fast path's calls with their cancel, and the SDK's with none (sdkCall). JSON-RPC forbids
+	// reusing an ID in flight; each path refuses an ID the other holds, as the SDK refuses its own.
+	inflight map[string]context.CancelFunc
 }
 
+// newHTTPEdge mounts the SDK's handler with no SessionTimeout: the SDK's idle timer, which the
+// fast path's calls would not reset, never runs (a session ends with DELETE, CloseSessions or the
+// server). Setting one needs the fast path to count as the session's activity.
 func newHTTPEdge(s *Server) *httpEdge {
 	return &httpEdge{s: s, tools: s.fastTool, sessions: map[string]*fastSession{},
 		sdk: sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, nil)}
@@ -85,8 +93,11 @@ func (h *httpEdge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
 		fs := h.sessions[sid]
 		h.mu.Unlock()
-		if fs == nil || fs.epoch != h.s.sessionEpoch.Load() || !h.fastCall(w, r, fs) {
+		switch {
+		case fs == nil || fs.epoch != h.s.sessionEpoch.Load():
 			h.sdk.ServeHTTP(w, r)
+		case !h.fastCall(w, r, fs):
+			h.sdkCall(w, r, fs)
 		}
 	}
 }
@@ -336,11 +347,7 @@ func (h *httpEdge) fastCall(w http.ResponseWriter, r *http.Request, fs *fastSess
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, fastBodyMax+1))
 	giveBack := func() bool { // what was read, for the SDK
-		rest := r.Body
-		r.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.MultiReader(bytes.NewReader(body), rest), rest}
+		giveBackBody(r, body)
 		return false
 	}
 	if err != nil || len(body) > fastBodyMax {
@@ -397,6 +404,145 @@ func (h *httpEdge) fastCall(w http.ResponseWriter, r *http.Request, fs *fastSess
 	writeJSONRPC(w, http.StatusOK, append(b, '}'))
 	return true
 }
+
+// giveBackBody puts what was read of r's body back in front of the rest.
+func giveBackBody(r *http.Request, read []byte) {
+	rest := r.Body
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(read), rest), rest}
+}
+
+// sdkCall hands r, a POST on fs the fast path did not take, to the SDK, holding the IDs of the
+// calls it carries in fs.inflight until the SDK answers them (released as each answer is written,
+// before its bytes leave, so that a client reusing an ID once answered is never refused). A body
+// that is not JSON-RPC, or larger than the SDK reads, goes as it is: the SDK refuses it.
+func (h *httpEdge) sdkCall(w http.ResponseWriter, r *http.Request, fs *fastSession) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
+	giveBackBody(r, body)
+	var ids []string
+	if err == nil && len(body) <= sdk.DefaultMaxRequestBodyBytes {
+		ids = messageIDs(body, true)
+	}
+	if len(ids) == 0 {
+		h.sdk.ServeHTTP(w, r)
+		return
+	}
+	fs.mu.Lock()
+	for _, id := range ids {
+		if _, dup := fs.inflight[id]; dup {
+			fs.mu.Unlock()
+			writeJSONRPC(w, http.StatusBadRequest, rpcError(id, -32600, "duplicate in-flight request ID "+idText(id)))
+			return
+		}
+	}
+	for _, id := range ids {
+		fs.inflight[id] = nil
+	}
+	fs.mu.Unlock()
+	rw := &releaseWriter{ResponseWriter: w, fs: fs, held: ids}
+	defer rw.release(func(string) bool { return true }) // what the SDK did not answer here (the client went away)
+	h.sdk.ServeHTTP(rw, r)
+}
+
+// idText is an ID (as messageIDs keys it) as the SDK's error message prints it (%v of its value).
+func idText(id string) string {
+	var s string
+	if json.Unmarshal([]byte(id), &s) == nil {
+		return s
+	}
+	return id
+}
+
+// messageIDs returns the request IDs of body's calls (calls: messages with a method and an ID) or
+// of its responses (!calls: messages with an ID and no method), one message or a batch, each as
+// the SDK writes it back: a string without HTML escapes, or a number as the integer the SDK makes
+// of it. Keys match exactly, as the SDK's decoder does; what is not JSON-RPC has none.
+func messageIDs(body []byte, calls bool) []string {
+	var msgs []json.RawMessage
+	if json.Unmarshal(body, &msgs) != nil {
+		msgs = []json.RawMessage{body}
+	}
+	var ids []string
+	for _, m := range msgs {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(m, &fields) != nil {
+			continue
+		}
+		raw, hasID := fields["id"]
+		_, hasMethod := fields["method"]
+		if !hasID || hasMethod != calls {
+			continue
+		}
+		var v any
+		if json.Unmarshal(raw, &v) != nil {
+			continue
+		}
+		var id string
+		switch v := v.(type) {
+		case string:
+			id = sdkString(v)
+		case float64:
+			id = strconv.FormatInt(int64(v), 10)
+		default:
+			continue
+		}
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// releaseWriter is the SDK's writer for a POST whose call IDs sdkCall holds: each answer the SDK
+// writes (an event of its stream, or a JSON body) releases its ID before it is sent.
+type releaseWriter struct {
+	http.ResponseWriter
+	fs   *fastSession
+	held []string // not yet answered
+}
+
+func (w *releaseWriter) Write(b []byte) (int, error) {
+	if len(w.held) > 0 {
+		var answered []string
+		if bytes.HasPrefix(b, []byte("{")) || bytes.HasPrefix(b, []byte("[")) {
+			answered = messageIDs(b, false)
+		}
+		for line := range bytes.Lines(b) {
+			if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+				answered = append(answered, messageIDs(data, false)...)
+			}
+		}
+		if len(answered) > 0 {
+			w.release(func(id string) bool { return slices.Contains(answered, id) })
+		}
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// release gives back the held IDs that answered reports.
+func (w *releaseWriter) release(answered func(id string) bool) {
+	w.fs.mu.Lock()
+	defer w.fs.mu.Unlock()
+	kept := w.held[:0]
+	for _, id := range w.held {
+		if answered(id) {
+			delete(w.fs.inflight, id)
+		} else {
+			kept = append(kept, id)
+		}
+	}
+	w.held = kept
+}
+
+func (w *releaseWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *releaseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // rpcError is the JSON-RPC error response to id.
 func rpcError(id string, code int, message string) []byte {
