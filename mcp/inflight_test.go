@@ -50,6 +50,26 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 	return zero
 }
 
+// rawSessionOn serves h, opens a raw session on it and returns its URL and the session's headers;
+// release runs before the server closes (a blocked handler would hold the close).
+func rawSessionOn(t *testing.T, h http.Handler, release func()) (string, []string) {
+	t.Helper()
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	t.Cleanup(release)
+	return ts.URL, []string{"Mcp-Session-Id", rawSession(t, ts.URL), "Mcp-Protocol-Version", "2025-06-18"}
+}
+
+// postAsync POSTs body and sends the answer's body on the channel it returns.
+func postAsync(t *testing.T, url, body string, hdr []string) <-chan string {
+	done := make(chan string, 1)
+	go func() {
+		_, b := rawPost(t, url, body, hdr...)
+		done <- b
+	}()
+	return done
+}
+
 const dupID7 = `{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"duplicate in-flight request ID 7"}}`
 
 // TestIDInFlightOnTheSDKIsRefusedOnTheFastPath: a call the SDK answers holds its request ID on
@@ -58,25 +78,17 @@ const dupID7 = `{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"duplic
 func TestIDInFlightOnTheSDKIsRefusedOnTheFastPath(t *testing.T) {
 	s := warmServer(t)
 	started, release := blockingSDKTool(t, s)
-	ts := httptest.NewServer(s.HTTPHandler())
-	t.Cleanup(ts.Close)
-	t.Cleanup(release) // before ts.Close
-	sid := rawSession(t, ts.URL)
-	hdr := []string{"Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-06-18"}
-	done := make(chan string, 1)
-	go func() {
-		_, body := rawPost(t, ts.URL, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"block"}}`, hdr...)
-		done <- body
-	}()
+	url, hdr := rawSessionOn(t, s.HTTPHandler(), release)
+	done := postAsync(t, url, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"block"}}`, hdr)
 	waitFor(t, started, "the SDK's call")
-	resp, body := rawPost(t, ts.URL, strings.Replace(upperCall, "ID", "7", 1), hdr...)
+	resp, body := rawPost(t, url, strings.Replace(upperCall, "ID", "7", 1), hdr...)
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
 	assert.JSONEq(t, dupID7, body)
-	resp, body = rawPost(t, ts.URL, strings.Replace(upperCall, "ID", `"7"`, 1), hdr...)
+	resp, body = rawPost(t, url, strings.Replace(upperCall, "ID", `"7"`, 1), hdr...)
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "the string \"7\" is another ID: %s", body)
 	release()
 	assert.Contains(t, waitFor(t, done, "the SDK's answer"), "done")
-	resp, body = rawPost(t, ts.URL, strings.Replace(upperCall, "ID", "7", 1), hdr...)
+	resp, body = rawPost(t, url, strings.Replace(upperCall, "ID", "7", 1), hdr...)
 	assert.Equal(t, http.StatusOK, resp.StatusCode, body)
 	assert.Contains(t, body, "HELLO")
 }
@@ -97,33 +109,25 @@ func TestIDInFlightOnTheFastPathIsRefusedByTheSDK(t *testing.T) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}
 		}
 	}
-	ts := httptest.NewServer(edge)
-	t.Cleanup(ts.Close)
 	var once sync.Once
 	release := func() { once.Do(func() { close(stop) }) }
-	t.Cleanup(release)
-	sid := rawSession(t, ts.URL)
-	hdr := []string{"Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-06-18"}
-	done := make(chan string, 1)
-	go func() {
-		_, body := rawPost(t, ts.URL, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}`, hdr...)
-		done <- body
-	}()
+	url, hdr := rawSessionOn(t, edge, release)
+	done := postAsync(t, url, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}`, hdr)
 	waitFor(t, started, "the fast path's call")
 	for _, req := range []string{
 		`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":7.0,"method":"tools/list"}`, // the SDK's ID 7 too
 		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"forge_call","arguments":{},"_meta":{"progressToken":"p"}}}`,
 	} {
-		resp, body := rawPost(t, ts.URL, req, hdr...)
+		resp, body := rawPost(t, url, req, hdr...)
 		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s: %s", req, body)
 		assert.JSONEq(t, dupID7, body, req)
 	}
-	resp, body := rawPost(t, ts.URL, `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`, hdr...)
+	resp, body := rawPost(t, url, `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`, hdr...)
 	assert.Equal(t, http.StatusOK, resp.StatusCode, body)
 	release()
 	waitFor(t, done, "the fast path's answer")
-	resp, body = rawPost(t, ts.URL, `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`, hdr...)
+	resp, body = rawPost(t, url, `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`, hdr...)
 	assert.Equal(t, http.StatusOK, resp.StatusCode, body)
 }
 
@@ -131,14 +135,11 @@ func TestIDInFlightOnTheFastPathIsRefusedByTheSDK(t *testing.T) {
 // SDK's path and the fast path, is never refused: an ID is given back before its answer leaves.
 func TestAnsweredIDIsFreeAtOnce(t *testing.T) {
 	s := warmServer(t)
-	ts := httptest.NewServer(s.HTTPHandler())
-	t.Cleanup(ts.Close)
-	sid := rawSession(t, ts.URL)
-	hdr := []string{"Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-06-18"}
+	url, hdr := rawSessionOn(t, s.HTTPHandler(), func() {})
 	for i := range 20 {
-		resp, body := rawPost(t, ts.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, hdr...)
+		resp, body := rawPost(t, url, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, hdr...)
 		require.Equal(t, http.StatusOK, resp.StatusCode, "round %d: %s", i, body)
-		resp, body = rawPost(t, ts.URL, strings.Replace(upperCall, "ID", "1", 1), hdr...)
+		resp, body = rawPost(t, url, strings.Replace(upperCall, "ID", "1", 1), hdr...)
 		require.Equal(t, http.StatusOK, resp.StatusCode, "round %d: %s", i, body)
 		require.Contains(t, body, "HELLO")
 	}
@@ -183,6 +184,7 @@ func TestOfficialClientsIDInFlightIsRefusedToARawCall(t *testing.T) {
 	s := warmServer(t)
 	started, release := blockingSDKTool(t, s)
 	ts := httptest.NewServer(s.HTTPHandler())
+	url := ts.URL
 	t.Cleanup(ts.Close)
 	t.Cleanup(release)
 	rec := &callIDs{}
@@ -199,7 +201,7 @@ func TestOfficialClientsIDInFlightIsRefusedToARawCall(t *testing.T) {
 	ids := rec.idOf("block")
 	require.Len(t, ids, 1)
 	hdr := []string{"Mcp-Session-Id", cs.ID(), "Mcp-Protocol-Version", cs.InitializeResult().ProtocolVersion}
-	resp, body := rawPost(t, ts.URL, strings.Replace(upperCall, "ID", ids[0], 1), hdr...)
+	resp, body := rawPost(t, url, strings.Replace(upperCall, "ID", ids[0], 1), hdr...)
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
 	assert.Contains(t, body, "duplicate in-flight request ID "+ids[0])
 	release()
