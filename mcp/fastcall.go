@@ -422,7 +422,7 @@ func (h *httpEdge) sdkCall(w http.ResponseWriter, r *http.Request, fs *fastSessi
 	body, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
 	giveBackBody(r, body)
 	var ids []string
-	if err == nil && len(body) <= sdk.DefaultMaxRequestBodyBytes {
+	if err == nil && len(body) <= sdk.DefaultMaxRequestBodyBytes && sessionsClient(r, fs) {
 		ids = messageIDs(body, true)
 	}
 	if len(ids) == 0 {
@@ -597,6 +597,13 @@ func fastHeaders(r *http.Request, fs *fastSession) bool {
 			return false
 		}
 	}
+	return sessionsClient(r, fs)
+}
+
+// sessionsClient reports whether r passes the SDK's checks of who sends it: the Host of a
+// loopback server a loopback name (its DNS rebinding protection), and the session's own client.
+// Nothing about a session is answered to a request that fails them but by the SDK.
+func sessionsClient(r *http.Request, fs *fastSession) bool {
 	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil && isLoopback(la.String()) && !isLoopback(r.Host) {
 		return false
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -50,14 +51,15 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 	return zero
 }
 
-// rawSessionOn serves h, opens a raw session on it and returns its URL and the session's headers;
-// release runs before the server closes (a blocked handler would hold the close).
-func rawSessionOn(t *testing.T, h http.Handler, release func()) (string, []string) {
+// rawSessionOn serves h, opens a raw session on it (with the headers creds) and returns its URL and
+// the session's headers (creds first); release runs before the server closes (a blocked handler
+// would hold the close).
+func rawSessionOn(t *testing.T, h http.Handler, release func(), creds ...string) (string, []string) {
 	t.Helper()
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	t.Cleanup(release)
-	return ts.URL, []string{"Mcp-Session-Id", rawSession(t, ts.URL), "Mcp-Protocol-Version", "2025-06-18"}
+	return ts.URL, append(creds, "Mcp-Session-Id", rawSession(t, ts.URL, creds...), "Mcp-Protocol-Version", "2025-06-18")
 }
 
 // postAsync POSTs body and sends the answer's body on the channel it returns.
@@ -251,4 +253,28 @@ func TestReleaseWriterFreesAnIDBeforeItsAnswerLeaves(t *testing.T) {
 	assert.ElementsMatch(t, []string{`"a"`, "9"}, w.seen[2], "1 is free when its answer is written")
 	assert.ElementsMatch(t, []string{"9"}, w.seen[3])
 	assert.Empty(t, rw.held)
+}
+
+// TestAnotherClientLearnsNothingOfTheSessionsIDs: a request on alice's session with bob's token
+// gets the SDK's refusal, never the edge's answer that an ID is in flight there.
+func TestAnotherClientLearnsNothingOfTheSessionsIDs(t *testing.T) {
+	s := warmServer(t)
+	started, release := blockingSDKTool(t, s)
+	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		return &auth.TokenInfo{UserID: token, Scopes: []string{RoleScope("*")}, Expiration: time.Now().Add(time.Hour)}, nil
+	}
+	url, hdr := rawSessionOn(t, auth.RequireBearerToken(verify, nil)(s.HTTPHandler()), release, "Authorization", "Bearer alice")
+	done := postAsync(t, url, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"block"}}`, hdr)
+	waitFor(t, started, "alice's call")
+	bob := append([]string{}, hdr...)
+	bob[1] = "Bearer bob"
+	for _, req := range []string{`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`, strings.Replace(upperCall, "ID", "7", 1)} {
+		resp, body := rawPost(t, url, req, bob...)
+		assert.Equal(t, http.StatusForbidden, resp.StatusCode, "%s: %s", req, body)
+		assert.NotContains(t, body, "in-flight")
+	}
+	resp, body := rawPost(t, url, `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`, hdr...)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "alice's own duplicate: %s", body)
+	release()
+	waitFor(t, done, "alice's answer")
 }
