@@ -18,18 +18,18 @@ func ProgramKey(src sandbox.Source) string {
 }
 
 // Compile is a backend's compile of src: the program already made for its key (ProgramKey) with
-// one more reference, or the one make makes from src and the key (which the program's Close
+// one more reference, or the one create makes from src and the key (which the program's Close
 // releases). A closed sandbox makes nothing.
 func Compile[P interface {
 	comparable
 	Close() error
-}](t *Table[P], backend string, closed bool, src sandbox.Source, make func(key string) (P, error)) (P, error) {
+}](t *Table[P], backend string, closed bool, src sandbox.Source, create func(key string) (P, error)) (P, error) {
 	if closed {
 		var zero P
 		return zero, sandbox.Errorf(sandbox.KindInternal, "%s: sandbox closed", backend)
 	}
 	key := ProgramKey(src)
-	return t.Acquire(key, func() (P, error) { return make(key) }, func(p P) { p.Close() })
+	return t.Acquire(key, func() (P, error) { return create(key) }, func(p P) { p.Close() })
 }
 
 // Table holds values by key, each with the count of references handed out. The zero Table is
@@ -44,15 +44,15 @@ type slot[V comparable] struct {
 	refs int
 }
 
-// Acquire returns the value under key with one more reference, or makes one (outside the table's
-// lock: makes of one key may run at once, as the first calls of one method do). When another
-// make of the key registered first, that value is returned with a reference and this one is
+// Acquire returns the value under key with one more reference, or creates one (outside the
+// table's lock: creates of one key may run at once, as the first calls of one method do). When another
+// create of the key registered first, that value is returned with a reference and this one is
 // given to discard.
-func (t *Table[V]) Acquire(key string, make func() (V, error), discard func(V)) (V, error) {
+func (t *Table[V]) Acquire(key string, create func() (V, error), discard func(V)) (V, error) {
 	if v, ok := t.Get(key); ok {
 		return v, nil
 	}
-	v, err := make()
+	v, err := create()
 	if err != nil {
 		return v, err
 	}
