@@ -220,13 +220,31 @@ func parseFastCall(body []byte) (fastRequest, bool) {
 // valid JSON.
 func members(obj []byte, keys ...string) ([][]byte, bool) {
 	vals := make([][]byte, len(keys))
+	ok := eachMember(obj, func(key, val []byte) bool {
+		k := slices.Index(keys, string(key))
+		if k < 0 || vals[k] != nil {
+			return false
+		}
+		vals[k] = val
+		return true
+	})
+	if !ok {
+		return nil, false
+	}
+	return vals, true
+}
+
+// eachMember calls fn with the key and value of each member of the object obj, in order, and
+// reports false if obj is not an object, a key has an escape, or fn returned false. obj must be
+// valid JSON.
+func eachMember(obj []byte, fn func(key, val []byte) bool) bool {
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
-		return nil, false
+		return false
 	}
 	i = skipSpace(obj, i+1)
 	if i < len(obj) && obj[i] == '}' {
-		return vals, true
+		return true
 	}
 	for i < len(obj) && obj[i] == '"' {
 		end := i + 1
@@ -234,24 +252,23 @@ func members(obj []byte, keys ...string) ([][]byte, bool) {
 			end++
 		}
 		if end >= len(obj) || obj[end] != '"' {
-			return nil, false
+			return false
 		}
-		k := slices.Index(keys, string(obj[i+1:end]))
-		if k < 0 || vals[k] != nil {
-			return nil, false
-		}
+		key := obj[i+1 : end]
 		i = skipSpace(obj, end+1) + 1 // past the ':'
 		i = skipSpace(obj, i)
 		vend := skipValue(obj, i)
-		vals[k] = obj[i:vend]
+		if !fn(key, obj[i:vend]) {
+			return false
+		}
 		i = skipSpace(obj, vend)
 		if i < len(obj) && obj[i] == ',' {
 			i = skipSpace(obj, i+1)
 			continue
 		}
-		return vals, i < len(obj) && obj[i] == '}'
+		return i < len(obj) && obj[i] == '}'
 	}
-	return nil, false
+	return false
 }
 
 // skipSpace returns the offset of the first byte at or after i that is not JSON white space.
@@ -347,7 +364,7 @@ func (h *httpEdge) fastCall(w http.ResponseWriter, r *http.Request, fs *fastSess
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, fastBodyMax+1))
 	giveBack := func() bool { // what was read, for the SDK
-		giveBackBody(r, body)
+		giveBackBody(r, body, err == nil && len(body) <= fastBodyMax)
 		return false
 	}
 	if err != nil || len(body) > fastBodyMax {
@@ -405,13 +422,18 @@ func (h *httpEdge) fastCall(w http.ResponseWriter, r *http.Request, fs *fastSess
 	return true
 }
 
+// givenBack is a request body with what was read of it put back in front of the rest.
+type givenBack struct {
+	io.Reader
+	io.Closer
+	read  []byte
+	whole bool // read is the whole body
+}
+
 // giveBackBody puts what was read of r's body back in front of the rest.
-func giveBackBody(r *http.Request, read []byte) {
+func giveBackBody(r *http.Request, read []byte, whole bool) {
 	rest := r.Body
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(read), rest), rest}
+	r.Body = &givenBack{io.MultiReader(bytes.NewReader(read), rest), rest, read, whole}
 }
 
 // sdkCall hands r, a POST on fs the fast path did not take, to the SDK, holding the IDs of the
@@ -419,8 +441,14 @@ func giveBackBody(r *http.Request, read []byte) {
 // before its bytes leave, so that a client reusing an ID once answered is never refused). A body
 // that is not JSON-RPC, or larger than the SDK reads, goes as it is: the SDK refuses it.
 func (h *httpEdge) sdkCall(w http.ResponseWriter, r *http.Request, fs *fastSession) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
-	giveBackBody(r, body)
+	var body []byte
+	var err error
+	if gb, ok := r.Body.(*givenBack); ok && gb.whole { // the fast path read it all
+		body = gb.read
+	} else {
+		body, err = io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
+		giveBackBody(r, body, false)
+	}
 	var ids []string
 	if err == nil && len(body) <= sdk.DefaultMaxRequestBodyBytes && sessionsClient(r, fs) {
 		ids = messageIDs(body, true)
@@ -457,42 +485,59 @@ func idText(id string) string {
 
 // messageIDs returns the request IDs of body's calls (calls: messages with a method and an ID) or
 // of its responses (!calls: messages with an ID and no method), one message or a batch, each as
-// the SDK writes it back: a string without HTML escapes, or a number as the integer the SDK makes
-// of it. Keys match exactly, as the SDK's decoder does; what is not JSON-RPC has none.
+// the SDK writes it back (sdkID). Keys match exactly, as the SDK's decoder does; a message with
+// an escaped key, and a body that is not JSON, give none (the SDK answers them as it would).
 func messageIDs(body []byte, calls bool) []string {
-	var msgs []json.RawMessage
-	if json.Unmarshal(body, &msgs) != nil {
-		msgs = []json.RawMessage{body}
+	if !json.Valid(body) {
+		return nil
 	}
 	var ids []string
-	for _, m := range msgs {
-		var fields map[string]json.RawMessage
-		if json.Unmarshal(m, &fields) != nil {
-			continue
+	add := func(m []byte) {
+		var raw []byte
+		method := false
+		if !eachMember(m, func(key, val []byte) bool {
+			switch string(key) {
+			case "id":
+				raw = val
+			case "method":
+				method = true
+			}
+			return true
+		}) || raw == nil || method != calls {
+			return
 		}
-		raw, hasID := fields["id"]
-		_, hasMethod := fields["method"]
-		if !hasID || hasMethod != calls {
-			continue
-		}
-		var v any
-		if json.Unmarshal(raw, &v) != nil {
-			continue
-		}
-		var id string
-		switch v := v.(type) {
-		case string:
-			id = sdkString(v)
-		case float64:
-			id = strconv.FormatInt(int64(v), 10)
-		default:
-			continue
-		}
-		if !slices.Contains(ids, id) {
+		if id, ok := sdkID(raw); ok && !slices.Contains(ids, id) {
 			ids = append(ids, id)
 		}
 	}
+	i := skipSpace(body, 0)
+	if i >= len(body) || body[i] != '[' {
+		add(body)
+		return ids
+	}
+	for i = skipSpace(body, i+1); i < len(body) && body[i] != ']'; {
+		end := skipValue(body, i)
+		add(body[i:end])
+		i = skipSpace(body, end)
+		if i < len(body) && body[i] == ',' {
+			i = skipSpace(body, i+1)
+		}
+	}
 	return ids
+}
+
+// sdkID is the JSON-RPC ID raw as the SDK keys and writes it back: a string without HTML escapes,
+// or a number as the integer the SDK makes of it (it reads numbers as float64 and truncates).
+func sdkID(raw []byte) (string, bool) {
+	if raw[0] == '"' {
+		id, _, ok := canonicalID(raw)
+		return id, ok
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil {
+		return "", false
+	}
+	return strconv.FormatInt(int64(f), 10), true
 }
 
 // releaseWriter is the SDK's writer for a POST whose call IDs sdkCall holds: each answer the SDK

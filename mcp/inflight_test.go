@@ -278,3 +278,29 @@ func TestAnotherClientLearnsNothingOfTheSessionsIDs(t *testing.T) {
 	release()
 	waitFor(t, done, "alice's answer")
 }
+
+// TestMessageIDs: the IDs the edge holds for the SDK, keyed as the SDK keys them.
+func TestMessageIDs(t *testing.T) {
+	for _, tc := range []struct {
+		body  string
+		calls bool
+		want  []string
+	}{
+		{`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`, true, []string{"7"}},
+		{`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`, false, nil},
+		{`{"jsonrpc":"2.0","id":7,"result":{"id":8,"method":"m"}}`, false, []string{"7"}},
+		{`{"jsonrpc":"2.0","id":7,"result":{}}`, true, nil},
+		{`{"jsonrpc":"2.0","id":7.9,"method":"m"}`, true, []string{"7"}}, // the SDK truncates
+		{`{"jsonrpc":"2.0","id":1e3,"method":"m"}`, true, []string{"1000"}},
+		{`{"jsonrpc":"2.0","id":"<a>","method":"m"}`, true, []string{`"<a>"`}}, // no HTML escapes
+		{`{"jsonrpc":"2.0","id":"7","method":"m"}`, true, []string{`"7"`}},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, true, nil},
+		{`{"jsonrpc":"2.0","id":null,"method":"m"}`, true, nil},
+		{`{"jsonrpc":"2.0","\u0069d":7,"method":"m"}`, true, nil}, // escaped: the SDK's to answer
+		{` [ {"jsonrpc":"2.0","id":1,"method":"a"} , {"jsonrpc":"2.0","id":"b","method":"b"},{"jsonrpc":"2.0","id":1,"method":"c"}, {"jsonrpc":"2.0","method":"n"} ] `, true, []string{"1", `"b"`}},
+		{`{"jsonrpc":"2.0","id":7,"method":`, true, nil},
+		{`not json`, true, nil},
+	} {
+		assert.Equal(t, tc.want, messageIDs([]byte(tc.body), tc.calls), "%s (calls %v)", tc.body, tc.calls)
+	}
+}
