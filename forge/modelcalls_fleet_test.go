@@ -88,3 +88,25 @@ func TestModelCallBoundIsTheFleets(t *testing.T) {
 	o = a.Call(ctx, "open", "m4", args)
 	require.False(t, o.OK, "and its own bound still holds")
 }
+
+// TestModelCallBoundIsSharedOnADirectoryStore: two forges on one directory (a server and a
+// `forge mcp`, or several) share each client's bound through the store's ledger.
+func TestModelCallBoundIsSharedOnADirectoryStore(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	opts := func(o *Options) {
+		o.Now = func() time.Time { return now }
+		o.ModelCalls = ModelCallLimit{Default: ModelCallBound{N: 2}}
+	}
+	a, b := openForge(t, dir, identityProvider(), opts), openForge(t, dir, identityProvider(), opts)
+	require.NoError(t, a.AddRole(registry.Contract{Role: "open", Purpose: "any method the caller names"}))
+	ctx := WithClient(context.Background(), "c")
+	args := json.RawMessage(`{"x":3}`)
+	require.True(t, a.Call(ctx, "open", "m1", args).OK)
+	require.True(t, b.Call(ctx, "open", "m2", args).OK)
+	for _, f := range []*Forge{a, b} {
+		o := f.Call(ctx, "open", "m3", args)
+		require.False(t, o.OK, "the two spent the client's 2 model calls")
+		assert.Equal(t, TypeModelCalls, o.Err.Type)
+	}
+}
