@@ -142,7 +142,8 @@ func open(s registry.Backend, opts Options) (*Forge, error) {
 	f.pins, _ = s.(registry.PinLookup)
 	f.programs = newLiveSet(liveBudget(opts.MaxLivePrograms, DefaultMaxLivePrograms), liveBudget(opts.MaxLiveBytes, DefaultLiveBytes()))
 	f.live = newLiveHub()
-	f.modelUse = newModelCalls(opts.ModelCalls)
+	ledger, _ := s.(registry.ModelCallLedger)
+	f.modelUse = newModelCalls(opts.ModelCalls, ledger)
 	sink := opts.EventSink
 	f.opts.EventSink = func(e Event) { // calls reach live subscribers (watch.go) and the caller's sink
 		f.publishCall(f.live, e)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/artifactforge/forge/classifier"
+	"github.com/artifactforge/forge/registry"
 )
 
 // ModelCallLimit bounds the model calls each client's calls may spend: a caller that calls a
@@ -56,13 +57,17 @@ const maxTrackedClients = 10_000
 // modelCalls is the per-client ledger of model calls spent within the window.
 type modelCalls struct {
 	limit ModelCallLimit
-	mu    sync.Mutex
-	spent map[string][]time.Time // oldest first, at most the client's N kept
-	held  map[string]int         // model calls held by checked calls that have not asked yet
+	// shared is the store's ledger, when its backend keeps one (registry.ModelCallLedger): the
+	// spends of every forge on the store decide, so a fleet of N servers does not allow N times
+	// the bound. spent still counts this process's, which decide when the store cannot answer.
+	shared registry.ModelCallLedger
+	mu     sync.Mutex
+	spent  map[string][]time.Time // oldest first, at most the client's N kept
+	held   map[string]int         // model calls held by checked calls that have not asked yet
 }
 
-func newModelCalls(l ModelCallLimit) *modelCalls {
-	return &modelCalls{limit: l, spent: map[string][]time.Time{}, held: map[string]int{}}
+func newModelCalls(l ModelCallLimit, shared registry.ModelCallLedger) *modelCalls {
+	return &modelCalls{limit: l, shared: shared, spent: map[string][]time.Time{}, held: map[string]int{}}
 }
 
 // bound is client's bound (N 0: none), its window set.
@@ -104,6 +109,13 @@ func (m *modelCalls) allow(client string, now time.Time) (fl *failure, held bool
 	if n <= 0 {
 		return nil, false
 	}
+	var fleet []time.Time
+	shared := false
+	if m.shared != nil {
+		var err error
+		fleet, err = m.shared.ModelCallsSpent(client) // a model call follows: one read is cheap
+		shared = err == nil
+	}
 	m.mu.Lock()
 	underWay := m.held[client] > 0
 	in, ok, retryAt := modelCallsLeft(m.spent[client], now, n, m.held[client], per)
@@ -111,6 +123,9 @@ func (m *modelCalls) allow(client string, now time.Time) (fl *failure, held bool
 		delete(m.spent, client)
 	} else {
 		m.spent[client] = in
+	}
+	if shared { // the fleet's spends, this process's among them, decide
+		_, ok, retryAt = modelCallsLeft(fleet, now, n, m.held[client], per)
 	}
 	if ok {
 		m.held[client]++
@@ -175,4 +190,13 @@ func (m *modelCalls) spend(client string, now time.Time, held bool) {
 		s = append(s[:0], s[len(s)-n:]...)
 	}
 	m.spent[client] = s
+}
+
+// spendShared records a model call spend counted in the store's ledger too (outside m.mu: it is
+// a round trip). Not recorded there (the store unreachable), it counts in this process only.
+func (m *modelCalls) spendShared(client string, now time.Time, held bool) {
+	m.spend(client, now, held)
+	if n, _ := m.bound(client); n > 0 && m.shared != nil {
+		_ = m.shared.SpendModelCall(client, now, n)
+	}
 }

@@ -140,7 +140,7 @@ func TestModelCallsBoundEachClient(t *testing.T) {
 }
 
 func TestModelCallsLedgerStaysBounded(t *testing.T) {
-	m := newModelCalls(ModelCallLimit{Default: ModelCallBound{N: 1}})
+	m := newModelCalls(ModelCallLimit{Default: ModelCallBound{N: 1}}, nil)
 	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	for i := range maxTrackedClients + 10 {
 		m.spend(fmt.Sprintf("c%d", i), t0, false)

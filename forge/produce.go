@@ -282,7 +282,7 @@ func (c *call) generate(ctx context.Context, base *registry.Artifact, trig repai
 		kn.answered(ans)
 		c.meta.ProviderCalls++
 		if !c.operator {
-			f.modelUse.spend(ClientFrom(ctx), f.now(), c.modelHold != nil && c.modelHold.Swap(false))
+			f.modelUse.spendShared(ClientFrom(ctx), f.now(), c.modelHold != nil && c.modelHold.Swap(false))
 		}
 		c.meta.Tokens.InputTokens += ans.Usage.InputTokens
 		c.meta.Tokens.OutputTokens += ans.Usage.OutputTokens

@@ -101,7 +101,7 @@ func TestRedteam4ModelCallsLeftCountsHeldCalls(t *testing.T) {
 // TestRedteam4HeldModelCallIsReleased: a call whose check held a model call and that asked none
 // (it joined another's generation, or the code was there) gives it back.
 func TestRedteam4HeldModelCallIsReleased(t *testing.T) {
-	m := newModelCalls(ModelCallLimit{Default: ModelCallBound{N: 1}})
+	m := newModelCalls(ModelCallLimit{Default: ModelCallBound{N: 1}}, nil)
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	fl, held := m.allow("a", now)
 	require.Nil(t, fl)

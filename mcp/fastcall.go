@@ -33,7 +33,9 @@ import (
 // handler the SDK would with the same request, and writes the same JSON-RPC response as a plain
 // JSON body (the answer streamable HTTP allows to any POST, the SDK's JSONResponse mode).
 // Anything else goes to the SDK untouched (fastCall decides, and falls back for whatever it does
-// not recognize exactly), so the SDK stays the reference for every error.
+// not recognize exactly), so the SDK stays the reference for every error. The two paths share
+// one table of the request IDs in flight on a session (fastSession.inflight), so that an ID is
+// refused on either while the other answers it, as the SDK refuses its own.
 
 // fastBodyMax is the largest body the fast path reads; a larger one goes to the SDK.
 const fastBodyMax = 64 << 10
@@ -61,10 +63,16 @@ type fastSession struct {
 	epoch  uint64        // Server.sessionEpoch when it was opened: CloseSessions ended it if that moved on
 	used   atomic.Uint64 // httpEdge.uses at its latest request: past Options.MaxSessions the least recent ends
 
-	mu       sync.Mutex
-	inflight map[string]context.CancelFunc // the calls the fast path is answering, by request ID
+	mu sync.Mutex
+	// inflight holds the request IDs in flight on the session, by the ID as the answer writes it:
+	// the fast path's calls with their cancel, and the SDK's with none (sdkCall). JSON-RPC forbids
+	// reusing an ID in flight; each path refuses an ID the other holds, as the SDK refuses its own.
+	inflight map[string]context.CancelFunc
 }
 
+// newHTTPEdge mounts the SDK's handler with no SessionTimeout: the SDK's idle timer, which the
+// fast path's calls would not reset, never runs (a session ends with DELETE, CloseSessions or the
+// server). Setting one needs the fast path to count as the session's activity.
 func newHTTPEdge(s *Server) *httpEdge {
 	return &httpEdge{s: s, tools: s.fastTool, sessions: map[string]*fastSession{},
 		sdk: sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, nil)}
@@ -97,8 +105,13 @@ func (h *httpEdge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fs.used.Store(h.uses.Add(1))
 		}
 		// The fast path takes one message; what it leaves goes to the SDK, but for a batch.
-		if (fs == nil || fs.epoch != h.s.sessionEpoch.Load() || !h.fastCall(w, r, fs)) && !refuseBatch(w, r) {
-			h.sdk.ServeHTTP(w, r)
+		switch {
+		case fs == nil || fs.epoch != h.s.sessionEpoch.Load():
+			if !refuseBatch(w, r) {
+				h.sdk.ServeHTTP(w, r)
+			}
+		case !h.fastCall(w, r, fs):
+			h.sdkCall(w, r, fs)
 		}
 	}
 }
@@ -136,8 +149,16 @@ func refuseBatch(w http.ResponseWriter, r *http.Request) bool {
 	if first < 0 || head[first] != '[' {
 		return false
 	}
-	http.Error(w, "Bad Request: JSON-RPC batches are not taken by this server, whatever the protocol version: send one message per request", http.StatusBadRequest)
+	http.Error(w, batchRefusal, http.StatusBadRequest)
 	return true
+}
+
+const batchRefusal = "Bad Request: JSON-RPC batches are not taken by this server, whatever the protocol version: send one message per request"
+
+// isBatch: body (read whole) is a JSON array, a JSON-RPC batch (refuseBatch, for a body in hand).
+func isBatch(body []byte) bool {
+	body = bytes.TrimLeft(body, " \t\r\n")
+	return len(body) > 0 && body[0] == '['
 }
 
 // statusWriter records the status of an answer with no body to stream.
@@ -285,13 +306,31 @@ func parseFastCall(body []byte) (fastRequest, bool) {
 // valid JSON.
 func members(obj []byte, keys ...string) ([][]byte, bool) {
 	vals := make([][]byte, len(keys))
+	ok := eachMember(obj, func(key, val []byte) bool {
+		k := slices.Index(keys, string(key))
+		if k < 0 || vals[k] != nil {
+			return false
+		}
+		vals[k] = val
+		return true
+	})
+	if !ok {
+		return nil, false
+	}
+	return vals, true
+}
+
+// eachMember calls fn with the key and value of each member of the object obj, in order, and
+// reports false if obj is not an object, a key has an escape, or fn returned false. obj must be
+// valid JSON.
+func eachMember(obj []byte, fn func(key, val []byte) bool) bool {
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
-		return nil, false
+		return false
 	}
 	i = skipSpace(obj, i+1)
 	if i < len(obj) && obj[i] == '}' {
-		return vals, true
+		return true
 	}
 	for i < len(obj) && obj[i] == '"' {
 		end := i + 1
@@ -299,24 +338,23 @@ func members(obj []byte, keys ...string) ([][]byte, bool) {
 			end++
 		}
 		if end >= len(obj) || obj[end] != '"' {
-			return nil, false
+			return false
 		}
-		k := slices.Index(keys, string(obj[i+1:end]))
-		if k < 0 || vals[k] != nil {
-			return nil, false
-		}
+		key := obj[i+1 : end]
 		i = skipSpace(obj, end+1) + 1 // past the ':'
 		i = skipSpace(obj, i)
 		vend := skipValue(obj, i)
-		vals[k] = obj[i:vend]
+		if !fn(key, obj[i:vend]) {
+			return false
+		}
 		i = skipSpace(obj, vend)
 		if i < len(obj) && obj[i] == ',' {
 			i = skipSpace(obj, i+1)
 			continue
 		}
-		return vals, i < len(obj) && obj[i] == '}'
+		return i < len(obj) && obj[i] == '}'
 	}
-	return nil, false
+	return false
 }
 
 // skipSpace returns the offset of the first byte at or after i that is not JSON white space.
@@ -412,11 +450,7 @@ func (h *httpEdge) fastCall(w http.ResponseWriter, r *http.Request, fs *fastSess
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, fastBodyMax+1))
 	giveBack := func() bool { // what was read, for the SDK
-		rest := r.Body
-		r.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.MultiReader(bytes.NewReader(body), rest), rest}
+		giveBackBody(r, body, err == nil && len(body) <= fastBodyMax)
 		return false
 	}
 	if err != nil || len(body) > fastBodyMax {
@@ -474,6 +508,177 @@ func (h *httpEdge) fastCall(w http.ResponseWriter, r *http.Request, fs *fastSess
 	return true
 }
 
+// givenBack is a request body with what was read of it put back in front of the rest.
+type givenBack struct {
+	io.Reader
+	io.Closer
+	read  []byte
+	whole bool // read is the whole body
+}
+
+// giveBackBody puts what was read of r's body back in front of the rest.
+func giveBackBody(r *http.Request, read []byte, whole bool) {
+	rest := r.Body
+	r.Body = &givenBack{io.MultiReader(bytes.NewReader(read), rest), rest, read, whole}
+}
+
+// sdkCall hands r, a POST on fs the fast path did not take, to the SDK, holding the IDs of the
+// calls it carries in fs.inflight until the SDK answers them (released as each answer is written,
+// before its bytes leave, so that a client reusing an ID once answered is never refused). A body
+// that is not JSON-RPC, or larger than the SDK reads, goes as it is: the SDK refuses it.
+func (h *httpEdge) sdkCall(w http.ResponseWriter, r *http.Request, fs *fastSession) {
+	var body []byte
+	var err error
+	if gb, ok := r.Body.(*givenBack); ok && gb.whole { // the fast path read it all
+		body = gb.read
+	} else {
+		body, err = io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
+		giveBackBody(r, body, false)
+	}
+	if err == nil && isBatch(body) {
+		http.Error(w, batchRefusal, http.StatusBadRequest)
+		return
+	}
+	var ids []string
+	if err == nil && len(body) <= sdk.DefaultMaxRequestBodyBytes && sessionsClient(r, fs) {
+		ids = messageIDs(body, true)
+	}
+	if len(ids) == 0 {
+		h.sdk.ServeHTTP(w, r)
+		return
+	}
+	fs.mu.Lock()
+	for _, id := range ids {
+		if _, dup := fs.inflight[id]; dup {
+			fs.mu.Unlock()
+			writeJSONRPC(w, http.StatusBadRequest, rpcError(id, -32600, "duplicate in-flight request ID "+idText(id)))
+			return
+		}
+	}
+	for _, id := range ids {
+		fs.inflight[id] = nil
+	}
+	fs.mu.Unlock()
+	rw := &releaseWriter{ResponseWriter: w, fs: fs, held: ids}
+	defer rw.release(func(string) bool { return true }) // what the SDK did not answer here (the client went away)
+	h.sdk.ServeHTTP(rw, r)
+}
+
+// idText is an ID (as messageIDs keys it) as the SDK's error message prints it (%v of its value).
+func idText(id string) string {
+	var s string
+	if json.Unmarshal([]byte(id), &s) == nil {
+		return s
+	}
+	return id
+}
+
+// messageIDs returns the request IDs of body's calls (calls: messages with a method and an ID) or
+// of its responses (!calls: messages with an ID and no method), one message or a batch, each as
+// the SDK writes it back (sdkID). Keys match exactly, as the SDK's decoder does; a message with
+// an escaped key, and a body that is not JSON, give none (the SDK answers them as it would).
+func messageIDs(body []byte, calls bool) []string {
+	if !json.Valid(body) {
+		return nil
+	}
+	var ids []string
+	add := func(m []byte) {
+		var raw []byte
+		method := false
+		if !eachMember(m, func(key, val []byte) bool {
+			switch string(key) {
+			case "id":
+				raw = val
+			case "method":
+				method = true
+			}
+			return true
+		}) || raw == nil || method != calls {
+			return
+		}
+		if id, ok := sdkID(raw); ok && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	i := skipSpace(body, 0)
+	if i >= len(body) || body[i] != '[' {
+		add(body)
+		return ids
+	}
+	for i = skipSpace(body, i+1); i < len(body) && body[i] != ']'; {
+		end := skipValue(body, i)
+		add(body[i:end])
+		i = skipSpace(body, end)
+		if i < len(body) && body[i] == ',' {
+			i = skipSpace(body, i+1)
+		}
+	}
+	return ids
+}
+
+// sdkID is the JSON-RPC ID raw as the SDK keys and writes it back: a string without HTML escapes,
+// or a number as the integer the SDK makes of it (it reads numbers as float64 and truncates).
+func sdkID(raw []byte) (string, bool) {
+	if raw[0] == '"' {
+		id, _, ok := canonicalID(raw)
+		return id, ok
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil {
+		return "", false
+	}
+	return strconv.FormatInt(int64(f), 10), true
+}
+
+// releaseWriter is the SDK's writer for a POST whose call IDs sdkCall holds: each answer the SDK
+// writes (an event of its stream, or a JSON body) releases its ID before it is sent.
+type releaseWriter struct {
+	http.ResponseWriter
+	fs   *fastSession
+	held []string // not yet answered
+}
+
+func (w *releaseWriter) Write(b []byte) (int, error) {
+	if len(w.held) > 0 {
+		var answered []string
+		if bytes.HasPrefix(b, []byte("{")) || bytes.HasPrefix(b, []byte("[")) {
+			answered = messageIDs(b, false)
+		}
+		for line := range bytes.Lines(b) {
+			if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+				answered = append(answered, messageIDs(data, false)...)
+			}
+		}
+		if len(answered) > 0 {
+			w.release(func(id string) bool { return slices.Contains(answered, id) })
+		}
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// release gives back the held IDs that answered reports.
+func (w *releaseWriter) release(answered func(id string) bool) {
+	w.fs.mu.Lock()
+	defer w.fs.mu.Unlock()
+	kept := w.held[:0]
+	for _, id := range w.held {
+		if answered(id) {
+			delete(w.fs.inflight, id)
+		} else {
+			kept = append(kept, id)
+		}
+	}
+	w.held = kept
+}
+
+func (w *releaseWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *releaseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 // rpcError is the JSON-RPC error response to id.
 func rpcError(id string, code int, message string) []byte {
 	return []byte(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":` + strconv.Itoa(code) + `,"message":` + sdkString(message) + `}}`)
@@ -527,6 +732,13 @@ func fastHeaders(r *http.Request, fs *fastSession) bool {
 			return false
 		}
 	}
+	return sessionsClient(r, fs)
+}
+
+// sessionsClient reports whether r passes the SDK's checks of who sends it: the Host of a
+// loopback server a loopback name (its DNS rebinding protection), and the session's own client.
+// Nothing about a session is answered to a request that fails them but by the SDK.
+func sessionsClient(r *http.Request, fs *fastSession) bool {
 	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil && isLoopback(la.String()) && !isLoopback(r.Host) {
 		return false
 	}

@@ -28,9 +28,11 @@ func BenchmarkMCPTransport(b *testing.B) {
 		return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.SDK() }, opts)
 	}
 	for _, c := range []struct {
-		name string
-		h    http.Handler
-	}{{"sse", sdkHandler(nil)}, {"json", sdkHandler(&sdk.StreamableHTTPOptions{JSONResponse: true})}, {"forge", s.HTTPHandler()}} {
+		name     string
+		h        http.Handler
+		progress bool // a progress token: forge's handler leaves the call to the SDK (sdkCall)
+	}{{"sse", sdkHandler(nil), false}, {"json", sdkHandler(&sdk.StreamableHTTPOptions{JSONResponse: true}), false}, {"forge", s.HTTPHandler(), false},
+		{"sse-progress", sdkHandler(nil), true}, {"forge-progress", s.HTTPHandler(), true}} {
 		b.Run(c.name, func(b *testing.B) {
 			ts := httptest.NewServer(c.h)
 			defer ts.Close()
@@ -47,6 +49,9 @@ func BenchmarkMCPTransport(b *testing.B) {
 			}
 			require.NotEmpty(b, name)
 			p := &sdk.CallToolParams{Name: name, Arguments: map[string]any{"s": "hello"}}
+			if c.progress {
+				p.SetProgressToken("t")
+			}
 			b.ReportAllocs()
 			for b.Loop() {
 				res, err := cs.CallTool(context.Background(), p)

@@ -448,6 +448,8 @@ func (s *Store) checkIndexLocked(role string, entries map[string]*Summary, write
 	// entries with their files and reads the unreadable ones again, which keeps them listed, with
 	// their error, instead of vanishing once the directory settles.
 	unreadable := false
+	var modes storepath.OpenToAllCheck // a chmod changes no stamp: as noneOpenToAll
+	dirPath := s.toolsDir(role)
 	for _, f := range files {
 		m, ok := strings.CutSuffix(f.Name(), ".json")
 		if !ok || f.IsDir() || ValidateName("method", m) != nil {
@@ -458,7 +460,7 @@ func (s *Store) checkIndexLocked(role string, entries map[string]*Summary, write
 			continue
 		}
 		seen[m] = true
-		if e := entries[m]; e != nil && serr == nil && e.Stamp == toIndexStamp(st) {
+		if e := entries[m]; e != nil && serr == nil && e.Stamp == toIndexStamp(st) && modes.CheckIn(dirPath, f.Name(), "read") == nil {
 			out = append(out, *e)
 			continue
 		}
@@ -562,7 +564,7 @@ func (s *Store) roleSummaries(role string, out []Summary) ([]Summary, error) {
 	start := len(out)
 	h, out, ok := s.readIndex(role, out)
 	if ok && h.Dir != (indexStamp{}) {
-		if st, err := stampOf(s.toolsDir(role)); err == nil && toIndexStamp(st) == h.Dir {
+		if st, err := stampOf(s.toolsDir(role)); err == nil && toIndexStamp(st) == h.Dir && s.noneOpenToAll(role, out[start:]) {
 			return out, nil
 		}
 	}
@@ -583,6 +585,21 @@ func (s *Store) roleSummaries(role string, out []Summary) ([]Summary, error) {
 		sms, err = s.checkIndexLocked(role, entries, false, true)
 	}
 	return append(out, sms...), err
+}
+
+// noneOpenToAll reports whether opening would refuse none of the files of a settled index's
+// entries for their mode (storepath.ErrOpenToAll): a chmod changes no stamp the index compares,
+// so the index alone would list as sound a file that every user may write, or whose directory
+// they may. A file refused goes through checkIndexLocked, which lists it with the open's error.
+func (s *Store) noneOpenToAll(role string, entries []Summary) bool {
+	var c storepath.OpenToAllCheck
+	dir := s.toolsDir(role)
+	for i := range entries {
+		if c.CheckIn(dir, entries[i].Method+".json", "read") != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // RebuildIndex rewrites every role's index from the artifact files (Doctor; a migration) and

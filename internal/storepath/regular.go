@@ -43,14 +43,79 @@ func openToAll(f *os.File, path, op string) error {
 	if err != nil {
 		return err
 	}
-	if fi.Mode().Perm()&0o002 != 0 {
-		return openToAllErr(path, "", fi.Mode().Perm(), op)
+	return openToAllMode(path, fi.Mode(), FileDir(path), dirPerm, op)
+}
+
+// openToAllMode is openToAll's verdict on the file at path of mode m in directory dir, whose
+// permission perm gives.
+func openToAllMode(path string, m fs.FileMode, dir string, perm func(dir string) (fs.FileMode, bool), op string) error {
+	if m.Perm()&0o002 != 0 {
+		return openToAllErr(path, "", m.Perm(), op)
 	}
-	dir := FileDir(path)
-	if di, err := os.Stat(dir); err == nil && di.Mode().Perm()&0o002 != 0 {
-		return openToAllErr(dir, path, di.Mode().Perm(), op)
+	if p, ok := perm(dir); ok && p&0o002 != 0 {
+		return openToAllErr(dir, path, p, op)
 	}
 	return nil
+}
+
+// dirPerm is dir's permission, false if it cannot be read.
+func dirPerm(dir string) (fs.FileMode, bool) {
+	di, err := os.Stat(dir)
+	if err != nil {
+		return 0, false
+	}
+	return di.Mode().Perm(), true
+}
+
+// OpenToAllCheck is OpenRegular's refusal of a file every user may write, it or its directory
+// (ErrOpenToAll), made without opening the file: for listings, which read an index instead of the
+// files and would otherwise show as sound a file that opening refuses. It costs an Lstat a file
+// and a Stat a directory (remembered: a listing's files share a few). Not for concurrent use.
+type OpenToAllCheck struct {
+	dirs map[string]fs.FileMode // permission by directory; absent: unread
+	st   statBuf
+	buf  []byte
+}
+
+// Check returns what OpenRegular(path, op) would refuse it with for its mode (ErrOpenToAll), or
+// nil; a path that cannot be read is the open's to report.
+func (c *OpenToAllCheck) Check(path, op string) error {
+	return c.CheckIn(filepath.Dir(path), filepath.Base(path), op)
+}
+
+// CheckIn is Check of the file name in the directory dir (a clean path).
+func (c *OpenToAllCheck) CheckIn(dir, name, op string) error {
+	if !modesMatter {
+		return nil
+	}
+	c.buf = append(append(append(c.buf[:0], dir...), filepath.Separator), name...)
+	path := string(c.buf)
+	perm, link, ok := lstatPerm(path, &c.st)
+	if !ok {
+		return nil
+	}
+	if link { // as the open: the file it ends at, in that file's directory
+		fi, err := os.Stat(path)
+		if err != nil {
+			return nil
+		}
+		perm, dir = fi.Mode().Perm(), FileDir(path)
+	}
+	return openToAllMode(path, perm, dir, c.dirPerm, op)
+}
+
+func (c *OpenToAllCheck) dirPerm(dir string) (fs.FileMode, bool) {
+	if p, ok := c.dirs[dir]; ok {
+		return p, true
+	}
+	p, ok := dirPerm(dir)
+	if ok {
+		if c.dirs == nil {
+			c.dirs = map[string]fs.FileMode{}
+		}
+		c.dirs[dir] = p
+	}
+	return p, ok
 }
 
 // FileDir is the directory of the file path names: when path is a link (links followed up to

@@ -80,8 +80,12 @@ func TestFilter(t *testing.T) {
 				{"mprotect none", s.mprotect, [6]uint64{0, 4096, 0}, allow},
 				{"clone a thread", s.clone, [6]uint64{0x50f00}, allow},
 				{"fork", s.clone, [6]uint64{17}, eperm},
+				{"clone3, even of a thread", 435, [6]uint64{}, eperm},
 				{"seccomp again", s.seccomp, [6]uint64{}, eperm},
 				{"an unknown number", 999, [6]uint64{}, eperm},
+			}
+			if s.arch == "amd64" {
+				calls = append(calls, call{"fork", 57, [6]uint64{}, eperm}, call{"vfork", 58, [6]uint64{}, eperm})
 			}
 			for _, nr := range s.always {
 				calls = append(calls, call{"always", nr, [6]uint64{}, allow})

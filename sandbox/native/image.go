@@ -3,6 +3,7 @@ package native
 import (
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/internal/guestgen"
@@ -14,8 +15,11 @@ import (
 // no fd) can change after. No file is written and then executed by path, so no fork can hold a
 // writable fd to it ("text file busy").
 type image struct {
-	key  string
-	refs int // under Sandbox.mu
+	key  string // in Sandbox.images
+	size int64  // the memfd's bytes: memory, whatever the workers map of it
+	// owner is the program whose LiveBytes counts size: one of the programs that share the image
+	// (other clients' programs of the same code), so that it counts once (see counted).
+	owner atomic.Pointer[Program]
 
 	mu sync.RWMutex // a start holds it for reading while it forks
 	f  *os.File     // nil once closed
@@ -28,43 +32,35 @@ const imageFD = 5
 // image returns the sealed image of bin (the executable of build key), shared with the programs
 // that have it; dropImage releases it.
 func (s *Sandbox) image(key string, bin []byte) (*image, error) {
-	s.mu.Lock()
-	if im := s.images[key]; im != nil {
-		im.refs++
-		s.mu.Unlock()
-		return im, nil
-	}
-	s.mu.Unlock()
-	f, err := sealedFile(bin, guestgen.SHA256Hex(bin))
-	if err != nil {
-		return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "native: a sealed copy of the worker executable: " + err.Error(),
-			Hint: "the native backend needs memfd_create with sealing, and exec of memfds (vm.memfd_noexec below 2); use the wasm sandbox"}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if im := s.images[key]; im != nil {
-		im.refs++
-		f.Close()
-		return im, nil
-	}
-	im := &image{key: key, refs: 1, f: f}
-	s.images[key] = im
-	return im, nil
+	return s.images.Acquire(key, func() (*image, error) {
+		f, err := sealedFile(bin, guestgen.SHA256Hex(bin))
+		if err != nil {
+			return nil, &sandbox.Error{Kind: sandbox.KindInternal, Message: "native: a sealed copy of the worker executable: " + err.Error(),
+				Hint: "the native backend needs memfd_create with sealing, and exec of memfds (vm.memfd_noexec below 2); use the wasm sandbox"}
+		}
+		return &image{key: key, size: int64(len(bin)), f: f}, nil
+	}, (*image).close)
 }
 
 // dropImage releases a reference to im; the last closes it.
 func (s *Sandbox) dropImage(im *image) {
-	s.mu.Lock()
-	im.refs--
-	last := im.refs <= 0
-	if last && s.images[im.key] == im {
-		delete(s.images, im.key)
-	}
-	s.mu.Unlock()
-	if last {
+	if s.images.Release(im.key, im) {
 		im.close()
 	}
 }
+
+// counted reports whether p's LiveBytes counts the image: p owns it, or takes it over from no
+// owner (the last owner closed).
+func (im *image) counted(p *Program) bool {
+	o := im.owner.Load()
+	if o == p {
+		return true
+	}
+	return o == nil && !p.closed.Load() && im.owner.CompareAndSwap(nil, p)
+}
+
+// disown is p's close: another program of the image counts it from now on.
+func (im *image) disown(p *Program) { im.owner.CompareAndSwap(p, nil) }
 
 func (im *image) close() {
 	im.mu.Lock()

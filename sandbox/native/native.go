@@ -14,6 +14,7 @@ import (
 
 	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/internal/guestgen"
+	"github.com/artifactforge/forge/sandbox/internal/reftab"
 )
 
 // Name is the backend's name in contracts ("sandbox": "native") and --sandbox.
@@ -46,12 +47,13 @@ type Sandbox struct {
 	dir     string // private: the workers' empty cwd
 	cwd     string
 
+	programs reftab.Table[*Program] // by reftab.ProgramKey
+	images   reftab.Table[*image]   // by build key
+
 	mu       sync.Mutex
-	programs map[string]*Program
-	images   map[string]*image // by build key
-	live     int               // worker processes alive
-	idle     []idleWorker      // over all programs, oldest first
-	freed    chan struct{}     // signalled when a worker ends or turns idle
+	live     int           // worker processes alive
+	idle     []idleWorker  // over all programs, oldest first
+	freed    chan struct{} // signalled when a worker ends or turns idle
 	closed   atomic.Bool
 	stopTrim chan struct{}
 }
@@ -100,7 +102,7 @@ func New(opts Options) (*Sandbox, error) {
 		opts: opts,
 		builder: &builder{dir: filepath.Join(opts.CacheDir, "native", "bin"), root: root,
 			rec: guestgen.Records{Root: guestgen.RecordRoot(opts.RecordDir), Dir: filepath.Join(opts.RecordDir, "native")}},
-		dir: dir, cwd: cwd, programs: map[string]*Program{}, images: map[string]*image{}, freed: make(chan struct{}, 1), stopTrim: make(chan struct{}),
+		dir: dir, cwd: cwd, freed: make(chan struct{}, 1), stopTrim: make(chan struct{}),
 	}
 	if opts.IdleTimeout > 0 {
 		go s.trimLoop(opts.IdleTimeout)
@@ -147,20 +149,10 @@ func (s *Sandbox) Close() error {
 		return nil
 	}
 	close(s.stopTrim)
-	s.mu.Lock()
-	progs := make([]*Program, 0, len(s.programs))
-	for _, p := range s.programs {
-		progs = append(progs, p)
-	}
-	s.mu.Unlock()
-	for _, p := range progs {
+	for _, p := range s.programs.Values() {
 		p.closeWorkers()
 	}
-	s.mu.Lock()
-	images := s.images
-	s.images = map[string]*image{}
-	s.mu.Unlock()
-	for _, im := range images {
+	for _, im := range s.images.Clear() {
 		im.close()
 	}
 	return os.RemoveAll(s.dir)
@@ -177,11 +169,10 @@ type Program struct {
 	// exec, before the lockdown measures the worker, so start counts it against the memory cap.
 	static int64
 	sb     *Sandbox
-	key    string
+	key    string // in sb.programs
 
 	mu     sync.Mutex
 	pools  map[int64]*pool
-	refs   int
 	closed atomic.Bool
 }
 
@@ -195,13 +186,17 @@ func (p *Program) Checksum() string { return p.sum }
 func (p *Program) Source() sandbox.Source { return p.src }
 
 // LiveBytes estimates what the program holds: its workers' resident memory is not measured; each
-// counts as its executable's size plus the Go runtime's few MB.
+// counts as its executable's size plus the Go runtime's few MB. The sealed image the workers are
+// exec'd from is memory too (a memfd): it counts once, in one of the programs that share it.
 func (p *Program) LiveBytes() int64 {
+	n := int64(0)
+	if p.img.counted(p) {
+		n += p.img.size
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.sb.mu.Lock() // the pools' counts
 	defer p.sb.mu.Unlock()
-	n := int64(0)
 	for _, pl := range p.pools {
 		n += int64(pl.count) * (p.size + 4<<20)
 	}
@@ -210,17 +205,10 @@ func (p *Program) LiveBytes() int64 {
 
 // Close drops a reference; the last ends the program's workers.
 func (p *Program) Close() error {
-	s := p.sb
-	s.mu.Lock()
-	p.refs--
-	last := p.refs <= 0
-	if last && s.programs[p.key] == p {
-		delete(s.programs, p.key)
-	}
-	s.mu.Unlock()
-	if last && !p.closed.Swap(true) {
+	if p.sb.programs.Release(p.key, p) && !p.closed.Swap(true) {
+		p.img.disown(p)
 		p.closeWorkers()
-		s.dropImage(p.img)
+		p.sb.dropImage(p.img)
 	}
 	return nil
 }
@@ -272,22 +260,12 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 }
 
 func (s *Sandbox) compile(ctx context.Context, src sandbox.Source) (*Program, error) {
-	if s.closed.Load() {
-		return nil, sandbox.Errorf(sandbox.KindInternal, "native: sandbox closed")
-	}
-	key := src.Checksum() + "\x00" + src.Func + "\x00" + src.Client
-	s.mu.Lock()
-	if p := s.programs[key]; p != nil {
-		p.refs++
-		s.mu.Unlock()
-		return p, nil
-	}
-	s.mu.Unlock()
-	code, _, err := guestgen.GateCode(src.Code, false, nil)
-	if err != nil {
-		return nil, err
-	}
-	sig, err := sandbox.ParseSignature(sandbox.Source{Code: code, Func: src.Func})
+	return reftab.Compile(&s.programs, Name, s.closed.Load(), src, func(key string) (*Program, error) { return s.newProgram(ctx, src, key) })
+}
+
+// newProgram gates and builds src and starts its first worker.
+func (s *Sandbox) newProgram(ctx context.Context, src sandbox.Source, key string) (*Program, error) {
+	code, sig, err := guestgen.GateCall(src)
 	if err != nil {
 		return nil, err
 	}
@@ -304,7 +282,7 @@ func (s *Sandbox) compile(ctx context.Context, src sandbox.Source) (*Program, er
 		return nil, err
 	}
 	p := &Program{src: src, sig: sig, sum: src.Checksum(), img: img, size: int64(len(bin)),
-		static: staticBytes(bin), sb: s, key: key, pools: map[int64]*pool{}, refs: 1}
+		static: staticBytes(bin), sb: s, key: key, pools: map[int64]*pool{}}
 	lim := src.Limits.WithDefaults()
 	pl := p.pool(lim.MemoryBytes)
 	w, err := s.get(ctx, pl, lim.Timeout)
@@ -313,15 +291,6 @@ func (s *Sandbox) compile(ctx context.Context, src sandbox.Source) (*Program, er
 		return nil, err
 	}
 	s.put(pl, w)
-	s.mu.Lock()
-	if q := s.programs[key]; q != nil {
-		q.refs++
-		s.mu.Unlock()
-		p.Close()
-		return q, nil
-	}
-	s.programs[key] = p
-	s.mu.Unlock()
 	return p, nil
 }
 

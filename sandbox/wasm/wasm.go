@@ -29,6 +29,7 @@ import (
 	"github.com/artifactforge/forge/internal/tailbuf"
 	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/internal/guestgen"
+	"github.com/artifactforge/forge/sandbox/internal/reftab"
 )
 
 // Options configure a wasm Sandbox.
@@ -67,11 +68,12 @@ type Sandbox struct {
 	builder *builder
 	code    *codeCache // compiled code kept across processes, verified (codecache.go)
 
-	mu       sync.Mutex
-	engines  map[engineKey]*engine
-	programs map[string]*Program
-	closed   atomic.Bool
-	reruns   atomic.Int64 // tests rerun compiled after hitting a limit interpreted
+	programs reftab.Table[*Program] // by reftab.ProgramKey
+
+	mu      sync.Mutex
+	engines map[engineKey]*engine
+	closed  atomic.Bool
+	reruns  atomic.Int64 // tests rerun compiled after hitting a limit interpreted
 	// compileSlots bounds the modules wazero compiles at once (each compile of a module at the
 	// bounds of checkModule peaks at ~125 MiB of host memory; see RATIONALE.md).
 	compileSlots chan struct{}
@@ -99,10 +101,7 @@ type LiveCounts struct {
 // Live reports what the sandbox holds now: every Close of a program gives back its modules and
 // instances, and idle pools shrink to one instance.
 func (s *Sandbox) Live() LiveCounts {
-	s.mu.Lock()
-	n := len(s.programs)
-	s.mu.Unlock()
-	return LiveCounts{Programs: n, Modules: int(s.counts.modules.Load()), Instances: int(s.counts.instances.Load()), Trimmed: s.trimmings.Load()}
+	return LiveCounts{Programs: s.programs.Len(), Modules: int(s.counts.modules.Load()), Instances: int(s.counts.instances.Load()), Trimmed: s.trimmings.Load()}
 }
 
 var (
@@ -144,7 +143,6 @@ func New(opts Options) (*Sandbox, error) {
 		builder:      b,
 		code:         cache,
 		engines:      map[engineKey]*engine{},
-		programs:     map[string]*Program{},
 		compileSlots: make(chan struct{}, max(2, runtime.GOMAXPROCS(0))),
 		stopTrim:     make(chan struct{}),
 	}
@@ -162,13 +160,7 @@ func (s *Sandbox) trimLoop(interval time.Duration) {
 
 // trim is one round of trimLoop.
 func (s *Sandbox) trim() {
-	s.mu.Lock()
-	progs := make([]*Program, 0, len(s.programs))
-	for _, p := range s.programs {
-		progs = append(progs, p)
-	}
-	s.mu.Unlock()
-	for _, p := range progs {
+	for _, p := range s.programs.Values() {
 		p.mu.Lock()
 		pools := make([]*pool, 0, len(p.pools))
 		for _, pl := range p.pools {
@@ -197,7 +189,7 @@ func (s *Sandbox) Close() error {
 		errs = append(errs, e.rt.Close(context.Background()))
 	}
 	s.engines = map[engineKey]*engine{}
-	s.programs = map[string]*Program{}
+	s.programs.Clear()
 	errs = append(errs, s.code.close())
 	return errors.Join(errs...)
 }
@@ -436,9 +428,8 @@ type Program struct {
 	// concurrent calls of one method otherwise queued on (a preempted holder held all of them).
 	ready atomic.Pointer[map[uint32]*pool]
 
-	key    string      // in sb.programs
-	refs   int         // Compile results not yet closed (under sb.mu): programs are shared by code
-	closed atomic.Bool // set under sb.mu; read by Run without it
+	key    string      // in sb.programs, which counts the Compile results not yet closed
+	closed atomic.Bool // set by the last Close; read by Run without a lock
 	bytes  atomic.Int64
 }
 
@@ -451,22 +442,9 @@ func (p *Program) LiveBytes() int64 { return p.bytes.Load() + int64(len(p.bin)) 
 // Close releases this Compile result; the last Close of a module's program closes its idle
 // instances and compiled code and forgets it (see sandbox.Program).
 func (p *Program) Close() error {
-	s := p.sb
-	s.mu.Lock()
-	if p.closed.Load() || p.refs == 0 {
-		s.mu.Unlock()
+	if !p.sb.programs.Release(p.key, p) || p.closed.Swap(true) {
 		return nil
 	}
-	p.refs--
-	if p.refs > 0 {
-		s.mu.Unlock()
-		return nil
-	}
-	p.closed.Store(true)
-	if s.programs[p.key] == p {
-		delete(s.programs, p.key)
-	}
-	s.mu.Unlock()
 	p.mu.Lock()
 	pools := p.pools
 	p.pools = map[uint32]*pool{}
@@ -574,26 +552,14 @@ func (s *Sandbox) Compile(ctx context.Context, src sandbox.Source) (sandbox.Prog
 }
 
 func (s *Sandbox) compile(ctx context.Context, src sandbox.Source) (*Program, error) {
-	if s.closed.Load() {
-		return nil, sandbox.Errorf(sandbox.KindInternal, "wasm: sandbox closed")
-	}
 	// Programs are shared by code, but never across clients: each client's program has pools of
 	// its own (the compiled module is still shared, by hash, see engine.compile).
-	key := src.Checksum() + "\x00" + src.Func + "\x00" + src.Client
-	s.mu.Lock()
-	p := s.programs[key]
-	if p != nil {
-		p.refs++
-	}
-	s.mu.Unlock()
-	if p != nil {
-		return p, nil
-	}
-	code, _, err := gateCode(src.Code, false, nil)
-	if err != nil {
-		return nil, err
-	}
-	sig, err := sandbox.ParseSignature(sandbox.Source{Code: code, Func: src.Func})
+	return reftab.Compile(&s.programs, Name, s.closed.Load(), src, func(key string) (*Program, error) { return s.newProgram(ctx, src, key) })
+}
+
+// newProgram gates and builds src, compiles its module and starts a first instance.
+func (s *Sandbox) newProgram(ctx context.Context, src sandbox.Source, key string) (*Program, error) {
+	code, sig, err := guestgen.GateCall(src)
 	if err != nil {
 		return nil, err
 	}
@@ -601,7 +567,7 @@ func (s *Sandbox) compile(ctx context.Context, src sandbox.Source) (*Program, er
 	if err != nil {
 		return nil, err
 	}
-	p = &Program{src: src, sum: src.Checksum(), sig: sig, bin: bin, sb: s, pools: map[uint32]*pool{}, key: key, refs: 1}
+	p := &Program{src: src, sum: src.Checksum(), sig: sig, bin: bin, sb: s, pools: map[uint32]*pool{}, key: key}
 	pl, err := p.pool(ctx, pagesFor(sandbox.DefaultMemoryBytes))
 	if err != nil {
 		return nil, err
@@ -612,15 +578,6 @@ func (s *Sandbox) compile(ctx context.Context, src sandbox.Source) (*Program, er
 		return nil, err
 	}
 	pl.put(inst, true)
-	s.mu.Lock()
-	if q := s.programs[key]; q != nil {
-		q.refs++
-		s.mu.Unlock()
-		p.Close()
-		return q, nil
-	}
-	s.programs[key] = p
-	s.mu.Unlock()
 	return p, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/artifactforge/forge/sandbox"
 	"github.com/artifactforge/forge/sandbox/gate"
 )
 
@@ -36,6 +37,19 @@ func GateCode(code string, test bool, companion map[string]string) (string, *ast
 		}
 	}
 	return norm, f, nil
+}
+
+// GateCall gates the code of a call program (GateCode) and parses its function's signature.
+func GateCall(src sandbox.Source) (string, sandbox.Signature, error) {
+	code, _, err := GateCode(src.Code, false, nil)
+	if err != nil {
+		return "", sandbox.Signature{}, err
+	}
+	sig, err := sandbox.ParseSignature(sandbox.Source{Code: code, Func: src.Func})
+	if err != nil {
+		return "", sandbox.Signature{}, err
+	}
+	return code, sig, nil
 }
 
 // AddMissingImports adds, on the package line (so no line moves), the imports of packages code
