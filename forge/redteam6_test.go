@@ -3,6 +3,11 @@ package forge
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -81,4 +86,125 @@ func TestRedteam6ArtifactForWithholdsTheFailureReason(t *testing.T) {
 		assert.Equal(t, "intrinsic", a.LastFailureClass)
 	}
 	assert.Empty(t, FailureReasonFor(WithClient(context.Background(), "bob"), ""), "no failure: nothing said")
+}
+
+// notifyCode posts its input to url (a webhook), ignoring what the request did, and answers
+// the input in upper case; method GET fetches instead.
+func notifyCode(method, mark string) string {
+	return `package artifact
+
+import (
+	"forge/host"
+	"strings"
+)
+
+func Notify(url string, s string) string {
+	host.Do(host.Request{Method: "` + method + `", URL: url + "?s=" + s})
+	return strings.ToUpper(s) // ` + mark + `
+}
+`
+}
+
+// TestRedteam6ReplaysSendNoRequestsAgain: a regeneration or repair replays the sample of real
+// calls on the new code, and the code's host HTTP requests went out again, one per sampled input:
+// a webhook fired once more per replayed input (up to 256 per repair). A replay now sends only
+// GET and HEAD; an input whose run asks for any other method is not judged (neither same nor
+// changed: Replay.NotReplayable), even when the code swallows the refusal; GETs replay as before.
+func TestRedteam6ReplaysSendNoRequestsAgain(t *testing.T) {
+	for _, tc := range []struct{ method, isolation string }{{"POST", ""}, {"GET", ""}, {"POST", "process"}} {
+		method := tc.method
+		t.Run(method+"/"+tc.isolation, func(t *testing.T) {
+			var hits atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				hits.Add(1)
+				w.WriteHeader(http.StatusNoContent)
+			}))
+			defer srv.Close()
+			p := cassette(t, line{Role: "hook", Method: "notify", Kind: "generate", Attempt: 1, Code: notifyCode(method, "v1")},
+				line{Role: "hook", Method: "notify", Kind: "generate", Attempt: 2, Code: notifyCode(method, "v2")})
+			f := openForge(t, t.TempDir(), p, sampleEvery, func(o *Options) { o.MaxProviderCalls = 1 })
+			require.NoError(t, f.AddRole(registry.Contract{Role: "hook", Purpose: "notify a webhook",
+				Methods:      map[string]string{"notify": "func Notify(url string, s string) string"},
+				Limits:       &registry.Limits{Isolation: tc.isolation},
+				Capabilities: &registry.Capabilities{HTTP: &registry.HTTPCapability{Allow: []string{strings.TrimPrefix(srv.URL, "http://")}, Timeout: "5s"}}}))
+			inputs := []string{"a", "b", "c"}
+			for _, s := range inputs {
+				o := f.Call(context.Background(), "hook", "notify", json.RawMessage(fmt.Sprintf(`{"url":%q,"s":%q}`, srv.URL, s)))
+				require.True(t, o.OK, "%+v", o.Err)
+			}
+			f.FlushSample()
+			before := hits.Load()
+			require.GreaterOrEqual(t, before, int64(len(inputs)), "the calls themselves send")
+			art, err := f.Store().Load("hook", "notify")
+			require.NoError(t, err)
+			n := len(art.Sample)
+			require.Positive(t, n)
+
+			o := f.Regenerate(context.Background(), "hook", "notify")
+			require.True(t, o.OK, "%+v", o.Err)
+			require.NotNil(t, o.Meta.Replay)
+			r := o.Meta.Replay
+			if method == "GET" {
+				assert.Equal(t, n, r.Replayed, "GETs replay and are judged")
+				assert.Equal(t, n, r.Same)
+				assert.Equal(t, before+int64(n), hits.Load())
+				return
+			}
+			assert.Equal(t, before, hits.Load(), "no webhook fired again by the replay")
+			assert.Equal(t, n, r.NotReplayable, "%+v", r)
+			assert.Zero(t, r.Replayed, "neither same nor changed")
+			assert.Zero(t, r.Changed)
+			assert.Contains(t, r.Summary(), fmt.Sprintf("%d not replayable", n))
+		})
+	}
+}
+
+// TestRedteam6ReplayedDelegationsSendNoRequestsAgain: a replayed input's delegated calls run as
+// the replay's own run does: a POST below them is not sent, and the input is not judged even
+// though the delegating code swallowed the refusal.
+func TestRedteam6ReplayedDelegationsSendNoRequestsAgain(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	outer := func(mark string) string {
+		return `package artifact
+
+import (
+	"forge/host"
+	"strings"
+)
+
+func Relay(url string, s string) string {
+	host.Call("hook", "notify", map[string]string{"url": url, "s": s})
+	return strings.ToLower(s) // ` + mark + `
+}
+`
+	}
+	p := cassette(t, line{Role: "hook", Method: "notify", Kind: "generate", Attempt: 1, Code: notifyCode("POST", "v1")},
+		line{Role: "relay", Method: "relay", Kind: "generate", Attempt: 1, Code: outer("v1")},
+		line{Role: "relay", Method: "relay", Kind: "generate", Attempt: 2, Code: outer("v2")})
+	f := openForge(t, t.TempDir(), p, sampleEvery, func(o *Options) { o.MaxProviderCalls = 1 })
+	require.NoError(t, f.AddRole(registry.Contract{Role: "hook", Purpose: "notify a webhook",
+		Methods:      map[string]string{"notify": "func Notify(url string, s string) string"},
+		Capabilities: &registry.Capabilities{HTTP: &registry.HTTPCapability{Allow: []string{strings.TrimPrefix(srv.URL, "http://")}, Timeout: "5s"}}}))
+	require.NoError(t, f.AddRole(registry.Contract{Role: "relay", Purpose: "relay to the webhook",
+		Methods:      map[string]string{"relay": "func Relay(url string, s string) string"},
+		Capabilities: &registry.Capabilities{Call: true}}))
+	for _, s := range []string{"A", "B", "C"} {
+		o := f.Call(context.Background(), "relay", "relay", json.RawMessage(fmt.Sprintf(`{"url":%q,"s":%q}`, srv.URL, s)))
+		require.True(t, o.OK, "%+v", o.Err)
+	}
+	f.FlushSample()
+	art, err := f.Store().Load("relay", "relay")
+	require.NoError(t, err)
+	n := len(art.Sample)
+	require.Positive(t, n)
+	before := hits.Load()
+
+	o := f.Regenerate(context.Background(), "relay", "relay")
+	require.True(t, o.OK, "%+v", o.Err)
+	require.NotNil(t, o.Meta.Replay)
+	assert.Equal(t, before, hits.Load(), "no webhook fired again below the replay")
+	assert.Equal(t, n, o.Meta.Replay.NotReplayable, "%+v", o.Meta.Replay)
+	assert.Zero(t, o.Meta.Replay.Replayed)
 }
