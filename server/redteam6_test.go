@@ -1,7 +1,9 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -45,4 +47,33 @@ func TestRedteam6AClientReadsNoFailureText(t *testing.T) {
 		assert.Contains(t, string(body), "alice-secret", "%s: the operator reads it", u)
 	}
 	assert.Contains(t, forge.WithheldFailureReason, "operator", "says who reads it")
+}
+
+// TestRedteam6AnUnknownFieldIsNotEchoedWhole: a request body with an unknown field of 100 KB got
+// a 100 KB error back (/v1/knowledge, the replay endpoints, the contract of POST /v1/roles).
+func TestRedteam6AnUnknownFieldIsNotEchoedWhole(t *testing.T) {
+	f := openForge(t, t.TempDir())
+	const admin = "admin-token-0123456789"
+	_, ts := newTestServer(t, f, Options{Clients: testClients(t), AdminToken: admin})
+	big := strings.Repeat("k", 100_000)
+	for _, c := range [][3]string{
+		{ts.URL + "/v1/knowledge", aliceToken, "(a field name of 100000 bytes)"},
+		{ts.URL + "/v1/roles", carolToken, "(100000 bytes)"},
+		{ts.URL + "/v1/artifacts/text/upper/replay", admin, "(a field name of 100000 bytes)"},
+	} {
+		resp, body := post(t, c[0], c[1], `{"`+big+`":1}`)
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s: %.300s", c[0], body)
+		assert.Less(t, len(body), 4000, "%s: %.300s", c[0], body)
+		assert.Contains(t, string(body), c[2], c[0])
+	}
+	var many strings.Builder // distinct short unknown fields: each a problem naming what a contract takes
+	many.WriteString(`{"role":"x","purpose":"p"`)
+	for i := range 5000 {
+		fmt.Fprintf(&many, `,"u%d":1`, i)
+	}
+	many.WriteString("}")
+	resp, body := post(t, ts.URL+"/v1/roles", carolToken, many.String())
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "%.300s", body)
+	assert.Less(t, len(body), many.Len(), "no amplification: %d bytes from %d", len(body), many.Len())
+	assert.Contains(t, string(body), "and 4980 more unknown fields")
 }
