@@ -7,12 +7,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/artifactforge/forge/provider"
 	"github.com/artifactforge/forge/registry"
 )
 
@@ -207,4 +210,58 @@ func Relay(url string, s string) string {
 	assert.Equal(t, before, hits.Load(), "no webhook fired again below the replay")
 	assert.Equal(t, n, o.Meta.Replay.NotReplayable, "%+v", o.Meta.Replay)
 	assert.Zero(t, o.Meta.Replay.Replayed)
+}
+
+// gatedProvider holds the first Generate until release is closed, saying so on entered.
+type gatedProvider struct {
+	provider.Provider
+	once             sync.Once
+	entered, release chan struct{}
+}
+
+func (p *gatedProvider) Generate(ctx context.Context, r provider.Request) (provider.Answer, error) {
+	p.once.Do(func() { close(p.entered); <-p.release })
+	return p.Provider.Generate(ctx, r)
+}
+
+// TestRedteam6AFollowerReadsNoOtherClientsFailureText: concurrent first calls share one
+// generation; when it fails, every waiting call answered with the leader's failure, whose text
+// echoes the leader's args (the generation verifies the code on them): bob's call read alice's
+// input. A call of another client reads the failure's type, class and rule; the leader its text.
+func TestRedteam6AFollowerReadsNoOtherClientsFailureText(t *testing.T) {
+	lines := []line{{Role: "text", Method: "upper", Kind: "generate", Attempt: 1, Code: upperEchoes},
+		{Role: "text", Method: "upper", Kind: "generate", Attempt: 2, Code: upperEchoes},
+		{Role: "text", Method: "upper", Kind: "generate", Attempt: 3, Code: upperEchoes}}
+	for round := 1; round <= 5; round++ { // until bob's call joins alice's generation
+		gp := &gatedProvider{Provider: cassette(t, lines...), entered: make(chan struct{}), release: make(chan struct{})}
+		f := openForge(t, t.TempDir(), gp)
+		require.NoError(t, f.AddRole(textContract()))
+		var alice, bob Outcome
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			alice = f.Call(WithClient(context.Background(), "alice"), "text", "upper", json.RawMessage(`{"s":"alice-secret"}`))
+		}()
+		<-gp.entered
+		go func() {
+			defer wg.Done()
+			bob = f.Call(WithClient(context.Background(), "bob"), "text", "upper", json.RawMessage(`{"s":"bob-own"}`))
+		}()
+		time.Sleep(time.Duration(round) * 20 * time.Millisecond) // time for bob's call to wait on the generation (not asserted)
+		close(gp.release)
+		wg.Wait()
+		require.False(t, alice.OK)
+		require.Contains(t, alice.Err.Message, "alice-secret", "the leader reads its own failure")
+		if bob.Meta.ProviderCalls > 0 {
+			continue // bob led a generation of his own: not this case
+		}
+		require.False(t, bob.OK)
+		assert.NotContains(t, bob.Err.Message, "alice-secret", "another client's input")
+		assert.Contains(t, bob.Err.Message, "withheld")
+		assert.Equal(t, alice.Err.Class, bob.Err.Class)
+		assert.Equal(t, alice.Err.Rule, bob.Err.Rule)
+		return
+	}
+	t.Skip("bob's call never joined alice's generation")
 }
