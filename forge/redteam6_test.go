@@ -108,6 +108,13 @@ func Notify(url string, s string) string {
 `
 }
 
+// hookContract is role hook, whose notify may reach the server at url.
+func hookContract(url string) registry.Contract {
+	return registry.Contract{Role: "hook", Purpose: "notify a webhook",
+		Methods:      map[string]string{"notify": "func Notify(url string, s string) string"},
+		Capabilities: &registry.Capabilities{HTTP: &registry.HTTPCapability{Allow: []string{strings.TrimPrefix(url, "http://")}, Timeout: "5s"}}}
+}
+
 // TestRedteam6ReplaysSendNoRequestsAgain: a regeneration or repair replays the sample of real
 // calls on the new code, and the code's host HTTP requests went out again, one per sampled input:
 // a webhook fired once more per replayed input (up to 256 per repair). A replay now sends only
@@ -126,10 +133,9 @@ func TestRedteam6ReplaysSendNoRequestsAgain(t *testing.T) {
 			p := cassette(t, line{Role: "hook", Method: "notify", Kind: "generate", Attempt: 1, Code: notifyCode(method, "v1")},
 				line{Role: "hook", Method: "notify", Kind: "generate", Attempt: 2, Code: notifyCode(method, "v2")})
 			f := openForge(t, t.TempDir(), p, sampleEvery, func(o *Options) { o.MaxProviderCalls = 1 })
-			require.NoError(t, f.AddRole(registry.Contract{Role: "hook", Purpose: "notify a webhook",
-				Methods:      map[string]string{"notify": "func Notify(url string, s string) string"},
-				Limits:       &registry.Limits{Isolation: tc.isolation},
-				Capabilities: &registry.Capabilities{HTTP: &registry.HTTPCapability{Allow: []string{strings.TrimPrefix(srv.URL, "http://")}, Timeout: "5s"}}}))
+			hook := hookContract(srv.URL)
+			hook.Limits = &registry.Limits{Isolation: tc.isolation}
+			require.NoError(t, f.AddRole(hook))
 			inputs := []string{"a", "b", "c"}
 			for _, s := range inputs {
 				o := f.Call(context.Background(), "hook", "notify", json.RawMessage(fmt.Sprintf(`{"url":%q,"s":%q}`, srv.URL, s)))
@@ -187,9 +193,7 @@ func Relay(url string, s string) string {
 		line{Role: "relay", Method: "relay", Kind: "generate", Attempt: 1, Code: outer("v1")},
 		line{Role: "relay", Method: "relay", Kind: "generate", Attempt: 2, Code: outer("v2")})
 	f := openForge(t, t.TempDir(), p, sampleEvery, func(o *Options) { o.MaxProviderCalls = 1 })
-	require.NoError(t, f.AddRole(registry.Contract{Role: "hook", Purpose: "notify a webhook",
-		Methods:      map[string]string{"notify": "func Notify(url string, s string) string"},
-		Capabilities: &registry.Capabilities{HTTP: &registry.HTTPCapability{Allow: []string{strings.TrimPrefix(srv.URL, "http://")}, Timeout: "5s"}}}))
+	require.NoError(t, f.AddRole(hookContract(srv.URL)))
 	require.NoError(t, f.AddRole(registry.Contract{Role: "relay", Purpose: "relay to the webhook",
 		Methods:      map[string]string{"relay": "func Relay(url string, s string) string"},
 		Capabilities: &registry.Capabilities{Call: true}}))
