@@ -69,6 +69,9 @@ const (
 	KindClosed      Kind = "closed"      // the call was made on a closed Forge: the code never ran
 	KindArgsSize    Kind = "args_size"   // the args alone exceed the role's memory cap (or the delegation args cap): the code never ran
 	KindModelCalls  Kind = "model_calls" // the caller spent the model calls it may spend: no new code was asked for
+	// KindNotReplayable: a replayed input's run sent a request a replay does not send (an HTTP
+	// method other than GET or HEAD); it says nothing about the code.
+	KindNotReplayable Kind = "not_replayable"
 )
 
 // Network is the kind of network error a failing host call met.
@@ -197,6 +200,8 @@ func classifyKind(f Failure) Result {
 		return Result{Intrinsic, RuleCallDepthCap}
 	case KindCapacity:
 		return Result{Extrinsic, RuleCapacity}
+	case KindNotReplayable:
+		return Result{Extrinsic, RuleNotReplayable}
 	case KindHost:
 		return classifyHost(f)
 	case KindDecode:

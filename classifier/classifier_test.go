@@ -119,7 +119,7 @@ func TestRetriable(t *testing.T) {
 // all of them, and that every rule of the table can fire.
 func TestClassifyMatrix(t *testing.T) {
 	kinds := []Kind{KindCompile, KindPolicy, KindPanic, KindDeadline, KindDepth, KindMemory, KindOutput,
-		KindArgs, KindHost, KindDecode, KindResult, KindReturned, KindAcceptance, KindInternal, KindDeliverable, KindProvider, KindCallDepth, KindCapacity, KindClosed, KindArgsSize, KindModelCalls, "", "bogus"}
+		KindArgs, KindHost, KindDecode, KindResult, KindReturned, KindAcceptance, KindInternal, KindDeliverable, KindProvider, KindCallDepth, KindCapacity, KindClosed, KindArgsSize, KindModelCalls, KindNotReplayable, "", "bogus"}
 	statuses := []int{0, 100, 200, 301, 400, 401, 403, 404, 407, 408, 410, 418, 422, 429, 500, 503, 599, 600}
 	networks := []Network{"", NetDNS, NetRefused, NetReset, NetTLS, NetTimeout, "weird"}
 	providers := []ProviderError{"", ProviderUnavailable, ProviderRateLimited, ProviderBadAnswer, ProviderAuth, ProviderConfig, "weird"}

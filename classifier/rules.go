@@ -69,9 +69,10 @@ const (
 	RuleProviderBadAnswer    Rule = "provider_bad_answer"
 	RuleProviderAuth         Rule = "provider_auth"
 	RuleProviderConfig       Rule = "provider_config"
-	RuleProvider             Rule = "provider"     // another provider failure
-	RuleInternal             Rule = "internal"     // the forge or the sandbox failed, not the artifact
-	RuleUnknownKind          Rule = "unknown_kind" // a failure kind this classifier does not know
+	RuleProvider             Rule = "provider"       // another provider failure
+	RuleInternal             Rule = "internal"       // the forge or the sandbox failed, not the artifact
+	RuleUnknownKind          Rule = "unknown_kind"   // a failure kind this classifier does not know
+	RuleNotReplayable        Rule = "not_replayable" // a replayed input's run would have sent a request again (not GET or HEAD)
 )
 
 // Adaptive rules: upstream data or the contract drifted away from what the code expects.
@@ -136,6 +137,7 @@ var rules = map[Rule]ruleInfo{
 	RuleProvider:             {Extrinsic, false},
 	RuleInternal:             {Extrinsic, false},
 	RuleUnknownKind:          {Extrinsic, false},
+	RuleNotReplayable:        {Extrinsic, false},
 
 	RuleHostHTTPGone:             {Adaptive, false},
 	RuleHostHTTP4xx:              {Adaptive, false},

@@ -37,6 +37,21 @@ type callInfo struct {
 	// instances of their own too (call.input), leaving no state in the live programs of the
 	// client the replay runs for.
 	replay bool
+	// notReplayable is set on a replay's callInfo when a run below it (its own or a delegated
+	// call's) asked to send a request a replay does not send (sandbox.KindNotReplayable): the
+	// input's answer then says nothing about the code, whatever the code did with the refusal.
+	notReplayable atomic.Bool
+}
+
+// replayOf is the callInfo of the replay this call runs below (a delegated call of a replayed
+// input), or nil.
+func (c *call) replayOf() *callInfo {
+	for l := c.parent; l != nil; l = l.parent {
+		if l.replay {
+			return l
+		}
+	}
+	return nil
 }
 
 // CallChain implements sandbox.Caller: "role.method" from the top-level call to this one.
@@ -306,11 +321,8 @@ func (c *call) input(args json.RawMessage) sandbox.Input {
 	if c.rt.caps.Call {
 		in.Call = c.f.delegate
 	}
-	for l := c.parent; l != nil; l = l.parent { // a delegated call: none but below a replay
-		if l.replay {
-			in.Limits.Instance = sandbox.InstancePerCall
-			break
-		}
+	if c.replayOf() != nil { // a delegated call below a replay: as the replay's own run
+		in.Limits.Instance, in.Replay = sandbox.InstancePerCall, true
 	}
 	return in
 }
@@ -348,6 +360,10 @@ func (c *call) runFailure(ctx context.Context, start time.Time, err error) *fail
 		return fl
 	}
 	switch {
+	case se.Kind == sandbox.KindNotReplayable:
+		if r := c.replayOf(); r != nil {
+			r.notReplayable.Store(true)
+		}
 	case se.Kind == sandbox.KindCallDepth:
 		c.blameCallDepth(se)
 	case se.Kind == sandbox.KindDeadline && !se.HostCallInFlight:

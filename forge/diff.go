@@ -152,12 +152,12 @@ func (f *Forge) Diff(ctx context.Context, role, method string, from, to int) (*D
 			d.Skipped++
 			continue
 		}
-		was, wasErr, ok := c.answer(ctx, pFrom, e.Args)
+		was, wasErr, ok, _ := c.answer(ctx, pFrom, e.Args)
 		if !ok {
 			d.Skipped++
 			continue
 		}
-		now, nowErr, ok := c.answer(ctx, pTo, e.Args)
+		now, nowErr, ok, _ := c.answer(ctx, pTo, e.Args)
 		if !ok {
 			d.Skipped++
 			continue

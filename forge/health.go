@@ -246,7 +246,7 @@ func (c *call) previousFails(ctx context.Context, art *registry.Artifact) (int, 
 		return prev, ""
 	}
 	defer p.release()
-	_, msg, ok := c.answer(ctx, p, c.args)
+	_, msg, ok, _ := c.answer(ctx, p, c.args)
 	if !ok {
 		return prev, ""
 	}

@@ -36,6 +36,22 @@ type produced struct {
 	// unchanged: the verified answer was byte-identical to the current generation's code, so
 	// no generation was added (the history keeps its real generations).
 	unchanged bool
+	// client is the leading call's client (ClientFrom): whose input fail's text may echo.
+	client string
+}
+
+// failFor is res's failure as a call of client that waited on the generation may read it: the
+// leader's failure text (which may echo the leader's input: its own args are verified too)
+// only for the leader's client and the client "" (a forge without client identities); another
+// client reads its type, class and rule.
+func (res *produced) failFor(role, method, client string) *failure {
+	if client == "" || client == res.client {
+		return res.fail
+	}
+	fl := *res.fail
+	fl.args, fl.input = nil, ""
+	fl.msg = fmt.Sprintf("the generation of %s.%s that another client's call led failed (%s/%s%s); call again, or ask the operator", role, method, fl.result.Class, fl.result.Rule, withheldNote)
+	return &fl
 }
 
 // produce writes new code for the call (generate, repair or regenerate), shared by concurrent
@@ -113,6 +129,7 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 		if err != nil {
 			res = &produced{fail: classifyErr(err, false)}
 		}
+		res.client = ClientFrom(gctx)
 		return res, nil
 	})
 	var v any
@@ -139,6 +156,9 @@ func (c *call) produce(ctx context.Context, base *registry.Artifact, trig repair
 	}
 	leader := role.Load() == leading && !res.elsewhere
 	if res.fail != nil && res.art == nil {
+		if !leader && !c.operator {
+			return c.fail(res.failFor(c.role, c.method, ClientFrom(ctx)))
+		}
 		return c.fail(res.fail)
 	}
 	c.art = res.art

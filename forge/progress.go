@@ -38,6 +38,24 @@ type GenerationStep struct {
 	// Message says what happens, for a person: what is being waited for, why an answer is
 	// asked again.
 	Message string `json:"message"`
+
+	// client is the client whose call leads the generation (ClientFrom); withheld, when set, is
+	// Message without the failure's text, which may echo that client's input: what another
+	// client's event stream gets (StepFor).
+	client, withheld string
+}
+
+// StepFor is step as a subscriber that is client viewer may read it: a failure's text (which
+// may echo the input of the call that led the generation) reaches only that call's client, the
+// operator and a forge without client identities (viewer ""); another client reads the step
+// without it.
+func StepFor(viewer string, step *GenerationStep) *GenerationStep {
+	if viewer == "" || step.withheld == "" || viewer == step.client {
+		return step
+	}
+	g := *step
+	g.Message, g.withheld = g.withheld, ""
+	return &g
 }
 
 type progressKey struct{}
@@ -63,17 +81,23 @@ type stepper struct {
 
 func (c *call) stepper(ctx context.Context) *stepper {
 	return &stepper{f: c.f, fn: progressOf(ctx), start: time.Now(),
-		base: GenerationStep{Role: c.role, Method: c.method, TraceID: c.ev.TraceID, CallID: c.ev.CallID, MaxAttempts: c.f.opts.MaxProviderCalls}}
+		base: GenerationStep{Role: c.role, Method: c.method, TraceID: c.ev.TraceID, CallID: c.ev.CallID, MaxAttempts: c.f.opts.MaxProviderCalls,
+			client: ClientFrom(ctx)}}
 }
 
 func (s *stepper) step(step string, attempt int, format string, args ...any) {
+	s.stepWithheld(step, attempt, "", format, args...)
+}
+
+// stepWithheld is step with withheld, the message without a failure's text (GenerationStep).
+func (s *stepper) stepWithheld(step string, attempt int, withheld, format string, args ...any) {
 	h := s.f.hub()
 	if s.fn == nil && h.n.Load() == 0 {
 		return // nobody listens: nothing is formatted
 	}
 	g := s.base
 	g.Step, g.Attempt, g.Elapsed = step, attempt, time.Since(s.start)
-	g.Message = fmt.Sprintf(format, args...)
+	g.Message, g.withheld = fmt.Sprintf(format, args...), withheld
 	if s.fn != nil {
 		s.fn(g)
 	}
@@ -89,9 +113,14 @@ func (h *liveHub) publishStep(e *LiveEvent) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	for s := range h.subs {
-		if s.filter.Match(e) {
-			h.send(s, e)
+		if !s.filter.Match(e) {
+			continue
 		}
+		if g := StepFor(s.filter.Viewer, e.Generation); g != e.Generation {
+			h.send(s, &LiveEvent{Kind: e.Kind, Time: e.Time, Generation: g})
+			continue
+		}
+		h.send(s, e)
 	}
 }
 
@@ -101,8 +130,9 @@ func (s *stepper) asking(p provider.Provider, kind provider.Kind, attempt int, l
 		return
 	}
 	if last != nil {
-		s.step(StepRejected, attempt-1, "answer %d of the model was not usable (%s/%s): %s; asking the model again (attempt %d of %d)",
-			attempt-1, last.result.Class, last.result.Rule, oneLineMsg(last.msg, 300), attempt, s.base.MaxAttempts)
+		again := fmt.Sprintf("asking the model again (attempt %d of %d)", attempt, s.base.MaxAttempts)
+		s.stepWithheld(StepRejected, attempt-1, fmt.Sprintf("answer %d of the model was not usable (%s/%s%s); %s", attempt-1, last.result.Class, last.result.Rule, withheldNote, again),
+			"answer %d of the model was not usable (%s/%s): %s; %s", attempt-1, last.result.Class, last.result.Rule, oneLineMsg(last.msg, 300), again)
 	}
 	s.step(StepAsking, attempt, "waiting for the model (%s) to write %s.%s (%s, attempt %d of %d)", p.Name(), s.base.Role, s.base.Method, kind, attempt, s.base.MaxAttempts)
 }
@@ -122,12 +152,15 @@ func (s *stepper) finished(res *produced) {
 	case res.saved && res.fail == nil:
 		s.step(StepPersisted, 0, "%s.%s generation %d is verified and current (%s)", s.base.Role, s.base.Method, res.art.Generation, took)
 	case res.saved:
-		s.step(StepPersisted, 0, "%s.%s generation %d is verified and current (%s); this call's own run of it failed: %s",
+		s.stepWithheld(StepPersisted, 0, fmt.Sprintf("%s.%s generation %d is verified and current (%s); this call's own run of it failed (%s%s)",
+			s.base.Role, s.base.Method, res.art.Generation, took, res.fail.result.Class, withheldNote),
+			"%s.%s generation %d is verified and current (%s); this call's own run of it failed: %s",
 			s.base.Role, s.base.Method, res.art.Generation, took, oneLineMsg(res.fail.msg, 300))
 	case res.fail == nil && res.art != nil:
 		s.step(StepPersisted, 0, "%s.%s: the code is verified; nothing was persisted (generate-only) (%s)", s.base.Role, s.base.Method, took)
 	case res.fail != nil:
-		s.step(StepFailed, 0, "%s.%s: %s", s.base.Role, s.base.Method, oneLineMsg(res.fail.msg, 300))
+		s.stepWithheld(StepFailed, 0, fmt.Sprintf("%s.%s: the generation failed (%s/%s%s)", s.base.Role, s.base.Method, res.fail.result.Class, res.fail.result.Rule, withheldNote),
+			"%s.%s: %s", s.base.Role, s.base.Method, oneLineMsg(res.fail.msg, 300))
 	}
 }
 

@@ -145,6 +145,9 @@ type Replay struct {
 	Diffs   []ReplayDiff `json:"diffs,omitempty"`   // up to 5, changed answers first
 	Blocked string       `json:"blocked,omitempty"` // why the new code was not promoted
 	Nanos   int64        `json:"duration_ns"`
+	// NotReplayable is the inputs whose run asked to send an HTTP request other than GET or
+	// HEAD (a webhook, a write): not sent again, so not judged (sandbox.Input.Replay).
+	NotReplayable int `json:"not_replayable,omitempty"`
 	// sample is the replayed inputs with the new code's answers: the new generation's sample.
 	sample []registry.SampleEntry
 	// byClient is what each named client's sampled inputs did (ShadowInput.ByClient).
@@ -152,7 +155,13 @@ type Replay struct {
 }
 
 // Summary is the replay in one line, for events and `forge history`.
-func (r *Replay) Summary() string { return ReplaySummaryLine(&r.ReplaySummary) }
+func (r *Replay) Summary() string {
+	s := ReplaySummaryLine(&r.ReplaySummary)
+	if r.NotReplayable > 0 {
+		s += fmt.Sprintf("; %d not replayable (they send requests other than GET or HEAD, not sent again)", r.NotReplayable)
+	}
+	return s
+}
 
 // ReplaySummaryLine is a replay's summary in one line (`forge history`, events).
 func ReplaySummaryLine(s *registry.ReplaySummary) string {
@@ -198,8 +207,12 @@ func (c *call) shadow(ctx context.Context, base *registry.Artifact, p *compiled,
 			continue
 		}
 		e = e.Canonical() // a store may indent them
-		now, nowErr, ok := c.answer(ctx, p, e.Args)
-		if !ok {
+		now, nowErr, ok, sent := c.answer(ctx, p, e.Args)
+		switch {
+		case sent:
+			r.NotReplayable++ // neither same nor changed: its answer would have cost a request
+			continue
+		case !ok:
 			r.Skipped++ // not the code's answer: an outage, the caller's deadline, the sandbox
 			continue
 		}
@@ -234,7 +247,8 @@ func (c *call) shadow(ctx context.Context, base *registry.Artifact, p *compiled,
 
 // answer runs p on args as a replay does: the code's answer (a value, or the message of a failure
 // of the code's own), or ok false when the run says nothing about the code (an extrinsic failure:
-// an outage, the caller's deadline, the sandbox).
+// an outage, the caller's deadline, the sandbox; sent: it asked to send a request again, which
+// a replay does not).
 // loadSampled loads role.method after merging the inputs this process offered since the sample's
 // last flush, so that a replay, diff, regeneration or repair in the process that served the calls
 // sees them at once, not ~10 s later.
@@ -255,31 +269,37 @@ func (f *Forge) sampleNow(role, method string, base *registry.Artifact) []regist
 	return base.Sample
 }
 
-func (c *call) answer(ctx context.Context, p *compiled, args json.RawMessage) (value json.RawMessage, errMsg string, ok bool) {
+func (c *call) answer(ctx context.Context, p *compiled, args json.RawMessage) (value json.RawMessage, errMsg string, ok, sent bool) {
 	start := time.Now()
 	// Each sampled input runs in an instance of its own: it was another call's (maybe another
 	// client's), and p may go on to serve this call's client, whose state must not be what the
 	// replay left (a live program per client); so do the calls it delegates (callInfo.replay).
+	// The input was another call's: what it sent went out then, and goes out once (Input.Replay;
+	// sent reports a run that asked to send it again).
 	in := c.input(args)
-	in.Limits.Instance = sandbox.InstancePerCall
+	in.Limits.Instance, in.Replay = sandbox.InstancePerCall, true
 	rctx := ctx
+	var ri *callInfo
 	if c.rt.caps.Call {
-		ri := &callInfo{trace: c.ev.TraceID, call: c.ev.CallID, role: c.role, method: c.method, parent: c.parent, replay: true}
+		ri = &callInfo{trace: c.ev.TraceID, call: c.ev.CallID, role: c.role, method: c.method, parent: c.parent, replay: true}
 		ri.cand.Store(p)
 		rctx = sandbox.WithCaller(ctx, ri)
 	}
 	out, err := p.sb.Run(rctx, p.prog, in)
+	if se := sandbox.AsError(err); (se != nil && se.Kind == sandbox.KindNotReplayable) || (ri != nil && ri.notReplayable.Load()) {
+		return nil, "", false, true
+	}
 	if err == nil {
 		err = checkDeliverable(c.rt.deliverable, out)
 	}
 	if err != nil {
 		fl := c.runFailure(ctx, start, err)
 		if fl.result.Class == classifier.Extrinsic {
-			return nil, "", false
+			return nil, "", false, false
 		}
-		return nil, fl.msg, true
+		return nil, fl.msg, true, false
 	}
-	return bytes.Clone(out.Value), "", true
+	return bytes.Clone(out.Value), "", true, false
 }
 
 // judgeReplay applies ShadowPolicy to r: it sets r.Blocked when the new code may not be promoted.

@@ -243,12 +243,16 @@ func compactJSON(b json.RawMessage) string {
 
 // NoSuchTool says what a client that asked for tool name, which no listing has, should do next:
 // the role's methods when name is role__method of a role that declares others, how roles come
-// to be when there is no such role, the listing otherwise.
-func (f *Forge) NoSuchTool(name string) string {
+// to be when there is no such role, the listing otherwise. mayCall says which roles the client
+// may call (nil: every role): of another role it learns nothing, not even that it exists.
+func (f *Forge) NoSuchTool(name string, mayCall func(role string) bool) string {
 	const list = "tools/list lists every tool"
 	role, method, ok := strings.Cut(name, "__")
 	if !ok || registry.ValidateName("role", role) != nil || registry.ValidateName("method", method) != nil {
 		return fmt.Sprintf("no tool %q: the tools are forge's own (forge_call, forge_roles, ...) and one ROLE__METHOD per declared method of a role; %s", name, list)
+	}
+	if mayCall != nil && !mayCall(role) { // whether the role exists is not this client's to know
+		return fmt.Sprintf("no tool %q: %s", name, list)
 	}
 	rec, err := f.store.Role(role)
 	if err != nil {

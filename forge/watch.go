@@ -70,6 +70,10 @@ type Filter struct {
 	Trace  ID     `json:"trace,omitempty"`
 	// ChangesOnly selects artifact and role changes, no calls.
 	ChangesOnly bool `json:"changes_only,omitempty"`
+	// Viewer is the subscriber's client (WithClient): a generation step's failure text reaches
+	// it only from its own calls (StepFor); "" (the operator, a forge without client
+	// identities): from every call. Not a selection: every event still passes.
+	Viewer string `json:"-"`
 }
 
 // Match reports whether e passes the filter.

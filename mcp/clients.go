@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/artifactforge/forge/forge"
@@ -19,6 +20,20 @@ import (
 // RoleScope is the scope that lets a client call role's methods ("*": every role's).
 func RoleScope(role string) string { return "forge:role:" + role }
 
+// mayCall reports whether the client ti names may call role ("*": every role); a request with no
+// TokenInfo (stdio, HTTP without client identities) may call every role.
+func mayCall(ti *auth.TokenInfo, role string) bool {
+	return ti == nil || slices.Contains(ti.Scopes, RoleScope("*")) || (role != "*" && slices.Contains(ti.Scopes, RoleScope(role)))
+}
+
+// tokenOf is the TokenInfo of a request (nil: none).
+func tokenOf(req sdk.Request) *auth.TokenInfo {
+	if req == nil || req.GetExtra() == nil {
+		return nil
+	}
+	return req.GetExtra().TokenInfo
+}
+
 // asClient returns ctx naming the request's client and nil when it may call role (every role, when
 // role is "*": the listings), or the tool result that refuses the call.
 func asClient(ctx context.Context, req *sdk.CallToolRequest, role string) (context.Context, *sdk.CallToolResult) {
@@ -27,7 +42,7 @@ func asClient(ctx context.Context, req *sdk.CallToolRequest, role string) (conte
 	}
 	ti := req.Extra.TokenInfo
 	ctx = forge.WithClient(ctx, ti.UserID)
-	if slices.Contains(ti.Scopes, RoleScope("*")) || (role != "*" && slices.Contains(ti.Scopes, RoleScope(role))) {
+	if mayCall(ti, role) {
 		return ctx, nil
 	}
 	if role == "*" {

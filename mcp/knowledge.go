@@ -10,6 +10,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/artifactforge/forge/forge"
+	"github.com/artifactforge/forge/registry"
 )
 
 // Knowledge as tools (issue 24 item 5): forge_recall, forge_record and forge_confirm, thin over
@@ -59,7 +60,7 @@ func decodeInto(req *sdk.CallToolRequest, v any) error {
 	dec := json.NewDecoder(strings.NewReader(string(req.Params.Arguments)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("arguments: %w", err)
+		return fmt.Errorf("arguments: %s", registry.JSONErrText(err))
 	}
 	return nil
 }

@@ -117,7 +117,9 @@ func (s *Server) Sync() error {
 }
 
 // toolsListMeta fills in the method tools' _meta (lifecycle and generation, as they are now)
-// in a tools/list result: copies, so the tools the server holds stay as they were added.
+// in a tools/list result: copies, so the tools the server holds stay as they were added. A client
+// of some roles is listed only their methods' tools (as forge_roles and the role resources hold
+// the other roles from it).
 func (s *Server) toolsListMeta(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		res, err := next(ctx, method, req)
@@ -140,12 +142,16 @@ func (s *Server) toolsListMeta(next sdk.MethodHandler) sdk.MethodHandler {
 				}
 			}
 		}
+		ti := tokenOf(req)
 		out := *lr
-		out.Tools = make([]*sdk.Tool, len(lr.Tools))
-		for i, t := range lr.Tools {
+		out.Tools = make([]*sdk.Tool, 0, len(lr.Tools))
+		for _, t := range lr.Tools {
 			k, isMethod := keys[t.Name]
 			if !isMethod {
-				out.Tools[i] = t
+				out.Tools = append(out.Tools, t)
+				continue
+			}
+			if !mayCall(ti, k.Role) {
 				continue
 			}
 			c := *t
@@ -153,7 +159,7 @@ func (s *Server) toolsListMeta(next sdk.MethodHandler) sdk.MethodHandler {
 			if sm := current[k]; sm != nil {
 				c.Meta[MetaLifecycle], c.Meta[MetaGeneration] = string(sm.Lifecycle), sm.Generation
 			}
-			out.Tools[i] = &c
+			out.Tools = append(out.Tools, &c)
 		}
 		return &out, nil
 	}
@@ -169,6 +175,6 @@ func (s *Server) noSuchTool(next sdk.MethodHandler) sdk.MethodHandler {
 		if err == nil || !ok || cr.Params == nil || !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.HasPrefix(je.Message, "unknown tool") {
 			return res, err
 		}
-		return res, &jsonrpc.Error{Code: je.Code, Message: s.f.NoSuchTool(cr.Params.Name)}
+		return res, &jsonrpc.Error{Code: je.Code, Message: s.f.NoSuchTool(cr.Params.Name, func(role string) bool { return mayCall(tokenOf(req), role) })}
 	}
 }

@@ -225,11 +225,17 @@ func CheckContract(data []byte, max Maxima) (Contract, []Problem) {
 	}
 	var ps []Problem
 	unknownFields(data, reflect.TypeOf(c), "", &ps)
+	if n := len(ps); n > maxUnknownProblems { // each says the field's name and the names it takes
+		ps = append(ps[:maxUnknownProblems], Problem{Message: fmt.Sprintf("and %d more unknown fields", n-maxUnknownProblems)})
+	}
 	for i := range ps {
 		ps[i].Err = fmt.Errorf("%w: role %q: %s", ErrInvalidContract, c.Role, ps[i].Message)
 	}
 	return c, append(ps, c.Check(max)...)
 }
+
+// maxUnknownProblems bounds the unknown fields CheckContract lists one by one.
+const maxUnknownProblems = 20
 
 // unknownFields lists the keys of raw that the struct type t does not have, recursively
 // (matching keys as encoding/json does, case-insensitively).
@@ -278,6 +284,9 @@ func unknownFields(raw json.RawMessage, t reflect.Type, path string, out *[]Prob
 				ft = fields[n]
 				break
 			}
+		}
+		if ft == nil {
+			k = echoedName(k)
 		}
 		p := k
 		if path != "" {

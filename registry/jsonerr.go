@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 )
 
 // trailingData is the problem of a contract followed by more JSON.
@@ -44,7 +45,7 @@ func contractJSONProblem(data []byte, err error) Problem {
 		}
 		return Problem{Field: te.Field, Message: msg}
 	}
-	msg := err.Error()
+	msg := JSONErrText(err)
 	if json.Valid(data) { // not the JSON's fault (e.g. an unknown field, which the caller refused)
 		return Problem{Message: msg}
 	}
@@ -148,4 +149,43 @@ func JSONSyntaxWhere(data []byte) string {
 		return pos + ": " + err.Error() + "; " + m
 	}
 	return pos + ": " + err.Error()
+}
+
+// maxEchoedName bounds the field name a JSON error repeats back to whoever sent the JSON.
+const maxEchoedName = 64
+
+// JSONErrText is a JSON decoding error's text for a reply: encoding/json's unknown-field error
+// repeats the field's name whole, any length (a 1 MB key is a 1 MB error, in the reply, the log
+// and the events); the name is cut to maxEchoedName bytes, saying how much was left out.
+func JSONErrText(err error) string {
+	msg := err.Error()
+	const unknown = `json: unknown field "`
+	i := strings.Index(msg, unknown)
+	if i < 0 {
+		return msg
+	}
+	rest := msg[i+len(unknown):]
+	end := strings.LastIndexByte(rest, '"')
+	if end <= maxEchoedName {
+		return msg
+	}
+	return msg[:i+len(unknown)] + cutName(rest[:end]) + fmt.Sprintf(`…" (a field name of %d bytes)`, end) + rest[end+1:]
+}
+
+// cutName is name's first maxEchoedName bytes, whole runes.
+func cutName(name string) string {
+	cut := min(maxEchoedName, len(name))
+	for cut > 0 && cut < len(name) && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return name[:cut]
+}
+
+// echoedName is a field name as an error repeats it: whole up to maxEchoedName bytes, else cut,
+// saying its length.
+func echoedName(name string) string {
+	if len(name) <= maxEchoedName {
+		return name
+	}
+	return fmt.Sprintf("%s… (%d bytes)", cutName(name), len(name))
 }

@@ -30,6 +30,9 @@ const (
 	KindCapacity Kind = "capacity"
 	// KindCallDepth: a host Call would have gone past Limits.MaxCallDepth (runaway delegation).
 	KindCallDepth Kind = "call_depth"
+	// KindNotReplayable: a replayed input's run (Input.Replay) asked host HTTP for a method
+	// other than GET or HEAD; the request was not sent, and the run says nothing about the code.
+	KindNotReplayable Kind = "not_replayable"
 )
 
 // Error is the typed error of every sandbox operation: it carries exactly what failure

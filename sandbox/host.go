@@ -90,6 +90,7 @@ type Host struct {
 	caps   Capabilities
 	limits Limits
 	call   CallFunc
+	replay bool // Input.Replay: only GET and HEAD go out
 
 	inFlight atomic.Int32
 	cutShort atomic.Bool // a host call was running when ctx ended
@@ -203,7 +204,7 @@ func namesAddress(u *url.URL) bool {
 // NewHost returns the host API for one call: ctx bounds every host call, in.Caps says what is
 // granted, in.Limits caps logs, in.Call serves delegation.
 func NewHost(ctx context.Context, in Input) *Host {
-	h := &Host{ctx: ctx, caps: in.Caps, limits: in.Limits.WithDefaults(), call: in.Call}
+	h := &Host{ctx: ctx, caps: in.Caps, limits: in.Limits.WithDefaults(), call: in.Call, replay: in.Replay}
 	if in.Caps.Call || in.Caps.HTTP != nil {
 		h.tree, _ = ctx.Value(treeKey{}).(*delegTree)
 		if h.tree == nil && in.Caps.Call {
@@ -456,6 +457,15 @@ func (h *Host) HTTP(req HTTPRequest) (HTTPResponse, error) {
 	method := strings.ToUpper(req.Method)
 	if method == "" {
 		method = http.MethodGet
+	}
+	if h.replay && method != http.MethodGet && method != http.MethodHead {
+		e := &Error{Kind: KindNotReplayable, Message: fmt.Sprintf("host.HTTP %s %s not sent: this run replays an input another call made, and a replay sends only GET and HEAD (a %s may act on the world again)", method, u.Host, method)}
+		h.mu.Lock()
+		if h.violation == nil { // the run's error, whatever the code does with this one
+			h.violation = e
+		}
+		h.mu.Unlock()
+		return HTTPResponse{}, e
 	}
 	timeout := h.caps.HTTP.Timeout
 	if timeout <= 0 {

@@ -131,6 +131,11 @@ type Input struct {
 	Caps   Capabilities
 	Limits Limits
 	Call   CallFunc
+	// Replay marks the run of an input another call already made (forge replays a sampled
+	// input on new code, or a call's own args on other code): what the code reads may go out
+	// again, what it sends may not. Host HTTP then sends only GET and HEAD; any other method
+	// fails the run as KindNotReplayable, whatever the code does with the error.
+	Replay bool
 }
 
 // Output is a successful call's JSON value and what it did on the way.

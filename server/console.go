@@ -67,6 +67,11 @@ func (s *Server) handleArtifactTable(w http.ResponseWriter, r *http.Request) {
 		storeErr(w, err)
 		return
 	}
+	if !s.operator(r) { // a client of every role: no client's failure text
+		for i := range p.Rows {
+			p.Rows[i].LastFailureReason = forge.FailureReasonFor(r.Context(), p.Rows[i].LastFailureReason)
+		}
+	}
 	writeJSON(w, http.StatusOK, p)
 }
 

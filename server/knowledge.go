@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/artifactforge/forge/forge"
+	"github.com/artifactforge/forge/registry"
 )
 
 // Knowledge as tools over HTTP (issue 24 item 5), thin over forge.Forge.Recall, Record and
@@ -91,7 +92,7 @@ func (s *Server) decodeKnowledge(w http.ResponseWriter, r *http.Request, v any) 
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		writeErr(w, http.StatusBadRequest, forge.KnowledgeInvalid, "the request body is not the JSON object this endpoint takes: "+err.Error())
+		writeErr(w, http.StatusBadRequest, forge.KnowledgeInvalid, "the request body is not the JSON object this endpoint takes: "+registry.JSONErrText(err))
 		return false
 	}
 	return true

@@ -66,7 +66,7 @@ func errSuffix(err error) string {
 	if err == nil {
 		return ""
 	}
-	return " (" + err.Error() + ")"
+	return " (" + registry.JSONErrText(err) + ")"
 }
 
 // replayResult is the replay endpoint's answer.

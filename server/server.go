@@ -614,7 +614,7 @@ func (s *Server) handleArtifact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !s.operator(r) {
-		a.Sample = forge.SampleFor(r.Context(), a.Sample) // other clients' inputs are theirs
+		a = forge.ArtifactFor(r.Context(), a) // other clients' inputs (sampled, echoed by a failure) are theirs
 	}
 	writeJSON(w, http.StatusOK, a)
 }
@@ -681,6 +681,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		writeErr(w, http.StatusInternalServerError, "internal", "this connection cannot stream")
 		return
+	}
+	if !s.operator(r) {
+		fl.Viewer = forge.ClientFrom(r.Context()) // another client's failure text is its own
 	}
 	sub := s.f.Subscribe(fl)
 	defer sub.Close()

@@ -540,7 +540,7 @@ func (p *workerPool) run(ctx context.Context, prog *Program, in sandbox.Input) (
 		return sandbox.Output{}, err
 	}
 	start := time.Now()
-	m, e := p.exchange(ctx, w, workerMsg{Op: "run", Args: args, Caps: in.Caps, Limits: in.Limits, Depth: sandbox.CallDepth(ctx)}, in, in.Limits.Timeout+grace)
+	m, e := p.exchange(ctx, w, workerMsg{Op: "run", Args: args, Caps: in.Caps, Limits: in.Limits, Depth: sandbox.CallDepth(ctx), Replay: in.Replay}, in, in.Limits.Timeout+grace)
 	if e != nil {
 		p.put(w, false)
 		return sandbox.Output{Duration: time.Since(start)}, e

@@ -40,6 +40,7 @@ type workerMsg struct {
 	Caps   sandbox.Capabilities `json:"caps,omitempty"`
 	Limits sandbox.Limits       `json:"limits,omitempty"`
 	Depth  int                  `json:"depth,omitempty"`
+	Replay bool                 `json:"replay,omitempty"` // sandbox.Input.Replay
 	// result / call_result
 	Value        json.RawMessage `json:"value,omitempty"`
 	Logs         []string        `json:"logs,omitempty"`
@@ -200,7 +201,7 @@ func ServeWorker(r io.Reader, w io.Writer) error {
 			send(res)
 			continue
 		}
-		in := sandbox.Input{Caps: m.Caps, Limits: m.Limits, Call: call}
+		in := sandbox.Input{Caps: m.Caps, Limits: m.Limits, Call: call, Replay: m.Replay}
 		in.Limits.Isolation = ""
 		ctx := sandbox.WithCallDepth(context.Background(), m.Depth)
 		workerBusy.Store(true)
