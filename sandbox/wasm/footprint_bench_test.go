@@ -99,25 +99,12 @@ func (*footprintListener) Abort(context.Context, api.Module, api.FunctionDefinit
 // order of the module's own (not imported) functions.
 func functionBodySizes(b *testing.B, bin []byte) []uint32 {
 	var sizes []uint32
-	r := &reader{b: bin, off: 8}
-	for r.off < len(r.b) && r.err == nil {
-		id := r.byte()
-		body := r.bytes(int(r.u32()))
-		if id != 10 || r.err != nil {
-			continue
-		}
-		cr := &reader{b: body}
-		for range cr.u32() {
-			size := cr.u32()
-			sizes = append(sizes, size)
-			cr.bytes(int(size))
-		}
-		if cr.err != nil {
-			b.Fatal(cr.err)
-		}
-	}
-	if r.err != nil || len(sizes) == 0 {
-		b.Fatalf("no code section: %v", r.err)
+	err := eachFunctionBody(bin, func(uint32) error { return nil }, func(size uint32) error {
+		sizes = append(sizes, size)
+		return nil
+	})
+	if err != nil || len(sizes) == 0 {
+		b.Fatalf("no function bodies: %v", err)
 	}
 	return sizes
 }
