@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"testing"
@@ -82,14 +83,17 @@ func workingSetWasmCache() string {
 // called repeatedly, 200 round-robin and 1,000 round-robin, in interleaved blocks of 2,000
 // calls (one op is a block of each). It reports each pattern's median and mean per call, the
 // ratios to one method repeated (rr200/one, rr1000/one; the target is ≤ 2), the time the touch
-// took and the memory each live program adds (rss-MiB/1000live: the process's RSS, after a full
-// collection, per 1,000 live programs). The variants:
+// took, the memory each live program adds (rss-MiB/1000live: the process's RSS, after a full
+// collection, per 1,000 live programs) and, per timed call, the page faults (minflt/call,
+// majflt/call) and kernel CPU time (sys-ns/call) of the process. $FORGE_BENCH_WS_CPUPROFILE=dir
+// writes a CPU profile of each variant's timed calls alone (workingSetProfile). The variants:
 //
 //   - yaegi: 2,000 distinct methods (`x + k`) on in-process yaegi.
 //
 //   - wasm-distinct: $FORGE_BENCH_WASM_DISTINCT distinct methods (default 200; rr1000 only when
-//     it is at least 1,000) on wasm, the default backend: one module per method. Modules are
-//     cached across runs (workingSetWasmCache): the first run builds them.
+//     it is at least 1,000; below 200 the round-robin is over all of them, rrN) on wasm, the
+//     default backend: one module per method. Modules are cached across runs
+//     (workingSetWasmCache): the first run builds them.
 //
 //   - wasm-identical: 2,000 identical methods (`x + 7`) on wasm: one module for all, so the
 //     figure is the forge's per-method structures alone (and the live set's byte budget must
@@ -154,13 +158,18 @@ func BenchmarkWorkingSet(b *testing.B) {
 				name string
 				n    int
 			}{{"one", 1}, {"rr200", 200}, {"rr1000", 1000}}
-			for len(patterns) > 1 && patterns[len(patterns)-1].n > v.touched {
+			for len(patterns) > 2 && patterns[len(patterns)-1].n > v.touched {
 				patterns = patterns[:len(patterns)-1]
+			}
+			if rr := &patterns[1]; rr.n > v.touched { // fewer distinct wasm modules: round-robin over all
+				rr.name, rr.n = "rr"+strconv.Itoa(v.touched), v.touched
 			}
 			const block = 2000
 			lat := make([][]time.Duration, len(patterns))
 			total := make([]time.Duration, len(patterns))
 			runtime.GC()
+			stopProfile := workingSetProfile(b, v.name)
+			ru0 := rusage(b)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -178,6 +187,8 @@ func BenchmarkWorkingSet(b *testing.B) {
 				}
 			}
 			b.StopTimer()
+			ru := rusage(b).sub(ru0)
+			stopProfile()
 			med := make([]float64, len(patterns))
 			for k, p := range patterns {
 				slices.Sort(lat[k])
@@ -189,8 +200,36 @@ func BenchmarkWorkingSet(b *testing.B) {
 					b.ReportMetric(float64(total[k])/float64(total[0]), p.name+"/one-mean")
 				}
 			}
+			calls := float64(b.N * block * len(patterns))
+			b.ReportMetric(float64(ru.minflt)/calls, "minflt/call")
+			b.ReportMetric(float64(ru.majflt)/calls, "majflt/call")
+			b.ReportMetric(float64(ru.sys.Nanoseconds())/calls, "sys-ns/call")
 			b.ReportMetric(touch.Seconds(), "touch-s")
 			b.ReportMetric(float64(rss)/(1<<20)*1000/float64(v.touched), "rss-MiB/1000live")
 		})
+	}
+}
+
+// workingSetProfile starts a CPU profile of the timed calls alone (not the touch, which loads
+// and compiles every module) when $FORGE_BENCH_WS_CPUPROFILE names a directory: one file per
+// variant, <dir>/<variant>.cpu. It returns what stops it.
+func workingSetProfile(b *testing.B, variant string) func() {
+	dir := os.Getenv("FORGE_BENCH_WS_CPUPROFILE")
+	if dir == "" {
+		return func() {}
+	}
+	fh, err := os.Create(filepath.Join(dir, variant+".cpu"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(fh); err != nil {
+		fh.Close()
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := fh.Close(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

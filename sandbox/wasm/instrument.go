@@ -564,24 +564,41 @@ func checkModule(bin []byte) error {
 		return &sandbox.Error{Kind: sandbox.KindCompile, Hint: hint,
 			Message: fmt.Sprintf("the WebAssembly module is %d bytes, over the %d-byte bound", len(bin), MaxModuleBytes)}
 	}
-	r := &reader{b: bin, off: 8}
-	for r.off < len(r.b) && r.err == nil {
-		id := r.byte()
-		body := r.bytes(int(r.u32()))
-		if id != 10 || r.err != nil {
-			continue
-		}
-		cr := &reader{b: body}
-		n := cr.u32()
+	return eachFunctionBody(bin, func(n uint32) error {
 		if n > MaxFunctions {
 			return &sandbox.Error{Kind: sandbox.KindCompile, Hint: hint,
 				Message: fmt.Sprintf("the WebAssembly module has %d functions, over the bound of %d", n, MaxFunctions)}
 		}
+		return nil
+	}, func(size uint32) error {
+		if size > MaxFunctionBytes {
+			return &sandbox.Error{Kind: sandbox.KindCompile, Hint: hint,
+				Message: fmt.Sprintf("a function compiles to %d bytes of WebAssembly, over the %d-byte bound (thousands of statements or calls in one function)", size, MaxFunctionBytes)}
+		}
+		return nil
+	})
+}
+
+// eachFunctionBody walks the module's code section: count is called with the number of function
+// bodies, then body with the size of each, in the order of the module's own functions; the
+// first error either returns stops the walk and is returned.
+func eachFunctionBody(bin []byte, count, body func(uint32) error) error {
+	r := &reader{b: bin, off: 8}
+	for r.off < len(r.b) && r.err == nil {
+		id := r.byte()
+		sec := r.bytes(int(r.u32()))
+		if id != 10 || r.err != nil {
+			continue
+		}
+		cr := &reader{b: sec}
+		n := cr.u32()
+		if err := count(n); err != nil {
+			return err
+		}
 		for i := uint32(0); i < n && cr.err == nil; i++ {
 			size := cr.u32()
-			if size > MaxFunctionBytes {
-				return &sandbox.Error{Kind: sandbox.KindCompile, Hint: hint,
-					Message: fmt.Sprintf("a function compiles to %d bytes of WebAssembly, over the %d-byte bound (thousands of statements or calls in one function)", size, MaxFunctionBytes)}
+			if err := body(size); err != nil {
+				return err
 			}
 			cr.bytes(int(size))
 		}
