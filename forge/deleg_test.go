@@ -109,6 +109,7 @@ func delegForge(t testing.TB, backend string, p *ringProvider, timeout string, m
 	ev := &eventRecorder{}
 	f := openForge(t, t.TempDir(), p, func(o *Options) {
 		o.EventSink = ev.add
+		o.Maxima.Timeout = 3 * time.Minute // TestDelegationNeverDeadlocks' bound
 		o.Sandboxes = func(name string) (sandbox.Sandbox, error) {
 			if name == "wasm" {
 				return wasm.New(wasm.Options{CacheDir: wasmTestCache(t)})
