@@ -168,16 +168,13 @@ func cutHTTP(name, src string) (string, error) {
 	httpName := ""
 	for _, is := range f.Imports {
 		if strings.Trim(is.Path.Value, `"`) == "net/http" {
-			httpName = "http"
-			if is.Name != nil {
-				httpName = is.Name.Name
-			}
+			httpName = importName(is)
 		}
 	}
 	var decls []ast.Decl
 	var cut []ast.Node
 	for _, d := range f.Decls {
-		if fd, ok := d.(*ast.FuncDecl); ok && (strings.HasPrefix(fd.Name.Name, "HTTP") || mentions(fd.Type, httpName)) {
+		if fd, ok := d.(*ast.FuncDecl); ok && (strings.HasPrefix(fd.Name.Name, "HTTP") || (httpName != "" && qualifiers(fd.Type)[httpName])) {
 			cut = append(cut, fd)
 			continue
 		}
@@ -212,20 +209,6 @@ func cutHTTP(name, src string) (string, error) {
 	return b.String(), nil
 }
 
-// mentions says whether n refers to the package imported as name.
-func mentions(n ast.Node, name string) bool {
-	found := false
-	ast.Inspect(n, func(n ast.Node) bool {
-		if sel, ok := n.(*ast.SelectorExpr); ok {
-			if id, ok := sel.X.(*ast.Ident); ok && name != "" && id.Name == name {
-				found = true
-			}
-		}
-		return !found
-	})
-	return found
-}
-
 // within says whether comment group c lies in one of nodes or in the doc comment right above it.
 func within(c *ast.CommentGroup, nodes []ast.Node) bool {
 	for _, n := range nodes {
@@ -242,15 +225,7 @@ func within(c *ast.CommentGroup, nodes []ast.Node) bool {
 
 // dropUnusedImports removes the imports of f whose name no selector uses.
 func dropUnusedImports(f *ast.File) {
-	used := map[string]bool{}
-	ast.Inspect(f, func(n ast.Node) bool {
-		if sel, ok := n.(*ast.SelectorExpr); ok {
-			if id, ok := sel.X.(*ast.Ident); ok {
-				used[id.Name] = true
-			}
-		}
-		return true
-	})
+	used := qualifiers(f)
 	keep := f.Imports[:0]
 	decls := f.Decls[:0]
 	for _, d := range f.Decls {
@@ -262,12 +237,7 @@ func dropUnusedImports(f *ast.File) {
 		specs := gd.Specs[:0]
 		for _, s := range gd.Specs {
 			is := s.(*ast.ImportSpec)
-			p := strings.Trim(is.Path.Value, `"`)
-			name := path.Base(p)
-			if is.Name != nil {
-				name = is.Name.Name
-			}
-			if name == "_" || name == "." || used[name] {
+			if name := importName(is); name == "_" || name == "." || used[name] {
 				specs = append(specs, is)
 				keep = append(keep, is)
 			}

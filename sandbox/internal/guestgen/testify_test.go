@@ -12,14 +12,7 @@ import (
 // TestLoadTestifyHasNoNetHTTP: the test modules' testify keeps every assertion the gate allows
 // and none of the HTTP ones, and nothing in it imports net/http.
 func TestLoadTestifyHasNoNetHTTP(t *testing.T) {
-	tc, err := FindToolchain("")
-	if err != nil {
-		t.Skip(err)
-	}
-	lite, err := LoadTestify(context.Background(), tc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lite, _ := loadTestify(t)
 	if !strings.Contains(lite.GoMod, "replace "+TestifyModule+" => ./testify") {
 		t.Fatalf("go.mod does not replace testify with the copy:\n%s", lite.GoMod)
 	}
@@ -53,14 +46,7 @@ func TestLoadTestifyHasNoNetHTTP(t *testing.T) {
 // TestLiteTestifyBuilds: a module that imports the copy's assert and require builds, vets clean
 // (no unused import left by a cut) and does not link net/http.
 func TestLiteTestifyBuilds(t *testing.T) {
-	tc, err := FindToolchain("")
-	if err != nil {
-		t.Skip(err)
-	}
-	lite, err := LoadTestify(context.Background(), tc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lite, tc := loadTestify(t)
 	dir := t.TempDir()
 	files := map[string]string{"go.mod": lite.GoMod, "x/x_test.go": "package x\n\nimport (\n\t\"testing\"\n\n\t\"github.com/stretchr/testify/assert\"\n\t\"github.com/stretchr/testify/require\"\n)\n\n" +
 		"func TestX(t *testing.T) {\n\tassert.Equal(t, 1, 1)\n\trequire.True(t, true)\n\tassert.New(t).JSONEq(`{\"a\":1}`, `{\"a\": 1}`)\n\tassert.YAMLEq(t, \"a: 1\", \"a: 1\")\n}\n"}
@@ -91,4 +77,16 @@ func TestLiteTestifyBuilds(t *testing.T) {
 	if deps := run("list", "-deps", "-test", "./x"); strings.Contains(deps, "net/http\n") {
 		t.Errorf("the test still depends on net/http:\n%s", deps)
 	}
+}
+
+func loadTestify(t *testing.T) (Testify, Toolchain) {
+	tc, err := FindToolchain("")
+	if err != nil {
+		t.Skip(err)
+	}
+	lite, err := LoadTestify(context.Background(), tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lite, tc
 }
