@@ -56,7 +56,7 @@ func (b *builder) toolchain() (toolchain, error) {
 }
 
 // build returns the instrumented module for g, from the cache or by running go build. persist
-// says whether the module is worth keeping on disk (call modules are; test modules, 6 MB each and
+// says whether the module is worth keeping on disk (call modules are; test modules, 4.5 MB each and
 // used once per generation, are not).
 func (b *builder) build(ctx context.Context, g guestModule, persist bool) ([]byte, error) {
 	tc, err := b.toolchain()
@@ -304,7 +304,8 @@ func (s *Sandbox) NeedsWarm() bool { return s.builder.needsWarm() }
 // standard library and testify for wasip1 into the toolchain's build cache; a Compile or Test
 // meanwhile waits for the warm-up of its own kind rather than repeat it. The call module comes
 // first: it needs a small part of the standard library (about 8 s on a cold build cache, against
-// about 20 s more for the test module's testify and net/http), so a first call of a method
+// about 8 s more for the test module's testing and testify; 20 s before testify's HTTP
+// assertions, and net/http with them, were cut: guestgen.Testify), so a first call of a method
 // without acceptance tests is not kept waiting for the test module. Its failure is the
 // toolchain's (KindInternal).
 func (s *Sandbox) Warm(ctx context.Context) error {
