@@ -16,8 +16,9 @@ import (
 const reportBytes = 1 << 20
 
 // testGuest is the module of a test run: the artifact and its test file (normalized to package
-// artifact), the real testing package and testify, behind the same lockdown as a call's worker.
-func testGuest(code, tests string, names []string, nums sysnums) (guestModule, error) {
+// artifact), the real testing package and testify (guestgen.Testify: its copy without the HTTP
+// assertions), behind the same lockdown as a call's worker.
+func testGuest(code, tests string, names []string, nums sysnums, testify guestgen.Testify) (guestModule, error) {
 	locked, err := withLockdown(code)
 	if err != nil {
 		return guestModule{}, err
@@ -70,8 +71,8 @@ func main() {
 	lockdown.Exit(code)
 }
 `)
-	return guestModule{files: map[string]string{
-		"go.mod":                  "module forge\n\ngo 1.24\n\nrequire github.com/stretchr/testify " + guestgen.TestifyVersion() + "\n",
+	g := guestModule{files: map[string]string{
+		"go.mod":                  testify.GoMod,
 		"main.go":                 main.String(),
 		"host/host.go":            guestgen.HostAPISource,
 		"host/transport.go":       transportSource,
@@ -79,7 +80,11 @@ func main() {
 		"artifact/artifact.go":    locked,
 		"artifact/acceptance.go":  tests,
 		"artifact/forge__call.go": "package artifact\n\n// Forge__Loaded keeps package main's import of the artifact when there are no tests.\nfunc Forge__Loaded() {}\n",
-	}}, nil
+	}}
+	for p, src := range testify.Files {
+		g.files[p] = src
+	}
+	return g, nil
 }
 
 // Test builds src and testCode (same package) into one locked-down executable with the real
@@ -96,7 +101,15 @@ func (s *Sandbox) Test(ctx context.Context, src sandbox.Source, testCode string,
 	if err != nil {
 		return nil, err
 	}
-	g, err := testGuest(code, tests, names, hostSysnums)
+	tc, err := s.builder.toolchain()
+	if err != nil {
+		return nil, err
+	}
+	testify, err := guestgen.LoadTestify(ctx, tc)
+	if err != nil {
+		return nil, err
+	}
+	g, err := testGuest(code, tests, names, hostSysnums, testify)
 	if err != nil {
 		return nil, sandbox.Errorf(sandbox.KindCompile, "%v", err)
 	}

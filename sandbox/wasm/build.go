@@ -19,8 +19,6 @@ import (
 	"github.com/artifactforge/forge/sandbox/internal/guestgen"
 )
 
-func testifyVersion() string { return guestgen.TestifyVersion() }
-
 // builder turns generated guest modules into instrumented wasm binaries, cached on disk by content
 // key; concurrent builds of one key share a single go build.
 type builder struct {
@@ -58,7 +56,7 @@ func (b *builder) toolchain() (toolchain, error) {
 }
 
 // build returns the instrumented module for g, from the cache or by running go build. persist
-// says whether the module is worth keeping on disk (call modules are; test modules, 6 MB each and
+// says whether the module is worth keeping on disk (call modules are; test modules, 4.5 MB each and
 // used once per generation, are not).
 func (b *builder) build(ctx context.Context, g guestModule, persist bool) ([]byte, error) {
 	tc, err := b.toolchain()
@@ -144,8 +142,8 @@ func (b *builder) rewarm(ctx context.Context, tc toolchain, test bool) error {
 		}
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), warmTimeout)
 		defer cancel()
-		if _, err := b.runGoBuild(wctx, tc, warmGuest(test), warmTimeout, true); err != nil {
-			return nil, warmFailed(err)
+		if err := b.warmBuild(wctx, tc, test); err != nil {
+			return nil, err
 		}
 		b.trust(test).Store(false)
 		return nil, nil
@@ -181,15 +179,31 @@ func (g guestModule) isTest() bool {
 }
 
 // warmGuest is the trivial module of each kind that the warm-up builds.
-func warmGuest(test bool) guestModule {
+func warmGuest(ctx context.Context, tc toolchain, test bool) (guestModule, error) {
 	code := "package artifact\n\nfunc Warm(n int) int { return n }\n"
 	if test {
 		tests := "package artifact\n\nimport (\n\t\"testing\"\n\n\t\"github.com/stretchr/testify/assert\"\n\t\"github.com/stretchr/testify/require\"\n)\n\n" +
 			"func TestWarm(t *testing.T) {\n\trequire.Equal(t, 1, Warm(1))\n\tassert.Equal(t, 2, Warm(2))\n}\n"
-		return testGuest(code, tests, []string{"TestWarm"}, testifyVersion())
+		lite, err := guestgen.LoadTestify(ctx, tc)
+		if err != nil {
+			return guestModule{}, err
+		}
+		return testGuest(code, tests, []string{"TestWarm"}, lite), nil
 	}
 	sig, _ := sandbox.ParseSignature(sandbox.Source{Code: code})
-	return callGuest(code, sig)
+	return callGuest(code, sig), nil
+}
+
+// warmBuild runs the warm-up build of a kind under warmTimeout (the deadline in ctx).
+func (b *builder) warmBuild(ctx context.Context, tc toolchain, test bool) error {
+	g, err := warmGuest(ctx, tc, test)
+	if err == nil {
+		_, err = b.runGoBuild(ctx, tc, g, warmTimeout, true)
+	}
+	if err != nil {
+		return warmFailed(err)
+	}
+	return nil
 }
 
 // warmUp builds the trivial module of g's kind once per builder, under warmTimeout: on a cold
@@ -227,8 +241,8 @@ func (b *builder) warmUp(ctx context.Context, tc toolchain, test bool) error {
 			_ = writeFileAtomic(b.root, b.warmMarker(tc, test), []byte(tc.Version+"\n"))
 			return nil, nil
 		}
-		if _, err := b.runGoBuild(wctx, tc, warmGuest(test), warmTimeout, true); err != nil {
-			return nil, warmFailed(err)
+		if err := b.warmBuild(wctx, tc, test); err != nil {
+			return nil, err
 		}
 		flag.Store(true)
 		// The store's marker spares later processes an early warm-up (NeedsWarm); the machine's
@@ -290,7 +304,8 @@ func (s *Sandbox) NeedsWarm() bool { return s.builder.needsWarm() }
 // standard library and testify for wasip1 into the toolchain's build cache; a Compile or Test
 // meanwhile waits for the warm-up of its own kind rather than repeat it. The call module comes
 // first: it needs a small part of the standard library (about 8 s on a cold build cache, against
-// about 20 s more for the test module's testify and net/http), so a first call of a method
+// about 8 s more for the test module's testing and testify; 20 s before testify's HTTP
+// assertions, and net/http with them, were cut: guestgen.Testify), so a first call of a method
 // without acceptance tests is not kept waiting for the test module. Its failure is the
 // toolchain's (KindInternal).
 func (s *Sandbox) Warm(ctx context.Context) error {

@@ -56,7 +56,11 @@ func TestBuildDeadlineIsTheCodes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
 	defer cancel()
 	<-ctx.Done()
-	_, err = shared.builder.runGoBuild(ctx, tc, warmGuest(false), buildTimeout, false)
+	g, err := warmGuest(ctx, tc, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = shared.builder.runGoBuild(ctx, tc, g, buildTimeout, false)
 	e := sandbox.AsError(err)
 	if e == nil || e.Kind != sandbox.KindDeadline || !strings.Contains(e.Message, "the build of this code exceeded 1m0s") {
 		t.Fatalf("err = %v, want a deadline error naming the build's bound", err)

@@ -60,10 +60,11 @@ func callGuest(code string, sig sandbox.Signature) guestModule {
 }
 
 // testGuest generates the module that runs the TestXxx functions of tests (normalized to package
-// artifact) against code, with the real testing package and testify.
-func testGuest(code, tests string, names []string, testifyVersion string) guestModule {
-	return guestModule{files: map[string]string{
-		"go.mod":                  "module forge\n\ngo 1.24\n\nrequire github.com/stretchr/testify " + testifyVersion + "\n",
+// artifact) against code, with the real testing package and testify (guestgen.Testify: its copy
+// without the HTTP assertions).
+func testGuest(code, tests string, names []string, testify guestgen.Testify) guestModule {
+	g := guestModule{files: map[string]string{
+		"go.mod":                  testify.GoMod,
 		"main.go":                 mainSource(true, names),
 		"host/host.go":            guestgen.HostAPISource,
 		"host/transport.go":       guestgen.WasmTransportSource,
@@ -71,6 +72,10 @@ func testGuest(code, tests string, names []string, testifyVersion string) guestM
 		"artifact/acceptance.go":  tests,
 		"artifact/forge__call.go": "package artifact\n\n// Forge__Loaded keeps package main's import of the artifact when there are no tests.\nfunc Forge__Loaded() {}\n",
 	}}
+	for p, src := range testify.Files {
+		g.files[p] = src
+	}
+	return g
 }
 
 // noLean makes every call guest use the encoding/json dispatcher (tests compare the two).

@@ -132,8 +132,8 @@ func warmMachineKind(ctx context.Context, tc toolchain, test bool) error {
 	if machineWarm(tc, test) {
 		return nil
 	}
-	if _, err := (&builder{}).runGoBuild(wctx, tc, warmGuest(test), warmTimeout, true); err != nil {
-		return warmFailed(err)
+	if err := (&builder{}).warmBuild(wctx, tc, test); err != nil {
+		return err
 	}
 	markMachineWarm(tc, test)
 	return nil

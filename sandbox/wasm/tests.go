@@ -28,7 +28,15 @@ func (s *Sandbox) Test(ctx context.Context, src sandbox.Source, testCode string,
 	if err != nil {
 		return nil, err
 	}
-	bin, err := s.builder.build(ctx, testGuest(code, tests, names, testifyVersion()), false)
+	tc, err := s.builder.toolchain()
+	if err != nil {
+		return nil, err
+	}
+	testify, err := guestgen.LoadTestify(ctx, tc)
+	if err != nil {
+		return nil, err
+	}
+	bin, err := s.builder.build(ctx, testGuest(code, tests, names, testify), false)
 	if err != nil {
 		return nil, err
 	}

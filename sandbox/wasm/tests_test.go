@@ -2,6 +2,7 @@ package wasm
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,4 +131,29 @@ func TestUnbounded(t *testing.T) {
 	assert.False(t, res[1].Passed)
 	assert.Contains(t, res[1].Message, "depth")
 	assert.Equal(t, int64(2), sb.reruns.Load(), "both stopped at the interpreter's call stack and ran again compiled")
+}
+
+// TestTestModuleLinksNoNetHTTP: a test module that uses assert and require links testify without
+// its HTTP assertions (which the gate refuses), so net/http and its tree are not compiled,
+// linked, instrumented and initialized at every Test. The test's assertions still run.
+func TestTestModuleLinksNoNetHTTP(t *testing.T) {
+	tc, err := shared.builder.toolchain()
+	if err != nil {
+		t.Skip(err)
+	}
+	g, err := warmGuest(context.Background(), tc, true)
+	require.NoError(t, err)
+	bin, err := shared.builder.runGoBuild(context.Background(), tc, g, warmTimeout, false)
+	require.NoError(t, err)
+	assert.False(t, strings.Contains(string(bin), "net/http."), "the test module links net/http")
+	assert.True(t, strings.Contains(string(bin), "testify/assert.Equal"), "the test module links testify's assert")
+
+	res, err := shared.Test(context.Background(), sandbox.Source{Code: "package artifact\n\nfunc Double(n int) int { return 2 * n }\n"},
+		"package artifact\n\nimport (\n\t\"testing\"\n\n\t\"github.com/stretchr/testify/assert\"\n)\n\n"+
+			"func TestOK(t *testing.T) { assert.Equal(t, 4, Double(2)) }\n\nfunc TestWrong(t *testing.T) { assert.Equal(t, 5, Double(2)) }\n", sandbox.Input{})
+	require.NoError(t, err)
+	require.Len(t, res, 2)
+	assert.True(t, res[0].Passed, res[0].Message)
+	assert.False(t, res[1].Passed)
+	assert.Contains(t, res[1].Message, "Not equal")
 }

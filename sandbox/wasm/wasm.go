@@ -341,7 +341,7 @@ const (
 	// generation and called for as long as it lives.
 	engCall engineKind = iota
 	// engTestInterp is wazero's interpreter: a test module (artifact + testing + testify, about
-	// 6 MB) is used once, and the interpreter gets it running about 6x sooner than the compiler
+	// 4.5 MB) is used once, and the interpreter gets it running about 6x sooner than the compiler
 	// does (0.5 s against 3.3 s), which outweighs its slower execution for acceptance tests.
 	engTestInterp
 	// engTestCompiled compiles test modules in memory only; it reruns the tests that hit their

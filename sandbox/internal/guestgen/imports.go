@@ -116,26 +116,14 @@ func FileImports(f *ast.File) map[string]string {
 // package, init effects kept): go build rejects an unused import, the yaegi backend does not, and
 // a HumanEval-style prompt often imports for the test that shared its file.
 func BlankUnusedImports(code string, f *ast.File, fset *token.FileSet) string {
-	used := map[string]bool{}
-	ast.Inspect(f, func(n ast.Node) bool {
-		if sel, ok := n.(*ast.SelectorExpr); ok {
-			if x, ok := sel.X.(*ast.Ident); ok {
-				used[x.Name] = true
-			}
-		}
-		return true
-	})
+	used := qualifiers(f)
 	type edit struct {
 		start, end int
 		text       string
 	}
 	var edits []edit
 	for _, is := range f.Imports {
-		p, _ := strconv.Unquote(is.Path.Value)
-		name := p[strings.LastIndex(p, "/")+1:]
-		if is.Name != nil {
-			name = is.Name.Name
-		}
+		name := importName(is)
 		if name == "_" || name == "." || used[name] {
 			continue
 		}
@@ -155,4 +143,28 @@ func BlankUnusedImports(code string, f *ast.File, fset *token.FileSet) string {
 		code = code[:e.start] + e.text + code[e.end:]
 	}
 	return code
+}
+
+// qualifiers are the names n uses as the X of a selector X.Sel (the imports it refers to, and
+// whatever else it selects from).
+func qualifiers(n ast.Node) map[string]bool {
+	used := map[string]bool{}
+	ast.Inspect(n, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if x, ok := sel.X.(*ast.Ident); ok {
+				used[x.Name] = true
+			}
+		}
+		return true
+	})
+	return used
+}
+
+// importName is the name an import is used by in its file: its own, else its path's last element.
+func importName(is *ast.ImportSpec) string {
+	if is.Name != nil {
+		return is.Name.Name
+	}
+	p, _ := strconv.Unquote(is.Path.Value)
+	return p[strings.LastIndex(p, "/")+1:]
 }
