@@ -190,3 +190,11 @@ func TestDefineRoleListsOnlyPossibleTools(t *testing.T) {
 		assert.Equal(t, want, res.Tools, contract)
 	}
 }
+
+// TestNoSuchToolEchoesANameBounded: a tool name a caller made up is repeated cut, with its length.
+func TestNoSuchToolEchoesANameBounded(t *testing.T) {
+	f := openForge(t, t.TempDir(), nil)
+	msg := f.NoSuchTool(strings.Repeat("x", 100_000), nil)
+	assert.Less(t, len(msg), 1_000, msg)
+	assert.Contains(t, msg, "(100000 bytes)")
+}

@@ -249,7 +249,7 @@ func (f *Forge) NoSuchTool(name string, mayCall func(role string) bool) string {
 	const list = "tools/list lists every tool"
 	role, method, ok := strings.Cut(name, "__")
 	if !ok || registry.ValidateName("role", role) != nil || registry.ValidateName("method", method) != nil {
-		return fmt.Sprintf("no tool %q: the tools are forge's own (forge_call, forge_roles, ...) and one ROLE__METHOD per declared method of a role; %s", name, list)
+		return fmt.Sprintf("no tool %q: the tools are forge's own (forge_call, forge_roles, ...) and one ROLE__METHOD per declared method of a role; %s", registry.EchoedName(name), list)
 	}
 	if mayCall != nil && !mayCall(role) { // whether the role exists is not this client's to know
 		return fmt.Sprintf("no tool %q: %s", name, list)

@@ -286,7 +286,7 @@ func unknownFields(raw json.RawMessage, t reflect.Type, path string, out *[]Prob
 			}
 		}
 		if ft == nil {
-			k = echoedName(k)
+			k = EchoedName(k)
 		}
 		p := k
 		if path != "" {

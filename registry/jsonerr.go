@@ -181,9 +181,9 @@ func cutName(name string) string {
 	return name[:cut]
 }
 
-// echoedName is a field name as an error repeats it: whole up to maxEchoedName bytes, else cut,
-// saying its length.
-func echoedName(name string) string {
+// EchoedName is a name a caller sent (a field, a tool) as an error repeats it: whole up to
+// maxEchoedName bytes, else cut, saying its length.
+func EchoedName(name string) string {
 	if len(name) <= maxEchoedName {
 		return name
 	}
