@@ -126,17 +126,12 @@ func refuseBatch(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	var head []byte
-	first := -1
-	for first < 0 {
+	for len(bytes.TrimLeft(head, " \t\r\n")) == 0 { // up to the first byte that is not space
 		if cap(head)-len(head) < 64 {
 			head = slices.Grow(head, 512)
 		}
 		n, err := r.Body.Read(head[len(head):cap(head)])
 		head = head[:len(head)+n]
-		first = len(head) - len(bytes.TrimLeft(head, " \t\r\n"))
-		if first == len(head) {
-			first = -1
-		}
 		if err != nil {
 			break
 		}
@@ -146,7 +141,7 @@ func refuseBatch(w http.ResponseWriter, r *http.Request) bool {
 		io.Reader
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(head), rest), rest}
-	if first < 0 || head[first] != '[' {
+	if !isBatch(head) {
 		return false
 	}
 	http.Error(w, batchRefusal, http.StatusBadRequest)
